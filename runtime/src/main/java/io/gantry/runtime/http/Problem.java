@@ -1,0 +1,53 @@
+package io.gantry.runtime.http;
+
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.HttpStatus;
+import io.micronaut.http.MediaType;
+import io.micronaut.http.MutableHttpResponse;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** RFC 9457 problem details: every 4xx/5xx Gantry answers is {@code application/problem+json}. */
+public final class Problem {
+    public static final MediaType PROBLEM_JSON = MediaType.of("application/problem+json");
+
+    /** One bad input field: a JSON-pointer-like path (e.g. {@code tasks[0].gpus}) and what is wrong with it. */
+    public record FieldError(String field, String message) {
+    }
+
+    private Problem() {
+    }
+
+    public static Map<String, Object> body(HttpStatus status, String title, String detail, List<FieldError> errors) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("type", "about:blank");
+        body.put("title", title);
+        body.put("status", status.getCode());
+        if (detail != null) {
+            body.put("detail", detail);
+        }
+        if (errors != null && !errors.isEmpty()) {
+            body.put("errors", errors.stream().map(e -> Map.of("field", e.field(), "message", e.message())).toList());
+        }
+        return body;
+    }
+
+    public static MutableHttpResponse<Map<String, Object>> response(HttpStatus status, String title, String detail,
+                                                                    List<FieldError> errors) {
+        return HttpResponse.<Map<String, Object>>status(status)
+                .contentType(PROBLEM_JSON)
+                .body(body(status, title, detail, errors));
+    }
+
+    public static MutableHttpResponse<Map<String, Object>> badRequest(List<FieldError> errors) {
+        String detail = errors.size() == 1 ? errors.get(0).field() + ": " + errors.get(0).message()
+                : errors.size() + " fields are invalid";
+        return response(HttpStatus.BAD_REQUEST, "Invalid request", detail, errors);
+    }
+
+    public static MutableHttpResponse<Map<String, Object>> notFound(String detail) {
+        return response(HttpStatus.NOT_FOUND, "Not found", detail, List.of());
+    }
+}

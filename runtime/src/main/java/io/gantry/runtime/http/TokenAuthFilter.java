@@ -1,0 +1,41 @@
+package io.gantry.runtime.http;
+
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.context.annotation.Value;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.HttpStatus;
+import io.micronaut.http.annotation.RequestFilter;
+import io.micronaut.http.annotation.ServerFilter;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Authenticates every {@code /v1/**} request by its {@code Authorization: Bearer <token>} header and stores the
+ * {@link Caller} as a request attribute. Missing or unknown tokens get 401 problem+json.
+ */
+@ServerFilter("/v1/**")
+@Requires(property = "gantry.auth.tokens-file")
+public class TokenAuthFilter {
+    private final TokenStore tokens;
+
+    public TokenAuthFilter(@Value("${gantry.auth.tokens-file}") String tokensFile) throws IOException {
+        this.tokens = TokenStore.load(Path.of(tokensFile));
+    }
+
+    @RequestFilter
+    public HttpResponse<?> authenticate(HttpRequest<?> request) {
+        String header = request.getHeaders().getAuthorization().orElse("");
+        String token = header.regionMatches(true, 0, "Bearer ", 0, 7) ? header.substring(7).trim() : "";
+        var caller = tokens.authenticate(token);
+        if (caller.isEmpty()) {
+            return Problem.response(HttpStatus.UNAUTHORIZED, "Unauthorized",
+                    token.isEmpty() ? "missing `Authorization: Bearer <token>` header" : "unknown API token",
+                    List.of()).header("WWW-Authenticate", "Bearer");
+        }
+        request.setAttribute(Caller.ATTRIBUTE, caller.get());
+        return null;
+    }
+}

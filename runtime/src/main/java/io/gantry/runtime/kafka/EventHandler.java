@@ -1,0 +1,31 @@
+package io.gantry.runtime.kafka;
+
+import io.gantry.schemas.Topic;
+
+import java.time.Instant;
+
+/**
+ * The service side of an {@link EventProcessor}: a thin adapter that maps records to calls on a pure core.
+ *
+ * <p>All methods run on the processor's single thread, so the handler and its core need no locking.
+ */
+public interface EventHandler {
+
+    /** Rebuilds state from a record of a restore topic (read from the beginning before any input is handled). */
+    default void restore(Topic<?> topic, String key, Object value) {
+    }
+
+    /** Called once after restore, before the first input. */
+    default void restored(Output out) {
+    }
+
+    /**
+     * Handles one decoded input record. Throwing sends the record to the service's dead-letter topic and the
+     * processor moves on; so validate before you mutate state.
+     */
+    void handle(Topic<?> topic, String key, Object value, Output out) throws Exception;
+
+    /** Called about every tick interval, for time-driven decisions (timeouts, simulated runs). */
+    default void tick(Instant now, Output out) {
+    }
+}

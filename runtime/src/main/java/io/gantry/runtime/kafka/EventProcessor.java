@@ -1,0 +1,504 @@
+package io.gantry.runtime.kafka;
+
+import io.gantry.schemas.AvroWire;
+import io.gantry.schemas.Service;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * One service's event loop: restore state, then consume inputs, call the handler, produce its output.
+ *
+ * <p>In transactional mode (queue, placement, recovery) the records a batch produces and the input offsets it
+ * consumed commit in one Kafka transaction, and state is rebuilt on start from the restore topics (read
+ * committed, beginning to end): a crash at any instant neither loses nor repeats a decision. In at-least-once
+ * mode (read models and ledgers that write to PostgreSQL) offsets are committed after the handler returns and
+ * the handler must be idempotent.
+ *
+ * <p>A record that cannot be decoded, or whose handling throws, goes to {@code <service>.dead-letter} with
+ * headers naming its source and the error, and the loop keeps going. Any Kafka failure restarts the loop with a
+ * fresh handler from the factory, so in-memory state never diverges from what was committed.
+ */
+public final class EventProcessor implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(EventProcessor.class);
+
+    private final Service owner;
+    private final String bootstrap;
+    private final String groupId;
+    private final String transactionalId;
+    private final List<Topic<?>> inputs;
+    private final List<Topic<?>> restoreTopics;
+    private final Supplier<? extends EventHandler> handlerFactory;
+    private final Duration tickInterval;
+    private final Clock clock;
+    private final Map<String, Object> clientOverrides;
+    private final int partitions;
+    private final Map<String, Topic<?>> topicsByName = new HashMap<>();
+    private final ConcurrentLinkedQueue<Command<?>> commands = new ConcurrentLinkedQueue<>();
+    private final Thread thread;
+    private final CountDownLatch ready = new CountDownLatch(1);
+    private volatile boolean running = true;
+    private volatile KafkaConsumer<String, byte[]> consumer;
+
+    private EventProcessor(Builder b) {
+        this.owner = b.owner;
+        this.bootstrap = b.bootstrap;
+        this.groupId = b.groupId != null ? b.groupId : "gantry-" + b.owner.id();
+        this.transactionalId = b.transactional ? groupId + "-" + b.instance : null;
+        this.inputs = List.copyOf(b.inputs);
+        this.restoreTopics = List.copyOf(b.restore);
+        this.handlerFactory = b.handlerFactory;
+        this.tickInterval = b.tickInterval;
+        this.clock = b.clock;
+        this.clientOverrides = Map.copyOf(b.clientOverrides);
+        this.partitions = b.partitions;
+        for (Topic<?> t : inputs) {
+            topicsByName.put(t.name(), t);
+        }
+        for (Topic<?> t : restoreTopics) {
+            topicsByName.put(t.name(), t);
+        }
+        for (Topic<?> t : inputs) {
+            if (t.owner() == owner && b.transactional) {
+                throw new IllegalArgumentException(owner + " must not consume its own topic " + t + " as input");
+            }
+        }
+        this.thread = new Thread(this::runLoop, "gantry-" + owner.id() + "-processor");
+    }
+
+    public static Builder builder(Service owner, String bootstrapServers) {
+        return new Builder(owner, bootstrapServers);
+    }
+
+    public EventProcessor start() {
+        thread.start();
+        return this;
+    }
+
+    /** Waits until state is restored and the loop handles input. */
+    public boolean awaitReady(Duration timeout) throws InterruptedException {
+        return ready.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    public boolean isReady() {
+        return ready.getCount() == 0 && running;
+    }
+
+    /**
+     * Runs {@code command} on the loop thread between batches, inside the batch's transaction, and completes with
+     * its result. This is how HTTP adapters read or change a core's state safely.
+     */
+    public <T> CompletableFuture<T> submit(Function<Output, T> command) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        commands.add(new Command<>(command, result));
+        return result;
+    }
+
+    private static final class Command<T> implements Runnable {
+        private final Function<Output, T> body;
+        private final CompletableFuture<T> result;
+        private Output out;
+        private T value;
+        private Throwable failure;
+
+        Command(Function<Output, T> body, CompletableFuture<T> result) {
+            this.body = body;
+            this.result = result;
+        }
+
+        @Override
+        public void run() {
+            try {
+                value = body.apply(out);
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+        }
+
+        void complete() {
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else {
+                result.complete(value);
+            }
+        }
+
+        void fail(Throwable t) {
+            result.completeExceptionally(t);
+        }
+    }
+
+    private void runLoop() {
+        long backoff = 500;
+        while (running) {
+            try {
+                runOnce();
+                backoff = 500;
+            } catch (WakeupException e) {
+                if (running) {
+                    LOG.warn("{} processor woken up unexpectedly; restarting", owner.id());
+                }
+            } catch (Exception e) {
+                if (!running) {
+                    break;
+                }
+                LOG.error("{} processor failed; rebuilding state and restarting in {} ms", owner.id(), backoff, e);
+                sleep(backoff);
+                backoff = Math.min(backoff * 2, 10_000);
+            }
+        }
+    }
+
+    private void runOnce() throws Exception {
+        KafkaTopics.ensureAll(bootstrap, partitions);
+        EventHandler h = handlerFactory.get();
+        try (KafkaProducer<String, byte[]> producer = newProducer();
+             KafkaConsumer<String, byte[]> c = newConsumer(groupId)) {
+            this.consumer = c;
+            if (transactionalId != null) {
+                producer.initTransactions();
+            }
+            restore(h);
+            Sink sink = new Sink(producer);
+            runInBatch(producer, sink, () -> h.restored(sink), Map.of());
+            c.subscribe(inputs.stream().map(Topic::name).toList());
+            ready.countDown();
+            LOG.info("{} processor ready: inputs {}", owner.id(), inputs);
+            Instant nextTick = clock.instant();
+            while (running) {
+                ConsumerRecords<String, byte[]> records = c.poll(Duration.ofMillis(Math.min(100, tickInterval.toMillis())));
+                Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+                List<Command<?>> done = new ArrayList<>();
+                Instant now = clock.instant();
+                boolean tickDue = !now.isBefore(nextTick);
+                if (records.isEmpty() && commands.isEmpty() && !tickDue) {
+                    continue;
+                }
+                runInBatch(producer, sink, () -> {
+                    for (ConsumerRecord<String, byte[]> r : records) {
+                        handleRecord(h, sink, r);
+                        offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                    }
+                    Command<?> command;
+                    while ((command = commands.poll()) != null) {
+                        command.out = sink;
+                        command.run();
+                        done.add(command);
+                    }
+                    if (tickDue) {
+                        h.tick(now, sink);
+                    }
+                }, offsets);
+                done.forEach(Command::complete);
+                if (tickDue) {
+                    nextTick = now.plus(tickInterval);
+                }
+            }
+        } catch (Exception e) {
+            Command<?> cmd;
+            while ((cmd = commands.poll()) != null) {
+                cmd.fail(e);
+            }
+            throw e;
+        } finally {
+            this.consumer = null;
+        }
+    }
+
+    private void runInBatch(KafkaProducer<String, byte[]> producer, Sink sink, Runnable body,
+                            Map<TopicPartition, OffsetAndMetadata> offsets) {
+        if (transactionalId != null) {
+            producer.beginTransaction();
+            body.run();
+            if (!offsets.isEmpty()) {
+                producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+            }
+            producer.commitTransaction();
+        } else {
+            body.run();
+            producer.flush();
+            sink.throwIfFailed();
+            if (!offsets.isEmpty()) {
+                consumer.commitSync(offsets);
+            }
+        }
+    }
+
+    private void handleRecord(EventHandler h, Sink sink, ConsumerRecord<String, byte[]> r) {
+        Topic<?> topic = topicsByName.get(r.topic());
+        Object value;
+        try {
+            value = AvroWire.decode(topic, r.value());
+            if (value == null) {
+                throw new IllegalArgumentException("null value (tombstone) on an event topic");
+            }
+        } catch (RuntimeException e) {
+            deadLetter(sink, r, e);
+            return;
+        }
+        try {
+            h.handle(topic, r.key(), value, sink);
+        } catch (Exception e) {
+            if (isKafkaFailure(e)) {
+                throw (RuntimeException) e;
+            }
+            deadLetter(sink, r, e);
+        }
+    }
+
+    private static boolean isKafkaFailure(Exception e) {
+        return e instanceof org.apache.kafka.common.KafkaException
+                && !(e instanceof org.apache.kafka.common.errors.SerializationException);
+    }
+
+    private void deadLetter(Sink sink, ConsumerRecord<String, byte[]> r, Exception e) {
+        LOG.warn("{}: poison record {}-{}@{} sent to {}: {}", owner.id(), r.topic(), r.partition(), r.offset(),
+                Topics.deadLetter(owner), e.toString());
+        RecordHeaders headers = new RecordHeaders();
+        headers.add("gantry.source.topic", r.topic().getBytes(StandardCharsets.UTF_8));
+        headers.add("gantry.source.partition", Integer.toString(r.partition()).getBytes(StandardCharsets.UTF_8));
+        headers.add("gantry.source.offset", Long.toString(r.offset()).getBytes(StandardCharsets.UTF_8));
+        headers.add("gantry.error", e.toString().getBytes(StandardCharsets.UTF_8));
+        StringWriter trace = new StringWriter();
+        e.printStackTrace(new PrintWriter(trace));
+        String stack = trace.toString();
+        headers.add("gantry.error.stack", stack.substring(0, Math.min(stack.length(), 4000)).getBytes(StandardCharsets.UTF_8));
+        sink.sendRaw(new ProducerRecord<>(Topics.deadLetter(owner).name(), null, r.key(), r.value(), headers));
+    }
+
+    private void restore(EventHandler h) {
+        if (restoreTopics.isEmpty()) {
+            return;
+        }
+        try (KafkaConsumer<String, byte[]> reader = newConsumer(null)) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            for (Topic<?> t : restoreTopics) {
+                List<PartitionInfo> infos = reader.partitionsFor(t.name(), Duration.ofSeconds(30));
+                if (infos == null) {
+                    continue;
+                }
+                infos.forEach(pi -> partitions.add(new TopicPartition(pi.topic(), pi.partition())));
+            }
+            reader.assign(partitions);
+            reader.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = reader.endOffsets(partitions);
+            long count = 0;
+            while (partitions.stream().anyMatch(tp -> reader.position(tp) < end.get(tp))) {
+                for (ConsumerRecord<String, byte[]> r : reader.poll(Duration.ofMillis(200))) {
+                    Topic<?> topic = topicsByName.get(r.topic());
+                    Object value;
+                    try {
+                        value = AvroWire.decode(topic, r.value());
+                    } catch (RuntimeException e) {
+                        LOG.warn("{}: skipping undecodable record {}-{}@{} during restore: {}", owner.id(), r.topic(),
+                                r.partition(), r.offset(), e.toString());
+                        continue;
+                    }
+                    h.restore(topic, r.key(), value);
+                    count++;
+                }
+            }
+            LOG.info("{} restored state from {} records of {}", owner.id(), count, restoreTopics);
+        }
+    }
+
+    private KafkaProducer<String, byte[]> newProducer() {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "gantry-" + owner.id() + "-producer");
+        if (transactionalId != null) {
+            p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+            p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 30_000);
+        }
+        p.putAll(clientOverrides);
+        return new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+    }
+
+    private KafkaConsumer<String, byte[]> newConsumer(String group) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "gantry-" + owner.id() + (group == null ? "-restore" : "-consumer"));
+        if (group != null) {
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        }
+        p.putAll(clientOverrides);
+        return new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        KafkaConsumer<String, byte[]> c = consumer;
+        if (c != null) {
+            c.wakeup();
+        }
+        thread.interrupt();
+        try {
+            thread.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Produces into the current batch; remembers asynchronous send failures for the at-least-once mode. */
+    private static final class Sink implements Output {
+        private final KafkaProducer<String, byte[]> producer;
+        private volatile Exception failure;
+
+        Sink(KafkaProducer<String, byte[]> producer) {
+            this.producer = producer;
+        }
+
+        @Override
+        public <V> void send(Topic<V> topic, String key, V value) {
+            Objects.requireNonNull(key, "key");
+            sendRaw(new ProducerRecord<>(topic.name(), key, AvroWire.encode(topic, value)));
+        }
+
+        void sendRaw(ProducerRecord<String, byte[]> record) {
+            producer.send(record, (meta, e) -> {
+                if (e != null) {
+                    failure = e;
+                }
+            });
+        }
+
+        void throwIfFailed() {
+            Exception e = failure;
+            if (e != null) {
+                failure = null;
+                throw new org.apache.kafka.common.KafkaException("send failed", e);
+            }
+        }
+    }
+
+    public static final class Builder {
+        private final Service owner;
+        private final String bootstrap;
+        private final List<Topic<?>> inputs = new ArrayList<>();
+        private final List<Topic<?>> restore = new ArrayList<>();
+        private final Map<String, Object> clientOverrides = new HashMap<>();
+        private String groupId;
+        private String instance = "0";
+        private boolean transactional = true;
+        private Supplier<? extends EventHandler> handlerFactory;
+        private Duration tickInterval = Duration.ofSeconds(1);
+        private Clock clock = Clock.systemUTC();
+        private int partitions = 1;
+
+        private Builder(Service owner, String bootstrap) {
+            this.owner = owner;
+            this.bootstrap = bootstrap;
+        }
+
+        public Builder inputs(Topic<?>... topics) {
+            inputs.addAll(List.of(topics));
+            return this;
+        }
+
+        public Builder restoreFrom(Topic<?>... topics) {
+            restore.addAll(List.of(topics));
+            return this;
+        }
+
+        /** Default true: outputs and offsets commit atomically. False: at-least-once with an idempotent handler. */
+        public Builder transactional(boolean on) {
+            this.transactional = on;
+            return this;
+        }
+
+        /** Consumer group; default {@code gantry-<service>}. */
+        public Builder groupId(String id) {
+            this.groupId = id;
+            return this;
+        }
+
+        /** Distinguishes instances of one service in transactional ids. */
+        public Builder instance(String id) {
+            this.instance = id;
+            return this;
+        }
+
+        public Builder handler(Supplier<? extends EventHandler> factory) {
+            this.handlerFactory = factory;
+            return this;
+        }
+
+        public Builder tickEvery(Duration interval) {
+            this.tickInterval = interval;
+            return this;
+        }
+
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** Partitions for topics this processor creates when they are missing. */
+        public Builder partitions(int n) {
+            this.partitions = n;
+            return this;
+        }
+
+        public Builder clientProperty(String key, Object value) {
+            clientOverrides.put(key, value);
+            return this;
+        }
+
+        public EventProcessor build() {
+            Objects.requireNonNull(handlerFactory, "handler");
+            return new EventProcessor(this);
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package io.gantry.runtime.kafka;
+
+import io.gantry.schemas.Topics;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.TopicExistsException;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+
+/** Creates Gantry's topics if they are missing, so any service can start first on an empty cluster. */
+public final class KafkaTopics {
+    private KafkaTopics() {
+    }
+
+    public static void ensureAll(String bootstrap, int partitions) {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000))) {
+            for (String name : Topics.allNames()) {
+                try {
+                    admin.createTopics(List.of(new NewTopic(name, partitions, (short) -1))).all().get();
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof TopicExistsException)) {
+                        throw new IllegalStateException("could not create topic " + name, e.getCause());
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package io.gantry.schemas;
+
+import org.apache.avro.Schema;
+import org.apache.avro.message.BinaryMessageDecoder;
+import org.apache.avro.message.BinaryMessageEncoder;
+import org.apache.avro.message.SchemaStore;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.avro.util.ClassSecurityValidator;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.Serializer;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The wire format of every Gantry topic: Avro single-object encoding.
+ *
+ * <p>A value is {@code C3 01}, then the 8-byte little-endian CRC-64-AVRO fingerprint of the writer's schema
+ * (Avro's parsing-canonical-form fingerprint), then the Avro binary body. Any consumer can decode it with the
+ * published {@code .avsc} files alone: look the fingerprint up among the schemas it knows and read the body.
+ * No schema registry is involved. Keys are plain UTF-8 strings.
+ */
+public final class AvroWire {
+    /** Writer schemas this process can decode; older released versions are added here at start-up. */
+    public static final SchemaStore.Cache SCHEMAS = new SchemaStore.Cache();
+
+    private static final Map<Class<?>, Serde<?>> SERDES = new ConcurrentHashMap<>();
+
+    static {
+        // Avro 1.12.1+ refuses to instantiate generated classes from packages it has not been told to trust.
+        ClassSecurityValidator.setGlobal(ClassSecurityValidator.composite(ClassSecurityValidator.getGlobal(),
+                new ClassSecurityValidator.ClassSecurityPredicate() {
+                    @Override
+                    public boolean isTrusted(Class<?> c) {
+                        return c.getName().startsWith("io.gantry.events.");
+                    }
+                }));
+    }
+
+    private AvroWire() {
+    }
+
+    /** The Kafka serde for a topic's values. */
+    @SuppressWarnings("unchecked")
+    public static <V> Serde<V> serde(Topic<V> topic) {
+        if (topic.valueType() == byte[].class) {
+            return (Serde<V>) Serdes.ByteArray();
+        }
+        return (Serde<V>) SERDES.computeIfAbsent(topic.valueType(), c -> specificSerde((Class) c));
+    }
+
+    private static <T extends SpecificRecord> Serde<T> specificSerde(Class<T> type) {
+        SpecificData model = SpecificData.getForClass(type);
+        Schema schema = model.getSchema(type);
+        SCHEMAS.addSchema(schema);
+        BinaryMessageEncoder<T> encoder = new BinaryMessageEncoder<>(model, schema);
+        BinaryMessageDecoder<T> decoder = new BinaryMessageDecoder<>(model, schema, SCHEMAS);
+        Serializer<T> serializer = (topic, value) -> {
+            if (value == null) {
+                return null;
+            }
+            try {
+                ByteBuffer buffer = encoder.encode(value);
+                byte[] out = new byte[buffer.remaining()];
+                buffer.get(out);
+                return out;
+            } catch (IOException e) {
+                throw new SerializationException("cannot encode " + type.getSimpleName(), e);
+            }
+        };
+        Deserializer<T> deserializer = (topic, bytes) -> {
+            if (bytes == null) {
+                return null;
+            }
+            try {
+                return decoder.decode(bytes);
+            } catch (IOException | RuntimeException e) {
+                throw new SerializationException("cannot decode " + type.getSimpleName() + " from " + topic, e);
+            }
+        };
+        return Serdes.serdeFrom(serializer, deserializer);
+    }
+
+    public static <V> byte[] encode(Topic<V> topic, V value) {
+        return serde(topic).serializer().serialize(topic.name(), value);
+    }
+
+    public static <V> V decode(Topic<V> topic, byte[] bytes) {
+        return serde(topic).deserializer().deserialize(topic.name(), bytes);
+    }
+}

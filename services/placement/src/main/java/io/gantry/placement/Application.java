@@ -1,0 +1,13 @@
+package io.gantry.placement;
+
+import io.micronaut.runtime.Micronaut;
+
+/** Entry point of the placement service. */
+public final class Application {
+    private Application() {
+    }
+
+    public static void main(String[] args) {
+        Micronaut.build(args).mainClass(Application.class).defaultEnvironments("default").start();
+    }
+}
