@@ -383,9 +383,12 @@ public final class EventProcessor implements AutoCloseable {
         if (c != null) {
             c.wakeup();
         }
-        thread.interrupt();
         try {
-            thread.join(10_000);
+            thread.join(15_000);
+            if (thread.isAlive()) {
+                thread.interrupt();
+                thread.join(5_000);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

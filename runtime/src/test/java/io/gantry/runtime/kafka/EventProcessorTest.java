@@ -1,0 +1,206 @@
+package io.gantry.runtime.kafka;
+
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.events.AdmissionJobEvent;
+import io.gantry.events.JobCancelRequested;
+import io.gantry.events.JobCancelled;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.schemas.AvroWire;
+import io.gantry.schemas.Service;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The processor against a real broker: a toy "queue" that answers every cancel request with a JobCancelled, and
+ * remembers which jobs it has cancelled (its state) by replaying its own topic.
+ */
+class EventProcessorTest {
+    private final EmbeddedKafka kafka = EmbeddedKafka.shared();
+    private final List<EventProcessor> started = new ArrayList<>();
+
+    /** State: jobs already cancelled; rebuilt from queue.job-events. Cancels each job at most once. */
+    static final class ToyHandler implements EventHandler {
+        final Set<String> cancelled = new HashSet<>();
+        int restored;
+        int ticks;
+
+        @Override
+        public void restore(Topic<?> topic, String key, Object value) {
+            if (((QueueJobEvent) value).getPayload() instanceof JobCancelled) {
+                cancelled.add(key);
+                restored++;
+            }
+        }
+
+        @Override
+        public void handle(Topic<?> topic, String key, Object value, Output out) {
+            AdmissionJobEvent e = (AdmissionJobEvent) value;
+            if (!(e.getPayload() instanceof JobCancelRequested req)) {
+                return;
+            }
+            if (req.getTenant().equals("boom")) {
+                throw new IllegalArgumentException("tenant boom is poison");
+            }
+            if (cancelled.add(key)) {
+                out.send(Topics.QUEUE_JOB_EVENTS, key, QueueJobEvent.newBuilder()
+                        .setEventId(UUID.randomUUID().toString()).setJobId(key).setOccurredAt(Instant.now())
+                        .setPayload(new JobCancelled(req.getTenant(), 0, req.getRequestedBy())).build());
+            }
+        }
+
+        @Override
+        public void tick(Instant now, Output out) {
+            ticks++;
+        }
+    }
+
+    private EventProcessor processor(String group, ToyHandler[] holder) {
+        EventProcessor p = EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers())
+                .groupId(group)
+                .instance(group)
+                .inputs(Topics.ADMISSION_JOB_EVENTS)
+                .restoreFrom(Topics.QUEUE_JOB_EVENTS)
+                .tickEvery(Duration.ofMillis(100))
+                .handler(() -> holder[0] = new ToyHandler())
+                .build().start();
+        started.add(p);
+        return p;
+    }
+
+    @AfterEach
+    void stop() {
+        started.forEach(EventProcessor::close);
+    }
+
+    @Test
+    void answersEachInputOnceAndSurvivesARestartWithoutRepeatingItself() throws Exception {
+        String group = "toy-" + UUID.randomUUID();
+        ToyHandler[] h = new ToyHandler[1];
+        EventProcessor p = processor(group, h);
+        assertThat(p.awaitReady(Duration.ofSeconds(30))).isTrue();
+        String job = "job-" + UUID.randomUUID();
+        sendCancel(job, "a");
+        sendCancel(job, "a");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(job) == 1);
+
+        p.close();
+        ToyHandler[] h2 = new ToyHandler[1];
+        EventProcessor again = processor(group, h2);
+        assertThat(again.awaitReady(Duration.ofSeconds(30))).isTrue();
+        assertThat(h2[0].cancelled).contains(job);
+        sendCancel(job, "a");
+        String other = "job-" + UUID.randomUUID();
+        sendCancel(other, "a");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(other) == 1);
+        assertThat(countCancelled(job)).isEqualTo(1);
+        await().atMost(5, TimeUnit.SECONDS).until(() -> h2[0].ticks > 2);
+    }
+
+    @Test
+    void sendsUndecodableAndFailingRecordsToTheDeadLetterTopicAndKeepsGoing() throws Exception {
+        ToyHandler[] h = new ToyHandler[1];
+        EventProcessor p = processor("toy-" + UUID.randomUUID(), h);
+        assertThat(p.awaitReady(Duration.ofSeconds(30))).isTrue();
+        String garbageKey = "garbage-" + UUID.randomUUID();
+        String poisonKey = "poison-" + UUID.randomUUID();
+        try (KafkaProducer<String, byte[]> producer = producer()) {
+            producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), garbageKey,
+                    "not avro".getBytes(StandardCharsets.UTF_8))).get();
+        }
+        sendCancel(poisonKey, "boom");
+        String good = "job-" + UUID.randomUUID();
+        sendCancel(good, "a");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(good) == 1);
+        List<ConsumerRecord<String, byte[]>> dead = readAll(Topics.deadLetter(Service.QUEUE).name());
+        assertThat(dead).anySatisfy(r -> {
+            assertThat(r.key()).isEqualTo(garbageKey);
+            assertThat(new String(r.value(), StandardCharsets.UTF_8)).isEqualTo("not avro");
+            assertThat(new String(r.headers().lastHeader("gantry.source.topic").value(), StandardCharsets.UTF_8))
+                    .isEqualTo(Topics.ADMISSION_JOB_EVENTS.name());
+        });
+        assertThat(dead).anySatisfy(r -> {
+            assertThat(r.key()).isEqualTo(poisonKey);
+            assertThat(new String(r.headers().lastHeader("gantry.error").value(), StandardCharsets.UTF_8))
+                    .contains("tenant boom is poison");
+        });
+    }
+
+    @Test
+    void runsSubmittedCommandsOnTheLoopThreadInsideTheTransaction() throws Exception {
+        ToyHandler[] h = new ToyHandler[1];
+        EventProcessor p = processor("toy-" + UUID.randomUUID(), h);
+        assertThat(p.awaitReady(Duration.ofSeconds(30))).isTrue();
+        String job = "job-" + UUID.randomUUID();
+        Integer size = p.submit(out -> {
+            h[0].handle(Topics.ADMISSION_JOB_EVENTS, job, cancel(job, "admin"), out);
+            return h[0].cancelled.size();
+        }).get(20, TimeUnit.SECONDS);
+        assertThat(size).isPositive();
+        await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(job) == 1);
+    }
+
+    private static AdmissionJobEvent cancel(String job, String tenant) {
+        return AdmissionJobEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(job)
+                .setOccurredAt(Instant.now()).setPayload(new JobCancelRequested(tenant, tenant)).build();
+    }
+
+    private void sendCancel(String job, String tenant) throws Exception {
+        try (KafkaProducer<String, byte[]> producer = producer()) {
+            producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), job,
+                    AvroWire.encode(Topics.ADMISSION_JOB_EVENTS, cancel(job, tenant)))).get();
+        }
+    }
+
+    private long countCancelled(String job) {
+        return readAll(Topics.QUEUE_JOB_EVENTS.name()).stream().filter(r -> job.equals(r.key())).count();
+    }
+
+    private KafkaProducer<String, byte[]> producer() {
+        return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()),
+                new StringSerializer(), new ByteArraySerializer());
+    }
+
+    private List<ConsumerRecord<String, byte[]>> readAll(String topic) {
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> parts = c.partitionsFor(topic).stream()
+                    .map(pi -> new TopicPartition(topic, pi.partition())).toList();
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = c.endOffsets(parts);
+            List<ConsumerRecord<String, byte[]>> out = new ArrayList<>();
+            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+                c.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+            return out;
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package io.gantry.schemas;
+
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaCompatibility;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SchemaCompatibilityTest {
+    static final Path CURRENT = Path.of("src/main/avro");
+    static final Path RELEASED = Path.of("src/test/resources/released");
+
+    static List<String> releasedVersions() {
+        return List.of("v1");
+    }
+
+    @ParameterizedTest(name = "current schemas read data written with {0}, and {0} reads current data")
+    @MethodSource("releasedVersions")
+    void everyReleasedSchemaIsCompatibleBothWays(String version) {
+        Map<String, Schema> current = PublishedSchemas.parse(CURRENT);
+        Map<String, Schema> released = PublishedSchemas.parse(RELEASED.resolve(version));
+        List<String> problems = new ArrayList<>();
+        released.forEach((name, old) -> {
+            Schema now = current.get(name);
+            if (now == null) {
+                problems.add(name + " was removed");
+                return;
+            }
+            var backward = SchemaCompatibility.checkReaderWriterCompatibility(now, old);
+            var forward = SchemaCompatibility.checkReaderWriterCompatibility(old, now);
+            if (backward.getType() != SchemaCompatibility.SchemaCompatibilityType.COMPATIBLE) {
+                problems.add(name + ": current cannot read " + version + ": " + backward.getDescription());
+            }
+            if (forward.getType() != SchemaCompatibility.SchemaCompatibilityType.COMPATIBLE) {
+                problems.add(name + ": " + version + " cannot read current: " + forward.getDescription());
+            }
+        });
+        assertThat(problems).isEmpty();
+    }
+
+    @Test
+    void everyRecordFieldAndEnumIsDocumentedAndEnumsHaveADefault() {
+        List<String> missing = new ArrayList<>();
+        PublishedSchemas.parse(CURRENT).values().forEach(s -> {
+            if (s.getDoc() == null || s.getDoc().isBlank()) {
+                missing.add(s.getFullName() + " has no doc");
+            }
+            if (s.getType() == Schema.Type.RECORD) {
+                s.getFields().forEach(f -> {
+                    if (f.doc() == null || f.doc().isBlank()) {
+                        missing.add(s.getFullName() + "." + f.name() + " has no doc");
+                    }
+                });
+            }
+            if (s.getType() == Schema.Type.ENUM && s.getEnumDefault() == null) {
+                missing.add(s.getFullName() + " has no default symbol");
+            }
+        });
+        assertThat(missing).isEmpty();
+    }
+
+    @Test
+    void theGeneratedClassesAreTheSchemasPublishedInTheRepository() {
+        Map<String, Schema> published = PublishedSchemas.parse(CURRENT);
+        for (Topic<?> topic : Topics.eventTopics()) {
+            Schema generated = org.apache.avro.specific.SpecificData.get().getSchema(topic.valueType());
+            // the wire fingerprint is over the parsing canonical form, so that is what must agree
+            assertThat(org.apache.avro.SchemaNormalization.parsingFingerprint64(published.get(generated.getFullName())))
+                    .as(topic.name()).isEqualTo(org.apache.avro.SchemaNormalization.parsingFingerprint64(generated));
+        }
+    }
+}
