@@ -1,0 +1,230 @@
+package io.gantry.launcher;
+
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.embedded.EmbeddedPostgres;
+import io.gantry.schemas.Topics;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The whole system on one machine: a KRaft Kafka broker and PostgreSQL in this JVM, and the five services as
+ * child JVMs. State lives under the data directory, so a restart keeps every job, topic and ledger row.
+ * Used by {@code gantry dev} and by the end-to-end test.
+ */
+public final class DevCluster implements AutoCloseable {
+
+    /** Where things go and how the system is tuned. */
+    public record Config(Path dataDir, Path repoRoot, int kafkaPort, int postgresPort, int basePort,
+                         Map<String, Map<String, String>> serviceProperties, String serviceHeap) {
+        public Config {
+            serviceProperties = Map.copyOf(serviceProperties);
+        }
+    }
+
+    public static final List<String> SERVICES = List.of("admission", "queue", "placement", "recovery", "billing");
+
+    private final Config config;
+    private final Map<String, ServiceProcess> services = new LinkedHashMap<>();
+    private EmbeddedKafka kafka;
+    private EmbeddedPostgres postgres;
+    private Tokens tokens;
+
+    public DevCluster(Config config) {
+        this.config = config;
+    }
+
+    /** The API tokens of the dev tenant and the admin, created on first start and kept in the data directory. */
+    public record Tokens(Path file, String tenant, String tenantToken, String adminToken) {
+    }
+
+    public DevCluster start() throws Exception {
+        Files.createDirectories(config.dataDir().resolve("logs"));
+        log("starting Kafka (KRaft) on 127.0.0.1:" + config.kafkaPort());
+        kafka = EmbeddedKafka.start(config.dataDir().resolve("kafka"), config.kafkaPort(), Map.of());
+        kafka.createTopics(Topics.allNames(), 1);
+        log("starting PostgreSQL on 127.0.0.1:" + config.postgresPort());
+        postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
+        tokens = ensureTokens(config.dataDir().resolve("tokens.yml"));
+        for (int i = 0; i < SERVICES.size(); i++) {
+            String name = SERVICES.get(i);
+            String db = name.equals("admission") || name.equals("billing") ? "gantry_" + name : null;
+            ServiceSpec spec = new ServiceSpec(name, config.basePort() + i, db,
+                    config.serviceProperties().getOrDefault(name, Map.of()));
+            ServiceProcess p = new ServiceProcess(spec, jarOf(name), config.dataDir().resolve("logs/" + name + ".log"),
+                    commonProperties(spec), config.serviceHeap());
+            services.put(name, p);
+        }
+        for (ServiceProcess p : services.values()) {
+            p.start();
+        }
+        for (ServiceProcess p : services.values()) {
+            awaitHealthy(p, Duration.ofSeconds(120));
+        }
+        return this;
+    }
+
+    private Map<String, String> commonProperties(ServiceSpec spec) {
+        Map<String, String> props = new LinkedHashMap<>();
+        props.put("kafka.bootstrap.servers", kafka.bootstrapServers());
+        props.put("micronaut.server.port", Integer.toString(spec.port()));
+        props.put("gantry.auth.tokens-file", tokens.file().toString());
+        if (spec.database() != null) {
+            props.put("datasources.default.url", postgres.ensureDatabase(spec.database()));
+            props.put("datasources.default.username", postgres.user());
+            props.put("datasources.default.password", postgres.password());
+        }
+        if (spec.name().equals("placement")) {
+            props.put("gantry.placement.local.work-dir", config.dataDir().resolve("runs").toString());
+        }
+        props.putAll(spec.properties());
+        return props;
+    }
+
+    private Path jarOf(String service) {
+        Path jar = config.repoRoot().resolve("services").resolve(service).resolve("target/gantry-" + service + ".jar");
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException(jar + " is missing: build first (mvn -B -DskipTests package)");
+        }
+        return jar;
+    }
+
+    private void awaitHealthy(ServiceProcess p, Duration timeout) throws InterruptedException {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        Instant deadline = Instant.now().plus(timeout);
+        while (Instant.now().isBefore(deadline)) {
+            if (!p.isAlive()) {
+                throw new IllegalStateException(p.name() + " exited during start; see " + p.logFile());
+            }
+            try {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url(p.name()) + "/health"))
+                        .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() == 200) {
+                    log(p.name() + " is up on " + url(p.name()));
+                    return;
+                }
+            } catch (IOException e) {
+                // not listening yet
+            }
+            TimeUnit.MILLISECONDS.sleep(250);
+        }
+        throw new IllegalStateException(p.name() + " did not become healthy within " + timeout + "; see " + p.logFile());
+    }
+
+    private static Tokens ensureTokens(Path file) throws IOException {
+        if (!Files.exists(file)) {
+            String tenantToken = "gty_" + randomHex();
+            String adminToken = "gty_" + randomHex();
+            Files.writeString(file, """
+                    # API tokens of this dev installation (generated on first start). Keep them private.
+                    tokens:
+                      - tenant: demo
+                        token: %s
+                      - tenant: ops
+                        role: admin
+                        token: %s
+                    """.formatted(tenantToken, adminToken), StandardCharsets.UTF_8);
+            try {
+                Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            } catch (UnsupportedOperationException ignored) {
+                // not a POSIX file system
+            }
+        }
+        List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        String tenantToken = null;
+        String adminToken = null;
+        String tenant = null;
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i).trim();
+            if (line.startsWith("- tenant:")) {
+                String t = line.substring("- tenant:".length()).trim();
+                boolean admin = i + 1 < lines.size() && lines.get(i + 1).trim().equals("role: admin");
+                for (int j = i + 1; j < Math.min(lines.size(), i + 3); j++) {
+                    String l = lines.get(j).trim();
+                    if (l.startsWith("token:")) {
+                        String token = l.substring("token:".length()).trim();
+                        if (admin && adminToken == null) {
+                            adminToken = token;
+                        } else if (!admin && tenantToken == null) {
+                            tenantToken = token;
+                            tenant = t;
+                        }
+                    }
+                }
+            }
+        }
+        return new Tokens(file, tenant, tenantToken, adminToken);
+    }
+
+    private static String randomHex() {
+        byte[] b = new byte[16];
+        new SecureRandom().nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    public String url(String service) {
+        return "http://127.0.0.1:" + services.get(service).spec().port();
+    }
+
+    public ServiceProcess service(String name) {
+        return services.get(name);
+    }
+
+    public Tokens tokens() {
+        return tokens;
+    }
+
+    public String bootstrapServers() {
+        return kafka.bootstrapServers();
+    }
+
+    /** Restarts one service (e.g. after the test killed it) and waits until it is healthy again. */
+    public void restart(String name) throws Exception {
+        ServiceProcess p = services.get(name);
+        p.stop(Duration.ofSeconds(20));
+        p.start();
+        awaitHealthy(p, Duration.ofSeconds(120));
+    }
+
+    @Override
+    public void close() {
+        List<ServiceProcess> reversed = new ArrayList<>(services.values());
+        java.util.Collections.reverse(reversed);
+        for (ServiceProcess p : reversed) {
+            p.stop(Duration.ofSeconds(20));
+        }
+        try {
+            if (postgres != null) {
+                postgres.close();
+            }
+        } catch (Exception e) {
+            log("PostgreSQL did not stop cleanly: " + e);
+        }
+        try {
+            if (kafka != null) {
+                kafka.close();
+            }
+        } catch (Exception e) {
+            log("Kafka did not stop cleanly: " + e);
+        }
+    }
+
+    static void log(String message) {
+        System.out.println("[gantry] " + message);
+    }
+}

@@ -1,0 +1,178 @@
+package io.gantry.launcher;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/** {@code gantry dev}: the whole system on embedded defaults. */
+public final class Gantry {
+    private Gantry() {
+    }
+
+    static final String USAGE = """
+            usage: gantry dev [options]
+              --data-dir DIR          where Kafka, PostgreSQL, logs and tokens live (default ./.gantry; env GANTRY_DATA_DIR)
+              --port N                first HTTP port; services get N..N+4 (default 8080: admission 8080, queue 8081,
+                                      placement 8082, recovery 8083, billing 8084)
+              --kafka-port N          Kafka client port (default 9092)
+              --postgres-port N       PostgreSQL port (default 15432)
+              --backend NAME          simulated (default) or local (runs tenants' commands on this host!)
+              --cluster FILE          cluster YAML for the simulated backend (default: 4 nodes x 8 H100)
+              --speedup X             simulated time runs X times faster than wall time (default 1)
+              --heartbeat-timeout D   how long a silent node lives before recovery fails it (default 10s)
+              --gpu-quota N           default per-tenant GPU quota (default 64)
+              --service-heap SIZE     -Xmx of each service JVM (default 256m)
+            """;
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 0 || !args[0].equals("dev")) {
+            System.err.print(USAGE);
+            System.exit(args.length == 0 ? 2 : (args[0].equals("--help") || args[0].equals("help") ? 0 : 2));
+        }
+        Map<String, String> opts = parse(args);
+        Path repo = Path.of(System.getProperty("gantry.repo", ".")).toAbsolutePath().normalize();
+        Path dataDir = Path.of(opts.getOrDefault("data-dir",
+                System.getenv().getOrDefault("GANTRY_DATA_DIR", repo.resolve(".gantry").toString()))).toAbsolutePath();
+        int port = Integer.parseInt(opts.getOrDefault("port", "8080"));
+        Map<String, Map<String, String>> props = new HashMap<>();
+        Map<String, String> placement = new LinkedHashMap<>();
+        placement.put("gantry.placement.backend", opts.getOrDefault("backend", "simulated"));
+        placement.put("gantry.placement.simulated.speedup", opts.getOrDefault("speedup", "1"));
+        if (opts.containsKey("cluster")) {
+            Path cluster = Path.of(opts.get("cluster")).toAbsolutePath();
+            if (!Files.isRegularFile(cluster)) {
+                fail("--cluster " + cluster + ": no such file");
+            }
+            placement.put("gantry.placement.simulated.cluster-file", cluster.toString());
+        }
+        props.put("placement", placement);
+        props.put("recovery", Map.of("gantry.recovery.heartbeat-timeout", opts.getOrDefault("heartbeat-timeout", "10s")));
+        props.put("queue", Map.of("gantry.queue.default-gpu-quota", opts.getOrDefault("gpu-quota", "64")));
+        DevCluster.Config config = new DevCluster.Config(dataDir, repo,
+                Integer.parseInt(opts.getOrDefault("kafka-port", "9092")),
+                Integer.parseInt(opts.getOrDefault("postgres-port", "15432")), port, props,
+                opts.getOrDefault("service-heap", "256m"));
+
+        DevCluster cluster = new DevCluster(config);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            DevCluster.log("stopping ...");
+            cluster.close();
+            DevCluster.log("stopped; state kept in " + dataDir);
+            stopped.countDown();
+        }, "gantry-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            cluster.start();
+        } catch (Exception e) {
+            System.err.println("[gantry] could not start: " + e.getMessage());
+            System.exit(1);
+        }
+        DevCluster.Tokens t = cluster.tokens();
+        System.out.println("""
+
+                Gantry is running (data: %s, logs: %s/logs).
+                  API        %s   (admission: jobs)
+                  queues     %s   nodes %s   usage %s
+                  Kafka      %s
+                  tenant `%s` token: %s      admin token: see %s
+
+                Submit a job (2 tasks x 4 GPUs, 60 s on the simulated cluster):
+
+                  curl -s -X POST %s/v1/jobs -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\
+                    -d '{"name":"hello","tasks":[{"name":"worker","replicas":2,"command":["python","train.py"],"gpus":4,"runSeconds":60}]}'
+
+                  curl -s %s/v1/jobs -H 'Authorization: Bearer %s'
+
+                Ctrl-C stops everything.
+                """.formatted(dataDir, dataDir, cluster.url("admission"), cluster.url("queue"), cluster.url("placement"),
+                cluster.url("billing"), cluster.bootstrapServers(), t.tenant(), t.tenantToken(), t.file(),
+                cluster.url("admission"), t.tenantToken(), cluster.url("admission"), t.tenantToken()));
+        supervise(cluster, stopped);
+    }
+
+    /** Restarts a service that died on its own, at most 5 times a minute each. */
+    private static void supervise(DevCluster cluster, CountDownLatch stopped) throws InterruptedException {
+        Map<String, Deque<Long>> restarts = new HashMap<>();
+        while (!stopped.await(2, TimeUnit.SECONDS)) {
+            for (String name : DevCluster.SERVICES) {
+                ServiceProcess p = cluster.service(name);
+                if (p.isAlive()) {
+                    continue;
+                }
+                Deque<Long> recent = restarts.computeIfAbsent(name, k -> new ArrayDeque<>());
+                long now = System.currentTimeMillis();
+                while (!recent.isEmpty() && now - recent.peekFirst() > 60_000) {
+                    recent.removeFirst();
+                }
+                if (recent.size() >= 5) {
+                    continue;
+                }
+                recent.addLast(now);
+                DevCluster.log(name + " exited; restarting (see " + p.logFile() + ")");
+                try {
+                    cluster.restart(name);
+                } catch (Exception e) {
+                    DevCluster.log(name + " failed to restart: " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    static Map<String, String> parse(String[] args) {
+        List<String> known = List.of("data-dir", "port", "kafka-port", "postgres-port", "backend", "cluster", "speedup",
+                "heartbeat-timeout", "gpu-quota", "service-heap");
+        Map<String, String> opts = new HashMap<>();
+        for (int i = 1; i < args.length; i++) {
+            String a = args[i];
+            if (a.equals("--help") || a.equals("-h")) {
+                System.out.print(USAGE);
+                System.exit(0);
+            }
+            if (!a.startsWith("--")) {
+                fail("unexpected argument " + a);
+            }
+            String key = a.substring(2);
+            String value;
+            int eq = key.indexOf('=');
+            if (eq >= 0) {
+                value = key.substring(eq + 1);
+                key = key.substring(0, eq);
+            } else if (i + 1 < args.length) {
+                value = args[++i];
+            } else {
+                fail("--" + key + " needs a value");
+                return opts;
+            }
+            if (!known.contains(key)) {
+                fail("unknown option --" + key);
+            }
+            opts.put(key, value);
+        }
+        for (String numeric : List.of("port", "kafka-port", "postgres-port", "gpu-quota")) {
+            if (opts.containsKey(numeric) && !opts.get(numeric).matches("\\d{1,5}")) {
+                fail("--" + numeric + " must be a number");
+            }
+        }
+        if (opts.containsKey("backend") && !List.of("simulated", "local").contains(opts.get("backend"))) {
+            fail("--backend must be simulated or local");
+        }
+        if (opts.containsKey("speedup") && !opts.get("speedup").matches("\\d+(\\.\\d+)?")) {
+            fail("--speedup must be a positive number");
+        }
+        return opts;
+    }
+
+    private static void fail(String message) {
+        System.err.println("gantry: " + message);
+        System.err.print(USAGE);
+        System.exit(2);
+    }
+}

@@ -1,0 +1,85 @@
+package io.gantry.launcher;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** A service running as a child JVM; its output goes to a log file. */
+public final class ServiceProcess {
+    private final ServiceSpec spec;
+    private final Path jar;
+    private final Path logFile;
+    private final Map<String, String> properties;
+    private final String heap;
+    private Process process;
+
+    ServiceProcess(ServiceSpec spec, Path jar, Path logFile, Map<String, String> properties, String heap) {
+        this.spec = spec;
+        this.jar = jar;
+        this.logFile = logFile;
+        this.properties = Map.copyOf(properties);
+        this.heap = heap;
+    }
+
+    public synchronized void start() throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-XX:+UseSerialGC");
+        cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.add("-Xss512k");
+        cmd.add("-Xmx" + heap);
+        cmd.add("-Dorg.apache.avro.SERIALIZABLE_PACKAGES=io.gantry.events");
+        properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+        cmd.add("-jar");
+        cmd.add(jar.toString());
+        Files.createDirectories(logFile.getParent());
+        process = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
+                .start();
+    }
+
+    public synchronized boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    /** SIGTERM, then SIGKILL after the grace period. */
+    public synchronized void stop(Duration grace) {
+        if (process == null) {
+            return;
+        }
+        process.destroy();
+        try {
+            if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+        }
+    }
+
+    /** SIGKILL at once: the crash a test uses to prove nothing is lost or repeated. */
+    public synchronized void kill() throws InterruptedException {
+        if (process != null) {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    public String name() {
+        return spec.name();
+    }
+
+    public ServiceSpec spec() {
+        return spec;
+    }
+
+    public Path logFile() {
+        return logFile;
+    }
+}

@@ -1,0 +1,62 @@
+package io.gantry.launcher;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/** A tiny HTTP client for the tests: JSON in, status + JSON out, one bearer token. */
+final class Api {
+    static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    record Response(int status, String contentType, JsonNode body) {
+        String text(String field) {
+            JsonNode n = body.path(field);
+            return n.isMissingNode() || n.isNull() ? null : n.asText();
+        }
+    }
+
+    private final String base;
+    private final String token;
+
+    Api(String base, String token) {
+        this.base = base;
+        this.token = token;
+    }
+
+    Response get(String path) {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).GET());
+    }
+
+    Response post(String path, String json) {
+        return send(HttpRequest.newBuilder(URI.create(base + path))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)));
+    }
+
+    Response delete(String path) {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE());
+    }
+
+    private Response send(HttpRequest.Builder b) {
+        try {
+            if (token != null) {
+                b.header("Authorization", "Bearer " + token);
+            }
+            HttpResponse<String> r = HTTP.send(b.timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString());
+            JsonNode body = r.body() == null || r.body().isBlank() ? JSON.nullNode() : JSON.readTree(r.body());
+            return new Response(r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), body);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,259 @@
+package io.gantry.launcher;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A user's story through the real system: the launcher starts a KRaft broker, PostgreSQL and the five services as
+ * separate processes on a simulated 4 x 8-GPU cluster (time sped up 10x); everything below goes over HTTP.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class EndToEndTest {
+    static final int SPEEDUP = 10;
+    static final Duration LONG = Duration.ofSeconds(90);
+
+    DevCluster cluster;
+    Api alpha;
+    Api beta;
+    Api gamma;
+    Api delta;
+    Api admin;
+
+    @BeforeAll
+    void startTheWholeSystem() throws Exception {
+        Path dataDir = Files.createTempDirectory("gantry-e2e-");
+        Files.writeString(dataDir.resolve("tokens.yml"), """
+                tokens:
+                  - tenant: alpha
+                    token: alpha-token-0001
+                  - tenant: beta
+                    token: beta-token-0002
+                  - tenant: gamma
+                    token: gamma-token-0003
+                  - tenant: delta
+                    token: delta-token-0004
+                  - tenant: ops
+                    role: admin
+                    token: admin-token-0005
+                """);
+        Path repo = Path.of("..").toAbsolutePath().normalize();
+        cluster = new DevCluster(new DevCluster.Config(dataDir, repo, freePort(), freePort(), freePortRange(5),
+                Map.of("placement", Map.of("gantry.placement.simulated.speedup", Integer.toString(SPEEDUP),
+                                "gantry.placement.simulated.heartbeat-interval", "500ms"),
+                        "recovery", Map.of("gantry.recovery.heartbeat-timeout", "3s"),
+                        "queue", Map.of("gantry.queue.default-gpu-quota", "64")),
+                "200m")).start();
+        String api = cluster.url("admission");
+        alpha = new Api(api, "alpha-token-0001");
+        beta = new Api(api, "beta-token-0002");
+        gamma = new Api(api, "gamma-token-0003");
+        delta = new Api(api, "delta-token-0004");
+        admin = new Api(api, "admin-token-0005");
+        Api nodes = new Api(cluster.url("placement"), "admin-token-0005");
+        await().atMost(LONG).until(() -> nodes.get("/v1/nodes").body().size() == 4);
+    }
+
+    @AfterAll
+    void stopIt() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void aGangJobRunsToSuccessOnDistinctGpusAndIsBilledExactlyItsRunTimeTimesGpus() {
+        String job = submit(alpha, """
+                {"name":"gang","tasks":[{"name":"worker","replicas":2,"command":["python","train.py"],"gpus":4,"runSeconds":30}]}
+                """);
+        JsonNode done = awaitState(alpha, job, "SUCCEEDED");
+        JsonNode placements = done.path("placements");
+        assertThat(placements).hasSize(2);
+        Set<String> devices = new HashSet<>();
+        for (JsonNode p : placements) {
+            p.path("gpuIndices").forEach(i -> devices.add(p.path("nodeId").asText() + "/" + i.asInt()));
+        }
+        assertThat(devices).as("8 distinct GPUs for 2 tasks x 4").hasSize(8);
+
+        Api usage = new Api(cluster.url("billing"), "alpha-token-0001");
+        await().atMost(LONG).until(() -> totalGpuSeconds(usage.get("/v1/usage")).compareTo(new BigDecimal(30 * 8)) == 0);
+    }
+
+    @Test
+    @Order(2)
+    void aJobLargerThanTheClusterStaysQueuedWithAReasonUntilCancelled() {
+        String job = submit(beta, """
+                {"name":"too-big","tasks":[{"name":"worker","replicas":5,"command":["python","train.py"],"gpus":8,"runSeconds":30}]}
+                """);
+        JsonNode waiting = await().atMost(LONG).until(() -> beta.get("/v1/jobs/" + job).body(),
+                j -> "QUEUED".equals(j.path("state").asText()) && "CAPACITY".equals(j.path("waitReason").asText()));
+        assertThat(waiting.path("waitMessage").asText()).contains("40");
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
+                .until(() -> "QUEUED".equals(beta.get("/v1/jobs/" + job).text("state")));
+
+        assertThat(beta.delete("/v1/jobs/" + job).status()).isEqualTo(202);
+        awaitState(beta, job, "CANCELLED");
+    }
+
+    @Test
+    @Order(3)
+    void aRunningJobCanBeCancelledAndItsGpusComeBack() {
+        String job = submit(beta, """
+                {"name":"forever","tasks":[{"name":"worker","replicas":1,"command":["sleep","inf"],"gpus":8,"runSeconds":100000}]}
+                """);
+        awaitState(beta, job, "RUNNING");
+        assertThat(beta.delete("/v1/jobs/" + job).status()).isEqualTo(202);
+        awaitState(beta, job, "CANCELLED");
+        Api nodes = new Api(cluster.url("placement"), "beta-token-0002");
+        await().atMost(LONG).until(() -> !nodes.get("/v1/nodes").body().toString().contains(job));
+        Api usage = new Api(cluster.url("billing"), "beta-token-0002");
+        List<JsonNode> entries = await().atMost(LONG).until(() -> entries(usage, job), e -> !e.isEmpty());
+        long gpuMillis = entries.stream().mapToLong(e -> e.path("gpuMillis").asLong()).sum();
+        assertThat(gpuMillis).isPositive().isLessThan(100_000L * 8 * 1000);
+    }
+
+    @Test
+    @Order(4)
+    void aJobOnAFailedNodeIsRequeuedAndFinishesOnAnotherNode() {
+        String job = submit(gamma, """
+                {"name":"resilient","tasks":[{"name":"worker","replicas":1,"command":["python","train.py"],"gpus":8,"runSeconds":60}]}
+                """);
+        JsonNode running = awaitState(gamma, job, "RUNNING");
+        String failedNode = running.path("placements").get(0).path("nodeId").asText();
+        Api placementAdmin = new Api(cluster.url("placement"), "admin-token-0005");
+        assertThat(placementAdmin.post("/v1/admin/simulation/nodes/" + failedNode + "/fail", "{}").status()).isLessThan(300);
+
+        JsonNode done = awaitState(gamma, job, "SUCCEEDED");
+        assertThat(done.path("attempt").asInt()).isEqualTo(2);
+        assertThat(done.path("placements").get(0).path("nodeId").asText()).isNotEqualTo(failedNode);
+
+        Api usage = new Api(cluster.url("billing"), "gamma-token-0003");
+        List<JsonNode> entries = await().atMost(LONG).until(() -> entries(usage, job), e -> e.size() == 2);
+        long secondRun = entries.stream().filter(e -> e.path("attempt").asInt() == 2)
+                .mapToLong(e -> e.path("gpuMillis").asLong()).sum();
+        assertThat(secondRun).as("the finished run is billed exactly 60 s x 8 GPUs").isEqualTo(60L * 8 * 1000);
+        assertThat(placementAdmin.post("/v1/admin/simulation/nodes/" + failedNode + "/revive", "{}").status()).isLessThan(300);
+    }
+
+    @Test
+    @Order(5)
+    void badInputGetsProblemDetailsNamingTheFieldsAndTenantsSeeOnlyTheirOwnJobs() {
+        Api.Response bad = alpha.post("/v1/jobs", """
+                {"name":"bad","tasks":[{"name":"w","replicas":0,"command":[],"gpus":-1,"colour":"red"}]}
+                """);
+        assertThat(bad.status()).isEqualTo(400);
+        assertThat(bad.contentType()).startsWith("application/problem+json");
+        assertThat(bad.body().toString()).contains("tasks[0].replicas", "tasks[0].command", "tasks[0].gpus", "tasks[0].colour");
+
+        Api.Response tooManyGpus = alpha.post("/v1/jobs", """
+                {"name":"huge-task","tasks":[{"name":"w","command":["x"],"gpus":9}]}
+                """);
+        assertThat(tooManyGpus.status()).isEqualTo(400);
+        assertThat(tooManyGpus.body().toString()).contains("tasks[0].gpus");
+
+        assertThat(new Api(cluster.url("admission"), null).get("/v1/jobs").status()).isEqualTo(401);
+        assertThat(new Api(cluster.url("admission"), "wrong-token-123").get("/v1/jobs").status()).isEqualTo(401);
+
+        String job = submit(alpha, """
+                {"name":"private","tasks":[{"name":"w","command":["x"],"gpus":1,"runSeconds":1}]}
+                """);
+        assertThat(beta.get("/v1/jobs/" + job).status()).isEqualTo(404);
+        assertThat(admin.get("/v1/jobs/" + job).status()).isEqualTo(200);
+        awaitState(alpha, job, "SUCCEEDED");
+    }
+
+    @Test
+    @Order(6)
+    void servicesKilledMidStreamLoseNoJobAndBillNothingTwice() throws Exception {
+        List<String> jobs = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            jobs.add(submit(delta, """
+                    {"name":"small-%d","tasks":[{"name":"w","command":["x"],"gpus":1,"runSeconds":20}]}
+                    """.formatted(i)));
+        }
+        cluster.service("queue").kill();
+        cluster.service("billing").kill();
+        cluster.restart("queue");
+        cluster.restart("billing");
+        for (String job : jobs) {
+            awaitState(delta, job, "SUCCEEDED");
+        }
+        Api usage = new Api(cluster.url("billing"), "delta-token-0004");
+        await().atMost(LONG).until(() -> totalGpuSeconds(usage.get("/v1/usage")).compareTo(new BigDecimal(6 * 20)) == 0);
+        for (String job : jobs) {
+            assertThat(entries(usage, job)).hasSize(1);
+            assertThat(delta.get("/v1/jobs/" + job).body().path("attempt").asInt()).isEqualTo(1);
+        }
+    }
+
+    private static String submit(Api api, String spec) {
+        Api.Response r = api.post("/v1/jobs", spec);
+        assertThat(r.status()).as(r.body().toString()).isEqualTo(202);
+        return r.text("jobId");
+    }
+
+    private static JsonNode awaitState(Api api, String job, String state) {
+        return await().atMost(LONG).pollInterval(Duration.ofMillis(200))
+                .until(() -> api.get("/v1/jobs/" + job).body(), j -> state.equals(j.path("state").asText()));
+    }
+
+    private static BigDecimal totalGpuSeconds(Api.Response r) {
+        JsonNode total = r.body().path("totalGpuSeconds");
+        return total.isMissingNode() || total.isNull() ? BigDecimal.ZERO : new BigDecimal(total.asText());
+    }
+
+    private static List<JsonNode> entries(Api usage, String job) {
+        JsonNode body = usage.get("/v1/usage/entries?jobId=" + job).body();
+        JsonNode list = body.isArray() ? body : body.path("entries");
+        List<JsonNode> out = new ArrayList<>();
+        list.forEach(out::add);
+        return out;
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** The first of n consecutive free ports. */
+    static int freePortRange(int n) throws IOException {
+        for (int attempt = 0; attempt < 50; attempt++) {
+            int base = 20000 + (int) (Math.random() * 20000);
+            boolean free = true;
+            for (int p = base; p < base + n && free; p++) {
+                try (ServerSocket s = new ServerSocket(p, 1, java.net.InetAddress.getLoopbackAddress())) {
+                    s.setReuseAddress(true);
+                } catch (IOException e) {
+                    free = false;
+                }
+            }
+            if (free) {
+                return base;
+            }
+        }
+        throw new IOException("no " + n + " consecutive free ports");
+    }
+}
