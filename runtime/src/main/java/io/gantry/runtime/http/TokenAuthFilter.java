@@ -1,6 +1,5 @@
 package io.gantry.runtime.http;
 
-import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.annotation.Value;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.HttpResponse;
@@ -17,12 +16,13 @@ import java.util.List;
  * {@link Caller} as a request attribute. Missing or unknown tokens get 401 problem+json.
  */
 @ServerFilter("/v1/**")
-@Requires(property = "gantry.auth.tokens-file")
 public class TokenAuthFilter {
     private final TokenStore tokens;
 
-    public TokenAuthFilter(@Value("${gantry.auth.tokens-file}") String tokensFile) throws IOException {
-        this.tokens = TokenStore.load(Path.of(tokensFile));
+    /** Fails closed: without a tokens file every {@code /v1} request is refused; a broken file stops the start. */
+    public TokenAuthFilter(@Value("${gantry.auth.tokens-file:}") String tokensFile) throws IOException {
+        this.tokens = tokensFile == null || tokensFile.isBlank() ? TokenStore.parse("tokens: []")
+                : TokenStore.load(Path.of(tokensFile));
     }
 
     @RequestFilter
