@@ -1,6 +1,7 @@
 package io.gantry.runtime.http;
 
 import io.micronaut.context.annotation.Value;
+import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
@@ -25,7 +26,9 @@ public class TokenAuthFilter {
                 : TokenStore.load(Path.of(tokensFile));
     }
 
+    /** Returns null to let the request through (hence {@code @Nullable}, which Micronaut 4 requires). */
     @RequestFilter
+    @Nullable
     public HttpResponse<?> authenticate(HttpRequest<?> request) {
         String header = request.getHeaders().getAuthorization().orElse("");
         String token = header.regionMatches(true, 0, "Bearer ", 0, 7) ? header.substring(7).trim() : "";

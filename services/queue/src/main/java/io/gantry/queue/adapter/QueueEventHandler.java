@@ -1,0 +1,66 @@
+package io.gantry.queue.adapter;
+
+import io.gantry.events.QueueJobEvent;
+import io.gantry.queue.core.Input;
+import io.gantry.queue.core.QueueCore;
+import io.gantry.queue.core.QueueFact;
+import io.gantry.runtime.kafka.EventHandler;
+import io.gantry.runtime.kafka.Output;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Feeds the core: restores it from {@code queue.job-events}, turns each input record into an {@link Input} and
+ * publishes the facts {@link QueueCore#apply} returns (the core has already replayed them).
+ */
+final class QueueEventHandler implements EventHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(QueueEventHandler.class);
+
+    private final QueueCore core;
+    private final Clock clock;
+    private long restoredFacts;
+
+    QueueEventHandler(QueueCore core, Clock clock) {
+        this.core = core;
+        this.clock = clock;
+    }
+
+    QueueCore core() {
+        return core;
+    }
+
+    @Override
+    public void restore(Topic<?> topic, String key, Object value) {
+        if (topic.equals(Topics.QUEUE_JOB_EVENTS)) {
+            core.replay(WireMapping.fromEnvelope((QueueJobEvent) value));
+            restoredFacts++;
+        }
+    }
+
+    @Override
+    public void restored(Output out) {
+        LOG.info("queue state rebuilt from {} facts", restoredFacts);
+        publish(core.apply(new Input.Restored(), clock.instant()), out);
+    }
+
+    @Override
+    public void handle(Topic<?> topic, String key, Object value, Output out) {
+        Input input = WireMapping.toInput(key, value);
+        if (input != null) {
+            publish(core.apply(input, clock.instant()), out);
+        }
+    }
+
+    private void publish(List<QueueFact> facts, Output out) {
+        for (QueueFact fact : facts) {
+            out.send(Topics.QUEUE_JOB_EVENTS, fact.jobId(),
+                    WireMapping.toEnvelope(fact, UUID.randomUUID().toString(), clock.instant()));
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package io.gantry.queue.adapter;
+
+import io.gantry.queue.core.FifoRoundRobinPolicy;
+import io.gantry.queue.core.QueueCore;
+import io.gantry.runtime.kafka.EventProcessor;
+import io.gantry.schemas.Service;
+import io.gantry.schemas.Topics;
+import io.micronaut.context.annotation.Context;
+import io.micronaut.context.annotation.Value;
+import jakarta.annotation.PreDestroy;
+
+import java.time.Clock;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/** Starts the queue's event loop with the application and gives HTTP a safe way to read the core. */
+@Context
+public class QueueProcessor implements AutoCloseable {
+    private final EventProcessor processor;
+    private volatile QueueEventHandler handler;
+
+    public QueueProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
+                          @Value("${gantry.kafka.partitions:1}") int partitions,
+                          QueueConfig config) {
+        var quotas = config.toQuotas();
+        Clock clock = Clock.systemUTC();
+        this.processor = EventProcessor.builder(Service.QUEUE, bootstrap)
+                .inputs(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
+                        Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS)
+                .restoreFrom(Topics.QUEUE_JOB_EVENTS)
+                .partitions(partitions)
+                .clock(clock)
+                .handler(() -> {
+                    // a fresh core each time the loop (re)starts: state always comes from the committed topic
+                    QueueEventHandler h = new QueueEventHandler(new QueueCore(quotas, new FifoRoundRobinPolicy()), clock);
+                    handler = h;
+                    return h;
+                })
+                .build()
+                .start();
+    }
+
+    /** Runs {@code query} on the loop thread against the current core. */
+    public <T> T read(Function<QueueCore, T> query) throws InterruptedException, ExecutionException, TimeoutException {
+        return processor.submit(out -> query.apply(handler.core())).get(10, TimeUnit.SECONDS);
+    }
+
+    public boolean isReady() {
+        return processor.isReady();
+    }
+
+    @PreDestroy
+    @Override
+    public void close() {
+        processor.close();
+    }
+}

@@ -1,0 +1,175 @@
+package io.gantry.queue.adapter;
+
+import io.gantry.events.AdmissionJobEvent;
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.AllocationReleased;
+import io.gantry.events.JobCancelRequested;
+import io.gantry.events.JobCancelled;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobFailed;
+import io.gantry.events.JobQueued;
+import io.gantry.events.JobRecoveryAbandoned;
+import io.gantry.events.JobRequeued;
+import io.gantry.events.JobRunFailed;
+import io.gantry.events.JobRunStarted;
+import io.gantry.events.JobRunSucceeded;
+import io.gantry.events.JobSubmitted;
+import io.gantry.events.JobSucceeded;
+import io.gantry.events.JobWaiting;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeHealthEvent;
+import io.gantry.events.NodeRecovered;
+import io.gantry.events.NodeRegistered;
+import io.gantry.events.PlacementDeferred;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.events.QuotaReleased;
+import io.gantry.events.RecoveryJobEvent;
+import io.gantry.events.TaskSpec;
+import io.gantry.queue.core.Input;
+import io.gantry.queue.core.JobSpec;
+import io.gantry.queue.core.QueueFact;
+import io.gantry.queue.core.TaskGroup;
+import io.gantry.queue.core.WaitReason;
+
+import java.time.Instant;
+
+/** Wire records to core types and back. No decisions: everything it cannot map it rejects by throwing. */
+final class WireMapping {
+    private WireMapping() {
+    }
+
+    /** The core input for an input record, or null for records the queue does not act on (heartbeats, run starts). */
+    static Input toInput(String key, Object value) {
+        if (value instanceof AdmissionJobEvent e) {
+            requireKey(key, e.getJobId());
+            if (e.getPayload() instanceof JobSubmitted s) {
+                return new Input.Submitted(e.getJobId(), s.getTenant(), toSpec(s.getSpec()), e.getOccurredAt());
+            }
+            if (e.getPayload() instanceof JobCancelRequested c) {
+                return new Input.CancelRequested(e.getJobId(), c.getTenant(), c.getRequestedBy());
+            }
+        } else if (value instanceof AllocationEvent e) {
+            requireKey(key, e.getJobId());
+            Object p = e.getPayload();
+            if (p instanceof AllocationGranted g) {
+                return new Input.Granted(e.getJobId(), g.getTenant(), g.getAttempt());
+            }
+            if (p instanceof PlacementDeferred d) {
+                return new Input.Deferred(e.getJobId(), d.getTenant(), d.getAttempt(), d.getReason().name(),
+                        d.getMessage());
+            }
+            if (p instanceof JobRunSucceeded s) {
+                return new Input.RunSucceeded(e.getJobId(), s.getTenant(), s.getAttempt());
+            }
+            if (p instanceof JobRunFailed f) {
+                return new Input.RunFailed(e.getJobId(), f.getTenant(), f.getAttempt(), f.getMessage());
+            }
+            if (p instanceof AllocationReleased r) {
+                return new Input.Released(e.getJobId(), r.getTenant(), r.getAttempt(), r.getReason().name());
+            }
+            if (p instanceof JobRunStarted) {
+                return null;
+            }
+        } else if (value instanceof RecoveryJobEvent e) {
+            requireKey(key, e.getJobId());
+            if (e.getPayload() instanceof JobRequeued r) {
+                return new Input.Requeued(e.getJobId(), r.getTenant(), r.getInterruptedAttempt(), r.getMessage());
+            }
+            if (e.getPayload() instanceof JobRecoveryAbandoned a) {
+                return new Input.RecoveryAbandoned(e.getJobId(), a.getTenant(), a.getInterruptedAttempt(),
+                        a.getMessage());
+            }
+        } else if (value instanceof NodeEvent e) {
+            if (e.getPayload() instanceof NodeRegistered) {
+                return new Input.CapacityChanged("node " + e.getNodeId() + " registered");
+            }
+            return null;
+        } else if (value instanceof NodeHealthEvent e) {
+            if (e.getPayload() instanceof NodeRecovered) {
+                return new Input.CapacityChanged("node " + e.getNodeId() + " recovered");
+            }
+            return null;
+        }
+        throw new IllegalArgumentException("payload: unexpected " + describe(value));
+    }
+
+    static JobSpec toSpec(io.gantry.events.JobSpec s) {
+        if (s == null || s.getTasks() == null) {
+            throw new IllegalArgumentException("spec.tasks is missing");
+        }
+        return new JobSpec(s.getName(), s.getPriority(), s.getTimeLimitSeconds(), s.getTasks().stream()
+                .map(t -> new TaskGroup(t.getName(), t.getReplicas(), t.getCommand(), t.getGpus(), t.getGpuModel(),
+                        t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds()))
+                .toList());
+    }
+
+    static io.gantry.events.JobSpec toAvro(JobSpec s) {
+        return new io.gantry.events.JobSpec(s.name(), s.priority(), s.timeLimitSeconds(), s.tasks().stream()
+                .map(t -> new TaskSpec(t.name(), t.replicas(), t.command(), t.gpus(), t.gpuModel(), t.cpuMillis(),
+                        t.memoryMiB(), t.runSeconds()))
+                .toList());
+    }
+
+    static QueueJobEvent toEnvelope(QueueFact fact, String eventId, Instant occurredAt) {
+        Object payload;
+        if (fact instanceof QueueFact.JobQueued q) {
+            payload = new JobQueued(q.tenant(), q.attempt(), toAvro(q.spec()), q.submittedAt(), q.gpus());
+        } else if (fact instanceof QueueFact.JobWaiting w) {
+            payload = new JobWaiting(w.tenant(), w.attempt(), io.gantry.events.WaitReason.valueOf(w.reason().name()),
+                    w.message());
+        } else if (fact instanceof QueueFact.JobDispatched d) {
+            payload = new JobDispatched(d.tenant(), d.attempt(), toAvro(d.spec()), d.gpus());
+        } else if (fact instanceof QueueFact.QuotaReleased r) {
+            payload = new QuotaReleased(r.tenant(), r.attempt(), r.gpus(), r.reason());
+        } else if (fact instanceof QueueFact.JobSucceeded s) {
+            payload = new JobSucceeded(s.tenant(), s.attempt());
+        } else if (fact instanceof QueueFact.JobFailed f) {
+            payload = new JobFailed(f.tenant(), f.attempt(), f.message());
+        } else if (fact instanceof QueueFact.JobCancelled c) {
+            payload = new JobCancelled(c.tenant(), c.attempt(), c.requestedBy());
+        } else {
+            throw new IllegalArgumentException("unknown fact " + fact);
+        }
+        return new QueueJobEvent(eventId, fact.jobId(), occurredAt, payload);
+    }
+
+    static QueueFact fromEnvelope(QueueJobEvent e) {
+        String id = e.getJobId();
+        Object p = e.getPayload();
+        if (p instanceof JobQueued q) {
+            return new QueueFact.JobQueued(id, q.getTenant(), q.getAttempt(), toSpec(q.getSpec()), q.getSubmittedAt(),
+                    q.getGpus());
+        }
+        if (p instanceof JobWaiting w) {
+            return new QueueFact.JobWaiting(id, w.getTenant(), w.getAttempt(), WaitReason.valueOf(w.getReason().name()),
+                    w.getMessage());
+        }
+        if (p instanceof JobDispatched d) {
+            return new QueueFact.JobDispatched(id, d.getTenant(), d.getAttempt(), toSpec(d.getSpec()), d.getGpus());
+        }
+        if (p instanceof QuotaReleased r) {
+            return new QueueFact.QuotaReleased(id, r.getTenant(), r.getAttempt(), r.getGpus(), r.getReason());
+        }
+        if (p instanceof JobSucceeded s) {
+            return new QueueFact.JobSucceeded(id, s.getTenant(), s.getAttempt());
+        }
+        if (p instanceof JobFailed f) {
+            return new QueueFact.JobFailed(id, f.getTenant(), f.getAttempt(), f.getMessage());
+        }
+        if (p instanceof JobCancelled c) {
+            return new QueueFact.JobCancelled(id, c.getTenant(), c.getAttempt(), c.getRequestedBy());
+        }
+        throw new IllegalArgumentException("payload: unexpected " + describe(p));
+    }
+
+    private static void requireKey(String key, String jobId) {
+        if (key != null && !key.equals(jobId)) {
+            throw new IllegalArgumentException("key: record key " + key + " differs from jobId " + jobId);
+        }
+    }
+
+    private static String describe(Object o) {
+        return o == null ? "null" : o.getClass().getSimpleName();
+    }
+}

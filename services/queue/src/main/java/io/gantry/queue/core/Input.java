@@ -1,0 +1,110 @@
+package io.gantry.queue.core;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * What the queue hears from the other services, already mapped from the wire. Constructing an input validates it,
+ * so a malformed record never reaches {@link QueueCore#apply}.
+ */
+public sealed interface Input {
+
+    /** admission: a tenant submitted a job; {@code submittedAt} is the event time. */
+    record Submitted(String jobId, String tenant, JobSpec spec, Instant submittedAt) implements Input {
+        public Submitted {
+            requireId(jobId, "jobId");
+            requireId(tenant, "tenant");
+            Objects.requireNonNull(spec, "spec");
+            Objects.requireNonNull(submittedAt, "submittedAt");
+        }
+    }
+
+    /** admission: someone asked to cancel the job. */
+    record CancelRequested(String jobId, String tenant, String requestedBy) implements Input {
+        public CancelRequested {
+            requireId(jobId, "jobId");
+            requireId(tenant, "tenant");
+            Objects.requireNonNull(requestedBy, "requestedBy");
+        }
+    }
+
+    /** placement: the gang of this attempt holds devices now. */
+    record Granted(String jobId, String tenant, int attempt) implements Input {
+        public Granted {
+            requireJob(jobId, tenant, attempt);
+        }
+    }
+
+    /** placement: it could not place this attempt now and holds nothing for it. */
+    record Deferred(String jobId, String tenant, int attempt, String reason, String message) implements Input {
+        public Deferred {
+            requireJob(jobId, tenant, attempt);
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /** backend via placement: every task of the attempt exited 0. */
+    record RunSucceeded(String jobId, String tenant, int attempt) implements Input {
+        public RunSucceeded {
+            requireJob(jobId, tenant, attempt);
+        }
+    }
+
+    /** backend via placement: a task of the attempt failed. */
+    record RunFailed(String jobId, String tenant, int attempt, String message) implements Input {
+        public RunFailed {
+            requireJob(jobId, tenant, attempt);
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /** placement: the devices of the attempt are free again; {@code reason} is the ReleaseReason symbol. */
+    record Released(String jobId, String tenant, int attempt, String reason) implements Input {
+        public Released {
+            requireJob(jobId, tenant, attempt);
+            Objects.requireNonNull(reason, "reason");
+        }
+    }
+
+    /** recovery: the interrupted attempt runs again. */
+    record Requeued(String jobId, String tenant, int interruptedAttempt, String message) implements Input {
+        public Requeued {
+            requireJob(jobId, tenant, interruptedAttempt);
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /** recovery: the interrupted attempt will not run again. */
+    record RecoveryAbandoned(String jobId, String tenant, int interruptedAttempt, String message) implements Input {
+        public RecoveryAbandoned {
+            requireJob(jobId, tenant, interruptedAttempt);
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /** A node registered or recovered: what placement deferred may fit now. */
+    record CapacityChanged(String cause) implements Input {
+        public CapacityChanged {
+            Objects.requireNonNull(cause, "cause");
+        }
+    }
+
+    /** State was just rebuilt (and configuration may differ from before the restart): run a dispatch cycle. */
+    record Restored() implements Input {
+    }
+
+    private static void requireJob(String jobId, String tenant, int attempt) {
+        requireId(jobId, "jobId");
+        requireId(tenant, "tenant");
+        if (attempt < 1) {
+            throw new IllegalArgumentException("attempt must be >= 1, was " + attempt);
+        }
+    }
+
+    private static void requireId(String value, String field) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException(field + " must not be blank");
+        }
+    }
+}

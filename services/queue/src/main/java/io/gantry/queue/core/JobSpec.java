@@ -1,0 +1,39 @@
+package io.gantry.queue.core;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What a tenant asked to run. Constructing one validates it, so a malformed spec is rejected before the core
+ * changes any state (the adapter then dead-letters the record).
+ */
+public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks) {
+    public JobSpec {
+        Objects.requireNonNull(name, "spec.name");
+        tasks = List.copyOf(Objects.requireNonNull(tasks, "spec.tasks"));
+        if (tasks.isEmpty()) {
+            throw new IllegalArgumentException("spec.tasks must not be empty");
+        }
+        if (timeLimitSeconds != null && timeLimitSeconds <= 0) {
+            throw new IllegalArgumentException("spec.timeLimitSeconds must be > 0, was " + timeLimitSeconds);
+        }
+        gangGpus(tasks);
+    }
+
+    /** GPUs of the whole gang: the sum over groups of replicas x gpus, the amount charged to the quota. */
+    public int gangGpus() {
+        return gangGpus(tasks);
+    }
+
+    private static int gangGpus(List<TaskGroup> tasks) {
+        try {
+            int total = 0;
+            for (TaskGroup t : tasks) {
+                total = Math.addExact(total, Math.multiplyExact(t.replicas(), t.gpus()));
+            }
+            return total;
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("spec.tasks: total GPUs overflow an int", e);
+        }
+    }
+}

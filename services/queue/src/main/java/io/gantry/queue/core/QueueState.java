@@ -1,0 +1,20 @@
+package io.gantry.queue.core;
+
+import java.util.Collections;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * A copy of a core's whole state, comparable with {@code equals}: two cores that replayed the same facts have equal
+ * states.
+ */
+public record QueueState(SortedMap<String, JobState> live, SortedMap<String, FinishedJob> finished,
+                         SortedSet<String> tenants, String lastServed) {
+    public QueueState {
+        live = Collections.unmodifiableSortedMap(new TreeMap<>(live));
+        finished = Collections.unmodifiableSortedMap(new TreeMap<>(finished));
+        tenants = Collections.unmodifiableSortedSet(new TreeSet<>(tenants));
+    }
+}

@@ -1,0 +1,195 @@
+package io.gantry.queue;
+
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.events.AdmissionJobEvent;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobQueued;
+import io.gantry.events.JobSpec;
+import io.gantry.events.JobSubmitted;
+import io.gantry.events.JobSucceeded;
+import io.gantry.events.JobWaiting;
+import io.gantry.events.QuotaReleased;
+import io.gantry.events.TaskSpec;
+import io.gantry.events.WaitReason;
+import io.gantry.schemas.Topics;
+import io.micronaut.core.type.Argument;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.http.client.HttpClient;
+import io.micronaut.http.client.annotation.Client;
+import io.micronaut.http.client.exceptions.HttpClientResponseException;
+import io.micronaut.json.JsonMapper;
+import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
+import io.micronaut.test.support.TestPropertyProvider;
+import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** The queue against the real broker: the test plays admission and placement. */
+@MicronautTest(transactional = false)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class QueueIntegrationTest implements TestPropertyProvider {
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    /** Unique per run: the broker is shared with other test classes and keeps their history. */
+    private final String tenant = "qa-" + shortId();
+    private final String other = "qb-" + shortId();
+    private final Wire wire = new Wire();
+    private KafkaProbe probe;
+
+    @Inject
+    @Client("/")
+    HttpClient http;
+
+    @Inject
+    JsonMapper json;
+
+    @Override
+    public Map<String, String> getProperties() {
+        EmbeddedKafka.shared().createTopics(Topics.allNames(), 1);
+        return Map.of(
+                "kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers(),
+                "micronaut.server.port", "-1",
+                "gantry.auth.tokens-file", tokensFile(),
+                "gantry.queue.default-gpu-quota", "64",
+                "gantry.queue.quotas." + tenant, "8");
+    }
+
+    private String tokensFile() {
+        try {
+            Path file = Files.createTempFile("queue-tokens", ".yaml");
+            Files.writeString(file, "tokens:\n"
+                    + "  - tenant: " + tenant + "\n    token: " + tenant + "-token\n"
+                    + "  - tenant: " + other + "\n    token: " + other + "-token\n"
+                    + "  - tenant: ops\n    role: admin\n    token: admin-token-1\n", StandardCharsets.UTF_8);
+            file.toFile().deleteOnExit();
+            return file.toString();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @AfterAll
+    void closeClients() {
+        wire.close();
+        if (probe != null) {
+            probe.close();
+        }
+    }
+
+    private KafkaProbe probe() {
+        if (probe == null) {
+            probe = new KafkaProbe();
+        }
+        return probe;
+    }
+
+    @Test
+    void aJobIsQueuedDispatchedWithinQuotaAndSucceedsWhileTheNextWaitsForItsGpus() throws Exception {
+        String j1 = tenant + "-j1";
+        String j2 = tenant + "-j2";
+        wire.submit(j1, tenant, 4, 2);
+        wire.submit(j2, tenant, 4, 1);
+
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            assertThat(probe().payloads(tenant, j1, JobQueued.class)).singleElement()
+                    .satisfies(q -> assertThat(q.getGpus()).isEqualTo(8));
+            assertThat(probe().payloads(tenant, j1, JobDispatched.class)).singleElement()
+                    .satisfies(d -> assertThat(d.getAttempt()).isEqualTo(1));
+            assertThat(probe().payloads(tenant, j2, JobWaiting.class)).singleElement().satisfies(w -> {
+                assertThat(w.getReason()).isEqualTo(WaitReason.QUOTA);
+                assertThat(w.getMessage()).isEqualTo("waiting for quota: tenant " + tenant
+                        + " has 8 of 8 GPUs reserved, job needs 4");
+            });
+        });
+        Map<String, Object> pending = get("/v1/queues/" + tenant + "/pending", tenant + "-token");
+        assertThat((List<?>) pending.get("pending")).singleElement()
+                .satisfies(p -> assertThat(asMap(p)).containsEntry("jobId", j2).containsEntry("waitReason", "QUOTA"));
+
+        wire.runSucceeds(j1, tenant, 1);
+
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            assertThat(probe().payloads(tenant, j1, JobSucceeded.class)).hasSize(1);
+            assertThat(probe().payloads(tenant, j1, QuotaReleased.class)).singleElement().satisfies(r -> {
+                assertThat(r.getGpus()).isEqualTo(8);
+                assertThat(r.getReason()).isEqualTo("RUN_SUCCEEDED");
+            });
+            assertThat(probe().payloads(tenant, j2, JobDispatched.class)).hasSize(1);
+        });
+        assertThat(get("/v1/queues", tenant + "-token")).isEqualTo(Map.of("queues", List.of(Map.of(
+                "tenant", tenant, "quotaGpus", 8, "reservedGpus", 4, "queued", 0, "parked", 0, "dispatched", 1))));
+    }
+
+    @Test
+    void aPoisonRecordGoesToTheDeadLetterTopicAndTheNextJobIsStillQueued() {
+        String garbageKey = other + "-garbage";
+        String negativeKey = other + "-negative";
+        String good = other + "-good";
+        wire.sendRaw(Topics.ADMISSION_JOB_EVENTS, garbageKey, "not avro".getBytes(StandardCharsets.UTF_8));
+        wire.send(Topics.ADMISSION_JOB_EVENTS, negativeKey, new AdmissionJobEvent(UUID.randomUUID().toString(),
+                negativeKey, Instant.now(), new JobSubmitted(other, new JobSpec("bad", 0, null, List.of(
+                new TaskSpec("worker", 1, List.of("x"), -2, null, 100, 64L, null))), null)));
+        wire.submit(good, other, 1, 1);
+
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            assertThat(probe().deadLetters()).extracting(ConsumerRecord::key).contains(garbageKey, negativeKey);
+            assertThat(probe().payloads(other, good, JobDispatched.class)).hasSize(1);
+        });
+        assertThat(probe().events(other)).extracting(e -> e.getJobId()).doesNotContain(negativeKey, garbageKey);
+        ConsumerRecord<String, byte[]> dead = probe().deadLetters().stream()
+                .filter(r -> r.key().equals(negativeKey)).findFirst().orElseThrow();
+        assertThat(new String(dead.headers().lastHeader("gantry.error").value(), StandardCharsets.UTF_8))
+                .contains("gpus");
+    }
+
+    @Test
+    void aTenantSeesOnlyItsOwnQueueAndAnAdminSeesEveryQueue() throws Exception {
+        wire.submit(other + "-visible", other, 1, 1);
+        await().atMost(TIMEOUT).until(() -> !probe().payloads(other, other + "-visible", JobQueued.class).isEmpty());
+
+        assertThat((List<?>) get("/v1/queues", other + "-token").get("queues")).singleElement()
+                .satisfies(row -> assertThat(asMap(row)).containsEntry("tenant", other).containsEntry("quotaGpus", 64));
+        assertThat(((List<?>) get("/v1/queues", "admin-token-1").get("queues")).stream()
+                .map(row -> asMap(row).get("tenant")).toList()).contains(tenant, other);
+        assertThat(get("/v1/queues/" + other + "/pending", "admin-token-1")).containsEntry("tenant", other);
+        assertThatThrownBy(() -> get("/v1/queues/" + tenant + "/pending", other + "-token"))
+                .isInstanceOfSatisfying(HttpClientResponseException.class,
+                        e -> assertThat(e.code()).isEqualTo(404));
+        assertThatThrownBy(() -> get("/v1/queues/Not_A_Tenant/pending", "admin-token-1"))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> {
+                    assertThat(e.code()).isEqualTo(400);
+                    assertThat(e.getResponse().getBody(String.class).orElse("")).contains("\"field\":\"tenant\"");
+                });
+        assertThatThrownBy(() -> get("/v1/queues", "wrong-token-123"))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(401));
+    }
+
+    private Map<String, Object> get(String path, String token) throws IOException {
+        String body = http.toBlocking().retrieve(HttpRequest.GET(path).bearerAuth(token), String.class);
+        return json.readValue(body, Argument.mapOf(String.class, Object.class));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> asMap(Object o) {
+        return (Map<String, Object>) o;
+    }
+
+    private static String shortId() {
+        return UUID.randomUUID().toString().substring(0, 8);
+    }
+}

@@ -1,0 +1,79 @@
+package io.gantry.queue;
+
+import io.gantry.events.AdmissionJobEvent;
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.AllocationReleased;
+import io.gantry.events.JobRunStarted;
+import io.gantry.events.JobRunSucceeded;
+import io.gantry.events.JobSpec;
+import io.gantry.events.JobSubmitted;
+import io.gantry.events.ReleaseReason;
+import io.gantry.events.TaskPlacement;
+import io.gantry.events.TaskSpec;
+import io.gantry.schemas.AvroWire;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import io.gantry.embedded.EmbeddedKafka;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/** The test plays admission and placement: it writes their records the way they would. */
+final class Wire implements AutoCloseable {
+    private final KafkaProducer<String, byte[]> producer;
+
+    Wire() {
+        producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, EmbeddedKafka.shared().bootstrapServers(),
+                ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new ByteArraySerializer());
+    }
+
+    <V> void send(Topic<V> topic, String key, V value) {
+        sendRaw(topic, key, AvroWire.encode(topic, value));
+    }
+
+    void sendRaw(Topic<?> topic, String key, byte[] bytes) {
+        try {
+            producer.send(new ProducerRecord<>(topic.name(), key, bytes)).get();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    void submit(String jobId, String tenant, int gpusPerTask, int replicas) {
+        JobSpec spec = new JobSpec(jobId + "-name", 0, null, List.of(
+                new TaskSpec("worker", replicas, List.of("train.py"), gpusPerTask, null, 1000, 1024L, 60L)));
+        send(Topics.ADMISSION_JOB_EVENTS, jobId, new AdmissionJobEvent(UUID.randomUUID().toString(), jobId,
+                Instant.now(), new JobSubmitted(tenant, spec, null)));
+    }
+
+    /** Granted, started, succeeded and released: one whole successful run as placement reports it. */
+    void runSucceeds(String jobId, String tenant, int attempt) {
+        String allocationId = jobId + "-alloc-" + attempt;
+        Instant t0 = Instant.now();
+        List<TaskPlacement> placements = List.of(new TaskPlacement("worker", 0, "node-1", "H100", List.of(0), 1000, 1024L));
+        allocation(jobId, new AllocationGranted(allocationId, tenant, attempt, placements, t0, "simulated"));
+        allocation(jobId, new JobRunStarted(allocationId, tenant, attempt, t0));
+        allocation(jobId, new JobRunSucceeded(allocationId, tenant, attempt, t0.plusSeconds(60)));
+        allocation(jobId, new AllocationReleased(allocationId, tenant, attempt, ReleaseReason.RUN_SUCCEEDED, t0,
+                t0.plusSeconds(60), placements, "simulated"));
+    }
+
+    private void allocation(String jobId, Object payload) {
+        send(Topics.PLACEMENT_ALLOCATION_EVENTS, jobId,
+                new AllocationEvent(UUID.randomUUID().toString(), jobId, Instant.now(), payload));
+    }
+
+    @Override
+    public void close() {
+        producer.close();
+    }
+}

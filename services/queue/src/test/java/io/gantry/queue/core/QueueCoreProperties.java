@@ -1,0 +1,129 @@
+package io.gantry.queue.core;
+
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.Size;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static io.gantry.queue.core.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Invariants over random histories of submissions, placement answers, failures and recoveries. */
+class QueueCoreProperties {
+    private static final String[] TENANTS = {"a", "b", "c"};
+    private static final Quotas QUOTAS = new Quotas(8, Map.of("b", 16, "c", 4));
+
+    enum Kind { SUBMIT, CANCEL, GRANT, DEFER, SUCCEED, FAIL, RELEASE, NODE_FAILED, REQUEUE, ABANDON, CAPACITY }
+
+    /** One random step; job and attempt are resolved against the core's state when it runs. */
+    record Op(Kind kind, int job, int gpus, boolean currentAttempt) {
+    }
+
+    @Provide
+    Arbitrary<List<Op>> histories() {
+        Arbitrary<Op> op = Combinators.combine(
+                Arbitraries.of(Kind.class),
+                Arbitraries.integers().between(0, 9),
+                Arbitraries.integers().between(0, 20),
+                Arbitraries.integers().between(0, 9).map(i -> i < 8)).as(Op::new);
+        return op.list().ofMinSize(1).ofMaxSize(80);
+    }
+
+    @Property(tries = 300)
+    void reservedGpusNeverExceedATenantsQuota(@ForAll("histories") List<Op> history) {
+        QueueCore core = new QueueCore(QUOTAS, new FifoRoundRobinPolicy());
+        for (Op op : history) {
+            run(core, op);
+            for (String tenant : TENANTS) {
+                assertThat(core.reservedGpus(tenant)).as("reserved GPUs of %s", tenant)
+                        .isLessThanOrEqualTo(QUOTAS.of(tenant));
+            }
+        }
+    }
+
+    @Property(tries = 300)
+    void replayingTheEmittedFactsIntoAFreshCoreGivesTheSameState(@ForAll("histories") List<Op> history) {
+        QueueCore live = new QueueCore(QUOTAS, new FifoRoundRobinPolicy());
+        QueueCore replayed = new QueueCore(QUOTAS, new FifoRoundRobinPolicy());
+        for (Op op : history) {
+            run(live, op).forEach(replayed::replay);
+            assertThat(replayed.state()).isEqualTo(live.state());
+        }
+    }
+
+    @Property(tries = 200)
+    void theSameInputsGiveTheSameFacts(@ForAll("histories") List<Op> history) {
+        assertThat(runAll(history)).isEqualTo(runAll(history));
+    }
+
+    @Property(tries = 200)
+    void aParkedJobIsDispatchedAtMostOncePerCapacityChange(@ForAll("histories") List<Op> history) {
+        QueueCore core = new QueueCore(QUOTAS, new FifoRoundRobinPolicy());
+        for (Op op : history) {
+            List<String> parkedBefore = new ArrayList<>();
+            core.state().live().values().stream().filter(JobState::parked).forEach(j -> parkedBefore.add(j.jobId()));
+            List<QueueFact> facts = run(core, op);
+            boolean capacityChange = op.kind() == Kind.CAPACITY || op.kind() == Kind.RELEASE
+                    || op.kind() == Kind.NODE_FAILED;
+            for (String jobId : parkedBefore) {
+                long dispatched = facts.stream().filter(f -> f instanceof QueueFact.JobDispatched
+                        && f.jobId().equals(jobId)).count();
+                assertThat(dispatched).as("dispatches of parked %s", jobId).isLessThanOrEqualTo(capacityChange ? 1 : 0);
+            }
+        }
+    }
+
+    private static List<QueueFact> runAll(List<Op> history) {
+        QueueCore core = new QueueCore(QUOTAS, new FifoRoundRobinPolicy());
+        List<QueueFact> all = new ArrayList<>();
+        history.forEach(op -> all.addAll(run(core, op)));
+        return all;
+    }
+
+    private static List<QueueFact> run(QueueCore core, Op op) {
+        String jobId = "j" + op.job();
+        String tenant = TENANTS[op.job() % TENANTS.length];
+        JobState job = core.state().live().get(jobId);
+        int attempt = job == null ? 1 : op.currentAttempt() ? job.attempt() : Math.max(1, job.attempt() - 1);
+        Instant now = JobBuilder.EPOCH.plusSeconds(op.job() * 10L + op.gpus());
+        Input input = switch (op.kind()) {
+            case SUBMIT -> aJob(jobId).tenant(tenant).gpus(op.gpus()).submittedAt(op.gpus()).submitted();
+            case CANCEL -> new Input.CancelRequested(jobId, tenant, tenant);
+            case GRANT -> new Input.Granted(jobId, tenant, attempt);
+            case DEFER -> new Input.Deferred(jobId, tenant, attempt, "INSUFFICIENT_FREE_GPUS", "no room " + op.gpus());
+            case SUCCEED -> new Input.RunSucceeded(jobId, tenant, attempt);
+            case FAIL -> new Input.RunFailed(jobId, tenant, attempt, "exit 1");
+            case RELEASE -> new Input.Released(jobId, tenant, attempt, "RUN_FAILED");
+            case NODE_FAILED -> new Input.Released(jobId, tenant, attempt, QueueCore.NODE_FAILED);
+            case REQUEUE -> new Input.Requeued(jobId, tenant, attempt, "again");
+            case ABANDON -> new Input.RecoveryAbandoned(jobId, tenant, attempt, "limit");
+            case CAPACITY -> new Input.CapacityChanged("node");
+        };
+        return core.apply(input, now);
+    }
+
+    @Property(tries = 50)
+    void aTenantsJobsAreDispatchedInSubmitOrderWhenEachRunsToCompletion(
+            @ForAll @Size(min = 1, max = 12) List<@net.jqwik.api.constraints.IntRange(min = 0, max = 8) Integer> gpus) {
+        QueueCore core = new QueueCore(Quotas.uniform(8), new FifoRoundRobinPolicy());
+        List<String> dispatched = new ArrayList<>();
+        for (int i = 0; i < gpus.size(); i++) {
+            core.apply(aJob(String.format("j%02d", i)).gpus(gpus.get(i)).submittedAt(i).submitted(), JobBuilder.EPOCH)
+                    .stream().filter(f -> f instanceof QueueFact.JobDispatched).forEach(f -> dispatched.add(f.jobId()));
+        }
+        for (int i = 0; i < gpus.size(); i++) {
+            String id = String.format("j%02d", i);
+            core.apply(new Input.Released(id, "a", 1, "RUN_SUCCEEDED"), JobBuilder.EPOCH).stream()
+                    .filter(f -> f instanceof QueueFact.JobDispatched).forEach(f -> dispatched.add(f.jobId()));
+        }
+        assertThat(dispatched).isSorted().hasSize(gpus.size());
+    }
+}

@@ -1,0 +1,125 @@
+package io.gantry.queue.core;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+
+/** Drives a core through inputs and keeps every fact it decided, like the Kafka adapter does. */
+final class QueueDriver {
+    final QueueCore core;
+    final List<QueueFact> facts = new ArrayList<>();
+    List<QueueFact> last = List.of();
+    private final Quotas quotas;
+    private long second = 1000;
+
+    private QueueDriver(Quotas quotas) {
+        this.quotas = quotas;
+        this.core = new QueueCore(quotas, new FifoRoundRobinPolicy());
+    }
+
+    static QueueDriver withQuota(int gpus) {
+        return new QueueDriver(Quotas.uniform(gpus));
+    }
+
+    static QueueDriver withQuotas(Quotas quotas) {
+        return new QueueDriver(quotas);
+    }
+
+    /** State as it was written before: facts replayed without running dispatch cycles. */
+    QueueDriver given(QueueFact... history) {
+        for (QueueFact f : history) {
+            core.replay(f);
+            facts.add(f);
+        }
+        return this;
+    }
+
+    QueueDriver apply(Input input) {
+        last = core.apply(input, Instant.EPOCH.plusSeconds(second++));
+        facts.addAll(last);
+        return this;
+    }
+
+    QueueDriver submit(JobBuilder... jobs) {
+        for (JobBuilder j : jobs) {
+            apply(j.submitted());
+        }
+        return this;
+    }
+
+    QueueDriver restored() {
+        return apply(new Input.Restored());
+    }
+
+    QueueDriver cancel(String jobId) {
+        return apply(new Input.CancelRequested(jobId, tenantOf(jobId), "a-user"));
+    }
+
+    QueueDriver granted(String jobId, int attempt) {
+        return apply(new Input.Granted(jobId, tenantOf(jobId), attempt));
+    }
+
+    QueueDriver deferred(String jobId, int attempt) {
+        return apply(new Input.Deferred(jobId, tenantOf(jobId), attempt, "INSUFFICIENT_FREE_GPUS",
+                "needs 8 GPUs on one node, largest free block is 4"));
+    }
+
+    QueueDriver succeeded(String jobId, int attempt) {
+        return apply(new Input.RunSucceeded(jobId, tenantOf(jobId), attempt));
+    }
+
+    QueueDriver failed(String jobId, int attempt, String message) {
+        return apply(new Input.RunFailed(jobId, tenantOf(jobId), attempt, message));
+    }
+
+    QueueDriver released(String jobId, int attempt, String reason) {
+        return apply(new Input.Released(jobId, tenantOf(jobId), attempt, reason));
+    }
+
+    QueueDriver requeued(String jobId, int interruptedAttempt) {
+        return apply(new Input.Requeued(jobId, tenantOf(jobId), interruptedAttempt, "node n1 failed; restart 1 of 3"));
+    }
+
+    QueueDriver abandoned(String jobId, int interruptedAttempt) {
+        return apply(new Input.RecoveryAbandoned(jobId, tenantOf(jobId), interruptedAttempt,
+                "restart limit 3 reached"));
+    }
+
+    QueueDriver capacityChanged() {
+        return apply(new Input.CapacityChanged("node n9 registered"));
+    }
+
+    /** Job ids in the order they were dispatched (all cycles). */
+    List<String> dispatchOrder() {
+        return facts.stream().filter(f -> f instanceof QueueFact.JobDispatched).map(QueueFact::jobId).toList();
+    }
+
+    long dispatchCount(String jobId) {
+        return dispatchOrder().stream().filter(jobId::equals).count();
+    }
+
+    <T extends QueueFact> List<T> all(Class<T> type, String jobId) {
+        return facts.stream().filter(type::isInstance).map(type::cast).filter(f -> f.jobId().equals(jobId)).toList();
+    }
+
+    List<QueueFact> lastMatching(Predicate<QueueFact> p) {
+        return last.stream().filter(p).toList();
+    }
+
+    /** A fresh core fed only the facts: what a restarted service would hold. */
+    QueueCore rebuilt() {
+        QueueCore fresh = new QueueCore(quotas, new FifoRoundRobinPolicy());
+        facts.forEach(fresh::replay);
+        return fresh;
+    }
+
+    private String tenantOf(String jobId) {
+        for (QueueFact f : facts) {
+            if (f.jobId().equals(jobId)) {
+                return f.tenant();
+            }
+        }
+        return "a";
+    }
+}
