@@ -283,7 +283,8 @@ public final class EventProcessor implements AutoCloseable {
     }
 
     private static boolean isKafkaFailure(Exception e) {
-        return e instanceof org.apache.kafka.common.KafkaException
+        return e instanceof TransientFailureException
+                || e instanceof org.apache.kafka.common.KafkaException
                 && !(e instanceof org.apache.kafka.common.errors.SerializationException);
     }
 

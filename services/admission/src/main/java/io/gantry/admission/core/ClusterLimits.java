@@ -1,0 +1,28 @@
+package io.gantry.admission.core;
+
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * What the registered nodes can hold at most, so that a spec that could never be placed is refused at the door
+ * instead of waiting forever.
+ *
+ * @param nodes              how many nodes are registered
+ * @param maxGpusPerNode     the most GPUs any one node has
+ * @param maxGpusPerNodeByModel per GPU model, the most GPUs of that model any one node has
+ */
+public record ClusterLimits(int nodes, int maxGpusPerNode, Map<String, Integer> maxGpusPerNodeByModel) {
+    public ClusterLimits {
+        maxGpusPerNodeByModel = Map.copyOf(maxGpusPerNodeByModel);
+    }
+
+    /** No node registered yet: nothing that needs a GPU can be admitted. */
+    public static ClusterLimits none() {
+        return new ClusterLimits(0, 0, Map.of());
+    }
+
+    /** Known GPU models in a stable order, for messages. */
+    public String knownModels() {
+        return String.join(", ", new TreeMap<>(maxGpusPerNodeByModel).keySet());
+    }
+}

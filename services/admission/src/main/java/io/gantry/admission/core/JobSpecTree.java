@@ -1,0 +1,53 @@
+package io.gantry.admission.core;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A spec back as a JSON tree in the shape a tenant submits it, with every default filled in. It is what GET
+ * shows and, serialized, what an idempotent resubmission is compared against; the validator accepts it and
+ * gives back the same spec.
+ */
+public final class JobSpecTree {
+    private JobSpecTree() {
+    }
+
+    public static Map<String, Object> toTree(JobSpec spec) {
+        Map<String, Object> job = new LinkedHashMap<>();
+        job.put("name", spec.name());
+        job.put("priority", spec.priority());
+        if (spec.timeLimitSeconds() != null) {
+            job.put("timeLimitSeconds", spec.timeLimitSeconds());
+        }
+        List<Object> tasks = new ArrayList<>();
+        for (TaskSpec t : spec.tasks()) {
+            Map<String, Object> task = new LinkedHashMap<>();
+            task.put("name", t.name());
+            task.put("replicas", t.replicas());
+            task.put("command", t.command());
+            task.put("gpus", t.gpus());
+            if (t.gpuModel() != null) {
+                task.put("gpuModel", t.gpuModel());
+            }
+            task.put("cpus", cores(t.cpuMillis()));
+            task.put("memoryMiB", t.memoryMiB());
+            if (t.runSeconds() != null) {
+                task.put("runSeconds", t.runSeconds());
+            }
+            tasks.add(task);
+        }
+        job.put("tasks", tasks);
+        return job;
+    }
+
+    /** Whole cores as an integer, fractions as a plain decimal (never exponent notation). */
+    static Number cores(int cpuMillis) {
+        if (cpuMillis % 1000 == 0) {
+            return cpuMillis / 1000;
+        }
+        return new BigDecimal(BigDecimal.valueOf(cpuMillis).movePointLeft(3).stripTrailingZeros().toPlainString());
+    }
+}

@@ -1,0 +1,267 @@
+package io.gantry.admission.core;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns a parsed JSON tree (maps, lists, strings, numbers, booleans, nulls) into a {@link JobSpec}, or into the
+ * list of every bad field. It works on the tree rather than on a bound object so that unknown fields, wrong
+ * types and out-of-range values all come back together with their paths, in one answer.
+ *
+ * <p>An explicit JSON {@code null} counts as "not given": optional fields take their default, required ones
+ * are reported missing.
+ */
+public final class JobSpecValidator {
+    public static final int MAX_NAME_LENGTH = 128;
+    public static final int MAX_TASK_GROUPS = 64;
+    public static final int MIN_REPLICAS = 1;
+    public static final int MAX_REPLICAS = 1024;
+    public static final int MIN_PRIORITY = -1000;
+    public static final int MAX_PRIORITY = 1000;
+    public static final int DEFAULT_PRIORITY = 0;
+    public static final int DEFAULT_REPLICAS = 1;
+    public static final int DEFAULT_CPU_MILLIS = 1000;
+    public static final long DEFAULT_MEMORY_MIB = 1024;
+
+    private static final Set<String> JOB_FIELDS = Set.of("name", "priority", "timeLimitSeconds", "tasks");
+    private static final Set<String> TASK_FIELDS =
+            Set.of("name", "replicas", "command", "gpus", "gpuModel", "cpus", "memoryMiB", "runSeconds");
+    private static final BigDecimal THOUSAND = BigDecimal.valueOf(1000);
+
+    public Validated validate(Object tree, ClusterLimits limits) {
+        List<FieldError> errors = new ArrayList<>();
+        if (!(tree instanceof Map<?, ?> job)) {
+            return Validated.invalid(List.of(new FieldError("body", "must be a JSON object")));
+        }
+        unknownFields(job, JOB_FIELDS, "", errors);
+        String name = name(job.get("name"), "name", errors);
+        Long priority = integer(job.get("priority"), "priority", MIN_PRIORITY, MAX_PRIORITY,
+                "must be between " + MIN_PRIORITY + " and " + MAX_PRIORITY, errors);
+        Long timeLimit = integer(job.get("timeLimitSeconds"), "timeLimitSeconds", 1, Long.MAX_VALUE,
+                "must be > 0", errors);
+        List<TaskSpec> tasks = tasks(job.get("tasks"), limits, errors);
+        if (!errors.isEmpty()) {
+            return Validated.invalid(errors);
+        }
+        return Validated.ok(new JobSpec(name, priority == null ? DEFAULT_PRIORITY : priority.intValue(), timeLimit,
+                tasks));
+    }
+
+    private List<TaskSpec> tasks(Object value, ClusterLimits limits, List<FieldError> errors) {
+        if (value == null) {
+            errors.add(new FieldError("tasks", "is required"));
+            return List.of();
+        }
+        if (!(value instanceof List<?> list)) {
+            errors.add(new FieldError("tasks", "must be an array of task groups"));
+            return List.of();
+        }
+        if (list.isEmpty()) {
+            errors.add(new FieldError("tasks", "must contain at least one task group"));
+        } else if (list.size() > MAX_TASK_GROUPS) {
+            errors.add(new FieldError("tasks", "must contain at most " + MAX_TASK_GROUPS + " task groups, not "
+                    + list.size()));
+        }
+        List<TaskSpec> tasks = new ArrayList<>();
+        Map<String, Integer> firstIndexByName = new HashMap<>();
+        for (int i = 0; i < list.size(); i++) {
+            String path = "tasks[" + i + "]";
+            if (!(list.get(i) instanceof Map<?, ?> task)) {
+                errors.add(new FieldError(path, "must be an object"));
+                continue;
+            }
+            TaskSpec spec = task(task, path, limits, errors);
+            if (spec != null) {
+                tasks.add(spec);
+            }
+            // checked on the raw name, so a duplicate is reported even when either task has other faults
+            if (task.get("name") instanceof String n && !n.isBlank()) {
+                Integer first = firstIndexByName.putIfAbsent(n, i);
+                if (first != null) {
+                    errors.add(new FieldError(path + ".name", "duplicate task name '" + n + "' (also tasks["
+                            + first + "])"));
+                }
+            }
+        }
+        return tasks;
+    }
+
+    private TaskSpec task(Map<?, ?> task, String path, ClusterLimits limits, List<FieldError> errors) {
+        int before = errors.size();
+        unknownFields(task, TASK_FIELDS, path + ".", errors);
+        String name = name(task.get("name"), path + ".name", errors);
+        Long replicas = integer(task.get("replicas"), path + ".replicas", MIN_REPLICAS, MAX_REPLICAS,
+                "must be between " + MIN_REPLICAS + " and " + MAX_REPLICAS, errors);
+        List<String> command = command(task.get("command"), path + ".command", errors);
+        Long gpus = integer(task.get("gpus"), path + ".gpus", 0, Integer.MAX_VALUE, "must be >= 0", errors);
+        String gpuModel = gpuModel(task.get("gpuModel"), path + ".gpuModel", limits, errors);
+        if (gpus != null && gpus > 0) {
+            gpuFit(gpus.intValue(), gpuModel, path + ".gpus", limits, errors);
+        }
+        Integer cpuMillis = cpus(task.get("cpus"), path + ".cpus", errors);
+        Long memory = integer(task.get("memoryMiB"), path + ".memoryMiB", 1, Long.MAX_VALUE, "must be > 0", errors);
+        Long runSeconds = integer(task.get("runSeconds"), path + ".runSeconds", 1, Long.MAX_VALUE, "must be > 0",
+                errors);
+        if (errors.size() > before) {
+            return null;
+        }
+        return new TaskSpec(name, replicas == null ? DEFAULT_REPLICAS : replicas.intValue(), command,
+                gpus == null ? 0 : gpus.intValue(), gpuModel, cpuMillis == null ? DEFAULT_CPU_MILLIS : cpuMillis,
+                memory == null ? DEFAULT_MEMORY_MIB : memory, runSeconds);
+    }
+
+    private static void gpuFit(int gpus, String gpuModel, String path, ClusterLimits limits,
+                               List<FieldError> errors) {
+        if (limits.nodes() == 0) {
+            errors.add(new FieldError(path, "cannot request GPUs: the cluster has no registered nodes yet"));
+        } else if (gpus > limits.maxGpusPerNode()) {
+            errors.add(new FieldError(path, "no registered node has more than " + limits.maxGpusPerNode()
+                    + " GPUs, so " + gpus + " per task can never be placed"));
+        } else if (gpuModel != null && limits.maxGpusPerNodeByModel().containsKey(gpuModel)
+                && gpus > limits.maxGpusPerNodeByModel().get(gpuModel)) {
+            errors.add(new FieldError(path, "no registered node has more than "
+                    + limits.maxGpusPerNodeByModel().get(gpuModel) + " " + gpuModel + " GPUs, so " + gpus
+                    + " per task can never be placed"));
+        }
+    }
+
+    private static String gpuModel(Object value, String path, ClusterLimits limits, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof String model)) {
+            errors.add(new FieldError(path, "must be a string"));
+            return null;
+        }
+        if (!limits.maxGpusPerNodeByModel().containsKey(model)) {
+            errors.add(new FieldError(path, "unknown GPU model '" + model + "'; "
+                    + (limits.maxGpusPerNodeByModel().isEmpty() ? "no GPU models are registered"
+                    : "known models: " + limits.knownModels())));
+            return null;
+        }
+        return model;
+    }
+
+    private static List<String> command(Object value, String path, List<FieldError> errors) {
+        if (value == null) {
+            errors.add(new FieldError(path, "is required"));
+            return null;
+        }
+        if (!(value instanceof List<?> list)) {
+            errors.add(new FieldError(path, "must be an array of strings"));
+            return null;
+        }
+        if (list.isEmpty()) {
+            errors.add(new FieldError(path, "must not be empty"));
+            return null;
+        }
+        List<String> command = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            Object arg = list.get(i);
+            if (!(arg instanceof String s)) {
+                errors.add(new FieldError(path + "[" + i + "]", "must be a string"));
+            } else if (s.isBlank()) {
+                errors.add(new FieldError(path + "[" + i + "]", "must not be blank"));
+            } else {
+                command.add(s);
+            }
+        }
+        return command.size() == list.size() ? command : null;
+    }
+
+    private static Integer cpus(Object value, String path, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof Number n)) {
+            errors.add(new FieldError(path, "must be a number"));
+            return null;
+        }
+        BigDecimal cores = decimal(n);
+        if (cores == null) {
+            errors.add(new FieldError(path, "must be a finite number"));
+            return null;
+        }
+        if (cores.signum() <= 0) {
+            errors.add(new FieldError(path, "must be > 0"));
+            return null;
+        }
+        BigDecimal millis = cores.multiply(THOUSAND).stripTrailingZeros();
+        if (millis.scale() > 0) {
+            errors.add(new FieldError(path, "must be a whole number of millicores (at most 3 decimal places)"));
+            return null;
+        }
+        if (millis.compareTo(BigDecimal.valueOf(Integer.MAX_VALUE)) > 0) {
+            errors.add(new FieldError(path, "must be at most " + Integer.MAX_VALUE / 1000 + " cores"));
+            return null;
+        }
+        return millis.intValueExact();
+    }
+
+    private static String name(Object value, String path, List<FieldError> errors) {
+        if (value == null) {
+            errors.add(new FieldError(path, "is required"));
+            return null;
+        }
+        if (!(value instanceof String name)) {
+            errors.add(new FieldError(path, "must be a string"));
+            return null;
+        }
+        if (name.isBlank()) {
+            errors.add(new FieldError(path, "must not be blank"));
+            return null;
+        }
+        if (name.length() > MAX_NAME_LENGTH) {
+            errors.add(new FieldError(path, "must be at most " + MAX_NAME_LENGTH + " characters, not "
+                    + name.length()));
+            return null;
+        }
+        return name;
+    }
+
+    /** An integer within [min, max], or null (absent, or reported bad). */
+    private static Long integer(Object value, String path, long min, long max, String rangeMessage,
+                                List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        BigDecimal d = value instanceof Number n ? decimal(n) : null;
+        if (d == null || d.stripTrailingZeros().scale() > 0) {
+            errors.add(new FieldError(path, "must be an integer"));
+            return null;
+        }
+        if (d.compareTo(BigDecimal.valueOf(min)) < 0 || d.compareTo(BigDecimal.valueOf(max)) > 0) {
+            errors.add(new FieldError(path, rangeMessage));
+            return null;
+        }
+        return d.longValueExact();
+    }
+
+    private static void unknownFields(Map<?, ?> object, Set<String> known, String prefix, List<FieldError> errors) {
+        for (Object key : object.keySet()) {
+            if (!known.contains(String.valueOf(key))) {
+                errors.add(new FieldError(prefix + key, "unknown field"));
+            }
+        }
+    }
+
+    /** Any JSON number as an exact decimal; null for NaN or infinity (which JSON cannot carry anyway). */
+    private static BigDecimal decimal(Number n) {
+        if (n instanceof BigDecimal b) {
+            return b;
+        }
+        if (n instanceof Double || n instanceof Float) {
+            double d = n.doubleValue();
+            return Double.isFinite(d) ? new BigDecimal(n.toString()) : null;
+        }
+        try {
+            return new BigDecimal(n.toString());
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+}

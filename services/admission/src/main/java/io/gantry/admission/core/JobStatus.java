@@ -1,0 +1,166 @@
+package io.gantry.admission.core;
+
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What the read model knows about a job's progress, as a join-semilattice: {@link #apply(JobFact)} only ever
+ * keeps the greater of two values per component, so applying a set of events in any order, any number of times,
+ * gives the same status. That matters because the events of one job come from four topics whose records the
+ * consumer sees in no particular order relative to each other.
+ *
+ * <ul>
+ *   <li>{@code progress}: the highest (attempt, rank) of the non-terminal states the events imply;</li>
+ *   <li>{@code terminal}: set by the queue's JobSucceeded / JobFailed / JobCancelled, and then final (if, against
+ *       the protocol, two differ, the higher (attempt, state) wins so that the answer is still deterministic);</li>
+ *   <li>{@code waiting}: the latest wait-setting or wait-clearing event, by (attempt, time, protocol order, id);</li>
+ *   <li>{@code grant}: the latest AllocationGranted, by the same key.</li>
+ * </ul>
+ */
+public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark grant, Instant updatedAt) {
+
+    /** A non-terminal state reached in an attempt. */
+    public record Progress(int attempt, JobState state) {
+    }
+
+    /** A terminal state and the attempt the queue reported with it. */
+    public record Terminal(int attempt, JobState state) {
+    }
+
+    /**
+     * A time-ordered marker: a wait reason set or cleared, or an allocation granted.
+     *
+     * @param order breaks ties between events of the same millisecond in protocol order (a deferral follows the
+     *              dispatch it defers)
+     */
+    public record Mark(int attempt, Instant at, int order, String eventId, boolean set, String reason,
+                       String message, List<Placement> placements) {
+        public Mark {
+            placements = placements == null ? List.of() : List.copyOf(placements);
+        }
+    }
+
+    private static final Comparator<Progress> PROGRESS =
+            Comparator.comparingInt(Progress::attempt).thenComparingInt(p -> p.state().rank());
+    private static final Comparator<Terminal> TERMINAL =
+            Comparator.comparingInt(Terminal::attempt).thenComparingInt(t -> t.state().ordinal());
+    private static final Comparator<Mark> MARK = Comparator.comparingInt(Mark::attempt)
+            .thenComparing(Mark::at)
+            .thenComparingInt(Mark::order)
+            .thenComparing(Mark::eventId);
+
+    public JobStatus {
+        Objects.requireNonNull(progress, "progress");
+    }
+
+    /** A job that has been submitted and nothing else is known about yet. */
+    public static JobStatus submitted() {
+        return new JobStatus(new Progress(0, JobState.SUBMITTED), null, null, null, null);
+    }
+
+    /** This status joined with what {@code fact} implies. */
+    public JobStatus apply(JobFact fact) {
+        return new JobStatus(
+                max(progress, progressOf(fact), PROGRESS),
+                max(terminal, terminalOf(fact), TERMINAL),
+                max(waiting, waitOf(fact), MARK),
+                max(grant, grantOf(fact), MARK),
+                updatedAt == null || fact.occurredAt().isAfter(updatedAt) ? fact.occurredAt() : updatedAt);
+    }
+
+    public JobState state() {
+        if (terminal != null) {
+            return terminal.state();
+        }
+        // a dispatched job that placement deferred is parked back in its queue: the user sees it QUEUED, with why
+        if (progress.state() == JobState.DISPATCHED && waiting != null && waiting.set()
+                && waiting.attempt() == progress.attempt()) {
+            return JobState.QUEUED;
+        }
+        return progress.state();
+    }
+
+    public int attempt() {
+        return terminal != null ? Math.max(terminal.attempt(), progress.attempt()) : progress.attempt();
+    }
+
+    /** Why the job is not running yet, while it is waiting; null otherwise. */
+    public String waitReason() {
+        return isWaiting() ? waiting.reason() : null;
+    }
+
+    public String waitMessage() {
+        return isWaiting() ? waiting.message() : null;
+    }
+
+    private boolean isWaiting() {
+        JobState s = state();
+        return waiting != null && waiting.set()
+                && (s == JobState.SUBMITTED || s == JobState.QUEUED || s == JobState.DISPATCHED);
+    }
+
+    /** Where the current attempt's tasks were placed; empty before the grant or once a new attempt began. */
+    public List<Placement> placements() {
+        return grant != null && grant.attempt() == attempt() ? grant.placements() : List.of();
+    }
+
+    private static Progress progressOf(JobFact f) {
+        int a = f.attemptOrZero();
+        return switch (f.kind()) {
+            case JOB_SUBMITTED -> new Progress(0, JobState.SUBMITTED);
+            case JOB_QUEUED, JOB_WAITING -> new Progress(a, JobState.QUEUED);
+            // a grant or a deferral answers a dispatch, so it implies one even if the dispatch is not here yet
+            case JOB_DISPATCHED, ALLOCATION_GRANTED, PLACEMENT_DEFERRED -> new Progress(a, JobState.DISPATCHED);
+            case JOB_RUN_STARTED, JOB_RUN_SUCCEEDED, JOB_RUN_FAILED -> new Progress(a, JobState.RUNNING);
+            case ALLOCATION_RELEASED -> JobFact.NODE_FAILED.equals(f.reason())
+                    ? new Progress(a, JobState.INTERRUPTED) : null;
+            case JOB_RECOVERY_ABANDONED -> new Progress(a, JobState.INTERRUPTED);
+            // recovery puts the job back in the queue as the next attempt
+            case JOB_REQUEUED -> new Progress(a + 1, JobState.QUEUED);
+            case JOB_CANCEL_REQUESTED, QUOTA_RELEASED, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED -> null;
+        };
+    }
+
+    private static Terminal terminalOf(JobFact f) {
+        return switch (f.kind()) {
+            case JOB_SUCCEEDED -> new Terminal(f.attemptOrZero(), JobState.SUCCEEDED);
+            case JOB_FAILED -> new Terminal(f.attemptOrZero(), JobState.FAILED);
+            case JOB_CANCELLED -> new Terminal(f.attemptOrZero(), JobState.CANCELLED);
+            default -> null;
+        };
+    }
+
+    private static Mark waitOf(JobFact f) {
+        return switch (f.kind()) {
+            case JOB_DISPATCHED -> mark(f, 0, false, null, null);
+            case PLACEMENT_DEFERRED -> mark(f, 1, true, "CAPACITY", "placement deferred: " + f.detail());
+            case JOB_WAITING -> mark(f, 2, true, f.reason(), f.message());
+            case ALLOCATION_GRANTED -> mark(f, 3, false, null, null);
+            case JOB_RUN_STARTED -> mark(f, 4, false, null, null);
+            default -> null;
+        };
+    }
+
+    private static Mark grantOf(JobFact f) {
+        if (f.kind() != JobFact.Kind.ALLOCATION_GRANTED) {
+            return null;
+        }
+        return new Mark(f.attemptOrZero(), f.occurredAt(), 0, f.eventId(), true, null, null, f.placements());
+    }
+
+    private static Mark mark(JobFact f, int order, boolean set, String reason, String message) {
+        return new Mark(f.attemptOrZero(), f.occurredAt(), order, f.eventId(), set, reason, message, List.of());
+    }
+
+    private static <T> T max(T current, T candidate, Comparator<T> order) {
+        if (candidate == null) {
+            return current;
+        }
+        if (current == null) {
+            return candidate;
+        }
+        return order.compare(candidate, current) > 0 ? candidate : current;
+    }
+}

@@ -1,0 +1,250 @@
+package io.gantry.admission.db;
+
+import io.gantry.admission.core.JobSpecTree;
+import io.gantry.admission.core.JobState;
+import io.gantry.admission.core.JobStatus;
+import io.gantry.admission.kafka.JobEvent;
+import io.micronaut.core.type.Argument;
+import io.micronaut.json.JsonMapper;
+import io.micronaut.transaction.TransactionOperations;
+import jakarta.inject.Singleton;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The job read model in PostgreSQL. {@link #apply(JobEvent)} is idempotent by event id: the history row and the
+ * status update commit together, so an event redelivered after a crash changes nothing.
+ */
+@Singleton
+public class JobStore {
+    private static final String JOB_COLUMNS =
+            "job_id, tenant, name, spec_json, submitted_at, updated_at, status_json";
+
+    private final TransactionOperations<Connection> tx;
+    private final JsonMapper json;
+
+    public JobStore(TransactionOperations<Connection> tx, JsonMapper json) {
+        this.tx = tx;
+        this.json = json;
+    }
+
+    /** Records the event in the job's history and folds it into the job's status; false if it was already in. */
+    public boolean apply(JobEvent e) {
+        return tx.executeWrite(status -> {
+            Connection c = status.getConnection();
+            try (PreparedStatement ps = c.prepareStatement("""
+                    INSERT INTO job_events (event_id, job_id, type, occurred_at, attempt, detail, source)
+                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING""")) {
+                ps.setString(1, e.fact().eventId());
+                ps.setString(2, e.jobId());
+                ps.setString(3, e.fact().kind().eventType());
+                ps.setObject(4, time(e.fact().occurredAt()));
+                if (e.fact().attempt() == null) {
+                    ps.setNull(5, Types.INTEGER);
+                } else {
+                    ps.setInt(5, e.fact().attempt());
+                }
+                ps.setString(6, e.fact().detail());
+                ps.setString(7, e.source());
+                if (ps.executeUpdate() == 0) {
+                    return false;
+                }
+            }
+            JobStatus initial = JobStatus.submitted();
+            try (PreparedStatement ps = c.prepareStatement("""
+                    INSERT INTO jobs (job_id, tenant, state, attempt, status_json, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING""")) {
+                ps.setString(1, e.jobId());
+                ps.setString(2, e.tenant());
+                ps.setString(3, initial.state().name());
+                ps.setInt(4, initial.attempt());
+                ps.setString(5, write(StatusJson.toTree(initial)));
+                ps.setObject(6, time(e.fact().occurredAt()));
+                ps.executeUpdate();
+            }
+            JobStatus current;
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT status_json FROM jobs WHERE job_id = ? FOR UPDATE")) {
+                ps.setString(1, e.jobId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    current = StatusJson.fromTree(readMap(rs.getString(1)));
+                }
+            }
+            JobStatus next = current.apply(e.fact());
+            try (PreparedStatement ps = c.prepareStatement("""
+                    UPDATE jobs SET state = ?, attempt = ?, status_json = ?, updated_at = ?,
+                        name = COALESCE(name, ?), spec_json = COALESCE(spec_json, ?),
+                        submitted_at = COALESCE(submitted_at, ?)
+                    WHERE job_id = ?""")) {
+                ps.setString(1, next.state().name());
+                ps.setInt(2, next.attempt());
+                ps.setString(3, write(StatusJson.toTree(next)));
+                ps.setObject(4, time(next.updatedAt()));
+                ps.setString(5, e.spec() == null ? null : e.spec().name());
+                ps.setString(6, e.spec() == null ? null : write(JobSpecTree.toTree(e.spec())));
+                ps.setObject(7, e.submittedAt() == null ? null : time(e.submittedAt()));
+                ps.setString(8, e.jobId());
+                ps.executeUpdate();
+            }
+            return true;
+        });
+    }
+
+    public Optional<JobRecord> find(String jobId) {
+        return tx.executeRead(status -> {
+            try (PreparedStatement ps = status.getConnection().prepareStatement(
+                    "SELECT " + JOB_COLUMNS + " FROM jobs WHERE job_id = ?")) {
+                ps.setString(1, jobId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? Optional.of(record(rs)) : Optional.empty();
+                }
+            }
+        });
+    }
+
+    /** Jobs newest first; {@code tenant} null means every tenant, {@code state} null every state. */
+    public List<JobRecord> list(String tenant, JobState state, int limit) {
+        return tx.executeRead(status -> {
+            StringBuilder sql = new StringBuilder("SELECT " + JOB_COLUMNS + " FROM jobs WHERE 1 = 1");
+            List<Object> args = new ArrayList<>();
+            if (tenant != null) {
+                sql.append(" AND tenant = ?");
+                args.add(tenant);
+            }
+            if (state != null) {
+                sql.append(" AND state = ?");
+                args.add(state.name());
+            }
+            sql.append(" ORDER BY submitted_at DESC NULLS LAST, updated_at DESC, job_id LIMIT ?");
+            args.add(limit);
+            try (PreparedStatement ps = status.getConnection().prepareStatement(sql.toString())) {
+                for (int i = 0; i < args.size(); i++) {
+                    ps.setObject(i + 1, args.get(i));
+                }
+                List<JobRecord> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(record(rs));
+                    }
+                }
+                return out;
+            }
+        });
+    }
+
+    /** The job's events, in the order they happened (ties in the order they arrived). */
+    public List<HistoryEntry> history(String jobId) {
+        return tx.executeRead(status -> {
+            try (PreparedStatement ps = status.getConnection().prepareStatement("""
+                    SELECT type, occurred_at, attempt, detail FROM job_events
+                    WHERE job_id = ? ORDER BY occurred_at, seq""")) {
+                ps.setString(1, jobId);
+                List<HistoryEntry> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        int attempt = rs.getInt(3);
+                        Integer maybeAttempt = rs.wasNull() ? null : attempt;
+                        out.add(new HistoryEntry(rs.getString(1), instant(rs, 2), maybeAttempt, rs.getString(4)));
+                    }
+                }
+                return out;
+            }
+        });
+    }
+
+    /** Binds {@code key} to this request unless an earlier request already holds it. */
+    public KeyClaim claimKey(String tenant, String key, String requestHash, String jobId, Instant now) {
+        return tx.executeWrite(status -> {
+            Connection c = status.getConnection();
+            try (PreparedStatement ps = c.prepareStatement("""
+                    INSERT INTO idempotency_keys (tenant, idem_key, request_hash, job_id, created_at)
+                    VALUES (?, ?, ?, ?, ?) ON CONFLICT (tenant, idem_key) DO NOTHING""")) {
+                ps.setString(1, tenant);
+                ps.setString(2, key);
+                ps.setString(3, requestHash);
+                ps.setString(4, jobId);
+                ps.setObject(5, time(now));
+                if (ps.executeUpdate() == 1) {
+                    return new KeyClaim(true, requestHash, jobId);
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT request_hash, job_id FROM idempotency_keys WHERE tenant = ? AND idem_key = ?")) {
+                ps.setString(1, tenant);
+                ps.setString(2, key);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return new KeyClaim(false, rs.getString(1), rs.getString(2));
+                }
+            }
+        });
+    }
+
+    /** Gives a key back after its submission could not be published, so that a retry can take it. */
+    public void releaseKey(String tenant, String key, String requestHash) {
+        tx.executeWrite(status -> {
+            try (PreparedStatement ps = status.getConnection().prepareStatement(
+                    "DELETE FROM idempotency_keys WHERE tenant = ? AND idem_key = ? AND request_hash = ?")) {
+                ps.setString(1, tenant);
+                ps.setString(2, key);
+                ps.setString(3, requestHash);
+                return ps.executeUpdate();
+            }
+        });
+    }
+
+    private JobRecord record(ResultSet rs) throws SQLException {
+        String spec = rs.getString("spec_json");
+        return new JobRecord(rs.getString("job_id"), rs.getString("tenant"), rs.getString("name"),
+                spec == null ? null : read(spec), instant(rs, "submitted_at"), instant(rs, "updated_at"),
+                StatusJson.fromTree(readMap(rs.getString("status_json"))));
+    }
+
+    private String write(Object tree) {
+        try {
+            return json.writeValueAsString(tree);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private Object read(String text) {
+        try {
+            return json.readValue(text, Argument.OBJECT_ARGUMENT);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private Map<?, ?> readMap(String text) {
+        return (Map<?, ?>) read(text);
+    }
+
+    private static OffsetDateTime time(Instant i) {
+        return OffsetDateTime.ofInstant(i, ZoneOffset.UTC);
+    }
+
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+        return t == null ? null : t.toInstant();
+    }
+
+    private static Instant instant(ResultSet rs, int column) throws SQLException {
+        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+        return t == null ? null : t.toInstant();
+    }
+}

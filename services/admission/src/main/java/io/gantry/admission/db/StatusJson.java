@@ -1,0 +1,92 @@
+package io.gantry.admission.db;
+
+import io.gantry.admission.core.JobState;
+import io.gantry.admission.core.JobStatus;
+import io.gantry.admission.core.JobStatus.Mark;
+import io.gantry.admission.core.JobStatus.Progress;
+import io.gantry.admission.core.JobStatus.Terminal;
+import io.gantry.admission.core.Placement;
+
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The core's {@link JobStatus} as a JSON tree for the {@code jobs.status_json} column, and back. */
+final class StatusJson {
+    private StatusJson() {
+    }
+
+    static Map<String, Object> toTree(JobStatus s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("progress", Map.of("attempt", s.progress().attempt(), "state", s.progress().state().name()));
+        if (s.terminal() != null) {
+            m.put("terminal", Map.of("attempt", s.terminal().attempt(), "state", s.terminal().state().name()));
+        }
+        if (s.waiting() != null) {
+            m.put("waiting", mark(s.waiting()));
+        }
+        if (s.grant() != null) {
+            m.put("grant", mark(s.grant()));
+        }
+        if (s.updatedAt() != null) {
+            m.put("updatedAt", s.updatedAt().toEpochMilli());
+        }
+        return m;
+    }
+
+    static JobStatus fromTree(Map<?, ?> m) {
+        Map<?, ?> p = (Map<?, ?>) m.get("progress");
+        Map<?, ?> t = (Map<?, ?>) m.get("terminal");
+        return new JobStatus(
+                new Progress(num(p.get("attempt")).intValue(), JobState.valueOf((String) p.get("state"))),
+                t == null ? null : new Terminal(num(t.get("attempt")).intValue(), JobState.valueOf((String) t.get("state"))),
+                mark((Map<?, ?>) m.get("waiting")),
+                mark((Map<?, ?>) m.get("grant")),
+                m.get("updatedAt") == null ? null : Instant.ofEpochMilli(num(m.get("updatedAt")).longValue()));
+    }
+
+    static List<Map<String, Object>> placements(List<Placement> placements) {
+        return placements.stream().map(p -> {
+            Map<String, Object> pm = new LinkedHashMap<>();
+            pm.put("task", p.task());
+            pm.put("replica", p.replica());
+            pm.put("nodeId", p.nodeId());
+            pm.put("gpuModel", p.gpuModel());
+            pm.put("gpuIndices", p.gpuIndices());
+            return pm;
+        }).toList();
+    }
+
+    private static Map<String, Object> mark(Mark k) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("attempt", k.attempt());
+        m.put("at", k.at().toEpochMilli());
+        m.put("order", k.order());
+        m.put("eventId", k.eventId());
+        m.put("set", k.set());
+        m.put("reason", k.reason());
+        m.put("message", k.message());
+        m.put("placements", placements(k.placements()));
+        return m;
+    }
+
+    private static Mark mark(Map<?, ?> m) {
+        if (m == null) {
+            return null;
+        }
+        List<Placement> placements = ((List<?>) m.get("placements")).stream().map(o -> {
+            Map<?, ?> pm = (Map<?, ?>) o;
+            return new Placement((String) pm.get("task"), num(pm.get("replica")).intValue(), (String) pm.get("nodeId"),
+                    (String) pm.get("gpuModel"),
+                    ((List<?>) pm.get("gpuIndices")).stream().map(i -> num(i).intValue()).toList());
+        }).toList();
+        return new Mark(num(m.get("attempt")).intValue(), Instant.ofEpochMilli(num(m.get("at")).longValue()),
+                num(m.get("order")).intValue(), (String) m.get("eventId"), Boolean.TRUE.equals(m.get("set")),
+                (String) m.get("reason"), (String) m.get("message"), placements);
+    }
+
+    private static Number num(Object o) {
+        return (Number) o;
+    }
+}

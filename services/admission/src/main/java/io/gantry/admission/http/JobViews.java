@@ -1,0 +1,71 @@
+package io.gantry.admission.http;
+
+import io.gantry.admission.core.JobStatus;
+import io.gantry.admission.core.Placement;
+import io.gantry.admission.db.HistoryEntry;
+import io.gantry.admission.db.JobRecord;
+
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The JSON shapes of the job endpoints. */
+final class JobViews {
+    private JobViews() {
+    }
+
+    static Map<String, Object> summary(JobRecord r) {
+        JobStatus s = r.status();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("jobId", r.jobId());
+        m.put("tenant", r.tenant());
+        m.put("name", r.name());
+        m.put("state", s.state().name());
+        m.put("attempt", s.attempt());
+        m.put("waitReason", s.waitReason());
+        m.put("waitMessage", s.waitMessage());
+        m.put("submittedAt", text(r.submittedAt()));
+        m.put("updatedAt", text(r.updatedAt()));
+        return m;
+    }
+
+    static Map<String, Object> detail(JobRecord r, List<HistoryEntry> history) {
+        JobStatus s = r.status();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("jobId", r.jobId());
+        m.put("tenant", r.tenant());
+        m.put("name", r.name());
+        m.put("state", s.state().name());
+        m.put("attempt", s.attempt());
+        m.put("spec", r.spec());
+        m.put("waitReason", s.waitReason());
+        m.put("waitMessage", s.waitMessage());
+        m.put("placements", s.placements().stream().map(JobViews::placement).toList());
+        m.put("submittedAt", text(r.submittedAt()));
+        m.put("updatedAt", text(r.updatedAt()));
+        m.put("history", history.stream().map(h -> {
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("type", h.type());
+            e.put("occurredAt", text(h.occurredAt()));
+            e.put("attempt", h.attempt());
+            e.put("detail", h.detail());
+            return e;
+        }).toList());
+        return m;
+    }
+
+    private static Map<String, Object> placement(Placement p) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("task", p.task());
+        m.put("replica", p.replica());
+        m.put("node", p.nodeId());
+        m.put("gpuModel", p.gpuModel());
+        m.put("gpuIndices", p.gpuIndices());
+        return m;
+    }
+
+    private static String text(Instant i) {
+        return i == null ? null : i.toString();
+    }
+}

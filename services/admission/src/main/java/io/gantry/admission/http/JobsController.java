@@ -1,0 +1,303 @@
+package io.gantry.admission.http;
+
+import io.gantry.admission.core.ClusterLimits;
+import io.gantry.admission.core.JobSpec;
+import io.gantry.admission.core.JobSpecTree;
+import io.gantry.admission.core.JobSpecValidator;
+import io.gantry.admission.core.JobState;
+import io.gantry.admission.core.Validated;
+import io.gantry.admission.db.JobRecord;
+import io.gantry.admission.db.JobStore;
+import io.gantry.admission.db.KeyClaim;
+import io.gantry.admission.kafka.AvroMapping;
+import io.gantry.admission.kafka.ClusterLimitsHolder;
+import io.gantry.admission.kafka.EventPublisher;
+import io.gantry.admission.kafka.EventPublisher.PublishFailedException;
+import io.gantry.events.AdmissionJobEvent;
+import io.gantry.events.JobCancelRequested;
+import io.gantry.events.JobSubmitted;
+import io.gantry.runtime.http.Caller;
+import io.gantry.runtime.http.Problem;
+import io.gantry.schemas.Topics;
+import io.micronaut.context.annotation.Value;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.core.type.Argument;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.HttpStatus;
+import io.micronaut.http.MediaType;
+import io.micronaut.http.annotation.Body;
+import io.micronaut.http.annotation.Controller;
+import io.micronaut.http.annotation.Delete;
+import io.micronaut.http.annotation.Get;
+import io.micronaut.http.annotation.Header;
+import io.micronaut.http.annotation.PathVariable;
+import io.micronaut.http.annotation.Post;
+import io.micronaut.http.annotation.QueryValue;
+import io.micronaut.http.annotation.RequestAttribute;
+import io.micronaut.json.JsonMapper;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The public job API. Parses and validates in the core, publishes to Kafka, reads the PostgreSQL read model.
+ * Blocking (JDBC, waiting for Kafka acks), so it runs on the blocking executor.
+ */
+@Controller("/v1/jobs")
+@ExecuteOn(TaskExecutors.BLOCKING)
+public class JobsController {
+    private static final Logger LOG = LoggerFactory.getLogger(JobsController.class);
+    private static final int MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+    private static final int DEFAULT_LIMIT = 100;
+    private static final int MAX_LIMIT = 1000;
+
+    private final JsonMapper json;
+    private final JobSpecValidator validator = new JobSpecValidator();
+    private final ClusterLimitsHolder limits;
+    private final EventPublisher publisher;
+    private final JobStore store;
+    private final Clock clock;
+    private final int maxBodyBytes;
+
+    public JobsController(JsonMapper json, ClusterLimitsHolder limits, EventPublisher publisher, JobStore store,
+                          Clock clock, @Value("${gantry.admission.max-body-bytes:65536}") int maxBodyBytes) {
+        this.json = json;
+        this.limits = limits;
+        this.publisher = publisher;
+        this.store = store;
+        this.clock = clock;
+        this.maxBodyBytes = maxBodyBytes;
+    }
+
+    @Post(consumes = MediaType.APPLICATION_JSON)
+    public HttpResponse<?> submit(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                  @Nullable @Header("Idempotency-Key") String idempotencyKey,
+                                  @Nullable @Body byte[] body) {
+        if (body != null && body.length > maxBodyBytes) {
+            return Problem.response(HttpStatus.REQUEST_ENTITY_TOO_LARGE, "Request body too large",
+                    "the job spec must be at most " + maxBodyBytes + " bytes, not " + body.length,
+                    List.of(new Problem.FieldError("body", "larger than " + maxBodyBytes + " bytes")));
+        }
+        if (idempotencyKey != null && (idempotencyKey.isBlank()
+                || idempotencyKey.length() > MAX_IDEMPOTENCY_KEY_LENGTH)) {
+            return Problem.badRequest(List.of(new Problem.FieldError("Idempotency-Key",
+                    "must be 1.." + MAX_IDEMPOTENCY_KEY_LENGTH + " non-blank characters")));
+        }
+        Object tree;
+        if (body == null || body.length == 0) {
+            return Problem.badRequest(List.of(new Problem.FieldError("body", "is required (a JSON job spec)")));
+        }
+        try {
+            tree = json.readValue(body, Argument.OBJECT_ARGUMENT);
+        } catch (IOException | RuntimeException e) {
+            return Problem.badRequest(List.of(new Problem.FieldError("body", "malformed JSON: " + firstLine(e))));
+        }
+        ClusterLimits current = limits.current();
+        if (current == null) {
+            return unavailable("admission is still reading the cluster's nodes; retry in a few seconds");
+        }
+        Validated validated = validator.validate(tree, current);
+        if (!validated.isValid()) {
+            return Problem.badRequest(validated.errors().stream()
+                    .map(e -> new Problem.FieldError(e.field(), e.message())).toList());
+        }
+        JobSpec spec = validated.spec();
+        String tenant = caller.tenant();
+        String jobId;
+        String eventId;
+        String requestHash = null;
+        if (idempotencyKey != null) {
+            jobId = UUID.nameUUIDFromBytes((tenant + "\u0000" + idempotencyKey).getBytes(StandardCharsets.UTF_8))
+                    .toString();
+            // the same submission publishes the same event id, so a repeated publish is harmless downstream
+            eventId = UUID.nameUUIDFromBytes(("JobSubmitted\u0000" + jobId).getBytes(StandardCharsets.UTF_8))
+                    .toString();
+            requestHash = sha256(canonical(spec));
+            KeyClaim claim = store.claimKey(tenant, idempotencyKey, requestHash, jobId, clock.instant());
+            if (!claim.claimed()) {
+                if (!claim.requestHash().equals(requestHash)) {
+                    return Problem.response(HttpStatus.UNPROCESSABLE_ENTITY, "Idempotency-Key reused",
+                            "Idempotency-Key '" + idempotencyKey + "' was already used for a different job spec",
+                            List.of(new Problem.FieldError("Idempotency-Key", "already used with a different body")));
+                }
+                if (store.find(jobId).isPresent()) {
+                    return accepted(jobId);
+                }
+                // claimed earlier but not (yet) in the read model: that request may have died before publishing,
+                // so publish again under the same event id rather than answer for a job that may not exist
+            }
+        } else {
+            jobId = UUID.randomUUID().toString();
+            eventId = UUID.randomUUID().toString();
+        }
+        Instant now = clock.instant();
+        AdmissionJobEvent event = AdmissionJobEvent.newBuilder()
+                .setEventId(eventId)
+                .setJobId(jobId)
+                .setOccurredAt(now)
+                .setPayload(JobSubmitted.newBuilder()
+                        .setTenant(tenant)
+                        .setSpec(AvroMapping.toAvro(spec))
+                        .setIdempotencyKey(idempotencyKey)
+                        .build())
+                .build();
+        try {
+            publisher.publish(event);
+        } catch (PublishFailedException e) {
+            LOG.warn("could not publish JobSubmitted {}: {}", jobId, e.getMessage());
+            if (requestHash != null) {
+                store.releaseKey(tenant, idempotencyKey, requestHash);
+            }
+            return unavailable("the job could not be recorded (Kafka did not acknowledge it); retry, ideally with "
+                    + "an Idempotency-Key");
+        }
+        try {
+            store.apply(AvroMapping.fromAdmission(event, Topics.ADMISSION_JOB_EVENTS.name()));
+        } catch (RuntimeException e) {
+            // the event is on the log, so the job exists; the read-model consumer inserts the row from it
+            LOG.warn("JobSubmitted {} published but not yet in the read model: {}", jobId, e.toString());
+        }
+        return accepted(jobId);
+    }
+
+    @Get("/{id}")
+    public HttpResponse<?> get(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String id) {
+        return visible(caller, id)
+                .<HttpResponse<?>>map(r -> HttpResponse.ok(JobViews.detail(r, store.history(id))))
+                .orElseGet(() -> notFound(id));
+    }
+
+    @Get
+    public HttpResponse<?> list(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                @Nullable @QueryValue String state,
+                                @Nullable @QueryValue String limit,
+                                @Nullable @QueryValue String tenant) {
+        List<Problem.FieldError> errors = new java.util.ArrayList<>();
+        JobState wanted = null;
+        if (state != null) {
+            try {
+                wanted = JobState.valueOf(state.trim().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                errors.add(new Problem.FieldError("state", "must be one of " + List.of(JobState.values())));
+            }
+        }
+        int max = DEFAULT_LIMIT;
+        if (limit != null) {
+            try {
+                max = Integer.parseInt(limit.trim());
+                if (max < 1 || max > MAX_LIMIT) {
+                    errors.add(new Problem.FieldError("limit", "must be between 1 and " + MAX_LIMIT));
+                }
+            } catch (NumberFormatException e) {
+                errors.add(new Problem.FieldError("limit", "must be an integer"));
+            }
+        }
+        if (!errors.isEmpty()) {
+            return Problem.badRequest(errors);
+        }
+        String scope;
+        if (caller.admin()) {
+            scope = tenant == null || tenant.isBlank() ? null : tenant;
+        } else {
+            if (tenant != null && !tenant.equals(caller.tenant())) {
+                return Problem.response(HttpStatus.FORBIDDEN, "Forbidden",
+                        "only admins may list another tenant's jobs", List.of());
+            }
+            scope = caller.tenant();
+        }
+        Map<String, Object> page = new LinkedHashMap<>();
+        page.put("jobs", store.list(scope, wanted, max).stream().map(JobViews::summary).toList());
+        return HttpResponse.ok(page);
+    }
+
+    @Delete("/{id}")
+    public HttpResponse<?> cancel(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String id) {
+        var found = visible(caller, id);
+        if (found.isEmpty()) {
+            return notFound(id);
+        }
+        JobRecord job = found.get();
+        JobState state = job.status().state();
+        if (state.isTerminal()) {
+            return Problem.response(HttpStatus.CONFLICT, "Job already finished",
+                    "job " + id + " is already " + state + " and cannot be cancelled", List.of());
+        }
+        try {
+            publisher.publish(AdmissionJobEvent.newBuilder()
+                    .setEventId(UUID.randomUUID().toString())
+                    .setJobId(id)
+                    .setOccurredAt(clock.instant())
+                    .setPayload(JobCancelRequested.newBuilder()
+                            .setTenant(job.tenant())
+                            .setRequestedBy(caller.tenant())
+                            .build())
+                    .build());
+        } catch (PublishFailedException e) {
+            LOG.warn("could not publish JobCancelRequested {}: {}", id, e.getMessage());
+            return unavailable("the cancellation could not be recorded (Kafka did not acknowledge it); retry");
+        }
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("jobId", id);
+        answer.put("state", state.name());
+        return HttpResponse.accepted().body(answer);
+    }
+
+    /** The job if it exists and the caller may see it; a tenant cannot tell another tenant's job from none. */
+    private java.util.Optional<JobRecord> visible(Caller caller, String id) {
+        return store.find(id).filter(r -> caller.mayAccess(r.tenant()));
+    }
+
+    private static HttpResponse<?> accepted(String jobId) {
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("jobId", jobId);
+        answer.put("state", JobState.SUBMITTED.name());
+        return HttpResponse.accepted(URI.create("/v1/jobs/" + jobId)).body(answer);
+    }
+
+    private static HttpResponse<?> notFound(String id) {
+        return Problem.notFound("no job " + id);
+    }
+
+    private static HttpResponse<?> unavailable(String detail) {
+        return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Service unavailable", detail, List.of())
+                .header("Retry-After", "5");
+    }
+
+    private byte[] canonical(JobSpec spec) {
+        try {
+            return json.writeValueAsBytes(JobSpecTree.toTree(spec));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String firstLine(Throwable e) {
+        String m = String.valueOf(e.getMessage());
+        int nl = m.indexOf('\n');
+        m = nl < 0 ? m : m.substring(0, nl);
+        return m.length() > 200 ? m.substring(0, 200) + "..." : m;
+    }
+}

@@ -1,0 +1,180 @@
+package io.gantry.admission.kafka;
+
+import io.gantry.admission.core.JobFact;
+import io.gantry.admission.core.JobFact.Kind;
+import io.gantry.admission.core.JobSpec;
+import io.gantry.admission.core.Placement;
+import io.gantry.admission.core.TaskSpec;
+import io.gantry.events.AdmissionJobEvent;
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.AllocationReleased;
+import io.gantry.events.GpuDevice;
+import io.gantry.events.JobCancelRequested;
+import io.gantry.events.JobCancelled;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobFailed;
+import io.gantry.events.JobQueued;
+import io.gantry.events.JobRecoveryAbandoned;
+import io.gantry.events.JobRequeued;
+import io.gantry.events.JobRunFailed;
+import io.gantry.events.JobRunStarted;
+import io.gantry.events.JobRunSucceeded;
+import io.gantry.events.JobSubmitted;
+import io.gantry.events.JobSucceeded;
+import io.gantry.events.JobWaiting;
+import io.gantry.events.NodeRegistered;
+import io.gantry.events.PlacementDeferred;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.events.QuotaReleased;
+import io.gantry.events.RecoveryJobEvent;
+import io.gantry.events.TaskPlacement;
+
+import java.time.Instant;
+import java.util.List;
+
+/** Wire records to core types and back. No decisions: a payload this code does not know is an error. */
+public final class AvroMapping {
+    private AvroMapping() {
+    }
+
+    public static io.gantry.events.JobSpec toAvro(JobSpec spec) {
+        return io.gantry.events.JobSpec.newBuilder()
+                .setName(spec.name())
+                .setPriority(spec.priority())
+                .setTimeLimitSeconds(spec.timeLimitSeconds())
+                .setTasks(spec.tasks().stream().map(t -> io.gantry.events.TaskSpec.newBuilder()
+                        .setName(t.name())
+                        .setReplicas(t.replicas())
+                        .setCommand(t.command())
+                        .setGpus(t.gpus())
+                        .setGpuModel(t.gpuModel())
+                        .setCpuMillis(t.cpuMillis())
+                        .setMemoryMiB(t.memoryMiB())
+                        .setRunSeconds(t.runSeconds())
+                        .build()).toList())
+                .build();
+    }
+
+    public static JobSpec fromAvro(io.gantry.events.JobSpec spec) {
+        return new JobSpec(spec.getName(), spec.getPriority(), spec.getTimeLimitSeconds(),
+                spec.getTasks().stream().map(t -> new TaskSpec(t.getName(), t.getReplicas(), t.getCommand(),
+                        t.getGpus(), t.getGpuModel(), t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds()))
+                        .toList());
+    }
+
+    /** The model of each GPU of a registered node, one entry per device. */
+    public static List<String> gpuModels(NodeRegistered node) {
+        return node.getGpus().stream().map(GpuDevice::getModel).toList();
+    }
+
+    public static JobEvent fromAdmission(AdmissionJobEvent e, String source) {
+        String id = e.getEventId();
+        Instant at = e.getOccurredAt();
+        if (e.getPayload() instanceof JobSubmitted p) {
+            return new JobEvent(e.getJobId(), p.getTenant(), JobFact.of(id, at, Kind.JOB_SUBMITTED, null),
+                    fromAvro(p.getSpec()), at, source);
+        }
+        if (e.getPayload() instanceof JobCancelRequested p) {
+            return new JobEvent(e.getJobId(), p.getTenant(),
+                    JobFact.of(id, at, Kind.JOB_CANCEL_REQUESTED, null).withMessage("requested by " + p.getRequestedBy()),
+                    null, null, source);
+        }
+        throw unknown(e.getPayload());
+    }
+
+    public static JobEvent fromQueue(QueueJobEvent e, String source) {
+        String id = e.getEventId();
+        Instant at = e.getOccurredAt();
+        String job = e.getJobId();
+        Object payload = e.getPayload();
+        if (payload instanceof JobQueued p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_QUEUED, p.getAttempt())
+                    .withMessage(p.getGpus() + " GPUs"), fromAvro(p.getSpec()), p.getSubmittedAt(), source);
+        }
+        if (payload instanceof JobWaiting p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_WAITING, p.getAttempt())
+                    .withReason(p.getReason().name()).withMessage(p.getMessage()), null, null, source);
+        }
+        if (payload instanceof JobDispatched p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_DISPATCHED, p.getAttempt())
+                    .withMessage(p.getGpus() + " GPUs"), fromAvro(p.getSpec()), null, source);
+        }
+        if (payload instanceof QuotaReleased p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.QUOTA_RELEASED, p.getAttempt())
+                    .withMessage(p.getGpus() + " GPUs: " + p.getReason()), null, null, source);
+        }
+        if (payload instanceof JobSucceeded p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_SUCCEEDED, p.getAttempt()),
+                    null, null, source);
+        }
+        if (payload instanceof JobFailed p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_FAILED, p.getAttempt())
+                    .withMessage(p.getMessage()), null, null, source);
+        }
+        if (payload instanceof JobCancelled p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_CANCELLED, p.getAttempt())
+                    .withMessage("requested by " + p.getRequestedBy()), null, null, source);
+        }
+        throw unknown(payload);
+    }
+
+    public static JobEvent fromPlacement(AllocationEvent e, String source) {
+        String id = e.getEventId();
+        Instant at = e.getOccurredAt();
+        String job = e.getJobId();
+        Object payload = e.getPayload();
+        if (payload instanceof AllocationGranted p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.ALLOCATION_GRANTED, p.getAttempt())
+                    .withPlacements(p.getPlacements().stream().map(AvroMapping::placement).toList()),
+                    null, null, source);
+        }
+        if (payload instanceof PlacementDeferred p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.PLACEMENT_DEFERRED, p.getAttempt())
+                    .withReason(p.getReason().name()).withMessage(p.getMessage()), null, null, source);
+        }
+        if (payload instanceof JobRunStarted p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_RUN_STARTED, p.getAttempt())
+                    .withMessage("allocation " + p.getAllocationId()), null, null, source);
+        }
+        if (payload instanceof JobRunSucceeded p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_RUN_SUCCEEDED, p.getAttempt()),
+                    null, null, source);
+        }
+        if (payload instanceof JobRunFailed p) {
+            String exit = p.getExitCode() == null ? "" : " (exit code " + p.getExitCode() + ")";
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_RUN_FAILED, p.getAttempt())
+                    .withMessage(p.getMessage() + exit), null, null, source);
+        }
+        if (payload instanceof AllocationReleased p) {
+            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.ALLOCATION_RELEASED, p.getAttempt())
+                    .withReason(p.getReason().name()), null, null, source);
+        }
+        throw unknown(payload);
+    }
+
+    public static JobEvent fromRecovery(RecoveryJobEvent e, String source) {
+        String id = e.getEventId();
+        Instant at = e.getOccurredAt();
+        Object payload = e.getPayload();
+        if (payload instanceof JobRequeued p) {
+            return new JobEvent(e.getJobId(), p.getTenant(),
+                    JobFact.of(id, at, Kind.JOB_REQUEUED, p.getInterruptedAttempt()).withMessage(p.getMessage()),
+                    null, null, source);
+        }
+        if (payload instanceof JobRecoveryAbandoned p) {
+            return new JobEvent(e.getJobId(), p.getTenant(),
+                    JobFact.of(id, at, Kind.JOB_RECOVERY_ABANDONED, p.getInterruptedAttempt())
+                            .withMessage(p.getMessage()), null, null, source);
+        }
+        throw unknown(payload);
+    }
+
+    private static Placement placement(TaskPlacement p) {
+        return new Placement(p.getTask(), p.getReplica(), p.getNodeId(), p.getGpuModel(), p.getGpuIndices());
+    }
+
+    private static IllegalArgumentException unknown(Object payload) {
+        return new IllegalArgumentException("unknown payload " + (payload == null ? "null" : payload.getClass().getName()));
+    }
+}

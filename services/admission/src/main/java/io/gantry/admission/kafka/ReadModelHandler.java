@@ -1,0 +1,103 @@
+package io.gantry.admission.kafka;
+
+import io.gantry.admission.core.NodeCatalog;
+import io.gantry.admission.db.JobStore;
+import io.gantry.events.AdmissionJobEvent;
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeRegistered;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.events.RecoveryJobEvent;
+import io.gantry.runtime.kafka.EventHandler;
+import io.gantry.runtime.kafka.Output;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+
+/**
+ * Feeds the job read model from every topic that says something about a job, and the cluster limits from the
+ * node topic. One instance per processor (re)start: the node catalog is rebuilt from the beginning of the node
+ * topic each time, the read model is in PostgreSQL and needs no rebuilding.
+ */
+final class ReadModelHandler implements EventHandler {
+    private static final int MAX_ID_LENGTH = 64;
+
+    private final JobStore store;
+    private final ClusterLimitsHolder limits;
+    private final NodeCatalog nodes = new NodeCatalog();
+
+    ReadModelHandler(JobStore store, ClusterLimitsHolder limits) {
+        this.store = store;
+        this.limits = limits;
+    }
+
+    @Override
+    public void restore(Topic<?> topic, String key, Object value) {
+        if (value instanceof NodeEvent e && e.getPayload() instanceof NodeRegistered r) {
+            nodes.register(e.getNodeId(), AvroMapping.gpuModels(r));
+        }
+    }
+
+    @Override
+    public void restored(Output out) {
+        limits.publish(nodes.limits());
+    }
+
+    @Override
+    public void handle(Topic<?> topic, String key, Object value, Output out) {
+        if (value instanceof NodeEvent e) {
+            if (e.getPayload() instanceof NodeRegistered r) {
+                nodes.register(e.getNodeId(), AvroMapping.gpuModels(r));
+                limits.publish(nodes.limits());
+            }
+            return;
+        }
+        JobEvent event = toJobEvent(topic, value);
+        check(event, key);
+        try {
+            store.apply(event);
+        } catch (RuntimeException e) {
+            throw new ReadModelUnavailableException(e);
+        }
+    }
+
+    private static JobEvent toJobEvent(Topic<?> topic, Object value) {
+        String source = topic.name();
+        if (value instanceof AdmissionJobEvent e) {
+            return AvroMapping.fromAdmission(e, source);
+        }
+        if (value instanceof QueueJobEvent e) {
+            return AvroMapping.fromQueue(e, source);
+        }
+        if (value instanceof AllocationEvent e) {
+            return AvroMapping.fromPlacement(e, source);
+        }
+        if (value instanceof RecoveryJobEvent e) {
+            return AvroMapping.fromRecovery(e, source);
+        }
+        throw new IllegalArgumentException("unexpected record " + value.getClass().getName() + " on " + topic);
+    }
+
+    /** Rejects (to the dead-letter topic) what the database would refuse forever, before touching it. */
+    private static void check(JobEvent e, String key) {
+        require(e.jobId(), "jobId", MAX_ID_LENGTH);
+        require(e.tenant(), "tenant", MAX_ID_LENGTH);
+        require(e.fact().eventId(), "eventId", MAX_ID_LENGTH);
+        if (key != null && !key.equals(e.jobId())) {
+            throw new IllegalArgumentException("record key " + key + " is not the event's jobId " + e.jobId());
+        }
+        if (e.spec() != null && e.spec().name().length() > 128) {
+            throw new IllegalArgumentException("job name longer than 128 characters");
+        }
+    }
+
+    private static void require(String value, String what, int maxLength) {
+        if (value == null || value.isBlank() || value.length() > maxLength) {
+            throw new IllegalArgumentException(what + " must be 1.." + maxLength + " characters: " + value);
+        }
+    }
+
+    static Topic<?>[] inputs() {
+        return new Topic<?>[]{Topics.ADMISSION_JOB_EVENTS, Topics.QUEUE_JOB_EVENTS,
+                Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS};
+    }
+}

@@ -1,0 +1,48 @@
+package io.gantry.admission.kafka;
+
+import io.gantry.admission.db.JobStore;
+import io.gantry.runtime.kafka.EventProcessor;
+import io.gantry.schemas.Service;
+import io.gantry.schemas.Topics;
+import io.micronaut.context.annotation.Context;
+import io.micronaut.context.annotation.Value;
+import jakarta.annotation.PreDestroy;
+
+import java.time.Duration;
+
+/**
+ * Runs the admission event loop: at-least-once (the handler writes PostgreSQL idempotently), inputs the four
+ * job topics and the node topic. The node topic is also a restore topic, so the cluster limits are rebuilt from
+ * its beginning on every (re)start before any input is handled; after that, new registrations arrive as input.
+ */
+@Context
+public class ReadModelProcessor implements AutoCloseable {
+    private final EventProcessor processor;
+
+    public ReadModelProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
+                              @Value("${gantry.kafka.partitions:1}") int partitions,
+                              JobStore store, ClusterLimitsHolder limits) {
+        this.processor = EventProcessor.builder(Service.ADMISSION, bootstrap)
+                .transactional(false)
+                .inputs(ReadModelHandler.inputs())
+                .restoreFrom(Topics.PLACEMENT_NODE_EVENTS)
+                .partitions(partitions)
+                .handler(() -> new ReadModelHandler(store, limits))
+                .build()
+                .start();
+    }
+
+    public boolean isReady() {
+        return processor.isReady();
+    }
+
+    public boolean awaitReady(Duration timeout) throws InterruptedException {
+        return processor.awaitReady(timeout);
+    }
+
+    @PreDestroy
+    @Override
+    public void close() {
+        processor.close();
+    }
+}

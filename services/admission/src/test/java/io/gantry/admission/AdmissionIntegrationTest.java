@@ -1,0 +1,462 @@
+package io.gantry.admission;
+
+import io.gantry.admission.kafka.ReadModelProcessor;
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.embedded.EmbeddedPostgres;
+import io.gantry.events.AdmissionJobEvent;
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.GpuDevice;
+import io.gantry.events.JobCancelRequested;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobQueued;
+import io.gantry.events.JobRunStarted;
+import io.gantry.events.JobSubmitted;
+import io.gantry.events.JobSucceeded;
+import io.gantry.events.JobWaiting;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeRegistered;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.events.TaskPlacement;
+import io.gantry.events.TaskSpec;
+import io.gantry.events.WaitReason;
+import io.gantry.runtime.kafka.KafkaTopics;
+import io.gantry.schemas.AvroWire;
+import io.gantry.schemas.Service;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import io.micronaut.core.type.Argument;
+import io.micronaut.json.JsonMapper;
+import io.micronaut.runtime.server.EmbeddedServer;
+import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
+import io.micronaut.test.support.TestPropertyProvider;
+import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The admission service against the real broker and a real PostgreSQL: the API a tenant uses, the event it
+ * publishes, and the read model fed by the other services' topics (which this test writes itself).
+ */
+@MicronautTest(transactional = false)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AdmissionIntegrationTest implements TestPropertyProvider {
+    private static final String VISION = "vision-token-123";
+    private static final String AUDIO = "audio-token-123";
+    private static final String ADMIN = "ops-admin-token";
+    private static final String NODE = "it-node-" + UUID.randomUUID();
+
+    @Inject
+    EmbeddedServer server;
+    @Inject
+    JsonMapper json;
+    @Inject
+    ReadModelProcessor processor;
+
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @Override
+    public Map<String, String> getProperties() {
+        String bootstrap = EmbeddedKafka.shared().bootstrapServers();
+        KafkaTopics.ensureAll(bootstrap, 1);
+        // registered before the service starts, so the service must find it by restoring the node topic
+        send(Topics.PLACEMENT_NODE_EVENTS, NODE, NodeEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setNodeId(NODE).setOccurredAt(Instant.now())
+                .setPayload(NodeRegistered.newBuilder()
+                        .setGpus(IntStream.range(0, 8).mapToObj(i -> GpuDevice.newBuilder().setIndex(i)
+                                .setModel("H100").setMemoryMiB(81920).build()).toList())
+                        .setCpuMillis(128_000).setMemoryMiB(1_048_576).setLabels(Map.of()).setBackend("simulated")
+                        .build())
+                .build());
+        Map<String, String> props = new HashMap<>(EmbeddedPostgres.shared().newDatasource("admission"));
+        props.put("kafka.bootstrap.servers", bootstrap);
+        props.put("micronaut.server.port", "-1");
+        props.put("gantry.auth.tokens-file", tokensFile().toString());
+        return props;
+    }
+
+    @BeforeEach
+    void serviceIsReady() throws InterruptedException {
+        assertThat(processor.awaitReady(Duration.ofSeconds(60))).isTrue();
+    }
+
+    @Test
+    void aSubmittedJobIsPublishedAndShowsAsSubmitted() throws Exception {
+        Reply reply = post(VISION, spec("train-resnet", 8), null);
+
+        assertThat(reply.status).isEqualTo(202);
+        String jobId = (String) reply.body().get("jobId");
+        assertThat(reply.body()).containsEntry("state", "SUBMITTED");
+        assertThat(reply.header("Location")).contains("/v1/jobs/" + jobId);
+
+        AdmissionJobEvent event = awaitRecord(Topics.ADMISSION_JOB_EVENTS, jobId,
+                e -> e.getPayload() instanceof JobSubmitted);
+        JobSubmitted submitted = (JobSubmitted) event.getPayload();
+        assertThat(submitted.getTenant()).isEqualTo("vision");
+        assertThat(submitted.getSpec().getName()).isEqualTo("train-resnet");
+        TaskSpec task = submitted.getSpec().getTasks().get(0);
+        assertThat(task.getGpus()).isEqualTo(8);
+        assertThat(task.getCpuMillis()).isEqualTo(1500);
+        assertThat(task.getReplicas()).isEqualTo(2);
+
+        Reply job = get(VISION, "/v1/jobs/" + jobId);
+        assertThat(job.status).isEqualTo(200);
+        assertThat(job.body()).containsEntry("state", "SUBMITTED").containsEntry("tenant", "vision")
+                .containsEntry("name", "train-resnet");
+        assertThat(history(job)).containsExactly("JobSubmitted");
+        assertThat(((Map<?, ?>) job.body().get("spec")).get("tasks").toString()).contains("cpus=1.5");
+    }
+
+    @Test
+    void anInvalidSpecIsRejectedNamingEveryBadFieldAndNothingIsPublished() throws Exception {
+        long before = endOffset(Topics.ADMISSION_JOB_EVENTS);
+        String bad = """
+                {"name":"x","colour":"red","tasks":[{"name":"w","command":["python",""],"gpus":9,"gpuModel":"B200"}]}""";
+
+        Reply reply = post(VISION, bad, null);
+
+        assertThat(reply.status).isEqualTo(400);
+        assertThat(reply.header("Content-Type")).contains("application/problem+json");
+        assertThat(errorFields(reply)).containsExactlyInAnyOrder("colour", "tasks[0].command[1]", "tasks[0].gpus",
+                "tasks[0].gpuModel");
+        assertThat(reply.raw).contains("no registered node has more than 8 GPUs");
+
+        Reply malformed = post(VISION, "{\"name\": ", null);
+        assertThat(malformed.status).isEqualTo(400);
+        assertThat(errorFields(malformed)).containsExactly("body");
+
+        Reply tooLarge = post(VISION, "{\"name\":\"" + "x".repeat(70_000) + "\"}", null);
+        assertThat(tooLarge.status).isEqualTo(413);
+        assertThat(tooLarge.header("Content-Type")).contains("application/problem+json");
+
+        assertThat(endOffset(Topics.ADMISSION_JOB_EVENTS)).isEqualTo(before);
+    }
+
+    @Test
+    void resubmittingWithTheSameIdempotencyKeyAnswersTheSameJobWithoutPublishingAgain() throws Exception {
+        String key = "nightly-" + UUID.randomUUID();
+        long before = endOffset(Topics.ADMISSION_JOB_EVENTS);
+
+        Reply first = post(VISION, spec("nightly", 1), key);
+        // the same spec spelled differently (defaults written out, other field order) is the same body
+        Reply again = post(VISION, """
+                {"tasks":[{"name":"worker","command":["python","train.py"],"gpus":1,"replicas":2,"cpus":1.5,
+                 "memoryMiB":1024}],"priority":0,"name":"nightly"}""", key);
+
+        assertThat(first.status).isEqualTo(202);
+        assertThat(again.status).isEqualTo(202);
+        assertThat(again.body().get("jobId")).isEqualTo(first.body().get("jobId"));
+        assertThat(endOffset(Topics.ADMISSION_JOB_EVENTS)).isEqualTo(before + 1);
+
+        Reply different = post(VISION, spec("nightly", 2), key);
+        assertThat(different.status).isEqualTo(422);
+        assertThat(errorFields(different)).containsExactly("Idempotency-Key");
+        assertThat(endOffset(Topics.ADMISSION_JOB_EVENTS)).isEqualTo(before + 1);
+
+        Reply otherTenant = post(AUDIO, spec("nightly", 1), key);
+        assertThat(otherTenant.status).isEqualTo(202);
+        assertThat(otherTenant.body().get("jobId")).isNotEqualTo(first.body().get("jobId"));
+    }
+
+    @Test
+    void aTenantCannotSeeAnotherTenantsJobButAnAdminCan() throws Exception {
+        String jobId = submit(VISION, "private-job");
+
+        assertThat(get(AUDIO, "/v1/jobs/" + jobId).status).isEqualTo(404);
+        assertThat(delete(AUDIO, jobId).status).isEqualTo(404);
+        assertThat(jobIds(get(AUDIO, "/v1/jobs"))).doesNotContain(jobId);
+        assertThat(get(AUDIO, "/v1/jobs?tenant=vision").status).isEqualTo(403);
+
+        assertThat(get(ADMIN, "/v1/jobs/" + jobId).status).isEqualTo(200);
+        assertThat(jobIds(get(ADMIN, "/v1/jobs?tenant=vision"))).contains(jobId);
+        assertThat(jobIds(get(VISION, "/v1/jobs"))).contains(jobId);
+
+        assertThat(get(null, "/v1/jobs/" + jobId).status).isEqualTo(401);
+    }
+
+    @Test
+    void eventsFromTheOtherServicesMoveTheJobAlong() throws Exception {
+        String jobId = submit(VISION, "lifecycle");
+        Instant t = Instant.now();
+
+        sendQueue(jobId, t.plusMillis(10), JobQueued.newBuilder().setTenant("vision").setAttempt(1)
+                .setSpec(avroSpec("lifecycle")).setSubmittedAt(t).setGpus(2).build());
+        sendQueue(jobId, t.plusMillis(20), JobWaiting.newBuilder().setTenant("vision").setAttempt(1)
+                .setReason(WaitReason.QUOTA).setMessage("vision uses 16 of 16 GPUs").build());
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            Reply job = get(VISION, "/v1/jobs/" + jobId);
+            assertThat(job.body()).containsEntry("state", "QUEUED").containsEntry("waitReason", "QUOTA")
+                    .containsEntry("waitMessage", "vision uses 16 of 16 GPUs").containsEntry("attempt", 1);
+        });
+        assertThat(jobIds(get(VISION, "/v1/jobs?state=queued"))).contains(jobId);
+
+        // the run start (placement's topic) is produced before the dispatch (queue's topic) it follows
+        sendPlacement(jobId, t.plusMillis(40), JobRunStarted.newBuilder().setAllocationId("a1").setTenant("vision")
+                .setAttempt(1).setStartedAt(t.plusMillis(40)).build());
+        sendPlacement(jobId, t.plusMillis(35), AllocationGranted.newBuilder().setAllocationId("a1")
+                .setTenant("vision").setAttempt(1).setGrantedAt(t.plusMillis(35)).setBackend("simulated")
+                .setPlacements(List.of(TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId(NODE)
+                        .setGpuModel("H100").setGpuIndices(List.of(0, 1)).setCpuMillis(1000).setMemoryMiB(1024)
+                        .build()))
+                .build());
+        sendQueue(jobId, t.plusMillis(30), JobDispatched.newBuilder().setTenant("vision").setAttempt(1)
+                .setSpec(avroSpec("lifecycle")).setGpus(2).build());
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            Reply job = get(VISION, "/v1/jobs/" + jobId);
+            assertThat(job.body()).containsEntry("state", "RUNNING").containsEntry("waitReason", null);
+            assertThat(job.body().get("placements").toString()).contains(NODE).contains("gpuIndices=[0, 1]");
+            assertThat(history(job)).containsExactly("JobSubmitted", "JobQueued", "JobWaiting", "JobDispatched",
+                    "AllocationGranted", "JobRunStarted");
+        });
+
+        sendQueue(jobId, t.plusMillis(50), JobSucceeded.newBuilder().setTenant("vision").setAttempt(1).build());
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(get(VISION, "/v1/jobs/" + jobId).body()).containsEntry("state", "SUCCEEDED"));
+
+        Reply cancel = delete(VISION, jobId);
+        assertThat(cancel.status).isEqualTo(409);
+        assertThat(cancel.header("Content-Type")).contains("application/problem+json");
+    }
+
+    @Test
+    void cancellingAJobPublishesACancelRequest() throws Exception {
+        String jobId = submit(VISION, "to-cancel");
+
+        Reply reply = delete(VISION, jobId);
+
+        assertThat(reply.status).isEqualTo(202);
+        assertThat(reply.body()).containsEntry("jobId", jobId).containsEntry("state", "SUBMITTED");
+        AdmissionJobEvent event = awaitRecord(Topics.ADMISSION_JOB_EVENTS, jobId,
+                e -> e.getPayload() instanceof JobCancelRequested);
+        assertThat(((JobCancelRequested) event.getPayload()).getRequestedBy()).isEqualTo("vision");
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(history(get(VISION, "/v1/jobs/" + jobId))).contains("JobCancelRequested"));
+        assertThat(delete(VISION, UUID.randomUUID().toString()).status).isEqualTo(404);
+    }
+
+    @Test
+    void aPoisonRecordGoesToTheDeadLetterTopicAndLaterEventsStillApply() throws Exception {
+        String jobId = submit(VISION, "after-poison");
+        byte[] garbage = ("not avro " + jobId).getBytes(StandardCharsets.UTF_8);
+        sendRaw(Topics.QUEUE_JOB_EVENTS.name(), jobId, garbage);
+        sendQueue(jobId, Instant.now(), JobQueued.newBuilder().setTenant("vision").setAttempt(1)
+                .setSpec(avroSpec("after-poison")).setSubmittedAt(Instant.now()).setGpus(1).build());
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            List<ConsumerRecord<String, byte[]>> dead = readAll(Topics.deadLetter(Service.ADMISSION).name());
+            assertThat(dead).anySatisfy(r -> {
+                assertThat(r.key()).isEqualTo(jobId);
+                assertThat(r.value()).isEqualTo(garbage);
+                assertThat(new String(r.headers().lastHeader("gantry.source.topic").value(), StandardCharsets.UTF_8))
+                        .isEqualTo(Topics.QUEUE_JOB_EVENTS.name());
+            });
+        });
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(get(VISION, "/v1/jobs/" + jobId).body()).containsEntry("state", "QUEUED"));
+    }
+
+    @Test
+    void aBadStateFilterIsRejected() throws Exception {
+        Reply reply = get(VISION, "/v1/jobs?state=SLEEPING&limit=0");
+
+        assertThat(reply.status).isEqualTo(400);
+        assertThat(errorFields(reply)).containsExactlyInAnyOrder("state", "limit");
+    }
+
+    // ---- helpers ------------------------------------------------------------------------------------------
+
+    private record Reply(int status, String raw, Map<String, Object> body, Map<String, List<String>> headers) {
+        String header(String name) {
+            return headers.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(name))
+                    .map(e -> String.join(",", e.getValue())).findFirst().orElse(null);
+        }
+    }
+
+    private static String spec(String name, int gpus) {
+        return """
+                {"name":"%s","tasks":[{"name":"worker","replicas":2,"command":["python","train.py"],"gpus":%d,
+                 "gpuModel":"H100","cpus":1.5}]}""".formatted(name, gpus).replace("\"gpuModel\":\"H100\",",
+                gpus == 1 ? "" : "\"gpuModel\":\"H100\",");
+    }
+
+    private String submit(String token, String name) throws Exception {
+        Reply reply = post(token, spec(name, 2), null);
+        assertThat(reply.status).isEqualTo(202);
+        return (String) reply.body().get("jobId");
+    }
+
+    private Reply post(String token, String body, String idempotencyKey) throws Exception {
+        HttpRequest.Builder b = request(token, "/v1/jobs").header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (idempotencyKey != null) {
+            b.header("Idempotency-Key", idempotencyKey);
+        }
+        return send(b.build());
+    }
+
+    private Reply get(String token, String path) throws Exception {
+        return send(request(token, path).GET().build());
+    }
+
+    private Reply delete(String token, String jobId) throws Exception {
+        return send(request(token, "/v1/jobs/" + jobId).DELETE().build());
+    }
+
+    private HttpRequest.Builder request(String token, String path) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.getURL() + path));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return b;
+    }
+
+    private Reply send(HttpRequest request) throws Exception {
+        HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
+        Map<String, Object> body = r.body().isEmpty() ? Map.of()
+                : json.readValue(r.body(), Argument.mapOf(String.class, Object.class));
+        return new Reply(r.statusCode(), r.body(), body, r.headers().map());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> errorFields(Reply reply) {
+        return ((List<Map<String, Object>>) reply.body().get("errors")).stream()
+                .map(e -> (String) e.get("field")).toList();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> history(Reply job) {
+        return ((List<Map<String, Object>>) job.body().get("history")).stream()
+                .map(e -> (String) e.get("type")).toList();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> jobIds(Reply list) {
+        assertThat(list.status).isEqualTo(200);
+        return ((List<Map<String, Object>>) list.body().get("jobs")).stream()
+                .map(e -> (String) e.get("jobId")).toList();
+    }
+
+    private static io.gantry.events.JobSpec avroSpec(String name) {
+        return io.gantry.events.JobSpec.newBuilder().setName(name).setPriority(0).setTimeLimitSeconds(null)
+                .setTasks(List.of(TaskSpec.newBuilder().setName("worker").setReplicas(1)
+                        .setCommand(List.of("python", "train.py")).setGpus(2).setGpuModel(null).setCpuMillis(1000)
+                        .setMemoryMiB(1024).setRunSeconds(null).build()))
+                .build();
+    }
+
+    private static void sendQueue(String jobId, Instant at, Object payload) {
+        send(Topics.QUEUE_JOB_EVENTS, jobId, QueueJobEvent.newBuilder().setEventId(UUID.randomUUID().toString())
+                .setJobId(jobId).setOccurredAt(at).setPayload(payload).build());
+    }
+
+    private static void sendPlacement(String jobId, Instant at, Object payload) {
+        send(Topics.PLACEMENT_ALLOCATION_EVENTS, jobId, AllocationEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setJobId(jobId).setOccurredAt(at).setPayload(payload)
+                .build());
+    }
+
+    private static <V> void send(Topic<V> topic, String key, V value) {
+        sendRaw(topic.name(), key, AvroWire.encode(topic, value));
+    }
+
+    private static void sendRaw(String topic, String key, byte[] value) {
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, EmbeddedKafka.shared().bootstrapServers()),
+                new StringSerializer(), new ByteArraySerializer())) {
+            producer.send(new ProducerRecord<>(topic, key, value)).get();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static <V> V awaitRecord(Topic<V> topic, String key, java.util.function.Predicate<V> match) {
+        List<V> found = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            found.clear();
+            readAll(topic.name()).stream().filter(r -> key.equals(r.key()))
+                    .map(r -> AvroWire.decode(topic, r.value())).filter(match).forEach(found::add);
+            assertThat(found).isNotEmpty();
+        });
+        return found.get(0);
+    }
+
+    private static List<ConsumerRecord<String, byte[]>> readAll(String topic) {
+        try (KafkaConsumer<String, byte[]> c = consumer()) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long end = c.endOffsets(List.of(tp)).get(tp);
+            List<ConsumerRecord<String, byte[]>> out = new ArrayList<>();
+            while (c.position(tp) < end) {
+                c.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+            return out;
+        }
+    }
+
+    private static long endOffset(Topic<?> topic) {
+        try (KafkaConsumer<String, byte[]> c = consumer()) {
+            TopicPartition tp = new TopicPartition(topic.name(), 0);
+            return Optional.ofNullable(c.endOffsets(List.of(tp)).get(tp)).orElse(0L);
+        }
+    }
+
+    private static KafkaConsumer<String, byte[]> consumer() {
+        return new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                EmbeddedKafka.shared().bootstrapServers(), ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),
+                new StringDeserializer(), new ByteArrayDeserializer());
+    }
+
+    private static Path tokensFile() {
+        try {
+            Path dir = Files.createTempDirectory("admission-tokens-");
+            Path file = dir.resolve("tokens.yaml");
+            Files.writeString(file, """
+                    tokens:
+                      - tenant: vision
+                        token: %s
+                      - tenant: audio
+                        token: %s
+                      - tenant: ops
+                        role: admin
+                        token: %s
+                    """.formatted(VISION, AUDIO, ADMIN));
+            return file;
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package io.gantry.admission.core;
+
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+import java.util.List;
+import java.util.stream.IntStream;
+
+import static io.gantry.admission.core.SpecTrees.cluster;
+import static io.gantry.admission.core.SpecTrees.gpus;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What GET shows (and what an idempotent resubmission is compared by) is a spec the validator gives back intact. */
+class JobSpecProperties {
+    private static final ClusterLimits CLUSTER = cluster(List.of(gpus(8, "H100"), gpus(4, "A100")));
+    private final JobSpecValidator validator = new JobSpecValidator();
+
+    @Property(tries = 300)
+    void anAcceptedSpecRoundTripsThroughItsTree(@ForAll("specs") JobSpec spec) {
+        Validated first = validator.validate(JobSpecTree.toTree(spec), CLUSTER);
+
+        assertThat(first.errors()).isEmpty();
+        assertThat(first.spec()).isEqualTo(spec);
+        assertThat(JobSpecTree.toTree(first.spec())).isEqualTo(JobSpecTree.toTree(spec));
+    }
+
+    @Provide
+    Arbitrary<JobSpec> specs() {
+        Arbitrary<String> names = Arbitraries.strings().withCharRange('a', 'z').ofMinLength(1).ofMaxLength(128);
+        Arbitrary<Integer> priorities = Arbitraries.integers().between(-1000, 1000);
+        Arbitrary<Long> limits = Arbitraries.longs().between(1, 1_000_000).injectNull(0.3);
+        Arbitrary<List<TaskSpec>> tasks = task().list().ofMinSize(1).ofMaxSize(64).map(ts -> IntStream
+                .range(0, ts.size())
+                .mapToObj(i -> new TaskSpec("task-" + i, ts.get(i).replicas(), ts.get(i).command(), ts.get(i).gpus(),
+                        ts.get(i).gpuModel(), ts.get(i).cpuMillis(), ts.get(i).memoryMiB(), ts.get(i).runSeconds()))
+                .toList());
+        return Combinators.combine(names, priorities, limits, tasks).as(JobSpec::new);
+    }
+
+    private Arbitrary<TaskSpec> task() {
+        Arbitrary<Integer> replicas = Arbitraries.integers().between(1, 1024);
+        Arbitrary<List<String>> command = Arbitraries.strings().alpha().numeric().withChars(" -./=")
+                .ofMinLength(1).ofMaxLength(20).filter(s -> !s.isBlank()).list().ofMinSize(1).ofMaxSize(5);
+        Arbitrary<String> model = Arbitraries.of("H100", "A100").injectNull(0.5);
+        Arbitrary<Integer> gpus = Arbitraries.integers().between(0, 4);
+        Arbitrary<Integer> cpuMillis = Arbitraries.integers().between(1, 256_000);
+        Arbitrary<Long> memory = Arbitraries.longs().between(1, 2_000_000);
+        Arbitrary<Long> run = Arbitraries.longs().between(1, 86_400).injectNull(0.5);
+        return Combinators.combine(replicas, command, model, gpus, cpuMillis, memory, run)
+                .as((r, c, m, g, cpu, mem, rs) -> new TaskSpec("t", r, c, g, m, cpu, mem, rs));
+    }
+}

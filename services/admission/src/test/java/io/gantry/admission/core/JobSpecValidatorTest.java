@@ -1,0 +1,230 @@
+package io.gantry.admission.core;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.math.BigDecimal;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static io.gantry.admission.core.SpecTrees.aJob;
+import static io.gantry.admission.core.SpecTrees.aTask;
+import static io.gantry.admission.core.SpecTrees.cluster;
+import static io.gantry.admission.core.SpecTrees.gpus;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
+
+class JobSpecValidatorTest {
+    /** One node with 8 H100s, one with 4 A100s. */
+    private static final ClusterLimits CLUSTER = cluster(List.of(gpus(8, "H100"), gpus(4, "A100")));
+    private static final ClusterLimits EMPTY = ClusterLimits.none();
+
+    private final JobSpecValidator validator = new JobSpecValidator();
+
+    static Stream<Arguments> rejected() {
+        return Stream.of(
+                bad("a JSON array instead of an object", List.of(1, 2), CLUSTER,
+                        "body", "must be a JSON object"),
+                bad("a missing name", aJob().without("name").build(), CLUSTER, "name", "is required"),
+                bad("a name that is a number", aJob().set("name", 7).build(), CLUSTER, "name", "must be a string"),
+                bad("a blank name", aJob().set("name", "  ").build(), CLUSTER, "name", "must not be blank"),
+                bad("a name of 129 characters", aJob().set("name", "x".repeat(129)).build(), CLUSTER,
+                        "name", "at most 128 characters"),
+                bad("missing tasks", aJob().without("tasks").build(), CLUSTER, "tasks", "is required"),
+                bad("tasks that are not an array", aJob().set("tasks", "worker").build(), CLUSTER,
+                        "tasks", "must be an array"),
+                bad("no task groups", aJob().noTasks().build(), CLUSTER, "tasks", "at least one task group"),
+                bad("65 task groups", manyTasks(65), CLUSTER, "tasks", "at most 64 task groups"),
+                bad("a task that is not an object", aJob().noTasks().rawTask("worker").build(), CLUSTER,
+                        "tasks[0]", "must be an object"),
+                bad("an unknown top-level field", aJob().set("colour", "red").build(), CLUSTER,
+                        "colour", "unknown field"),
+                bad("an unknown task field", aJob().noTasks().task(aTask("w").set("colour", "red")).build(),
+                        CLUSTER, "tasks[0].colour", "unknown field"),
+                bad("a task without a name", aJob().noTasks().task(aTask("w").without("name")).build(), CLUSTER,
+                        "tasks[0].name", "is required"),
+                bad("a task without a command", aJob().noTasks().task(aTask("w").without("command")).build(),
+                        CLUSTER, "tasks[0].command", "is required"),
+                bad("a command given as one string", aJob().noTasks().task(aTask("w").set("command", "python"))
+                        .build(), CLUSTER, "tasks[0].command", "must be an array of strings"),
+                bad("an empty command", aJob().noTasks().task(aTask("w").set("command", List.of())).build(),
+                        CLUSTER, "tasks[0].command", "must not be empty"),
+                bad("a blank command entry", aJob().noTasks().task(aTask("w").set("command", List.of("python", " ")))
+                        .build(), CLUSTER, "tasks[0].command[1]", "must not be blank"),
+                bad("a command entry that is a number", aJob().noTasks()
+                        .task(aTask("w").set("command", List.of(1, "x"))).build(), CLUSTER,
+                        "tasks[0].command[0]", "must be a string"),
+                bad("two task groups with the same name", aJob().noTasks().task(aTask("w")).task(aTask("w")).build(),
+                        CLUSTER, "tasks[1].name", "duplicate task name 'w' (also tasks[0])"),
+                bad("zero replicas", aJob().noTasks().task(aTask("w").set("replicas", 0)).build(), CLUSTER,
+                        "tasks[0].replicas", "must be between 1 and 1024"),
+                bad("1025 replicas", aJob().noTasks().task(aTask("w").set("replicas", 1025)).build(), CLUSTER,
+                        "tasks[0].replicas", "must be between 1 and 1024"),
+                bad("a fractional replica count", aJob().noTasks().task(aTask("w").set("replicas", 1.5)).build(),
+                        CLUSTER, "tasks[0].replicas", "must be an integer"),
+                bad("replicas given as a string", aJob().noTasks().task(aTask("w").set("replicas", "2")).build(),
+                        CLUSTER, "tasks[0].replicas", "must be an integer"),
+                bad("a huge replica count", aJob().noTasks().task(aTask("w")
+                                .set("replicas", new java.math.BigInteger("99999999999999999999999"))).build(),
+                        CLUSTER, "tasks[0].replicas", "must be between 1 and 1024"),
+                bad("negative GPUs", aJob().noTasks().task(aTask("w").gpus(-1)).build(), CLUSTER,
+                        "tasks[0].gpus", "must be >= 0"),
+                bad("more GPUs than any node has", aJob().noTasks().task(aTask("w").gpus(9)).build(), CLUSTER,
+                        "tasks[0].gpus", "no registered node has more than 8 GPUs"),
+                bad("GPUs while no node is registered", aJob().noTasks().task(aTask("w").gpus(1)).build(), EMPTY,
+                        "tasks[0].gpus", "the cluster has no registered nodes"),
+                bad("more GPUs of a model than any node has of it", aJob().noTasks()
+                        .task(aTask("w").gpus(5).model("A100")).build(), CLUSTER,
+                        "tasks[0].gpus", "no registered node has more than 4 A100 GPUs"),
+                bad("an unknown GPU model", aJob().noTasks().task(aTask("w").gpus(1).model("B200")).build(), CLUSTER,
+                        "tasks[0].gpuModel", "unknown GPU model 'B200'; known models: A100, H100"),
+                bad("a GPU model while no node is registered", aJob().noTasks().task(aTask("w").model("H100"))
+                        .build(), EMPTY, "tasks[0].gpuModel", "no GPU models are registered"),
+                bad("a GPU model that is not a string", aJob().noTasks().task(aTask("w").set("gpuModel", 3))
+                        .build(), CLUSTER, "tasks[0].gpuModel", "must be a string"),
+                bad("zero CPUs", aJob().noTasks().task(aTask("w").set("cpus", 0)).build(), CLUSTER,
+                        "tasks[0].cpus", "must be > 0"),
+                bad("negative CPUs", aJob().noTasks().task(aTask("w").set("cpus", -0.5)).build(), CLUSTER,
+                        "tasks[0].cpus", "must be > 0"),
+                bad("CPUs finer than a millicore", aJob().noTasks().task(aTask("w").set("cpus", 0.0005)).build(),
+                        CLUSTER, "tasks[0].cpus", "whole number of millicores"),
+                bad("CPUs given as a string", aJob().noTasks().task(aTask("w").set("cpus", "8")).build(), CLUSTER,
+                        "tasks[0].cpus", "must be a number"),
+                bad("zero memory", aJob().noTasks().task(aTask("w").set("memoryMiB", 0)).build(), CLUSTER,
+                        "tasks[0].memoryMiB", "must be > 0"),
+                bad("zero run seconds", aJob().noTasks().task(aTask("w").set("runSeconds", 0)).build(), CLUSTER,
+                        "tasks[0].runSeconds", "must be > 0"),
+                bad("priority 1001", aJob().set("priority", 1001).build(), CLUSTER,
+                        "priority", "must be between -1000 and 1000"),
+                bad("priority -1001", aJob().set("priority", -1001).build(), CLUSTER,
+                        "priority", "must be between -1000 and 1000"),
+                bad("a boolean priority", aJob().set("priority", true).build(), CLUSTER,
+                        "priority", "must be an integer"),
+                bad("a zero time limit", aJob().set("timeLimitSeconds", 0).build(), CLUSTER,
+                        "timeLimitSeconds", "must be > 0"),
+                bad("a required field sent as null", aJob().set("name", null).build(), CLUSTER,
+                        "name", "is required"));
+    }
+
+    @ParameterizedTest(name = "rejects {0}")
+    @MethodSource("rejected")
+    void rejectsABadSpecNamingTheField(String description, Object tree, ClusterLimits limits, String field,
+                                       String message) {
+        Validated v = validator.validate(tree, limits);
+
+        assertThat(v.isValid()).isFalse();
+        assertThat(v.spec()).isNull();
+        assertThat(v.errors()).anySatisfy(e -> {
+            assertThat(e.field()).isEqualTo(field);
+            assertThat(e.message()).contains(message);
+        });
+    }
+
+    @Test
+    void reportsEveryBadFieldInOneAnswer() {
+        Object tree = aJob().set("name", "").set("priority", 5000).set("extra", 1).noTasks()
+                .task(aTask("a").gpus(99).set("cpus", 0).set("command", List.of("")))
+                .task(aTask("a").set("replicas", 0).set("memoryMiB", -1))
+                .build();
+
+        Validated v = validator.validate(tree, CLUSTER);
+
+        assertThat(v.errors()).extracting(FieldError::field).containsExactlyInAnyOrder(
+                "extra", "name", "priority", "tasks[0].command[0]", "tasks[0].gpus", "tasks[0].cpus",
+                "tasks[1].replicas", "tasks[1].memoryMiB", "tasks[1].name");
+    }
+
+    @Test
+    void fillsInDefaultsForEverythingOptional() {
+        Validated v = validator.validate(aJob().build(), EMPTY);
+
+        assertThat(v.errors()).isEmpty();
+        assertThat(v.spec()).isEqualTo(new JobSpec("train-resnet", 0, null, List.of(
+                new TaskSpec("worker", 1, List.of("python", "train.py"), 0, null, 1000, 1024, null))));
+    }
+
+    @Test
+    void acceptsTheDocumentedExampleOnAClusterThatFitsIt() {
+        Object tree = aJob().set("priority", 10).set("timeLimitSeconds", 3600).noTasks()
+                .task(aTask("worker").set("replicas", 2).gpus(4).model("H100").set("cpus", 8)
+                        .set("memoryMiB", 65536).set("runSeconds", 120))
+                .build();
+
+        Validated v = validator.validate(tree, CLUSTER);
+
+        assertThat(v.errors()).isEmpty();
+        assertThat(v.spec()).isEqualTo(new JobSpec("train-resnet", 10, 3600L, List.of(
+                new TaskSpec("worker", 2, List.of("python", "train.py"), 4, "H100", 8000, 65536, 120L))));
+    }
+
+    @Test
+    void mapsFractionalCoresToMillicores() {
+        Object tree = aJob().noTasks()
+                .task(aTask("a").set("cpus", 0.5))
+                .task(aTask("b").set("cpus", new BigDecimal("2.125")))
+                .build();
+
+        assertThat(validator.validate(tree, EMPTY).spec().tasks()).extracting(TaskSpec::cpuMillis)
+                .containsExactly(500, 2125);
+    }
+
+    @Test
+    void acceptsIntegersWrittenWithATrailingZeroFraction() {
+        Object tree = aJob().noTasks().task(aTask("a").set("gpus", 2.0).set("replicas", 3.0)).build();
+
+        TaskSpec task = validator.validate(tree, CLUSTER).spec().tasks().get(0);
+
+        assertThat(task.gpus()).isEqualTo(2);
+        assertThat(task.replicas()).isEqualTo(3);
+    }
+
+    @Test
+    void treatsAnExplicitNullOptionalFieldAsNotGiven() {
+        Object tree = aJob().set("priority", null).set("timeLimitSeconds", null).noTasks()
+                .task(aTask("a").set("gpuModel", null).set("runSeconds", null).set("cpus", null))
+                .build();
+
+        Validated v = validator.validate(tree, EMPTY);
+
+        assertThat(v.errors()).isEmpty();
+        assertThat(v.spec().priority()).isZero();
+        assertThat(v.spec().tasks().get(0).cpuMillis()).isEqualTo(1000);
+    }
+
+    @Test
+    void acceptsExactlyAsManyGpusOfAModelAsTheBiggestNodeHas() {
+        Object tree = aJob().noTasks().task(aTask("a").gpus(4).model("A100")).build();
+
+        assertThat(validator.validate(tree, CLUSTER).errors()).isEmpty();
+    }
+
+    @Test
+    void acceptsCpuOnlyTasksBeforeAnyNodeRegisters() {
+        Object tree = aJob().noTasks().task(aTask("a").gpus(0)).build();
+
+        assertThat(validator.validate(tree, EMPTY).errors()).isEmpty();
+    }
+
+    @Test
+    void acceptsSixtyFourTaskGroupsButNotSixtyFive() {
+        assertThat(validator.validate(manyTasks(64), EMPTY).errors()).isEmpty();
+        assertThat(validator.validate(manyTasks(65), EMPTY).errors()).extracting(FieldError::field)
+                .containsExactly("tasks");
+    }
+
+    private static Map<String, Object> manyTasks(int n) {
+        SpecTrees.JobTree job = aJob().noTasks();
+        for (int i = 0; i < n; i++) {
+            job.task(aTask("t" + i));
+        }
+        return job.build();
+    }
+
+    private static Arguments bad(String description, Object tree, ClusterLimits limits, String field,
+                                 String message) {
+        return arguments(description, tree, limits, field, message);
+    }
+}

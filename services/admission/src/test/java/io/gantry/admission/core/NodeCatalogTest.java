@@ -1,0 +1,38 @@
+package io.gantry.admission.core;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static io.gantry.admission.core.SpecTrees.gpus;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class NodeCatalogTest {
+    @Test
+    void limitsAreTheBiggestNodeOverallAndPerModel() {
+        NodeCatalog catalog = new NodeCatalog();
+        catalog.register("a", gpus(8, "H100"));
+        catalog.register("b", List.of("A100", "A100", "H100"));
+
+        ClusterLimits limits = catalog.limits();
+
+        assertThat(limits.nodes()).isEqualTo(2);
+        assertThat(limits.maxGpusPerNode()).isEqualTo(8);
+        assertThat(limits.maxGpusPerNodeByModel()).isEqualTo(Map.of("H100", 8, "A100", 2));
+    }
+
+    @Test
+    void aNodeThatRegistersAgainReplacesItsEarlierHardware() {
+        NodeCatalog catalog = new NodeCatalog();
+        catalog.register("a", gpus(8, "H100"));
+        catalog.register("a", gpus(2, "A100"));
+
+        assertThat(catalog.limits()).isEqualTo(new ClusterLimits(1, 2, Map.of("A100", 2)));
+    }
+
+    @Test
+    void anEmptyCatalogAdmitsNoGpus() {
+        assertThat(new NodeCatalog().limits()).isEqualTo(ClusterLimits.none());
+    }
+}

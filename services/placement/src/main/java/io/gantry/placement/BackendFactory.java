@@ -1,0 +1,106 @@
+package io.gantry.placement;
+
+import io.gantry.placement.backend.ClusterFile;
+import io.gantry.placement.backend.ExecutionBackend;
+import io.gantry.placement.backend.LocalBackend;
+import io.gantry.placement.backend.SimulatedBackend;
+import io.gantry.placement.backend.VirtualClock;
+import io.gantry.placement.core.FirstFitPlacer;
+import io.gantry.placement.core.GangPlacer;
+import io.gantry.placement.core.Gpu;
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.kafka.PlacementService;
+import io.micronaut.context.annotation.Factory;
+import io.micronaut.context.annotation.Value;
+import io.micronaut.context.exceptions.ConfigurationException;
+import jakarta.inject.Singleton;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Builds the placer, the virtual clock and the configured execution backend. */
+@Factory
+public class BackendFactory {
+    private static final Logger LOG = LoggerFactory.getLogger(BackendFactory.class);
+
+    @Value("${gantry.placement.backend:simulated}")
+    String backendName;
+
+    @Singleton
+    GangPlacer placer() {
+        return new FirstFitPlacer();
+    }
+
+    @Singleton
+    VirtualClock clock(@Value("${gantry.placement.simulated.speedup:1.0}") double speedup) {
+        // real processes run in real time: the speed-up only applies to the simulated backend
+        return new VirtualClock(Clock.systemUTC(), LocalBackend.NAME.equals(backendName) ? 1.0 : speedup);
+    }
+
+    @Singleton
+    PlacementService.HeartbeatInterval heartbeat(
+            @Value("${gantry.placement.simulated.heartbeat-interval:1s}") Duration simulated,
+            @Value("${gantry.placement.local.heartbeat-interval:1s}") Duration local) {
+        return new PlacementService.HeartbeatInterval(LocalBackend.NAME.equals(backendName) ? local : simulated);
+    }
+
+    @Singleton
+    ExecutionBackend backend(VirtualClock clock,
+                             @Value("${gantry.placement.simulated.cluster-file:}") String clusterFile,
+                             @Value("${gantry.placement.local.gpus:0}") int gpus,
+                             @Value("${gantry.placement.local.gpu-model:generic}") String gpuModel,
+                             @Value("${gantry.placement.local.gpu-memory-mib:0}") long gpuMemory,
+                             @Value("${gantry.placement.local.cpu-millis:0}") int cpuMillis,
+                             @Value("${gantry.placement.local.memory-mib:0}") long memoryMiB,
+                             @Value("${gantry.placement.local.work-dir:}") String workDir,
+                             @Value("${gantry.placement.local.run-as:nobody}") String runAs) throws IOException {
+        if (SimulatedBackend.NAME.equals(backendName)) {
+            List<NodeSpec> nodes = clusterFile.isBlank() ? ClusterFile.defaultCluster()
+                    : ClusterFile.load(Path.of(clusterFile));
+            return new SimulatedBackend(nodes);
+        }
+        if (!LocalBackend.NAME.equals(backendName)) {
+            throw new ConfigurationException("gantry.placement.backend must be `simulated` or `local`, was `"
+                    + backendName + "`");
+        }
+        List<Gpu> devices = new ArrayList<>();
+        for (int i = 0; i < gpus; i++) {
+            devices.add(new Gpu(i, gpuModel, gpuMemory));
+        }
+        int cpu = cpuMillis > 0 ? cpuMillis : Runtime.getRuntime().availableProcessors() * 1000;
+        long memory = memoryMiB > 0 ? memoryMiB : hostMemoryMiB();
+        NodeSpec node = new NodeSpec(LocalBackend.NODE_ID, LocalBackend.NAME, devices, cpu, memory,
+                Map.of("host", hostname()));
+        Path dir = workDir.isBlank() ? Path.of(System.getProperty("java.io.tmpdir"), "gantry-placement")
+                : Path.of(workDir);
+        boolean root = "root".equals(System.getProperty("user.name"));
+        LocalBackend.RunAs as = root ? LocalBackend.resolveRunAs(runAs) : null;
+        LOG.warn("the local backend runs tenants' commands on this host (work dir {}, {})", dir,
+                as == null ? "as " + System.getProperty("user.name") : "as " + runAs + " via setpriv");
+        return new LocalBackend(node, dir, as, clock);
+    }
+
+    private static long hostMemoryMiB() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getTotalMemorySize() / (1024 * 1024);
+        }
+        return Runtime.getRuntime().maxMemory() / (1024 * 1024);
+    }
+
+    private static String hostname() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "localhost";
+        }
+    }
+}

@@ -1,0 +1,52 @@
+package io.gantry.placement.backend;
+
+import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.NodeSpec;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Runs the tasks of granted allocations. Every method is called on the event loop thread; outcomes that happen
+ * elsewhere (a process exits) are queued and handed over by {@link #poll}, so the core only ever sees them on
+ * the loop thread.
+ */
+public interface ExecutionBackend extends AutoCloseable {
+
+    /** {@code simulated} or {@code local}; written into every allocation and node it owns. */
+    String name();
+
+    /** The nodes this backend provides; registered at every start. */
+    List<NodeSpec> nodes();
+
+    /** Whether the node should heartbeat now (a failed simulated node stays silent). */
+    boolean heartbeating(String nodeId);
+
+    /**
+     * Starts every task of the allocation.
+     *
+     * @return empty when all tasks started; otherwise the failure to report (nothing is left running)
+     */
+    Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now);
+
+    /** Stops whatever still runs of the allocation; no outcome is reported for it afterwards. Idempotent. */
+    void stop(String allocationId);
+
+    /** Outcomes that became known up to {@code now}. */
+    List<RunOutcome> poll(Instant now);
+
+    /**
+     * After state was rebuilt: {@code live} are the allocations still held. The backend keeps or re-creates what
+     * it can, stops anything else it runs, and returns the outcomes to report at once (e.g. lost processes).
+     */
+    List<RunOutcome> adopt(List<LiveRun> live, Instant now);
+
+    @Override
+    default void close() {
+    }
+
+    /** A live allocation and its run plan (null when the plan could not be recovered). */
+    record LiveRun(Allocation allocation, RunPlan plan) {
+    }
+}

@@ -1,0 +1,257 @@
+package io.gantry.placement.backend;
+
+import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.PlacedTask;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.UserPrincipalLookupService;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.stream.Collectors;
+
+/**
+ * One node, {@code local}: runs each task's command as an OS process on this host, without a shell, with
+ * {@code CUDA_VISIBLE_DEVICES} set to its GPU indices. This executes tenants' commands, so it is opt-in; when
+ * placement runs as root the tasks run as an unprivileged user through {@code setpriv}.
+ *
+ * <p>A task's stdout and stderr go to {@code <workDir>/<jobId>/<attempt>/<task>-<replica>.log}. The run fails as
+ * soon as one task exits non-zero (the others are killed) and succeeds when every task exited 0. Processes do not
+ * survive a placement restart: live runs are then reported failed.
+ */
+public final class LocalBackend implements ExecutionBackend {
+    public static final String NAME = "local";
+    public static final String NODE_ID = "local";
+    private static final Logger LOG = LoggerFactory.getLogger(LocalBackend.class);
+
+    private final NodeSpec node;
+    private final Path workDir;
+    private final RunAs runAs;
+    private final Clock clock;
+    private final Map<String, Run> runs = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<RunOutcome> finished = new ConcurrentLinkedQueue<>();
+    /** Outcomes handed to the loop whose release is not confirmed yet; re-offered if the loop restarts. */
+    private final Map<String, RunOutcome> reported = new ConcurrentHashMap<>();
+
+    /** An unprivileged identity to drop to; null when placement is not root. */
+    public record RunAs(String user, String uid, String gid) {
+    }
+
+    public LocalBackend(NodeSpec node, Path workDir, RunAs runAs, Clock clock) {
+        this.node = node;
+        this.workDir = workDir;
+        this.runAs = runAs;
+        this.clock = clock;
+    }
+
+    /** Resolves {@code user} from /etc/passwd, so setpriv gets numeric ids; falls back to the name. */
+    public static RunAs resolveRunAs(String user) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/etc/passwd"))) {
+                String[] f = line.split(":");
+                if (f.length > 3 && f[0].equals(user)) {
+                    return new RunAs(user, f[2], f[3]);
+                }
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot read /etc/passwd to resolve {}: {}", user, e.toString());
+        }
+        return new RunAs(user, user, user);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public List<NodeSpec> nodes() {
+        return List.of(node);
+    }
+
+    @Override
+    public boolean heartbeating(String nodeId) {
+        return node.nodeId().equals(nodeId);
+    }
+
+    private final class Run {
+        final Allocation allocation;
+        final Map<String, Process> processes = new HashMap<>();
+        int exited;
+        boolean over;
+
+        Run(Allocation allocation) {
+            this.allocation = allocation;
+        }
+
+        synchronized void exited(String task, int code) {
+            if (over) {
+                return;
+            }
+            exited++;
+            if (code != 0) {
+                over = true;
+                killAll();
+                report(RunOutcome.failed(allocation.allocationId(), code, "task " + task + " exited with " + code,
+                        clock.instant()));
+            } else if (exited == processes.size()) {
+                over = true;
+                report(RunOutcome.succeeded(allocation.allocationId(), clock.instant()));
+            }
+        }
+
+        synchronized void kill() {
+            over = true;
+            killAll();
+        }
+
+        private void killAll() {
+            for (Process p : processes.values()) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+
+        private void report(RunOutcome outcome) {
+            runs.remove(allocation.allocationId(), this);
+            finished.add(outcome);
+        }
+    }
+
+    @Override
+    public Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now) {
+        Run run = new Run(allocation);
+        Path dir = workDir.resolve(allocation.jobId()).resolve(Integer.toString(allocation.attempt()));
+        synchronized (run) {
+            for (PlacedTask p : allocation.placements()) {
+                String label = p.task() + "-" + p.replica();
+                List<String> command = plan.task(p.task()).command();
+                if (command.isEmpty()) {
+                    run.kill();
+                    return Optional.of(RunOutcome.failed(allocation.allocationId(), null,
+                            "task " + p.task() + " has no command to run", now));
+                }
+                try {
+                    Files.createDirectories(dir);
+                    giveTo(dir);
+                    ProcessBuilder pb = new ProcessBuilder(wrap(command));
+                    Map<String, String> env = pb.environment();
+                    String path = env.getOrDefault("PATH", "/usr/local/bin:/usr/bin:/bin");
+                    // tasks must not inherit placement's own environment (credentials, tokens)
+                    env.clear();
+                    env.put("PATH", path);
+                    env.put("HOME", dir.toString());
+                    env.put("CUDA_VISIBLE_DEVICES",
+                            p.gpuIndices().stream().map(String::valueOf).collect(Collectors.joining(",")));
+                    env.put("GANTRY_JOB_ID", allocation.jobId());
+                    env.put("GANTRY_TASK", p.task());
+                    env.put("GANTRY_REPLICA", Integer.toString(p.replica()));
+                    env.put("GANTRY_ATTEMPT", Integer.toString(allocation.attempt()));
+                    pb.directory(dir.toFile());
+                    pb.redirectErrorStream(true);
+                    pb.redirectOutput(dir.resolve(label + ".log").toFile());
+                    pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                    run.processes.put(label, pb.start());
+                } catch (IOException | RuntimeException e) {
+                    run.kill();
+                    return Optional.of(RunOutcome.failed(allocation.allocationId(), null,
+                            "could not start task " + label + ": " + e.getMessage(), now));
+                }
+            }
+            runs.put(allocation.allocationId(), run);
+            run.processes.forEach((label, process) ->
+                    process.onExit().thenAccept(p -> run.exited(label, p.exitValue())));
+        }
+        return Optional.empty();
+    }
+
+    private List<String> wrap(List<String> command) {
+        if (runAs == null) {
+            return command;
+        }
+        List<String> wrapped = new ArrayList<>(List.of("setpriv", "--reuid=" + runAs.uid(), "--regid=" + runAs.gid(),
+                "--clear-groups", "--"));
+        wrapped.addAll(command);
+        return wrapped;
+    }
+
+    /** The unprivileged task user must be able to write its working directory. */
+    private void giveTo(Path dir) {
+        if (runAs == null) {
+            return;
+        }
+        try {
+            UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
+            PosixFileAttributeView view = Files.getFileAttributeView(dir, PosixFileAttributeView.class);
+            if (view != null) {
+                view.setOwner(users.lookupPrincipalByName(runAs.user()));
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            LOG.debug("cannot hand {} to {}: {}", dir, runAs.user(), e.toString());
+        }
+    }
+
+    @Override
+    public void stop(String allocationId) {
+        reported.remove(allocationId);
+        Run run = runs.remove(allocationId);
+        if (run != null) {
+            run.kill();
+        }
+    }
+
+    @Override
+    public List<RunOutcome> poll(Instant now) {
+        List<RunOutcome> out = new ArrayList<>();
+        RunOutcome o;
+        while ((o = finished.poll()) != null) {
+            reported.put(o.allocationId(), o);
+            out.add(o);
+        }
+        return out;
+    }
+
+    @Override
+    public List<RunOutcome> adopt(List<LiveRun> live, Instant now) {
+        Map<String, Allocation> byId = new HashMap<>();
+        live.forEach(l -> byId.put(l.allocation().allocationId(), l.allocation()));
+        for (String id : List.copyOf(runs.keySet())) {
+            if (!byId.containsKey(id)) {
+                stop(id);
+            }
+        }
+        reported.keySet().removeIf(id -> !byId.containsKey(id));
+        List<RunOutcome> out = new ArrayList<>();
+        for (Allocation a : byId.values()) {
+            if (runs.containsKey(a.allocationId())) {
+                continue;
+            }
+            RunOutcome known = reported.get(a.allocationId());
+            if (known == null) {
+                known = finished.stream().filter(o -> o.allocationId().equals(a.allocationId())).findFirst().orElse(null);
+            }
+            if (known == null) {
+                out.add(RunOutcome.failed(a.allocationId(), null, "placement restarted; the process was lost", now));
+            }
+        }
+        out.addAll(reported.values());
+        return out;
+    }
+
+    @Override
+    public void close() {
+        List.copyOf(runs.keySet()).forEach(this::stop);
+    }
+}

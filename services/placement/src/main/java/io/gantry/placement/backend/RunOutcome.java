@@ -1,0 +1,17 @@
+package io.gantry.placement.backend;
+
+import io.gantry.placement.core.RunResult;
+
+import java.time.Instant;
+
+/** A backend's report that a run ended. */
+public record RunOutcome(String allocationId, RunResult result) {
+
+    public static RunOutcome succeeded(String allocationId, Instant at) {
+        return new RunOutcome(allocationId, RunResult.succeeded(at));
+    }
+
+    public static RunOutcome failed(String allocationId, Integer exitCode, String message, Instant at) {
+        return new RunOutcome(allocationId, RunResult.failed(exitCode, message, at));
+    }
+}

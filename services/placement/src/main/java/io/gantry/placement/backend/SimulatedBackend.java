@@ -1,0 +1,135 @@
+package io.gantry.placement.backend;
+
+import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.PlacedTask;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Virtual nodes whose tasks "run" for their spec's {@code runSeconds} of placement's virtual clock. A run ends at
+ * exactly {@code grantedAt + max(runSeconds)} of its tasks, however late the loop notices; a task without
+ * {@code runSeconds} runs until cancelled. Runs are a pure function of the allocation and its plan, so after a
+ * restart they are re-created from the restored allocations.
+ *
+ * <p>An administrator can fail a node: it stops heartbeating and its tasks never finish, until recovery notices
+ * and placement releases the allocations; or revive it.
+ */
+public final class SimulatedBackend implements ExecutionBackend {
+    public static final String NAME = "simulated";
+
+    private final Map<String, NodeSpec> nodes = new LinkedHashMap<>();
+    private final Map<String, Run> runs = new HashMap<>();
+    private final Set<String> failedNodes = new HashSet<>();
+
+    private record Run(Allocation allocation, Instant endsAt) {
+    }
+
+    public SimulatedBackend(List<NodeSpec> nodes) {
+        nodes.forEach(n -> this.nodes.put(n.nodeId(), n));
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public List<NodeSpec> nodes() {
+        return List.copyOf(nodes.values());
+    }
+
+    @Override
+    public boolean heartbeating(String nodeId) {
+        return nodes.containsKey(nodeId) && !failedNodes.contains(nodeId);
+    }
+
+    public boolean knows(String nodeId) {
+        return nodes.containsKey(nodeId);
+    }
+
+    /** The node goes silent and its tasks stop making progress. */
+    public void fail(String nodeId) {
+        failedNodes.add(nodeId);
+    }
+
+    public void revive(String nodeId) {
+        failedNodes.remove(nodeId);
+    }
+
+    public boolean isFailed(String nodeId) {
+        return failedNodes.contains(nodeId);
+    }
+
+    @Override
+    public Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now) {
+        runs.put(allocation.allocationId(), new Run(allocation, endsAt(allocation, plan)));
+        return Optional.empty();
+    }
+
+    /** {@code grantedAt + runSeconds} of the longest task, or null when some task runs until cancelled. */
+    static Instant endsAt(Allocation allocation, RunPlan plan) {
+        long longest = 0;
+        for (PlacedTask p : allocation.placements()) {
+            Long seconds = plan.task(p.task()).runSeconds();
+            if (seconds == null) {
+                return null;
+            }
+            longest = Math.max(longest, seconds);
+        }
+        return allocation.grantedAt().plusSeconds(longest);
+    }
+
+    @Override
+    public void stop(String allocationId) {
+        runs.remove(allocationId);
+    }
+
+    @Override
+    public List<RunOutcome> poll(Instant now) {
+        List<Run> done = runs.values().stream()
+                .filter(r -> r.endsAt() != null && !r.endsAt().isAfter(now))
+                .filter(r -> r.allocation().placements().stream().noneMatch(p -> failedNodes.contains(p.nodeId())))
+                .sorted(Comparator.comparing(Run::endsAt).thenComparing(r -> r.allocation().jobId()))
+                .toList();
+        List<RunOutcome> outcomes = new ArrayList<>();
+        for (Run r : done) {
+            runs.remove(r.allocation().allocationId());
+            outcomes.add(RunOutcome.succeeded(r.allocation().allocationId(), r.endsAt()));
+        }
+        return outcomes;
+    }
+
+    @Override
+    public List<RunOutcome> adopt(List<LiveRun> live, Instant now) {
+        runs.clear();
+        List<RunOutcome> lost = new ArrayList<>();
+        for (LiveRun l : live) {
+            Allocation a = l.allocation();
+            if (!NAME.equals(a.backend())) {
+                lost.add(RunOutcome.failed(a.allocationId(), null,
+                        "placement restarted with the simulated backend; the " + a.backend() + " run was lost", now));
+            } else if (l.plan() == null) {
+                lost.add(RunOutcome.failed(a.allocationId(), null,
+                        "placement restarted and could not find the run's job spec; the simulated run was lost", now));
+            } else {
+                runs.put(a.allocationId(), new Run(a, endsAt(a, l.plan())));
+            }
+        }
+        return lost;
+    }
+
+    /** Allocation ids currently running, for tests and the admin view. */
+    public Set<String> running() {
+        return Set.copyOf(runs.keySet());
+    }
+}

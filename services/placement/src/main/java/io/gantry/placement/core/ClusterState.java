@@ -1,0 +1,261 @@
+package io.gantry.placement.core;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * The node inventory and the live allocations, as a replayable state machine.
+ *
+ * <p>Decision methods read the state and return the facts that follow; they change nothing. {@link #replay} is
+ * the only mutator, used both for facts just decided and for facts read back from the topics at start. Replay
+ * tolerates any cross-topic order: an allocation may arrive before the node it sits on registered, a
+ * {@code NodeFailed} before its {@code NodeRegistered}.
+ */
+public final class ClusterState {
+    private final String backend;
+    private final GangPlacer placer;
+    private final Map<String, NodeSpec> nodes = new TreeMap<>();
+    private final Set<String> failed = new HashSet<>();
+    private final Map<String, Allocation> liveByJob = new HashMap<>();
+    private final Map<String, Allocation> liveById = new HashMap<>();
+    private final Set<String> started = new HashSet<>();
+    /** node id to (GPU index to job id); kept for nodes not registered yet too. */
+    private final Map<String, Map<Integer, String>> holders = new HashMap<>();
+    private final Map<String, Integer> cpuUsed = new HashMap<>();
+    private final Map<String, Long> memoryUsed = new HashMap<>();
+    /** Highest attempt of each job that was ever granted: a dispatch of that attempt or older is stale. */
+    private final Map<String, Integer> grantedAttempt = new HashMap<>();
+
+    /**
+     * @param backend the execution backend of this placement; only its nodes are placed on
+     * @param placer  the placement algorithm
+     */
+    public ClusterState(String backend, GangPlacer placer) {
+        this.backend = Objects.requireNonNull(backend, "backend");
+        this.placer = Objects.requireNonNull(placer, "placer");
+    }
+
+    public String backend() {
+        return backend;
+    }
+
+    // ---------------------------------------------------------------- decisions
+
+    public List<Fact> register(NodeSpec node) {
+        return List.of(new Fact.NodeRegistered(node));
+    }
+
+    /** A dispatched run: place the whole gang now or defer it; nothing for a job already holding devices. */
+    public List<Fact> dispatch(GangRequest gang, Instant now) {
+        if (liveByJob.containsKey(gang.jobId())) {
+            return List.of();
+        }
+        if (grantedAttempt.getOrDefault(gang.jobId(), 0) >= gang.attempt()) {
+            return List.of();
+        }
+        InventorySnapshot inventory = snapshot();
+        PlacementDecision decision = placer.place(inventory, gang);
+        if (decision instanceof PlacementDecision.Deferred d) {
+            return List.of(new Fact.PlacementDeferred(gang.jobId(), gang.tenant(), gang.attempt(), d.reason(),
+                    d.message()));
+        }
+        List<PlacedTask> placements = ((PlacementDecision.Placed) decision).placements();
+        checkPlacements(inventory, gang, placements);
+        Allocation a = new Allocation(allocationId(gang.jobId(), gang.attempt()), gang.jobId(), gang.tenant(),
+                gang.attempt(), placements, now, backend);
+        return List.of(new Fact.AllocationGranted(a));
+    }
+
+    public List<Fact> runStarted(String allocationId, Instant now) {
+        Allocation a = liveById.get(allocationId);
+        if (a == null || started.contains(allocationId)) {
+            return List.of();
+        }
+        return List.of(new Fact.RunStarted(a, now));
+    }
+
+    /** The backend's outcome; ignored when the allocation was already released (cancelled, node failed). */
+    public List<Fact> runEnded(String allocationId, RunResult result) {
+        Allocation a = liveById.get(allocationId);
+        if (a == null) {
+            return List.of();
+        }
+        Instant at = result.finishedAt().isBefore(a.grantedAt()) ? a.grantedAt() : result.finishedAt();
+        if (result.succeeded()) {
+            return List.of(new Fact.RunSucceeded(a, at), new Fact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, at));
+        }
+        return List.of(new Fact.RunFailed(a, result.exitCode(), result.message(), at),
+                new Fact.AllocationReleased(a, ReleaseCause.RUN_FAILED, at));
+    }
+
+    /** The job was cancelled at {@code attempt}: release its allocation unless that belongs to a newer run. */
+    public List<Fact> cancel(String jobId, int attempt, Instant now) {
+        Allocation a = liveByJob.get(jobId);
+        if (a == null || a.attempt() > attempt) {
+            return List.of();
+        }
+        return List.of(new Fact.AllocationReleased(a, ReleaseCause.CANCELLED, releaseTime(a, now)));
+    }
+
+    /** The node is gone: never place on it again until it recovers, and release every allocation touching it. */
+    public List<Fact> nodeFailed(String nodeId, Instant now) {
+        List<Fact> facts = new ArrayList<>();
+        facts.add(new Fact.NodeFailed(nodeId));
+        liveById.values().stream().filter(a -> a.touches(nodeId))
+                .sorted(Comparator.comparing(Allocation::jobId))
+                .forEach(a -> facts.add(new Fact.AllocationReleased(a, ReleaseCause.NODE_FAILED, releaseTime(a, now))));
+        return facts;
+    }
+
+    public List<Fact> nodeRecovered(String nodeId) {
+        return List.of(new Fact.NodeRecovered(nodeId));
+    }
+
+    // ---------------------------------------------------------------- the only mutator
+
+    public void replay(Fact fact) {
+        Objects.requireNonNull(fact, "fact");
+        if (fact instanceof Fact.NodeRegistered f) {
+            nodes.put(f.node().nodeId(), f.node());
+        } else if (fact instanceof Fact.NodeFailed f) {
+            failed.add(f.nodeId());
+        } else if (fact instanceof Fact.NodeRecovered f) {
+            failed.remove(f.nodeId());
+        } else if (fact instanceof Fact.AllocationGranted f) {
+            grant(f.allocation());
+        } else if (fact instanceof Fact.RunStarted f) {
+            if (liveById.containsKey(f.allocation().allocationId())) {
+                started.add(f.allocation().allocationId());
+            }
+        } else if (fact instanceof Fact.AllocationReleased f) {
+            release(f.allocation().allocationId());
+        }
+        // PlacementDeferred, RunSucceeded and RunFailed hold nothing: the release that follows frees the devices.
+    }
+
+    private void grant(Allocation a) {
+        Allocation previous = liveByJob.get(a.jobId());
+        if (previous != null) {
+            release(previous.allocationId());
+        }
+        liveByJob.put(a.jobId(), a);
+        liveById.put(a.allocationId(), a);
+        grantedAttempt.merge(a.jobId(), a.attempt(), Math::max);
+        for (PlacedTask p : a.placements()) {
+            Map<Integer, String> held = holders.computeIfAbsent(p.nodeId(), n -> new HashMap<>());
+            p.gpuIndices().forEach(i -> held.put(i, a.jobId()));
+            cpuUsed.merge(p.nodeId(), p.cpuMillis(), Integer::sum);
+            memoryUsed.merge(p.nodeId(), p.memoryMiB(), Long::sum);
+        }
+    }
+
+    private void release(String allocationId) {
+        Allocation a = liveById.remove(allocationId);
+        if (a == null) {
+            return;
+        }
+        liveByJob.remove(a.jobId(), a);
+        started.remove(allocationId);
+        for (PlacedTask p : a.placements()) {
+            Map<Integer, String> held = holders.get(p.nodeId());
+            if (held != null) {
+                p.gpuIndices().forEach(held::remove);
+                if (held.isEmpty()) {
+                    holders.remove(p.nodeId());
+                }
+            }
+            cpuUsed.merge(p.nodeId(), -p.cpuMillis(), Integer::sum);
+            memoryUsed.merge(p.nodeId(), -p.memoryMiB(), Long::sum);
+            cpuUsed.remove(p.nodeId(), 0);
+            memoryUsed.remove(p.nodeId(), 0L);
+        }
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    public InventorySnapshot snapshot() {
+        List<NodeView> views = new ArrayList<>();
+        for (NodeSpec spec : nodes.values()) {
+            boolean healthy = !failed.contains(spec.nodeId());
+            views.add(new NodeView(spec, healthy, healthy && backend.equals(spec.backend()),
+                    new TreeMap<>(holders.getOrDefault(spec.nodeId(), Map.of())),
+                    spec.cpuMillis() - cpuUsed.getOrDefault(spec.nodeId(), 0),
+                    spec.memoryMiB() - memoryUsed.getOrDefault(spec.nodeId(), 0L)));
+        }
+        return new InventorySnapshot(views);
+    }
+
+    public Optional<Allocation> liveAllocation(String jobId) {
+        return Optional.ofNullable(liveByJob.get(jobId));
+    }
+
+    public Optional<Allocation> allocation(String allocationId) {
+        return Optional.ofNullable(liveById.get(allocationId));
+    }
+
+    /** Live allocations ordered by job id. */
+    public List<Allocation> liveAllocations() {
+        return liveById.values().stream().sorted(Comparator.comparing(Allocation::jobId)).toList();
+    }
+
+    public boolean isStarted(String allocationId) {
+        return started.contains(allocationId);
+    }
+
+    public boolean isHealthy(String nodeId) {
+        return !failed.contains(nodeId);
+    }
+
+    public Collection<NodeSpec> nodes() {
+        return List.copyOf(nodes.values());
+    }
+
+    /** One allocation per run, the same id for the same run however often it is decided. */
+    public static String allocationId(String jobId, int attempt) {
+        String key = "gantry-placement/" + jobId + "/" + attempt;
+        byte[] bytes = new byte[key.length() * 2];
+        for (int i = 0; i < key.length(); i++) {
+            bytes[2 * i] = (byte) (key.charAt(i) >> 8);
+            bytes[2 * i + 1] = (byte) key.charAt(i);
+        }
+        return UUID.nameUUIDFromBytes(bytes).toString();
+    }
+
+    private static Instant releaseTime(Allocation a, Instant now) {
+        return now.isBefore(a.grantedAt()) ? a.grantedAt() : now;
+    }
+
+    /** A placer bug must not corrupt the inventory: refuse anything that is not a clean, complete fit. */
+    private static void checkPlacements(InventorySnapshot inventory, GangRequest gang, List<PlacedTask> placements) {
+        int expected = gang.tasks().stream().mapToInt(TaskGroup::replicas).sum();
+        if (placements.size() != expected) {
+            throw new IllegalStateException("placer returned " + placements.size() + " placements for " + expected + " tasks");
+        }
+        Map<String, NodeView> eligible = new HashMap<>();
+        inventory.eligible().forEach(n -> eligible.put(n.nodeId(), n));
+        Set<String> taken = new HashSet<>();
+        for (PlacedTask p : placements) {
+            NodeView n = eligible.get(p.nodeId());
+            if (n == null) {
+                throw new IllegalStateException("placer used ineligible node " + p.nodeId());
+            }
+            for (int i : p.gpuIndices()) {
+                boolean exists = n.spec().gpus().stream().anyMatch(g -> g.index() == i);
+                if (!exists || n.allocatedTo().containsKey(i) || !taken.add(p.nodeId() + "#" + i)) {
+                    throw new IllegalStateException("placer used unavailable GPU " + i + " of " + p.nodeId());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,15 @@
+package io.gantry.placement.core;
+
+/** Why a gang was not placed, most specific first (mirrors the wire enum {@code DeferralReason}). */
+public enum DeferralCause {
+    /** No node is registered, healthy and served by this placement's backend. */
+    NO_HEALTHY_NODES,
+    /** A task asks for a GPU model that no healthy node has. */
+    NO_MATCHING_GPU_MODEL,
+    /** One task needs more GPUs, CPU or memory than any single healthy node has in total. */
+    TASK_LARGER_THAN_ANY_NODE,
+    /** The whole gang needs more GPUs than all healthy nodes have together. */
+    GANG_LARGER_THAN_CLUSTER,
+    /** It would fit an empty cluster, but not the free devices now. */
+    INSUFFICIENT_FREE_GPUS
+}

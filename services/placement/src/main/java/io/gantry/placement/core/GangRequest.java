@@ -1,0 +1,42 @@
+package io.gantry.placement.core;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/** Everything a dispatched run asks for: every replica of every task group, all or nothing. */
+public record GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks) {
+    public GangRequest {
+        Objects.requireNonNull(jobId, "jobId");
+        Objects.requireNonNull(tenant, "tenant");
+        if (jobId.isBlank()) {
+            throw new IllegalArgumentException("jobId must not be blank");
+        }
+        if (attempt < 1) {
+            throw new IllegalArgumentException("attempt must be >= 1, was " + attempt);
+        }
+        if (tasks == null || tasks.isEmpty()) {
+            throw new IllegalArgumentException("a gang needs at least one task");
+        }
+        Set<String> names = new HashSet<>();
+        for (TaskGroup t : tasks) {
+            if (!names.add(t.name())) {
+                throw new IllegalArgumentException("task name " + t.name() + " appears twice");
+            }
+        }
+        tasks = List.copyOf(tasks);
+    }
+
+    public int totalGpus() {
+        return tasks.stream().mapToInt(TaskGroup::totalGpus).sum();
+    }
+
+    /** The gang's shape for messages, e.g. {@code 5 x 8} or {@code 1 x 8 + 4 x 2}. */
+    public String shape() {
+        String s = tasks.stream().filter(t -> t.gpus() > 0)
+                .map(t -> t.replicas() + " x " + t.gpus()).collect(Collectors.joining(" + "));
+        return s.isEmpty() ? "no GPUs" : s;
+    }
+}

@@ -1,0 +1,73 @@
+package io.gantry.placement.http;
+
+import io.gantry.placement.core.Gpu;
+import io.gantry.placement.core.NodeView;
+import io.gantry.placement.kafka.PlacementService;
+import io.gantry.runtime.http.Caller;
+import io.gantry.runtime.http.Problem;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.HttpStatus;
+import io.micronaut.http.annotation.Controller;
+import io.micronaut.http.annotation.Get;
+import io.micronaut.http.annotation.RequestAttribute;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
+import io.micronaut.serde.annotation.Serdeable;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** The node inventory, as placement sees it now. */
+@Controller("/v1/nodes")
+@ExecuteOn(TaskExecutors.BLOCKING)
+public class NodesController {
+    /** What a tenant sees instead of another tenant's job id. */
+    static final String OTHER_TENANT = "(another tenant)";
+
+    private final PlacementService placement;
+
+    public NodesController(PlacementService placement) {
+        this.placement = placement;
+    }
+
+    @Serdeable
+    public record GpuView(int index, String model, long memoryMiB, @Nullable String allocatedTo) {
+    }
+
+    @Serdeable
+    public record NodeBody(String nodeId, String backend, boolean healthy, Map<String, String> labels,
+                           List<GpuView> gpus, int freeGpus, int cpuMillis, long memoryMiB, int freeCpuMillis,
+                           long freeMemoryMiB) {
+    }
+
+    @Get
+    public HttpResponse<?> list(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller) throws Exception {
+        if (!placement.isReady()) {
+            return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", "placement is restoring its state",
+                    List.of());
+        }
+        record Snapshot(List<NodeView> nodes, Map<String, String> tenants) {
+        }
+        Snapshot s = placement.query(h -> {
+            Map<String, String> tenants = new HashMap<>();
+            h.state().liveAllocations().forEach(a -> tenants.put(a.jobId(), a.tenant()));
+            return new Snapshot(h.state().snapshot().nodes(), tenants);
+        }).get(10, TimeUnit.SECONDS);
+        List<NodeBody> body = s.nodes().stream().map(n -> {
+            List<GpuView> gpus = n.spec().gpus().stream().map((Gpu g) -> {
+                String job = n.allocatedTo().get(g.index());
+                // tenants see only their own jobs
+                if (job != null && caller != null && !caller.mayAccess(s.tenants().getOrDefault(job, ""))) {
+                    job = OTHER_TENANT;
+                }
+                return new GpuView(g.index(), g.model(), g.memoryMiB(), job);
+            }).toList();
+            return new NodeBody(n.nodeId(), n.spec().backend(), n.healthy(), n.labels(), gpus, n.freeGpuCount(),
+                    n.spec().cpuMillis(), n.spec().memoryMiB(), n.freeCpuMillis(), n.freeMemoryMiB());
+        }).toList();
+        return HttpResponse.ok(body);
+    }
+}

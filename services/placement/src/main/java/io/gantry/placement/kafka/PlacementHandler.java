@@ -1,0 +1,199 @@
+package io.gantry.placement.kafka;
+
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.JobCancelled;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobRunStarted;
+import io.gantry.events.JobSpec;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeFailed;
+import io.gantry.events.NodeHealthEvent;
+import io.gantry.events.NodeHeartbeat;
+import io.gantry.events.NodeRecovered;
+import io.gantry.events.NodeRegistered;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.placement.backend.ExecutionBackend;
+import io.gantry.placement.backend.RunOutcome;
+import io.gantry.placement.backend.VirtualClock;
+import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.ClusterState;
+import io.gantry.placement.core.Fact;
+import io.gantry.placement.core.GangRequest;
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.runtime.kafka.EventHandler;
+import io.gantry.runtime.kafka.Output;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The event-loop adapter: maps records to calls on {@link ClusterState}, replays and publishes the facts it
+ * returns, and drives the execution backend. One instance per processor incarnation; a Kafka failure discards it
+ * and a fresh one restores from the topics.
+ */
+public final class PlacementHandler implements EventHandler {
+    private final ClusterState state;
+    private final ExecutionBackend backend;
+    private final VirtualClock clock;
+    private final Duration heartbeatInterval;
+    /** Specs of dispatched runs seen during restore, keyed by job id; only needed to re-create live runs. */
+    private final Map<String, JobDispatched> restoredDispatches = new HashMap<>();
+    private final Map<String, Long> heartbeatSequence = new HashMap<>();
+    private Instant newestRestored;
+    private Instant nextHeartbeat = Instant.MIN;
+
+    public PlacementHandler(ClusterState state, ExecutionBackend backend, VirtualClock clock, Duration heartbeatInterval) {
+        this.state = state;
+        this.backend = backend;
+        this.clock = clock;
+        this.heartbeatInterval = heartbeatInterval;
+    }
+
+    public ClusterState state() {
+        return state;
+    }
+
+    // ---------------------------------------------------------------- restore
+
+    @Override
+    public void restore(Topic<?> topic, String key, Object value) {
+        if (value instanceof AllocationEvent e) {
+            seen(e.getOccurredAt());
+            if (e.getPayload() instanceof JobRunStarted s) {
+                state.allocation(s.getAllocationId())
+                        .ifPresent(a -> state.replay(new Fact.RunStarted(a, s.getStartedAt())));
+            } else {
+                Fact f = Wire.fact(e);
+                if (f != null) {
+                    state.replay(f);
+                }
+            }
+        } else if (value instanceof NodeEvent e) {
+            seen(e.getOccurredAt());
+            if (e.getPayload() instanceof NodeRegistered r) {
+                state.replay(new Fact.NodeRegistered(Wire.node(e.getNodeId(), r)));
+            } else if (e.getPayload() instanceof NodeHeartbeat h) {
+                heartbeatSequence.merge(e.getNodeId(), h.getSequence(), Math::max);
+            }
+        } else if (value instanceof NodeHealthEvent e) {
+            if (e.getPayload() instanceof NodeFailed) {
+                state.replay(new Fact.NodeFailed(e.getNodeId()));
+            } else if (e.getPayload() instanceof NodeRecovered) {
+                state.replay(new Fact.NodeRecovered(e.getNodeId()));
+            }
+        } else if (value instanceof QueueJobEvent e && e.getPayload() instanceof JobDispatched d) {
+            restoredDispatches.put(e.getJobId(), d);
+        }
+    }
+
+    private void seen(Instant at) {
+        if (at != null && (newestRestored == null || at.isAfter(newestRestored))) {
+            newestRestored = at;
+        }
+    }
+
+    @Override
+    public void restored(Output out) {
+        clock.notBefore(newestRestored);
+        Instant now = clock.instant();
+        for (NodeSpec node : backend.nodes()) {
+            emit(state.register(node), now, out);
+        }
+        List<ExecutionBackend.LiveRun> live = new ArrayList<>();
+        for (Allocation a : state.liveAllocations()) {
+            JobDispatched d = restoredDispatches.get(a.jobId());
+            JobSpec spec = d != null && d.getAttempt() == a.attempt() ? d.getSpec() : null;
+            live.add(new ExecutionBackend.LiveRun(a, spec == null ? null : Wire.plan(spec)));
+        }
+        restoredDispatches.clear();
+        for (RunOutcome o : backend.adopt(live, now)) {
+            finish(o, now, out);
+        }
+    }
+
+    // ---------------------------------------------------------------- inputs
+
+    @Override
+    public void handle(Topic<?> topic, String key, Object value, Output out) {
+        Instant now = clock.instant();
+        if (value instanceof QueueJobEvent e) {
+            if (e.getPayload() instanceof JobDispatched d) {
+                dispatch(e.getJobId(), d, now, out);
+            } else if (e.getPayload() instanceof JobCancelled c) {
+                emit(state.cancel(e.getJobId(), c.getAttempt(), now), now, out);
+            }
+        } else if (value instanceof NodeHealthEvent e) {
+            if (e.getPayload() instanceof NodeFailed) {
+                emit(state.nodeFailed(e.getNodeId(), now), now, out);
+            } else if (e.getPayload() instanceof NodeRecovered) {
+                emit(state.nodeRecovered(e.getNodeId()), now, out);
+            }
+        }
+    }
+
+    private void dispatch(String jobId, JobDispatched d, Instant now, Output out) {
+        GangRequest gang = Wire.gang(jobId, d); // throws on a malformed spec before anything changes
+        List<Fact> facts = state.dispatch(gang, now);
+        emit(facts, now, out);
+        for (Fact f : facts) {
+            if (f instanceof Fact.AllocationGranted g) {
+                Allocation a = g.allocation();
+                Optional<RunOutcome> failure = backend.start(a, Wire.plan(d.getSpec()), now);
+                if (failure.isPresent()) {
+                    finish(failure.get(), now, out);
+                } else {
+                    emit(state.runStarted(a.allocationId(), now), now, out);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void tick(Instant wallNow, Output out) {
+        Instant now = clock.instant();
+        for (RunOutcome o : backend.poll(now)) {
+            finish(o, now, out);
+        }
+        if (!wallNow.isBefore(nextHeartbeat)) {
+            nextHeartbeat = wallNow.plus(heartbeatInterval);
+            for (NodeSpec node : backend.nodes()) {
+                if (backend.heartbeating(node.nodeId())) {
+                    long seq = heartbeatSequence.merge(node.nodeId(), 1L, Long::sum);
+                    out.send(Topics.PLACEMENT_NODE_EVENTS, node.nodeId(), NodeEvent.newBuilder()
+                            .setEventId(UUID.randomUUID().toString()).setNodeId(node.nodeId()).setOccurredAt(now)
+                            .setPayload(NodeHeartbeat.newBuilder().setSequence(seq).build()).build());
+                }
+            }
+        }
+    }
+
+    private void finish(RunOutcome outcome, Instant now, Output out) {
+        emit(state.runEnded(outcome.allocationId(), outcome.result()), now, out);
+    }
+
+    /** Replays each fact, publishes the ones placement owns, and stops the tasks of every released allocation. */
+    private void emit(List<Fact> facts, Instant now, Output out) {
+        for (Fact f : facts) {
+            state.replay(f);
+            if (f instanceof Fact.NodeRegistered r) {
+                out.send(Topics.PLACEMENT_NODE_EVENTS, r.node().nodeId(), Wire.nodeRegistered(r.node(), now));
+                continue;
+            }
+            AllocationEvent event = Wire.allocationEvent(f, now);
+            if (event != null) {
+                out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), event);
+            }
+            if (f instanceof Fact.AllocationReleased r) {
+                backend.stop(r.allocation().allocationId());
+            }
+        }
+    }
+}

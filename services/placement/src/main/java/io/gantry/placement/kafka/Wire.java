@@ -1,0 +1,160 @@
+package io.gantry.placement.kafka;
+
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.AllocationReleased;
+import io.gantry.events.DeferralReason;
+import io.gantry.events.GpuDevice;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobRunFailed;
+import io.gantry.events.JobRunStarted;
+import io.gantry.events.JobRunSucceeded;
+import io.gantry.events.JobSpec;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeRegistered;
+import io.gantry.events.PlacementDeferred;
+import io.gantry.events.ReleaseReason;
+import io.gantry.events.TaskPlacement;
+import io.gantry.events.TaskSpec;
+import io.gantry.placement.backend.RunPlan;
+import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.DeferralCause;
+import io.gantry.placement.core.Fact;
+import io.gantry.placement.core.GangRequest;
+import io.gantry.placement.core.Gpu;
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.PlacedTask;
+import io.gantry.placement.core.ReleaseCause;
+import io.gantry.placement.core.TaskGroup;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/** Maps between the Avro records on the wire and the core's types. No decisions here. */
+final class Wire {
+    private Wire() {
+    }
+
+    static GangRequest gang(String jobId, JobDispatched d) {
+        if (d.getSpec() == null || d.getSpec().getTasks() == null) {
+            throw new IllegalArgumentException("JobDispatched.spec.tasks is missing");
+        }
+        List<TaskGroup> tasks = new ArrayList<>();
+        for (TaskSpec t : d.getSpec().getTasks()) {
+            tasks.add(new TaskGroup(t.getName(), t.getReplicas(), t.getGpus(), t.getGpuModel(), t.getCpuMillis(),
+                    t.getMemoryMiB()));
+        }
+        return new GangRequest(jobId, d.getTenant(), d.getAttempt(), tasks);
+    }
+
+    static RunPlan plan(JobSpec spec) {
+        Map<String, RunPlan.Task> tasks = new HashMap<>();
+        for (TaskSpec t : spec.getTasks()) {
+            tasks.put(t.getName(), new RunPlan.Task(t.getCommand(), t.getRunSeconds()));
+        }
+        return new RunPlan(tasks);
+    }
+
+    // ------------------------------------------------------------ core -> wire
+
+    /** The envelope for a placement-owned fact, or null for facts placement only learns (node health). */
+    static AllocationEvent allocationEvent(Fact fact, Instant now) {
+        String jobId;
+        Object payload;
+        if (fact instanceof Fact.AllocationGranted f) {
+            Allocation a = f.allocation();
+            jobId = a.jobId();
+            payload = AllocationGranted.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
+                    .setAttempt(a.attempt()).setPlacements(placements(a)).setGrantedAt(a.grantedAt())
+                    .setBackend(a.backend()).build();
+        } else if (fact instanceof Fact.PlacementDeferred f) {
+            jobId = f.jobId();
+            payload = PlacementDeferred.newBuilder().setTenant(f.tenant()).setAttempt(f.attempt())
+                    .setReason(DeferralReason.valueOf(f.reason().name())).setMessage(f.message()).build();
+        } else if (fact instanceof Fact.RunStarted f) {
+            Allocation a = f.allocation();
+            jobId = a.jobId();
+            payload = JobRunStarted.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
+                    .setAttempt(a.attempt()).setStartedAt(f.startedAt()).build();
+        } else if (fact instanceof Fact.RunSucceeded f) {
+            Allocation a = f.allocation();
+            jobId = a.jobId();
+            payload = JobRunSucceeded.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
+                    .setAttempt(a.attempt()).setFinishedAt(f.finishedAt()).build();
+        } else if (fact instanceof Fact.RunFailed f) {
+            Allocation a = f.allocation();
+            jobId = a.jobId();
+            payload = JobRunFailed.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
+                    .setAttempt(a.attempt()).setFinishedAt(f.finishedAt()).setExitCode(f.exitCode())
+                    .setMessage(f.message()).build();
+        } else if (fact instanceof Fact.AllocationReleased f) {
+            Allocation a = f.allocation();
+            jobId = a.jobId();
+            payload = AllocationReleased.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
+                    .setAttempt(a.attempt()).setReason(ReleaseReason.valueOf(f.reason().name()))
+                    .setGrantedAt(a.grantedAt()).setReleasedAt(f.releasedAt()).setPlacements(placements(a))
+                    .setBackend(a.backend()).build();
+        } else {
+            return null;
+        }
+        return AllocationEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(jobId)
+                .setOccurredAt(now).setPayload(payload).build();
+    }
+
+    static NodeEvent nodeRegistered(NodeSpec n, Instant now) {
+        List<GpuDevice> gpus = n.gpus().stream()
+                .map(g -> GpuDevice.newBuilder().setIndex(g.index()).setModel(g.model()).setMemoryMiB(g.memoryMiB()).build())
+                .toList();
+        NodeRegistered payload = NodeRegistered.newBuilder().setGpus(new ArrayList<>(gpus)).setCpuMillis(n.cpuMillis())
+                .setMemoryMiB(n.memoryMiB()).setLabels(new HashMap<>(n.labels())).setBackend(n.backend()).build();
+        return NodeEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setNodeId(n.nodeId())
+                .setOccurredAt(now).setPayload(payload).build();
+    }
+
+    private static List<TaskPlacement> placements(Allocation a) {
+        List<TaskPlacement> out = new ArrayList<>();
+        for (PlacedTask p : a.placements()) {
+            out.add(TaskPlacement.newBuilder().setTask(p.task()).setReplica(p.replica()).setNodeId(p.nodeId())
+                    .setGpuModel(p.gpuModel()).setGpuIndices(new ArrayList<>(p.gpuIndices()))
+                    .setCpuMillis(p.cpuMillis()).setMemoryMiB(p.memoryMiB()).build());
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------ wire -> core (restore)
+
+    /** The fact an event of placement's own allocation topic records. */
+    static Fact fact(AllocationEvent e) {
+        Object p = e.getPayload();
+        if (p instanceof AllocationGranted g) {
+            return new Fact.AllocationGranted(allocation(e.getJobId(), g.getAllocationId(), g.getTenant(),
+                    g.getAttempt(), g.getPlacements(), g.getGrantedAt(), g.getBackend()));
+        }
+        if (p instanceof PlacementDeferred d) {
+            return new Fact.PlacementDeferred(e.getJobId(), d.getTenant(), d.getAttempt(),
+                    DeferralCause.valueOf(d.getReason().name()), d.getMessage());
+        }
+        if (p instanceof AllocationReleased r) {
+            return new Fact.AllocationReleased(allocation(e.getJobId(), r.getAllocationId(), r.getTenant(),
+                    r.getAttempt(), r.getPlacements(), r.getGrantedAt(), r.getBackend()),
+                    ReleaseCause.valueOf(r.getReason().name()), r.getReleasedAt());
+        }
+        return null;
+    }
+
+    static NodeSpec node(String nodeId, NodeRegistered r) {
+        List<Gpu> gpus = r.getGpus().stream().map(g -> new Gpu(g.getIndex(), g.getModel(), g.getMemoryMiB())).toList();
+        return new NodeSpec(nodeId, r.getBackend(), gpus, r.getCpuMillis(), r.getMemoryMiB(), r.getLabels());
+    }
+
+    private static Allocation allocation(String jobId, String allocationId, String tenant, int attempt,
+                                         List<TaskPlacement> placements, Instant grantedAt, String backend) {
+        List<PlacedTask> tasks = placements.stream().map(t -> new PlacedTask(t.getTask(), t.getReplica(),
+                t.getNodeId(), t.getGpuModel(), t.getGpuIndices(), t.getCpuMillis(), t.getMemoryMiB())).toList();
+        return new Allocation(allocationId, jobId, tenant, attempt, tasks, grantedAt, backend);
+    }
+}

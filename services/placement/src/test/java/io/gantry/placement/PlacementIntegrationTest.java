@@ -1,0 +1,321 @@
+package io.gantry.placement;
+
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.AllocationReleased;
+import io.gantry.events.DeferralReason;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobRunStarted;
+import io.gantry.events.JobRunSucceeded;
+import io.gantry.events.JobSpec;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeFailed;
+import io.gantry.events.NodeFailureReason;
+import io.gantry.events.NodeHealthEvent;
+import io.gantry.events.NodeHeartbeat;
+import io.gantry.events.NodeRecovered;
+import io.gantry.events.NodeRegistered;
+import io.gantry.events.PlacementDeferred;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.events.ReleaseReason;
+import io.gantry.events.TaskPlacement;
+import io.gantry.events.TaskSpec;
+import io.gantry.schemas.AvroWire;
+import io.gantry.schemas.Service;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import io.micronaut.core.type.Argument;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.client.HttpClient;
+import io.micronaut.http.client.annotation.Client;
+import io.micronaut.http.client.exceptions.HttpClientResponseException;
+import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
+import io.micronaut.test.support.TestPropertyProvider;
+import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+@MicronautTest(transactional = false)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class PlacementIntegrationTest implements TestPropertyProvider {
+    private static final String TENANT_TOKEN = "vision-token-123";
+    private static final String ADMIN_TOKEN = "admin-token-123";
+
+    @Inject
+    @Client("/")
+    HttpClient http;
+
+    private KafkaProducer<String, byte[]> producer;
+
+    @Override
+    public Map<String, String> getProperties() {
+        try {
+            Path tokens = Files.createTempFile("placement-tokens", ".yml");
+            Files.writeString(tokens, """
+                    tokens:
+                      - tenant: vision
+                        token: %s
+                      - tenant: ops
+                        role: admin
+                        token: %s
+                    """.formatted(TENANT_TOKEN, ADMIN_TOKEN));
+            return Map.of(
+                    "kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers(),
+                    "micronaut.server.port", "-1",
+                    "gantry.auth.tokens-file", tokens.toString(),
+                    "gantry.placement.simulated.speedup", "1000",
+                    "gantry.placement.simulated.heartbeat-interval", "200ms",
+                    "gantry.placement.tick-interval", "50ms");
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private KafkaProducer<String, byte[]> producer() {
+        if (producer == null) {
+            producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    EmbeddedKafka.shared().bootstrapServers()), new StringSerializer(), new ByteArraySerializer());
+        }
+        return producer;
+    }
+
+    @AfterAll
+    void closeProducer() {
+        if (producer != null) {
+            producer.close();
+        }
+    }
+
+    private <V> void produce(Topic<V> topic, String key, V value) throws Exception {
+        producer().send(new ProducerRecord<>(topic.name(), key, AvroWire.encode(topic, value))).get();
+    }
+
+    /** Every committed record of a topic so far, decoded. */
+    private static <V> List<ConsumerRecord<String, byte[]>> readAll(String topic) {
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, EmbeddedKafka.shared().bootstrapServers(),
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(), new ByteArrayDeserializer())) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long end = c.endOffsets(List.of(tp)).get(tp);
+            List<ConsumerRecord<String, byte[]>> out = new ArrayList<>();
+            while (c.position(tp) < end) {
+                c.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+            return out;
+        }
+    }
+
+    private static List<Object> payloadsFor(String jobId) {
+        return readAll(Topics.PLACEMENT_ALLOCATION_EVENTS.name()).stream()
+                .filter(r -> jobId.equals(r.key()))
+                .map(r -> AvroWire.decode(Topics.PLACEMENT_ALLOCATION_EVENTS, r.value()))
+                .map(AllocationEvent::getPayload)
+                .toList();
+    }
+
+    private static List<Object> awaitPayloads(String jobId, int count) {
+        List<List<Object>> seen = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            List<Object> p = payloadsFor(jobId);
+            seen.add(0, p);
+            return p.size() >= count;
+        });
+        return seen.get(0);
+    }
+
+    private static QueueJobEvent dispatched(String jobId, int attempt, List<TaskSpec> tasks) {
+        JobSpec spec = JobSpec.newBuilder().setName("train").setPriority(0).setTimeLimitSeconds(null).setTasks(tasks).build();
+        int gpus = tasks.stream().mapToInt(t -> t.getReplicas() * t.getGpus()).sum();
+        return QueueJobEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(jobId)
+                .setOccurredAt(Instant.now())
+                .setPayload(JobDispatched.newBuilder().setTenant("vision").setAttempt(attempt).setSpec(spec)
+                        .setGpus(gpus).build())
+                .build();
+    }
+
+    private static TaskSpec task(String name, int replicas, int gpus, Long runSeconds) {
+        return TaskSpec.newBuilder().setName(name).setReplicas(replicas).setCommand(List.of("python", "train.py"))
+                .setGpus(gpus).setGpuModel("H100").setCpuMillis(4_000).setMemoryMiB(16_384).setRunSeconds(runSeconds)
+                .build();
+    }
+
+    @Test
+    void aDispatchedGangIsGrantedStartedSucceededAndReleasedAfterExactlyItsRunSeconds() throws Exception {
+        String jobId = "job-" + UUID.randomUUID();
+
+        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("worker", 2, 4, 30L))));
+
+        List<Object> payloads = awaitPayloads(jobId, 4);
+        assertThat(payloads).extracting(p -> p.getClass().getSimpleName())
+                .containsExactly("AllocationGranted", "JobRunStarted", "JobRunSucceeded", "AllocationReleased");
+        AllocationGranted granted = (AllocationGranted) payloads.get(0);
+        assertThat(granted.getBackend()).isEqualTo("simulated");
+        assertThat(granted.getAttempt()).isEqualTo(1);
+        assertThat(granted.getPlacements()).hasSize(2).allSatisfy(p -> {
+            assertThat(p.getGpuIndices()).hasSize(4);
+            assertThat(p.getGpuModel()).isEqualTo("H100");
+            assertThat(p.getNodeId()).startsWith("sim-");
+        });
+        Set<String> devices = new HashSet<>();
+        for (TaskPlacement p : granted.getPlacements()) {
+            p.getGpuIndices().forEach(i -> assertThat(devices.add(p.getNodeId() + "#" + i)).isTrue());
+        }
+        assertThat(((JobRunStarted) payloads.get(1)).getStartedAt()).isEqualTo(granted.getGrantedAt());
+        AllocationReleased released = (AllocationReleased) payloads.get(3);
+        assertThat(released.getReason()).isEqualTo(ReleaseReason.RUN_SUCCEEDED);
+        assertThat(released.getGrantedAt()).isEqualTo(granted.getGrantedAt());
+        assertThat(released.getReleasedAt()).isEqualTo(granted.getGrantedAt().plusSeconds(30));
+        assertThat(((JobRunSucceeded) payloads.get(2)).getFinishedAt()).isEqualTo(released.getReleasedAt());
+        assertThat(released.getPlacements()).isEqualTo(granted.getPlacements());
+    }
+
+    @Test
+    void aGangLargerThanTheClusterIsDeferredHoldingNothing() throws Exception {
+        String jobId = "job-" + UUID.randomUUID();
+
+        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("worker", 5, 8, 60L))));
+
+        List<Object> payloads = awaitPayloads(jobId, 1);
+        assertThat(payloads).singleElement().isInstanceOfSatisfying(PlacementDeferred.class, d -> {
+            assertThat(d.getReason()).isEqualTo(DeferralReason.GANG_LARGER_THAN_CLUSTER);
+            assertThat(d.getMessage()).startsWith("needs 40 GPUs as 5 x 8, the cluster has");
+        });
+    }
+
+    @Test
+    void aNodeFailureReleasesTheAllocationsOnItWithNodeFailed() throws Exception {
+        String jobId = "job-" + UUID.randomUUID();
+        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("forever", 1, 8, null))));
+        AllocationGranted granted = (AllocationGranted) awaitPayloads(jobId, 2).get(0);
+        String nodeId = granted.getPlacements().get(0).getNodeId();
+
+        produce(Topics.RECOVERY_NODE_EVENTS, nodeId, NodeHealthEvent.newBuilder().setEventId(UUID.randomUUID().toString())
+                .setNodeId(nodeId).setOccurredAt(Instant.now())
+                .setPayload(NodeFailed.newBuilder().setReason(NodeFailureReason.HEARTBEAT_TIMEOUT)
+                        .setLastHeartbeatAt(null).setMessage("no heartbeat for 10s").build()).build());
+
+        List<Object> payloads = awaitPayloads(jobId, 3);
+        assertThat(payloads.get(2)).isInstanceOfSatisfying(AllocationReleased.class, r -> {
+            assertThat(r.getReason()).isEqualTo(ReleaseReason.NODE_FAILED);
+            assertThat(r.getPlacements()).isEqualTo(granted.getPlacements());
+            assertThat(r.getReleasedAt()).isAfterOrEqualTo(r.getGrantedAt());
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> node(nodeId).get("healthy").equals(false));
+        assertThat(node(nodeId).get("freeGpus")).isEqualTo(8);
+
+        produce(Topics.RECOVERY_NODE_EVENTS, nodeId, NodeHealthEvent.newBuilder().setEventId(UUID.randomUUID().toString())
+                .setNodeId(nodeId).setOccurredAt(Instant.now())
+                .setPayload(NodeRecovered.newBuilder().setMessage("heartbeats resumed").build()).build());
+        await().atMost(Duration.ofSeconds(10)).until(() -> node(nodeId).get("healthy").equals(true));
+    }
+
+    @Test
+    void poisonRecordsGoToTheDeadLetterTopic() throws Exception {
+        String garbage = "poison-" + UUID.randomUUID();
+        String invalid = "job-" + UUID.randomUUID();
+        producer().send(new ProducerRecord<>(Topics.QUEUE_JOB_EVENTS.name(), garbage,
+                "not avro".getBytes(StandardCharsets.UTF_8))).get();
+        produce(Topics.QUEUE_JOB_EVENTS, invalid, dispatched(invalid, 1, List.of(task("worker", 0, 8, 1L))));
+
+        String deadLetter = Topics.deadLetter(Service.PLACEMENT).name();
+        await().atMost(Duration.ofSeconds(30)).until(() -> readAll(deadLetter).stream().map(ConsumerRecord::key)
+                .toList().containsAll(List.of(garbage, invalid)));
+        ConsumerRecord<String, byte[]> r = readAll(deadLetter).stream().filter(x -> invalid.equals(x.key())).findFirst().orElseThrow();
+        assertThat(new String(r.headers().lastHeader("gantry.source.topic").value(), StandardCharsets.UTF_8))
+                .isEqualTo(Topics.QUEUE_JOB_EVENTS.name());
+        assertThat(new String(r.headers().lastHeader("gantry.error").value(), StandardCharsets.UTF_8))
+                .contains("replicas must be >= 1");
+        assertThat(payloadsFor(invalid)).isEmpty();
+    }
+
+    @Test
+    void theSimulatedNodesRegisterAndHeartbeat() {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            List<NodeEvent> events = readAll(Topics.PLACEMENT_NODE_EVENTS.name()).stream()
+                    .map(r -> AvroWire.decode(Topics.PLACEMENT_NODE_EVENTS, r.value())).toList();
+            assertThat(events).filteredOn(e -> e.getPayload() instanceof NodeRegistered).extracting(NodeEvent::getNodeId)
+                    .contains("sim-0", "sim-1", "sim-2", "sim-3");
+            assertThat(events).filteredOn(e -> e.getPayload() instanceof NodeHeartbeat).extracting(NodeEvent::getNodeId)
+                    .contains("sim-0", "sim-1", "sim-2", "sim-3");
+        });
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> node(String nodeId) {
+        List<Map> nodes = http.toBlocking().retrieve(HttpRequest.GET("/v1/nodes").bearerAuth(TENANT_TOKEN),
+                Argument.listOf(Map.class));
+        return nodes.stream().filter(n -> nodeId.equals(n.get("nodeId"))).findFirst().orElseThrow();
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void anyAuthenticatedCallerSeesTheNodesAndOnlyAdminsFailSimulatedNodes() {
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+            List<Map> nodes = http.toBlocking().retrieve(HttpRequest.GET("/v1/nodes").bearerAuth(TENANT_TOKEN),
+                    Argument.listOf(Map.class));
+            assertThat(nodes).extracting(n -> n.get("nodeId")).contains("sim-0", "sim-1", "sim-2", "sim-3");
+            Map<String, Object> sim0 = nodes.stream().filter(n -> n.get("nodeId").equals("sim-0")).findFirst().orElseThrow();
+            assertThat(sim0).containsEntry("backend", "simulated").containsEntry("cpuMillis", 96000);
+            assertThat((List<Map<String, Object>>) sim0.get("gpus")).hasSize(8)
+                    .allSatisfy(g -> assertThat(g).containsEntry("model", "H100").containsEntry("memoryMiB", 81920));
+        });
+        assertThatThrownBy(() -> http.toBlocking().exchange(HttpRequest.GET("/v1/nodes")))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(401));
+        assertThatThrownBy(() -> http.toBlocking().exchange(
+                HttpRequest.POST("/v1/admin/simulation/nodes/sim-3/fail", "").bearerAuth(TENANT_TOKEN)))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(403));
+        assertThatThrownBy(() -> http.toBlocking().exchange(
+                HttpRequest.POST("/v1/admin/simulation/nodes/nope/fail", "").bearerAuth(ADMIN_TOKEN)))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(404));
+
+        HttpResponse<Map> failed = http.toBlocking().exchange(
+                HttpRequest.POST("/v1/admin/simulation/nodes/sim-3/fail", "").bearerAuth(ADMIN_TOKEN), Map.class);
+        assertThat(failed.code()).isEqualTo(200);
+        long before = heartbeats("sim-3");
+        await().during(Duration.ofMillis(800)).atMost(Duration.ofSeconds(5))
+                .until(() -> heartbeats("sim-3") == before);
+        HttpResponse<Map> revived = http.toBlocking().exchange(
+                HttpRequest.POST("/v1/admin/simulation/nodes/sim-3/revive", "").bearerAuth(ADMIN_TOKEN), Map.class);
+        assertThat(revived.code()).isEqualTo(200);
+        await().atMost(Duration.ofSeconds(10)).until(() -> heartbeats("sim-3") > before);
+    }
+
+    private static long heartbeats(String nodeId) {
+        return readAll(Topics.PLACEMENT_NODE_EVENTS.name()).stream().filter(r -> nodeId.equals(r.key()))
+                .map(r -> AvroWire.decode(Topics.PLACEMENT_NODE_EVENTS, r.value()))
+                .filter(e -> e.getPayload() instanceof NodeHeartbeat).count();
+    }
+}

@@ -1,0 +1,61 @@
+package io.gantry.placement.backend;
+
+import io.gantry.placement.core.NodeSpec;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ClusterFileTest {
+
+    @Test
+    void theDefaultClusterIsFourNodesOfEightH100s() {
+        List<NodeSpec> nodes = ClusterFile.defaultCluster();
+
+        assertThat(nodes).extracting(NodeSpec::nodeId).containsExactly("sim-0", "sim-1", "sim-2", "sim-3");
+        assertThat(nodes).allSatisfy(n -> {
+            assertThat(n.gpus()).hasSize(8).allSatisfy(g -> assertThat(g.model()).isEqualTo("H100"));
+            assertThat(n.gpus().get(0).memoryMiB()).isEqualTo(81_920);
+            assertThat(n.cpuMillis()).isEqualTo(96_000);
+            assertThat(n.memoryMiB()).isEqualTo(1_048_576);
+            assertThat(n.labels()).containsKey("rack");
+        });
+    }
+
+    @Test
+    void aFileDescribesNodesWithCountsMixedGpusAndLabels() {
+        List<NodeSpec> nodes = ClusterFile.parse("""
+                nodes:
+                  - id: a100
+                    count: 2
+                    gpus: {count: 4, model: A100, memoryMiB: 40960}
+                    cpuMillis: 64000
+                    memoryMiB: 524288
+                    labels: {rack: r1}
+                  - id: mixed
+                    gpus:
+                      - {count: 1, model: L4, memoryMiB: 24576}
+                      - {count: 2, model: H100, memoryMiB: 81920}
+                    cpuMillis: 8000
+                    memoryMiB: 65536
+                """);
+
+        assertThat(nodes).extracting(NodeSpec::nodeId).containsExactly("a100-0", "a100-1", "mixed");
+        assertThat(nodes.get(1).gpus()).hasSize(4);
+        assertThat(nodes.get(1).labels()).isEqualTo(Map.of("rack", "r1"));
+        assertThat(nodes.get(2).gpus()).extracting(g -> g.index() + ":" + g.model())
+                .containsExactly("0:L4", "1:H100", "2:H100");
+    }
+
+    @Test
+    void aMistakeNamesTheField() {
+        assertThatThrownBy(() -> ClusterFile.parse("nodes:\n  - id: x\n    gpus: {count: 2}\n    cpuMillis: 1\n    memoryMiB: 1\n"))
+                .hasMessageContaining("nodes[0].gpus.model");
+        assertThatThrownBy(() -> ClusterFile.parse("nodes:\n  - id: x\n    memoryMiB: 1\n"))
+                .hasMessageContaining("nodes[0].cpuMillis");
+        assertThatThrownBy(() -> ClusterFile.parse("nodes: []")).hasMessageContaining("nodes");
+    }
+}

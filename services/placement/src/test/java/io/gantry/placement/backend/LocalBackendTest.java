@@ -1,0 +1,149 @@
+package io.gantry.placement.backend;
+
+import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.Gpu;
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.PlacedTask;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+class LocalBackendTest {
+    private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
+
+    @TempDir
+    Path work;
+    private LocalBackend backend;
+    private final List<RunOutcome> outcomes = new ArrayList<>();
+
+    private LocalBackend backend() {
+        NodeSpec node = new NodeSpec("local", "local", List.of(new Gpu(0, "L4", 0), new Gpu(1, "L4", 0)), 4000, 4096,
+                Map.of());
+        backend = new LocalBackend(node, work, ROOT ? LocalBackend.resolveRunAs("nobody") : null,
+                new VirtualClock(Clock.systemUTC(), 1));
+        return backend;
+    }
+
+    @AfterEach
+    void stopEverything() {
+        if (backend != null) {
+            backend.close();
+        }
+    }
+
+    private static Allocation allocation(String jobId, PlacedTask... tasks) {
+        return new Allocation("alloc-" + jobId, jobId, "vision", 2, List.of(tasks), Instant.now(), "local");
+    }
+
+    private static PlacedTask task(String name, int replica, Integer... gpus) {
+        return new PlacedTask(name, replica, "local", gpus.length == 0 ? null : "L4", List.of(gpus), 100, 64);
+    }
+
+    private RunOutcome awaitOutcome() {
+        await().atMost(Duration.ofSeconds(20)).until(() -> {
+            outcomes.addAll(backend.poll(Instant.now()));
+            return !outcomes.isEmpty();
+        });
+        return outcomes.get(0);
+    }
+
+    @Test
+    void aTaskSeesItsGpuIndicesAndIdentityAndItsOutputLandsInItsLog() throws Exception {
+        LocalBackend b = backend();
+        Allocation a = allocation("job-1", task("main", 0, 0, 1), task("cpu", 0));
+        String script = "echo gpus=[$CUDA_VISIBLE_DEVICES] job=$GANTRY_JOB_ID task=$GANTRY_TASK replica=$GANTRY_REPLICA uid=$(id -u)";
+        RunPlan plan = new RunPlan(Map.of("main", new RunPlan.Task(List.of("sh", "-c", script), null),
+                "cpu", new RunPlan.Task(List.of("sh", "-c", script + " >&2"), null)));
+
+        assertThat(b.start(a, plan, Instant.now())).isEmpty();
+        RunOutcome outcome = awaitOutcome();
+
+        assertThat(outcome.result().succeeded()).as(outcome.toString()).isTrue();
+        assertThat(outcome.result().exitCode()).isZero();
+        String main = Files.readString(work.resolve("job-1/2/main-0.log"));
+        String cpu = Files.readString(work.resolve("job-1/2/cpu-0.log"));
+        assertThat(main).contains("gpus=[0,1] job=job-1 task=main replica=0");
+        assertThat(cpu).as("stderr goes to the log too; no GPUs means empty").contains("gpus=[] job=job-1 task=cpu");
+        if (ROOT) {
+            assertThat(main).as("root drops to nobody").contains("uid=65534");
+        }
+    }
+
+    @Test
+    void aFailingTaskFailsTheRunWithItsExitCodeAndKillsTheOthers() throws Exception {
+        LocalBackend b = backend();
+        Allocation a = allocation("job-2", task("bad", 0), task("slow", 0));
+        RunPlan plan = new RunPlan(Map.of(
+                "bad", new RunPlan.Task(List.of("sh", "-c", "sleep 0.5; echo failing; exit 3"), null),
+                "slow", new RunPlan.Task(List.of("sh", "-c", "echo $$ > pid; exec sleep 60"), null)));
+
+        assertThat(b.start(a, plan, Instant.now())).isEmpty();
+        RunOutcome outcome = awaitOutcome();
+
+        assertThat(outcome.result().succeeded()).isFalse();
+        assertThat(outcome.result().exitCode()).isEqualTo(3);
+        assertThat(outcome.result().message()).contains("bad-0 exited with 3");
+        assertThat(Files.readString(work.resolve("job-2/2/bad-0.log"))).contains("failing");
+        long pid = Long.parseLong(Files.readString(work.resolve("job-2/2/pid")).trim());
+        await().atMost(Duration.ofSeconds(10)).until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
+    }
+
+    @Test
+    void aStoppedRunReportsNothing() throws Exception {
+        LocalBackend b = backend();
+        Allocation a = allocation("job-3", task("slow", 0));
+        b.start(a, new RunPlan(Map.of("slow", new RunPlan.Task(List.of("sleep", "60"), null))), Instant.now());
+
+        b.stop(a.allocationId());
+
+        assertThat(b.poll(Instant.now())).isEmpty();
+        assertThat(b.adopt(List.of(), Instant.now())).isEmpty();
+    }
+
+    @Test
+    void aTaskWithoutACommandOrWithAMissingProgramFailsAtStart() {
+        LocalBackend b = backend();
+
+        Optional<RunOutcome> none = b.start(allocation("job-4", task("x", 0)),
+                new RunPlan(Map.of("x", new RunPlan.Task(List.of(), null))), Instant.now());
+        Optional<RunOutcome> missing = b.start(allocation("job-5", task("x", 0)),
+                new RunPlan(Map.of("x", new RunPlan.Task(List.of("/nonexistent/program"), null))), Instant.now());
+
+        assertThat(none).hasValueSatisfying(o -> assertThat(o.result().message()).contains("no command"));
+        if (!ROOT) {
+            assertThat(missing).hasValueSatisfying(o -> assertThat(o.result().message()).contains("could not start task x-0"));
+        } else {
+            // setpriv starts, then fails to exec the program: the run fails through its exit code instead
+            assertThat(missing).isEmpty();
+            RunOutcome outcome = awaitOutcome();
+            assertThat(outcome.result().succeeded()).isFalse();
+            assertThat(outcome.result().exitCode()).isNotZero();
+        }
+    }
+
+    @Test
+    void afterARestartALiveRunWhoseProcessIsGoneIsReportedLost() {
+        LocalBackend b = backend();
+        Allocation a = allocation("job-6", task("x", 0));
+
+        List<RunOutcome> lost = b.adopt(List.of(new ExecutionBackend.LiveRun(a, null)), Instant.now());
+
+        assertThat(lost).singleElement().satisfies(o -> {
+            assertThat(o.allocationId()).isEqualTo(a.allocationId());
+            assertThat(o.result().message()).isEqualTo("placement restarted; the process was lost");
+        });
+    }
+}

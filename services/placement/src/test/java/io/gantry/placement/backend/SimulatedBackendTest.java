@@ -1,0 +1,103 @@
+package io.gantry.placement.backend;
+
+import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.PlacedTask;
+import io.gantry.placement.core.RunResult;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SimulatedBackendTest {
+    private static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
+
+    private static Allocation allocation(String jobId, Instant grantedAt, String... nodes) {
+        List<PlacedTask> tasks = new java.util.ArrayList<>();
+        for (int i = 0; i < nodes.length; i++) {
+            tasks.add(new PlacedTask(i == 0 ? "main" : "worker", i, nodes[i], "H100", List.of(0, 1), 1000, 1024));
+        }
+        return new Allocation("alloc-" + jobId, jobId, "vision", 1, tasks, grantedAt, SimulatedBackend.NAME);
+    }
+
+    private static RunPlan plan(Long main, Long worker) {
+        return new RunPlan(Map.of("main", new RunPlan.Task(List.of("train"), main),
+                "worker", new RunPlan.Task(List.of("train"), worker)));
+    }
+
+    @Test
+    void aRunEndsExactlyAtGrantedAtPlusTheLongestTasksRunSecondsHoweverLateItIsPolled() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        Allocation a = allocation("j", T0, "sim-0", "sim-1");
+        backend.start(a, plan(30L, 90L), T0);
+
+        assertThat(backend.poll(T0.plusSeconds(89))).isEmpty();
+        List<RunOutcome> outcomes = backend.poll(T0.plusSeconds(95));
+
+        assertThat(outcomes).containsExactly(new RunOutcome(a.allocationId(), RunResult.succeeded(T0.plusSeconds(90))));
+        assertThat(backend.poll(T0.plusSeconds(200))).as("reported once").isEmpty();
+    }
+
+    @Test
+    void underASpeedUpTheRunEndsAfterRunSecondsOfVirtualTime() {
+        MutableClock wall = new MutableClock(T0);
+        VirtualClock clock = new VirtualClock(wall, 120);
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        Instant grantedAt = clock.instant();
+        Allocation a = allocation("j", grantedAt, "sim-0");
+        backend.start(a, plan(3600L, null), grantedAt);
+
+        wall.advance(Duration.ofSeconds(29));
+        assertThat(backend.poll(clock.instant())).isEmpty();
+        wall.advance(Duration.ofSeconds(1)); // 30 wall seconds = one virtual hour
+
+        assertThat(backend.poll(clock.instant())).extracting(o -> o.result().finishedAt())
+                .containsExactly(grantedAt.plusSeconds(3600));
+    }
+
+    @Test
+    void aTaskWithoutRunSecondsRunsUntilStopped() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        Allocation a = allocation("j", T0, "sim-0", "sim-1");
+        backend.start(a, plan(10L, null), T0);
+
+        assertThat(backend.poll(T0.plus(Duration.ofDays(365)))).isEmpty();
+        backend.stop(a.allocationId());
+        assertThat(backend.running()).isEmpty();
+    }
+
+    @Test
+    void aFailedNodeStopsHeartbeatingAndItsRunsNeverFinishUntilRevived() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        Allocation onFailed = allocation("a", T0, "sim-1");
+        Allocation elsewhere = allocation("b", T0, "sim-2");
+        backend.start(onFailed, plan(10L, null), T0);
+        backend.start(elsewhere, plan(10L, null), T0);
+
+        backend.fail("sim-1");
+
+        assertThat(backend.heartbeating("sim-1")).isFalse();
+        assertThat(backend.heartbeating("sim-2")).isTrue();
+        assertThat(backend.poll(T0.plusSeconds(60))).extracting(RunOutcome::allocationId)
+                .containsExactly(elsewhere.allocationId());
+        backend.revive("sim-1");
+        assertThat(backend.heartbeating("sim-1")).isTrue();
+    }
+
+    @Test
+    void afterARestartLiveRunsAreRecreatedAndEndAtTheSameInstant() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        Allocation a = allocation("j", T0, "sim-0");
+        Allocation lostPlan = allocation("k", T0, "sim-1");
+
+        List<RunOutcome> lost = backend.adopt(List.of(new ExecutionBackend.LiveRun(a, plan(45L, null)),
+                new ExecutionBackend.LiveRun(lostPlan, null)), T0.plusSeconds(10));
+
+        assertThat(lost).extracting(RunOutcome::allocationId).containsExactly(lostPlan.allocationId());
+        assertThat(backend.poll(T0.plusSeconds(100))).containsExactly(
+                new RunOutcome(a.allocationId(), RunResult.succeeded(T0.plusSeconds(45))));
+    }
+}

@@ -1,0 +1,172 @@
+package io.gantry.placement.core;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Fluent builders for the core tests: {@code aNode("n1").gpus(8, "H100")}, {@code aGang("j1").task("w", 2, 4)}. */
+final class Fixtures {
+    static final String SIM = "simulated";
+    static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
+
+    private Fixtures() {
+    }
+
+    static NodeBuilder aNode(String id) {
+        return new NodeBuilder(id);
+    }
+
+    static GangBuilder aGang(String jobId) {
+        return new GangBuilder(jobId);
+    }
+
+    /** Eight H100s, 96 cores, 1 TiB: the default simulated node. */
+    static NodeBuilder anH100Node(String id) {
+        return aNode(id).gpus(8, "H100");
+    }
+
+    static final class NodeBuilder {
+        private final String id;
+        private final List<Gpu> gpus = new ArrayList<>();
+        private int cpuMillis = 96_000;
+        private long memoryMiB = 1_048_576;
+        private String backend = SIM;
+        private final Map<String, String> labels = new HashMap<>();
+
+        NodeBuilder(String id) {
+            this.id = id;
+        }
+
+        NodeBuilder gpus(int count, String model) {
+            for (int i = 0; i < count; i++) {
+                gpus.add(new Gpu(gpus.size(), model, 81_920));
+            }
+            return this;
+        }
+
+        NodeBuilder cpuMillis(int cpu) {
+            this.cpuMillis = cpu;
+            return this;
+        }
+
+        NodeBuilder memoryMiB(long memory) {
+            this.memoryMiB = memory;
+            return this;
+        }
+
+        NodeBuilder backend(String backend) {
+            this.backend = backend;
+            return this;
+        }
+
+        NodeBuilder label(String key, String value) {
+            labels.put(key, value);
+            return this;
+        }
+
+        NodeSpec build() {
+            return new NodeSpec(id, backend, gpus, cpuMillis, memoryMiB, labels);
+        }
+    }
+
+    static final class GangBuilder {
+        private final String jobId;
+        private String tenant = "vision";
+        private int attempt = 1;
+        private final List<TaskGroup> tasks = new ArrayList<>();
+
+        GangBuilder(String jobId) {
+            this.jobId = jobId;
+        }
+
+        GangBuilder tenant(String tenant) {
+            this.tenant = tenant;
+            return this;
+        }
+
+        GangBuilder attempt(int attempt) {
+            this.attempt = attempt;
+            return this;
+        }
+
+        /** Adds a task group of {@code replicas} x {@code gpus}, 1 core and 1 GiB each. */
+        GangBuilder task(String name, int replicas, int gpus) {
+            tasks.add(new TaskGroup(name, replicas, gpus, null, 1_000, 1_024));
+            return this;
+        }
+
+        GangBuilder model(String model) {
+            TaskGroup t = last();
+            tasks.set(tasks.size() - 1, new TaskGroup(t.name(), t.replicas(), t.gpus(), model, t.cpuMillis(), t.memoryMiB()));
+            return this;
+        }
+
+        GangBuilder cpuMillis(int cpu) {
+            TaskGroup t = last();
+            tasks.set(tasks.size() - 1, new TaskGroup(t.name(), t.replicas(), t.gpus(), t.gpuModel(), cpu, t.memoryMiB()));
+            return this;
+        }
+
+        GangBuilder memoryMiB(long memory) {
+            TaskGroup t = last();
+            tasks.set(tasks.size() - 1, new TaskGroup(t.name(), t.replicas(), t.gpus(), t.gpuModel(), t.cpuMillis(), memory));
+            return this;
+        }
+
+        private TaskGroup last() {
+            return tasks.get(tasks.size() - 1);
+        }
+
+        GangRequest build() {
+            return new GangRequest(jobId, tenant, attempt, tasks);
+        }
+    }
+
+    /** A ClusterState driven like the adapter drives it: every decision's facts are replayed at once. */
+    static final class Cluster {
+        final ClusterState state = new ClusterState(SIM, new FirstFitPlacer());
+
+        static Cluster of(NodeBuilder... nodes) {
+            Cluster c = new Cluster();
+            for (NodeBuilder n : nodes) {
+                c.apply(c.state.register(n.build()));
+            }
+            return c;
+        }
+
+        List<Fact> apply(List<Fact> facts) {
+            facts.forEach(state::replay);
+            return facts;
+        }
+
+        List<Fact> dispatch(GangBuilder gang) {
+            return apply(state.dispatch(gang.build(), T0));
+        }
+
+        Allocation granted(GangBuilder gang) {
+            List<Fact> facts = dispatch(gang);
+            if (facts.size() != 1 || !(facts.get(0) instanceof Fact.AllocationGranted g)) {
+                throw new AssertionError("expected a grant, got " + facts);
+            }
+            return g.allocation();
+        }
+
+        Cluster fail(String nodeId) {
+            apply(state.nodeFailed(nodeId, T0));
+            return this;
+        }
+
+        /** GPU indices held on each node, e.g. {@code {n1=[0, 1]}}. */
+        Map<String, List<Integer>> held() {
+            Map<String, List<Integer>> held = new java.util.TreeMap<>();
+            for (NodeView n : state.snapshot().nodes()) {
+                if (!n.allocatedTo().isEmpty()) {
+                    held.put(n.nodeId(), List.copyOf(n.allocatedTo().keySet()));
+                }
+            }
+            return held;
+        }
+    }
+}

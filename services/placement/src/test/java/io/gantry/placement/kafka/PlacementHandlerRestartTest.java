@@ -1,0 +1,152 @@
+package io.gantry.placement.kafka;
+
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.AllocationReleased;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobRunFailed;
+import io.gantry.events.JobRunStarted;
+import io.gantry.events.JobRunSucceeded;
+import io.gantry.events.JobSpec;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.events.ReleaseReason;
+import io.gantry.events.TaskPlacement;
+import io.gantry.events.TaskSpec;
+import io.gantry.placement.backend.ClusterFile;
+import io.gantry.placement.backend.ExecutionBackend;
+import io.gantry.placement.backend.LocalBackend;
+import io.gantry.placement.backend.SimulatedBackend;
+import io.gantry.placement.backend.VirtualClock;
+import io.gantry.placement.core.ClusterState;
+import io.gantry.placement.core.FirstFitPlacer;
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.runtime.kafka.Output;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What a restarted placement does with the runs that were live when it stopped. */
+class PlacementHandlerRestartTest {
+    private static final Instant GRANTED = Instant.parse("2030-01-01T00:00:00Z");
+
+    /** Records what the handler sends. */
+    static final class Recorded implements Output {
+        final List<Object> values = new ArrayList<>();
+
+        @Override
+        public <V> void send(Topic<V> topic, String key, V value) {
+            values.add(value);
+        }
+
+        List<Object> allocationPayloads() {
+            return values.stream().filter(v -> v instanceof AllocationEvent).map(v -> ((AllocationEvent) v).getPayload()).toList();
+        }
+    }
+
+    static final class Wall extends Clock {
+        Instant now;
+
+        Wall(Instant now) {
+            this.now = now;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+    }
+
+    private static void restoreLiveRun(PlacementHandler h, String backend, String nodeId) {
+        TaskPlacement p = TaskPlacement.newBuilder().setTask("w").setReplica(0).setNodeId(nodeId).setGpuModel("H100")
+                .setGpuIndices(List.of(0, 1)).setCpuMillis(1000).setMemoryMiB(1024).build();
+        String id = ClusterState.allocationId("job-1", 1);
+        h.restore(Topics.PLACEMENT_ALLOCATION_EVENTS, "job-1", AllocationEvent.newBuilder().setEventId("e1")
+                .setJobId("job-1").setOccurredAt(GRANTED)
+                .setPayload(AllocationGranted.newBuilder().setAllocationId(id).setTenant("vision").setAttempt(1)
+                        .setPlacements(List.of(p)).setGrantedAt(GRANTED).setBackend(backend).build()).build());
+        h.restore(Topics.PLACEMENT_ALLOCATION_EVENTS, "job-1", AllocationEvent.newBuilder().setEventId("e2")
+                .setJobId("job-1").setOccurredAt(GRANTED)
+                .setPayload(JobRunStarted.newBuilder().setAllocationId(id).setTenant("vision").setAttempt(1)
+                        .setStartedAt(GRANTED).build()).build());
+        TaskSpec task = TaskSpec.newBuilder().setName("w").setReplicas(1).setCommand(List.of("sleep", "1")).setGpus(2)
+                .setGpuModel("H100").setCpuMillis(1000).setMemoryMiB(1024).setRunSeconds(600L).build();
+        h.restore(Topics.QUEUE_JOB_EVENTS, "job-1", QueueJobEvent.newBuilder().setEventId("q1").setJobId("job-1")
+                .setOccurredAt(GRANTED.minusSeconds(1))
+                .setPayload(JobDispatched.newBuilder().setTenant("vision").setAttempt(1).setGpus(2)
+                        .setSpec(JobSpec.newBuilder().setName("train").setPriority(0).setTasks(List.of(task)).build())
+                        .build()).build());
+    }
+
+    @Test
+    void aSimulatedRunLiveAtRestartIsRecreatedAndStillEndsAtGrantedAtPlusRunSeconds() {
+        Wall wall = new Wall(GRANTED.minus(Duration.ofDays(1))); // the wall clock is behind what was written
+        VirtualClock clock = new VirtualClock(wall, 1);
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        PlacementHandler h = new PlacementHandler(new ClusterState("simulated", new FirstFitPlacer()), backend, clock,
+                Duration.ofSeconds(1));
+        restoreLiveRun(h, "simulated", "sim-0");
+        Recorded out = new Recorded();
+
+        h.restored(out);
+
+        assertThat(clock.instant()).as("time never goes back before the newest restored event").isAfterOrEqualTo(GRANTED);
+        assertThat(out.values).filteredOn(v -> v instanceof NodeEvent).hasSize(4);
+        assertThat(out.allocationPayloads()).isEmpty();
+        assertThat(h.state().snapshot().nodes().get(0).allocatedTo()).containsOnlyKeys(0, 1);
+
+        wall.now = wall.now.plusSeconds(601);
+        h.tick(wall.now, out);
+
+        assertThat(out.allocationPayloads()).hasSize(2);
+        assertThat(out.allocationPayloads().get(0)).isInstanceOfSatisfying(JobRunSucceeded.class,
+                s -> assertThat(s.getFinishedAt()).isEqualTo(GRANTED.plusSeconds(600)));
+        assertThat(out.allocationPayloads().get(1)).isInstanceOfSatisfying(AllocationReleased.class, r -> {
+            assertThat(r.getReason()).isEqualTo(ReleaseReason.RUN_SUCCEEDED);
+            assertThat(r.getReleasedAt()).isEqualTo(GRANTED.plusSeconds(600));
+        });
+        assertThat(h.state().liveAllocations()).isEmpty();
+    }
+
+    @Test
+    void aLocalRunLiveAtRestartIsReportedLost(@TempDir Path work) {
+        VirtualClock clock = new VirtualClock(new Wall(GRANTED.plusSeconds(5)), 1);
+        ExecutionBackend backend = new LocalBackend(new NodeSpec("local", "local", List.of(), 1000, 1024, Map.of()),
+                work, null, clock);
+        PlacementHandler h = new PlacementHandler(new ClusterState("local", new FirstFitPlacer()), backend, clock,
+                Duration.ofSeconds(1));
+        restoreLiveRun(h, "local", "local");
+        Recorded out = new Recorded();
+
+        h.restored(out);
+
+        assertThat(out.allocationPayloads()).hasSize(2);
+        assertThat(out.allocationPayloads().get(0)).isInstanceOfSatisfying(JobRunFailed.class,
+                f -> assertThat(f.getMessage()).isEqualTo("placement restarted; the process was lost"));
+        assertThat(out.allocationPayloads().get(1)).isInstanceOfSatisfying(AllocationReleased.class,
+                r -> assertThat(r.getReason()).isEqualTo(ReleaseReason.RUN_FAILED));
+    }
+}
