@@ -1,0 +1,60 @@
+package io.gantry.billing.core;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Rates a released allocation: one ledger entry per node, in the order the nodes first appear.
+ *
+ * <p>Time is billed at millisecond resolution, the resolution of the events ({@code timestamp-millis}); a
+ * sub-millisecond part of an instant is dropped before rating so both ends are treated alike.
+ */
+public final class Rating {
+    private Rating() {
+    }
+
+    public static List<LedgerEntry> rate(Release release) {
+        Map<String, NodeShare> byNode = new LinkedHashMap<>();
+        for (Placement p : release.placements()) {
+            NodeShare share = byNode.computeIfAbsent(p.nodeId(), NodeShare::new);
+            share.add(p);
+        }
+        long start = release.grantedAt().toEpochMilli();
+        long end = release.releasedAt().toEpochMilli();
+        long duration = end - start;
+        List<LedgerEntry> entries = new ArrayList<>(byNode.size());
+        for (NodeShare share : byNode.values()) {
+            entries.add(new LedgerEntry(LedgerEntry.entryId(release.allocationId(), share.nodeId),
+                    release.tenant(), release.jobId(), release.attempt(), release.allocationId(), share.nodeId,
+                    share.gpuModel, share.gpuCount, Instant.ofEpochMilli(start),
+                    Instant.ofEpochMilli(end), duration, Math.multiplyExact((long) share.gpuCount, duration)));
+        }
+        return entries;
+    }
+
+    private static final class NodeShare {
+        final String nodeId;
+        String gpuModel;
+        int gpuCount;
+
+        NodeShare(String nodeId) {
+            this.nodeId = nodeId;
+        }
+
+        void add(Placement p) {
+            if (p.gpuCount() == 0) {
+                return;
+            }
+            if (gpuModel != null && !gpuModel.equals(p.gpuModel())) {
+                // the entry id is per node, so one entry cannot carry two models; refuse rather than misbill
+                throw new IllegalArgumentException("node " + nodeId + " holds two GPU models in one allocation: "
+                        + gpuModel + " and " + p.gpuModel());
+            }
+            gpuModel = p.gpuModel();
+            gpuCount = Math.addExact(gpuCount, p.gpuCount());
+        }
+    }
+}

@@ -1,0 +1,20 @@
+package io.gantry.billing.db;
+
+import io.gantry.billing.core.LedgerEntry;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.data.annotation.Id;
+import io.micronaut.data.annotation.MappedEntity;
+
+import java.time.Instant;
+
+/** A row of {@code usage_entry}; {@code recordedAt} is when billing first wrote it. */
+@MappedEntity("usage_entry")
+public record UsageEntryRow(@Id String entryId, String tenant, String jobId, int attempt, String allocationId,
+                            String nodeId, @Nullable String gpuModel, int gpuCount, Instant startedAt,
+                            Instant endedAt, long durationMillis, long gpuMillis, Instant recordedAt) {
+
+    public LedgerEntry toEntry() {
+        return new LedgerEntry(entryId, tenant, jobId, attempt, allocationId, nodeId, gpuModel, gpuCount, startedAt,
+                endedAt, durationMillis, gpuMillis);
+    }
+}

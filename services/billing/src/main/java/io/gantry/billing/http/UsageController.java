@@ -1,0 +1,134 @@
+package io.gantry.billing.http;
+
+import io.gantry.billing.core.Usage;
+import io.gantry.billing.core.UsageReport;
+import io.gantry.billing.core.UsageRow;
+import io.gantry.billing.core.UsageWindow;
+import io.gantry.billing.db.Ledger;
+import io.gantry.billing.db.UsageEntryRow;
+import io.gantry.runtime.http.Caller;
+import io.gantry.runtime.http.Problem;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.HttpStatus;
+import io.micronaut.http.annotation.Controller;
+import io.micronaut.http.annotation.Get;
+import io.micronaut.http.annotation.QueryValue;
+import io.micronaut.http.annotation.RequestAttribute;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
+import io.micronaut.serde.annotation.Serdeable;
+
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Usage reads. A tenant sees only its own ledger; an admin sees everyone's and may filter by tenant. Seconds are
+ * strings with three decimals so that JSON number handling can never round them.
+ */
+@Controller("/v1/usage")
+@ExecuteOn(TaskExecutors.BLOCKING)
+public class UsageController {
+    private final Ledger ledger;
+
+    public UsageController(Ledger ledger) {
+        this.ledger = ledger;
+    }
+
+    @Get
+    public HttpResponse<?> usage(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                 @Nullable @QueryValue String from, @Nullable @QueryValue String to,
+                                 @Nullable @QueryValue String tenant) {
+        List<Problem.FieldError> errors = new ArrayList<>();
+        Instant fromAt = instant("from", from, errors);
+        Instant toAt = instant("to", to, errors);
+        UsageWindow window = null;
+        if (errors.isEmpty()) {
+            try {
+                window = new UsageWindow(fromAt, toAt);
+            } catch (IllegalArgumentException e) {
+                errors.add(fieldError(e.getMessage()));
+            }
+        }
+        if (!errors.isEmpty()) {
+            return Problem.badRequest(errors);
+        }
+        String scope = tenant == null || tenant.isBlank() ? null : tenant;
+        if (!caller.admin()) {
+            if (scope != null && !scope.equals(caller.tenant())) {
+                return Problem.response(HttpStatus.FORBIDDEN, "Forbidden", "tenant: you may only read your own usage",
+                        List.of(new Problem.FieldError("tenant", "must be your own tenant (" + caller.tenant() + ")")));
+            }
+            scope = caller.tenant();
+        }
+        UsageReport report = Usage.summarize(ledger.reaching(scope, window), window);
+        return HttpResponse.ok(UsageView.of(report));
+    }
+
+    @Get("/entries")
+    public HttpResponse<?> entries(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                   @Nullable @QueryValue String jobId) {
+        if (jobId == null || jobId.isBlank()) {
+            return Problem.badRequest(List.of(new Problem.FieldError("jobId", "is required")));
+        }
+        // another tenant's job looks exactly like a job without usage: no hint that it exists
+        List<EntryView> rows = ledger.ofJob(jobId).stream()
+                .filter(r -> caller.mayAccess(r.tenant()))
+                .map(EntryView::of)
+                .toList();
+        return HttpResponse.ok(rows);
+    }
+
+    private static Instant instant(String field, String value, List<Problem.FieldError> errors) {
+        if (value == null || value.isBlank()) {
+            return null;
+        }
+        try {
+            return Instant.parse(value.trim());
+        } catch (DateTimeParseException e) {
+            errors.add(new Problem.FieldError(field, "must be an ISO-8601 instant, e.g. 2026-01-01T00:00:00Z"));
+            return null;
+        }
+    }
+
+    /** The core's messages start with the field name: {@code "to: must be after from"}. */
+    private static Problem.FieldError fieldError(String message) {
+        int colon = message.indexOf(':');
+        return colon > 0 ? new Problem.FieldError(message.substring(0, colon), message.substring(colon + 1).trim())
+                : new Problem.FieldError("query", message);
+    }
+
+    @Serdeable
+    public record UsageView(String from, String to, List<RowView> rows, String totalGpuSeconds, long totalGpuMillis) {
+        static UsageView of(UsageReport report) {
+            return new UsageView(iso(report.window().from()), iso(report.window().to()),
+                    report.rows().stream().map(RowView::of).toList(), report.totalGpuSeconds().toPlainString(),
+                    report.totalGpuMillis());
+        }
+    }
+
+    @Serdeable
+    public record RowView(String tenant, @Nullable String gpuModel, String gpuSeconds, long gpuMillis, long entries) {
+        static RowView of(UsageRow row) {
+            return new RowView(row.tenant(), row.gpuModel(), row.gpuSeconds().toPlainString(), row.gpuMillis(),
+                    row.entries());
+        }
+    }
+
+    @Serdeable
+    public record EntryView(String entryId, String tenant, String jobId, int attempt, String allocationId,
+                            String nodeId, @Nullable String gpuModel, int gpuCount, String startedAt, String endedAt,
+                            long durationMillis, long gpuMillis, String gpuSeconds, String recordedAt) {
+        static EntryView of(UsageEntryRow r) {
+            return new EntryView(r.entryId(), r.tenant(), r.jobId(), r.attempt(), r.allocationId(), r.nodeId(),
+                    r.gpuModel(), r.gpuCount(), iso(r.startedAt()), iso(r.endedAt()), r.durationMillis(),
+                    r.gpuMillis(), Usage.seconds(r.gpuMillis()).toPlainString(), iso(r.recordedAt()));
+        }
+    }
+
+    private static String iso(Instant t) {
+        return t == null ? null : t.toString();
+    }
+}

@@ -1,0 +1,127 @@
+package io.gantry.billing.kafka;
+
+import io.gantry.billing.core.LedgerEntry;
+import io.gantry.billing.core.Placement;
+import io.gantry.billing.core.Rating;
+import io.gantry.billing.core.Release;
+import io.gantry.billing.db.Ledger;
+import io.gantry.billing.db.UsageEntryRow;
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationReleased;
+import io.gantry.events.TaskPlacement;
+import io.gantry.events.UsageEvent;
+import io.gantry.events.UsageRecorded;
+import io.gantry.runtime.kafka.EventHandler;
+import io.gantry.runtime.kafka.Output;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import io.gantry.runtime.kafka.TransientFailureException;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * At-least-once: rate each released allocation, write its entries to the ledger idempotently, then publish one
+ * {@code UsageRecorded} per entry. The offset is committed only after the records are sent, so a crash anywhere
+ * re-runs the whole release: the inserts do nothing the second time and the events go out again with the same
+ * event ids (derived from the entry id), which consumers deduplicate.
+ */
+final class BillingHandler implements EventHandler {
+    private final Ledger ledger;
+    private final Clock clock;
+
+    BillingHandler(Ledger ledger, Clock clock) {
+        this.ledger = ledger;
+        this.clock = clock;
+    }
+
+    @Override
+    public void handle(Topic<?> topic, String key, Object value, Output out) {
+        if (!(value instanceof AllocationEvent event) || !(event.getPayload() instanceof AllocationReleased released)) {
+            return;
+        }
+        // validation first (throws IllegalArgumentException -> dead letter) so a bad record writes nothing
+        List<LedgerEntry> entries = Rating.rate(release(event.getJobId(), released));
+        List<UsageEntryRow> stored = new ArrayList<>(entries.size());
+        try {
+            for (LedgerEntry entry : entries) {
+                stored.add(ledger.record(entry, clock.instant()));
+            }
+        } catch (RuntimeException e) {
+            if (isTransient(e)) {
+                // the record is fine, the database is not: make the processor restart and redeliver it instead of
+                // dead-lettering billable usage (the runtime retries only Kafka failures)
+                throw new TransientFailureException("usage ledger unavailable; the release will be redelivered", e);
+            }
+            throw e;
+        }
+        for (UsageEntryRow row : stored) {
+            out.send(Topics.BILLING_USAGE_EVENTS, row.tenant(), usageRecorded(row));
+        }
+    }
+
+    static Release release(String jobId, AllocationReleased r) {
+        List<Placement> placements = new ArrayList<>(r.getPlacements().size());
+        for (TaskPlacement p : r.getPlacements()) {
+            placements.add(new Placement(p.getNodeId(), p.getGpuModel(), p.getGpuIndices().size()));
+        }
+        return new Release(r.getTenant(), jobId, r.getAttempt(), r.getAllocationId(), r.getGrantedAt(),
+                r.getReleasedAt(), placements);
+    }
+
+    /** The same entry always gets the same event id, so a republished event is recognisably the same fact. */
+    static String eventId(String entryId) {
+        return UUID.nameUUIDFromBytes(("billing.usage-recorded/" + entryId).getBytes(StandardCharsets.UTF_8))
+                .toString();
+    }
+
+    static UsageEvent usageRecorded(UsageEntryRow row) {
+        return UsageEvent.newBuilder()
+                .setEventId(eventId(row.entryId()))
+                .setTenant(row.tenant())
+                .setOccurredAt(row.recordedAt())
+                .setPayload(UsageRecorded.newBuilder()
+                        .setEntryId(row.entryId())
+                        .setTenant(row.tenant())
+                        .setJobId(row.jobId())
+                        .setAttempt(row.attempt())
+                        .setAllocationId(row.allocationId())
+                        .setNodeId(row.nodeId())
+                        .setGpuModel(row.gpuModel())
+                        .setGpuCount(row.gpuCount())
+                        .setStartedAt(row.startedAt())
+                        .setEndedAt(row.endedAt())
+                        .setDurationMillis(row.durationMillis())
+                        .setGpuMillis(row.gpuMillis())
+                        .build())
+                .build();
+    }
+
+    /** Connection loss, pool exhaustion, server shutdown, serialization failure: worth retrying. */
+    static boolean isTransient(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLTransientException || t instanceof SQLRecoverableException
+                    || t instanceof SQLNonTransientConnectionException) {
+                return true;
+            }
+            if (t instanceof SQLException sql && sql.getSQLState() != null) {
+                String cls = sql.getSQLState().length() >= 2 ? sql.getSQLState().substring(0, 2) : "";
+                // 08 connection, 40 transaction rollback, 53 insufficient resources, 57 operator intervention
+                if (cls.equals("08") || cls.equals("40") || cls.equals("53") || cls.equals("57")) {
+                    return true;
+                }
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,15 @@
+package io.gantry.billing;
+
+import io.gantry.embedded.PureCoreCheck;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class PureCoreTest {
+    @Test
+    void billingCoreUsesNoFrameworkIoThreadsOrWallClock() {
+        assertThat(PureCoreCheck.violations(Path.of("src/main/java"), "io.gantry.billing.core")).isEmpty();
+    }
+}

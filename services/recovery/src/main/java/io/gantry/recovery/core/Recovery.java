@@ -1,0 +1,215 @@
+package io.gantry.recovery.core;
+
+import io.gantry.recovery.core.RecoveryFact.GraceStarted;
+import io.gantry.recovery.core.RecoveryFact.JobRecoveryAbandoned;
+import io.gantry.recovery.core.RecoveryFact.JobRequeued;
+import io.gantry.recovery.core.RecoveryFact.NodeFailed;
+import io.gantry.recovery.core.RecoveryFact.NodeKnown;
+import io.gantry.recovery.core.RecoveryFact.NodeRecovered;
+import io.gantry.recovery.core.RecoveryFact.NodeSeen;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Recovery's state machine: node liveness and the requeue decision.
+ *
+ * <p>Decision methods ({@link #onSignOfLife}, {@link #onRestart}, {@link #tick}, {@link #onNodeFailureRelease})
+ * never change state; they return the facts that follow, and the caller replays them. So a decision that is
+ * never committed (a crash before the Kafka transaction commits) leaves no trace, and restoring from the
+ * published facts rebuilds exactly the state that produced them.
+ */
+public final class Recovery {
+    private final RecoveryPolicy policy;
+    // TreeMap: tick() reports overdue nodes in a stable order, which keeps tests and replays deterministic
+    private final Map<String, Node> nodes = new TreeMap<>();
+    private final Map<String, Job> jobs = new HashMap<>();
+
+    public Recovery(RecoveryPolicy policy) {
+        this.policy = Objects.requireNonNull(policy, "policy");
+    }
+
+    public RecoveryPolicy policy() {
+        return policy;
+    }
+
+    // ---------------------------------------------------------------- decisions
+
+    /** A registration or heartbeat of the node was received now; a failed node recovers. */
+    public List<RecoveryFact> onSignOfLife(String nodeId, Instant receivedAt) {
+        requireNodeId(nodeId);
+        Objects.requireNonNull(receivedAt, "receivedAt");
+        List<RecoveryFact> facts = new ArrayList<>(2);
+        Node node = nodes.get(nodeId);
+        if (node != null && node.state == NodeState.FAILED) {
+            facts.add(new NodeRecovered(nodeId, receivedAt,
+                    "heartbeat received after " + seconds(Duration.between(node.failedAt, receivedAt))
+                            + " of failure"));
+        }
+        facts.add(new NodeSeen(nodeId, receivedAt));
+        return facts;
+    }
+
+    /**
+     * Recovery (re)started. Every known node gets a fresh grace period: while recovery was down nobody measured
+     * silence, so a restart must not fail nodes by itself.
+     */
+    public List<RecoveryFact> onRestart(Instant now) {
+        return List.of(new GraceStarted(Objects.requireNonNull(now, "now")));
+    }
+
+    /** Declares failed every healthy node silent for longer than the timeout; each failure is declared once. */
+    public List<RecoveryFact> tick(Instant now) {
+        Objects.requireNonNull(now, "now");
+        List<RecoveryFact> facts = new ArrayList<>();
+        for (Node node : nodes.values()) {
+            if (node.state != NodeState.HEALTHY || node.lastSeenAt == null) {
+                continue;
+            }
+            Duration silence = Duration.between(node.lastSeenAt, now);
+            if (silence.compareTo(policy.heartbeatTimeout()) > 0) {
+                facts.add(new NodeFailed(node.nodeId, now, node.lastHeartbeatAt,
+                        "no heartbeat for " + seconds(silence) + " (timeout " + seconds(policy.heartbeatTimeout())
+                                + ")"));
+            }
+        }
+        return facts;
+    }
+
+    /**
+     * Placement released a run because a node failed: requeue it while the job has restarts left, else abandon
+     * it. An attempt that was already decided (a redelivered or repeated release) yields nothing.
+     */
+    public List<RecoveryFact> onNodeFailureRelease(InterruptedRun run) {
+        Objects.requireNonNull(run, "run");
+        Job job = jobs.get(run.jobId());
+        if (job != null && run.attempt() <= job.lastDecidedAttempt) {
+            return List.of();
+        }
+        int restartsSoFar = job == null ? 0 : job.restarts;
+        if (restartsSoFar < policy.maxRestarts()) {
+            return List.of(new JobRequeued(run.jobId(), run.tenant(), run.attempt(),
+                    failedNodes(run) + "; restart " + (restartsSoFar + 1) + " of " + policy.maxRestarts()));
+        }
+        return List.of(new JobRecoveryAbandoned(run.jobId(), run.tenant(), run.attempt(),
+                "restart limit " + policy.maxRestarts() + " reached"));
+    }
+
+    // ---------------------------------------------------------------- the only mutator
+
+    public void replay(RecoveryFact fact) {
+        // Java 17: no pattern matching for switch yet, so an instanceof chain over the sealed hierarchy
+        if (fact instanceof NodeSeen f) {
+            Node node = node(f.nodeId());
+            node.lastSeenAt = f.receivedAt();
+            node.lastHeartbeatAt = f.receivedAt();
+        } else if (fact instanceof NodeKnown f) {
+            node(f.nodeId());
+        } else if (fact instanceof GraceStarted f) {
+            nodes.values().forEach(n -> n.lastSeenAt = f.at());
+        } else if (fact instanceof NodeFailed f) {
+            Node node = node(f.nodeId());
+            node.state = NodeState.FAILED;
+            node.failedAt = f.failedAt();
+            if (f.lastHeartbeatAt() != null) {
+                node.lastHeartbeatAt = f.lastHeartbeatAt();
+            }
+        } else if (fact instanceof NodeRecovered f) {
+            Node node = node(f.nodeId());
+            node.state = NodeState.HEALTHY;
+            node.failedAt = null;
+            node.lastSeenAt = f.recoveredAt();
+        } else if (fact instanceof JobRequeued f) {
+            Job job = jobs.computeIfAbsent(f.jobId(), id -> new Job());
+            job.restarts++;
+            job.lastDecidedAttempt = Math.max(job.lastDecidedAttempt, f.interruptedAttempt());
+        } else if (fact instanceof JobRecoveryAbandoned f) {
+            Job job = jobs.computeIfAbsent(f.jobId(), id -> new Job());
+            job.lastDecidedAttempt = Math.max(job.lastDecidedAttempt, f.interruptedAttempt());
+        } else {
+            throw new IllegalArgumentException("unknown fact " + fact);
+        }
+    }
+
+    public void replayAll(List<? extends RecoveryFact> facts) {
+        facts.forEach(this::replay);
+    }
+
+    // ---------------------------------------------------------------- queries
+
+    /** Every known node, ordered by id. */
+    public List<NodeHealth> nodes() {
+        return nodes.values().stream()
+                .map(n -> new NodeHealth(n.nodeId, n.state, n.lastSeenAt, n.lastHeartbeatAt, n.failedAt))
+                .toList();
+    }
+
+    public NodeState state(String nodeId) {
+        Node node = nodes.get(nodeId);
+        return node == null ? null : node.state;
+    }
+
+    /** How many times the job has been requeued so far. */
+    public int restarts(String jobId) {
+        Job job = jobs.get(jobId);
+        return job == null ? 0 : job.restarts;
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private String failedNodes(InterruptedRun run) {
+        TreeSet<String> failed = new TreeSet<>();
+        for (String id : run.nodeIds()) {
+            if (state(id) == NodeState.FAILED) {
+                failed.add(id);
+            }
+        }
+        if (failed.isEmpty()) {
+            // placement may release before our NodeFailed reached it through another path; still say why
+            return "a node of the allocation failed";
+        }
+        return (failed.size() == 1 ? "node " : "nodes ") + String.join(", ", failed) + " failed";
+    }
+
+    /** {@code 12 s} for whole seconds, {@code 10.2 s} otherwise (tenths, truncated: exact enough for a sentence). */
+    static String seconds(Duration d) {
+        long millis = Math.max(0, d.toMillis());
+        long whole = millis / 1000;
+        long tenths = (millis % 1000) / 100;
+        return millis % 1000 == 0 ? whole + " s" : whole + "." + tenths + " s";
+    }
+
+    private Node node(String nodeId) {
+        return nodes.computeIfAbsent(nodeId, Node::new);
+    }
+
+    private static void requireNodeId(String nodeId) {
+        if (nodeId == null || nodeId.isBlank()) {
+            throw new IllegalArgumentException("nodeId must not be blank");
+        }
+    }
+
+    private static final class Node {
+        final String nodeId;
+        NodeState state = NodeState.HEALTHY;
+        Instant lastSeenAt;
+        Instant lastHeartbeatAt;
+        Instant failedAt;
+
+        Node(String nodeId) {
+            this.nodeId = nodeId;
+        }
+    }
+
+    private static final class Job {
+        int restarts;
+        int lastDecidedAttempt;
+    }
+}

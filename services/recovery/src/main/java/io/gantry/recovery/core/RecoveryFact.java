@@ -1,0 +1,71 @@
+package io.gantry.recovery.core;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * Everything that changes recovery's state. The first three are internal bookkeeping (never published); the
+ * other four are the facts recovery publishes on its topics, and the ones it replays from them on restart.
+ */
+public sealed interface RecoveryFact {
+
+    /** A registration or heartbeat of {@code nodeId} was received at {@code receivedAt} (recovery's clock). */
+    record NodeSeen(String nodeId, Instant receivedAt) implements RecoveryFact {
+        public NodeSeen {
+            Objects.requireNonNull(nodeId, "nodeId");
+            Objects.requireNonNull(receivedAt, "receivedAt");
+        }
+    }
+
+    /** The node exists (learned while restoring); no time is attached because the sender's clock is not ours. */
+    record NodeKnown(String nodeId) implements RecoveryFact {
+        public NodeKnown {
+            Objects.requireNonNull(nodeId, "nodeId");
+        }
+    }
+
+    /** Recovery (re)started at {@code at}: every known healthy node is treated as seen then. */
+    record GraceStarted(Instant at) implements RecoveryFact {
+        public GraceStarted {
+            Objects.requireNonNull(at, "at");
+        }
+    }
+
+    /** Published: the node was silent for longer than the timeout. */
+    record NodeFailed(String nodeId, Instant failedAt, Instant lastHeartbeatAt, String message)
+            implements RecoveryFact {
+        public NodeFailed {
+            Objects.requireNonNull(nodeId, "nodeId");
+            Objects.requireNonNull(failedAt, "failedAt");
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /** Published: a failed node showed a sign of life again. */
+    record NodeRecovered(String nodeId, Instant recoveredAt, String message) implements RecoveryFact {
+        public NodeRecovered {
+            Objects.requireNonNull(nodeId, "nodeId");
+            Objects.requireNonNull(recoveredAt, "recoveredAt");
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /** Published: the interrupted attempt of the job runs again. */
+    record JobRequeued(String jobId, String tenant, int interruptedAttempt, String message) implements RecoveryFact {
+        public JobRequeued {
+            Objects.requireNonNull(jobId, "jobId");
+            Objects.requireNonNull(tenant, "tenant");
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /** Published: the job used up its restarts; the queue fails it. */
+    record JobRecoveryAbandoned(String jobId, String tenant, int interruptedAttempt, String message)
+            implements RecoveryFact {
+        public JobRecoveryAbandoned {
+            Objects.requireNonNull(jobId, "jobId");
+            Objects.requireNonNull(tenant, "tenant");
+            Objects.requireNonNull(message, "message");
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package io.gantry.recovery.kafka;
+
+import io.gantry.events.JobRecoveryAbandoned;
+import io.gantry.events.JobRequeued;
+import io.gantry.events.NodeFailed;
+import io.gantry.events.NodeFailureReason;
+import io.gantry.events.NodeHealthEvent;
+import io.gantry.events.NodeRecovered;
+import io.gantry.events.RecoveryJobEvent;
+import io.gantry.recovery.core.RecoveryFact;
+
+import java.time.Instant;
+import java.util.Optional;
+
+/** Core facts to recovery's Avro envelopes and back (the back direction is for restore). */
+final class WireMapping {
+    private WireMapping() {
+    }
+
+    static Optional<NodeHealthEvent> toNodeEvent(RecoveryFact fact, String eventId, Instant occurredAt) {
+        if (fact instanceof RecoveryFact.NodeFailed f) {
+            return Optional.of(NodeHealthEvent.newBuilder().setEventId(eventId).setNodeId(f.nodeId())
+                    .setOccurredAt(f.failedAt())
+                    .setPayload(NodeFailed.newBuilder().setReason(NodeFailureReason.HEARTBEAT_TIMEOUT)
+                            .setLastHeartbeatAt(f.lastHeartbeatAt()).setMessage(f.message()).build())
+                    .build());
+        }
+        if (fact instanceof RecoveryFact.NodeRecovered f) {
+            return Optional.of(NodeHealthEvent.newBuilder().setEventId(eventId).setNodeId(f.nodeId())
+                    .setOccurredAt(f.recoveredAt())
+                    .setPayload(NodeRecovered.newBuilder().setMessage(f.message()).build())
+                    .build());
+        }
+        return Optional.empty();
+    }
+
+    static Optional<RecoveryJobEvent> toJobEvent(RecoveryFact fact, String eventId, Instant occurredAt) {
+        if (fact instanceof RecoveryFact.JobRequeued f) {
+            return Optional.of(RecoveryJobEvent.newBuilder().setEventId(eventId).setJobId(f.jobId())
+                    .setOccurredAt(occurredAt)
+                    .setPayload(JobRequeued.newBuilder().setTenant(f.tenant())
+                            .setInterruptedAttempt(f.interruptedAttempt()).setMessage(f.message())
+                            .setResumeFrom(null).build())
+                    .build());
+        }
+        if (fact instanceof RecoveryFact.JobRecoveryAbandoned f) {
+            return Optional.of(RecoveryJobEvent.newBuilder().setEventId(eventId).setJobId(f.jobId())
+                    .setOccurredAt(occurredAt)
+                    .setPayload(JobRecoveryAbandoned.newBuilder().setTenant(f.tenant())
+                            .setInterruptedAttempt(f.interruptedAttempt()).setMessage(f.message()).build())
+                    .build());
+        }
+        return Optional.empty();
+    }
+
+    static RecoveryFact fromWire(NodeHealthEvent e) {
+        if (e.getPayload() instanceof NodeFailed p) {
+            return new RecoveryFact.NodeFailed(e.getNodeId(), e.getOccurredAt(), p.getLastHeartbeatAt(),
+                    p.getMessage());
+        }
+        if (e.getPayload() instanceof NodeRecovered p) {
+            return new RecoveryFact.NodeRecovered(e.getNodeId(), e.getOccurredAt(), p.getMessage());
+        }
+        throw new IllegalArgumentException("unknown node health payload " + e.getPayload());
+    }
+
+    static RecoveryFact fromWire(RecoveryJobEvent e) {
+        if (e.getPayload() instanceof JobRequeued p) {
+            return new RecoveryFact.JobRequeued(e.getJobId(), p.getTenant(), p.getInterruptedAttempt(),
+                    p.getMessage());
+        }
+        if (e.getPayload() instanceof JobRecoveryAbandoned p) {
+            return new RecoveryFact.JobRecoveryAbandoned(e.getJobId(), p.getTenant(), p.getInterruptedAttempt(),
+                    p.getMessage());
+        }
+        throw new IllegalArgumentException("unknown recovery job payload " + e.getPayload());
+    }
+}
