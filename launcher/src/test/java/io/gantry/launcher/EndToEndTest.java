@@ -93,7 +93,7 @@ class EndToEndTest {
         assertThat(placements).hasSize(2);
         Set<String> devices = new HashSet<>();
         for (JsonNode p : placements) {
-            p.path("gpuIndices").forEach(i -> devices.add(p.path("nodeId").asText() + "/" + i.asInt()));
+            p.path("gpuIndices").forEach(i -> devices.add(p.path("node").asText() + "/" + i.asInt()));
         }
         assertThat(devices).as("8 distinct GPUs for 2 tasks x 4").hasSize(8);
 
@@ -141,13 +141,13 @@ class EndToEndTest {
                 {"name":"resilient","tasks":[{"name":"worker","replicas":1,"command":["python","train.py"],"gpus":8,"runSeconds":60}]}
                 """);
         JsonNode running = awaitState(gamma, job, "RUNNING");
-        String failedNode = running.path("placements").get(0).path("nodeId").asText();
+        String failedNode = running.path("placements").get(0).path("node").asText();
         Api placementAdmin = new Api(cluster.url("placement"), "admin-token-0005");
         assertThat(placementAdmin.post("/v1/admin/simulation/nodes/" + failedNode + "/fail", "{}").status()).isLessThan(300);
 
         JsonNode done = awaitState(gamma, job, "SUCCEEDED");
         assertThat(done.path("attempt").asInt()).isEqualTo(2);
-        assertThat(done.path("placements").get(0).path("nodeId").asText()).isNotEqualTo(failedNode);
+        assertThat(done.path("placements").get(0).path("node").asText()).isNotEqualTo(failedNode);
 
         Api usage = new Api(cluster.url("billing"), "gamma-token-0003");
         List<JsonNode> entries = await().atMost(LONG).until(() -> entries(usage, job), e -> e.size() == 2);
