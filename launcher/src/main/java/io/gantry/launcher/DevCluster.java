@@ -44,6 +44,9 @@ public final class DevCluster implements AutoCloseable {
     private EmbeddedKafka kafka;
     private EmbeddedPostgres postgres;
     private Tokens tokens;
+    private volatile boolean shuttingDown;
+    private java.nio.channels.FileChannel lockChannel;
+    private java.nio.channels.FileLock lock;
 
     public DevCluster(Config config) {
         this.config = config;
@@ -55,6 +58,14 @@ public final class DevCluster implements AutoCloseable {
 
     public DevCluster start() throws Exception {
         Files.createDirectories(config.dataDir().resolve("logs"));
+        lockChannel = java.nio.channels.FileChannel.open(config.dataDir().resolve(".lock"),
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+        lock = lockChannel.tryLock();
+        if (lock == null) {
+            lockChannel.close();
+            throw new IllegalStateException("another Gantry is already running on " + config.dataDir()
+                    + " (stop it, or pick another --data-dir)");
+        }
         log("starting Kafka (KRaft) on 127.0.0.1:" + config.kafkaPort());
         kafka = EmbeddedKafka.start(config.dataDir().resolve("kafka"), config.kafkaPort(), Map.of());
         kafka.createTopics(Topics.allNames(), 1);
@@ -193,8 +204,20 @@ public final class DevCluster implements AutoCloseable {
         return kafka.bootstrapServers();
     }
 
+    /** From now on nothing is restarted; called first thing on Ctrl-C, before the services are stopped. */
+    public void beginShutdown() {
+        shuttingDown = true;
+    }
+
+    public boolean isShuttingDown() {
+        return shuttingDown;
+    }
+
     /** Restarts one service (e.g. after the test killed it) and waits until it is healthy again. */
     public void restart(String name) throws Exception {
+        if (shuttingDown) {
+            throw new IllegalStateException("shutting down");
+        }
         ServiceProcess p = services.get(name);
         p.stop(Duration.ofSeconds(20));
         p.start();
@@ -203,6 +226,7 @@ public final class DevCluster implements AutoCloseable {
 
     @Override
     public void close() {
+        shuttingDown = true;
         List<ServiceProcess> reversed = new ArrayList<>(services.values());
         java.util.Collections.reverse(reversed);
         for (ServiceProcess p : reversed) {
@@ -221,6 +245,14 @@ public final class DevCluster implements AutoCloseable {
             }
         } catch (Exception e) {
             log("Kafka did not stop cleanly: " + e);
+        }
+        try {
+            if (lock != null) {
+                lock.release();
+                lockChannel.close();
+            }
+        } catch (IOException e) {
+            log("could not release the data directory lock: " + e);
         }
     }
 

@@ -63,6 +63,7 @@ public final class Gantry {
         DevCluster cluster = new DevCluster(config);
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
+            cluster.beginShutdown();
             DevCluster.log("stopping ...");
             cluster.close();
             DevCluster.log("stopped; state kept in " + dataDir);
@@ -72,6 +73,8 @@ public final class Gantry {
         try {
             cluster.start();
         } catch (Exception e) {
+            Runtime.getRuntime().removeShutdownHook(hook);
+            cluster.close();
             System.err.println("[gantry] could not start: " + e.getMessage());
             System.exit(1);
         }
@@ -104,6 +107,9 @@ public final class Gantry {
         while (!stopped.await(2, TimeUnit.SECONDS)) {
             for (String name : DevCluster.SERVICES) {
                 ServiceProcess p = cluster.service(name);
+                if (cluster.isShuttingDown()) {
+                    return;
+                }
                 if (p.isAlive()) {
                     continue;
                 }
