@@ -9,16 +9,12 @@ import io.gantry.schemas.AvroWire;
 import io.gantry.schemas.Service;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
+import io.gantry.testkit.TopicClient;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -138,7 +134,7 @@ class EventProcessorTest {
         String good = "job-" + UUID.randomUUID();
         sendCancel(good, "a");
         await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(good) == 1);
-        List<ConsumerRecord<String, byte[]>> dead = readAll(Topics.deadLetter(Service.QUEUE).name());
+        List<ConsumerRecord<String, byte[]>> dead = readAll(Topics.deadLetter(Service.QUEUE));
         assertThat(dead).anySatisfy(r -> {
             assertThat(r.key()).isEqualTo(garbageKey);
             assertThat(new String(r.value(), StandardCharsets.UTF_8)).isEqualTo("not avro");
@@ -179,7 +175,7 @@ class EventProcessorTest {
     }
 
     private long countCancelled(String job) {
-        return readAll(Topics.QUEUE_JOB_EVENTS.name()).stream().filter(r -> job.equals(r.key())).count();
+        return readAll(Topics.QUEUE_JOB_EVENTS).stream().filter(r -> job.equals(r.key())).count();
     }
 
     private KafkaProducer<String, byte[]> producer() {
@@ -187,20 +183,10 @@ class EventProcessorTest {
                 new StringSerializer(), new ByteArraySerializer());
     }
 
-    private List<ConsumerRecord<String, byte[]>> readAll(String topic) {
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> parts = c.partitionsFor(topic).stream()
-                    .map(pi -> new TopicPartition(topic, pi.partition())).toList();
-            c.assign(parts);
-            c.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = c.endOffsets(parts);
-            List<ConsumerRecord<String, byte[]>> out = new ArrayList<>();
-            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                c.poll(Duration.ofMillis(200)).forEach(out::add);
-            }
-            return out;
+    private List<ConsumerRecord<String, byte[]>> readAll(Topic<?> topic) {
+        try (TopicClient client = new TopicClient(kafka.bootstrapServers())) {
+            return client.readAllRaw(topic);
         }
     }
+
 }

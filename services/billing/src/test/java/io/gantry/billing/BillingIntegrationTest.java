@@ -1,5 +1,6 @@
 package io.gantry.billing;
 
+import io.gantry.testkit.TopicClient;
 import io.gantry.billing.db.LedgerRepository;
 import io.gantry.billing.kafka.BillingProcessor;
 import io.gantry.embedded.EmbeddedKafka;

@@ -1,5 +1,6 @@
 package io.gantry.recovery;
 
+import io.gantry.testkit.TopicClient;
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationReleased;

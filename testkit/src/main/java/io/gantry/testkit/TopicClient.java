@@ -1,4 +1,4 @@
-package io.gantry.billing;
+package io.gantry.testkit;
 
 import io.gantry.schemas.AvroWire;
 import io.gantry.schemas.Topic;
@@ -22,21 +22,21 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 
 /** Produces to and reads back whole topics of the shared test broker, as another service would. */
-final class TopicClient implements AutoCloseable {
+public final class TopicClient implements AutoCloseable {
     private final String bootstrap;
     private final KafkaProducer<String, byte[]> producer;
 
-    TopicClient(String bootstrap) {
+    public TopicClient(String bootstrap) {
         this.bootstrap = bootstrap;
         this.producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new ByteArraySerializer());
     }
 
-    <V> void send(Topic<V> topic, String key, V value) {
+    public <V> void send(Topic<V> topic, String key, V value) {
         sendRaw(topic, key, AvroWire.encode(topic, value));
     }
 
-    void sendRaw(Topic<?> topic, String key, byte[] bytes) {
+    public void sendRaw(Topic<?> topic, String key, byte[] bytes) {
         try {
             producer.send(new ProducerRecord<>(topic.name(), key, bytes)).get();
         } catch (InterruptedException | ExecutionException e) {
@@ -45,7 +45,7 @@ final class TopicClient implements AutoCloseable {
     }
 
     /** Every committed record of the topic, decoded. */
-    <V> List<V> readAll(Topic<V> topic) {
+    public <V> List<V> readAll(Topic<V> topic) {
         List<V> values = new ArrayList<>();
         for (ConsumerRecord<String, byte[]> r : readAllRaw(topic)) {
             values.add(AvroWire.decode(topic, r.value()));
@@ -53,7 +53,7 @@ final class TopicClient implements AutoCloseable {
         return values;
     }
 
-    List<ConsumerRecord<String, byte[]>> readAllRaw(Topic<?> topic) {
+    public List<ConsumerRecord<String, byte[]>> readAllRaw(Topic<?> topic) {
         try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
