@@ -46,7 +46,7 @@ class PlainAvroDecodingTest {
                 .setEventId(UUID.randomUUID().toString()).setJobId(jobId)
                 .setOccurredAt(Instant.parse("2026-11-22T10:00:00Z"))
                 .setPayload(AllocationGranted.newBuilder().setAllocationId("a1").setTenant("vision").setAttempt(1)
-                        .setPlacements(List.of(new TaskPlacement("worker", 0, "sim-1", "H100", List.of(0, 1, 2, 3), 8000, 1024L)))
+                        .setPlacements(List.of(TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId("sim-1").setGpuModel("H100").setGpuIndices(List.of(0, 1, 2, 3)).setCpuMillis(8000).setMemoryMiB(1024L).build()))
                         .setGrantedAt(Instant.parse("2026-11-22T10:00:00Z")).setBackend("simulated").build())
                 .build();
         try (var producer = new KafkaProducer<>(Map.<String, Object>of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,

@@ -98,17 +98,27 @@ final class WireMapping {
         if (s == null || s.getTasks() == null) {
             throw new IllegalArgumentException("spec.tasks is missing");
         }
+        JobSpec.Topology topology = s.getTopology() == null ? null : new JobSpec.Topology(
+                s.getTopology().getRequired().name(), s.getTopology().getPreferred().name());
         return new JobSpec(s.getName(), s.getPriority(), s.getTimeLimitSeconds(), s.getTasks().stream()
                 .map(t -> new TaskGroup(t.getName(), t.getReplicas(), t.getCommand(), t.getGpus(), t.getGpuModel(),
-                        t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds()))
-                .toList());
+                        t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds(), t.getGpuModels(), t.getGpuTier()))
+                .toList(), s.getQueue(), s.getPriorityClass(), topology);
     }
 
     static io.gantry.events.JobSpec toAvro(JobSpec s) {
-        return new io.gantry.events.JobSpec(s.name(), s.priority(), s.timeLimitSeconds(), s.tasks().stream()
-                .map(t -> new TaskSpec(t.name(), t.replicas(), t.command(), t.gpus(), t.gpuModel(), t.cpuMillis(),
-                        t.memoryMiB(), t.runSeconds()))
-                .toList());
+        return io.gantry.events.JobSpec.newBuilder()
+                .setName(s.name()).setPriority(s.priority()).setTimeLimitSeconds(s.timeLimitSeconds())
+                .setTasks(s.tasks().stream().map(t -> TaskSpec.newBuilder()
+                        .setName(t.name()).setReplicas(t.replicas()).setCommand(t.command()).setGpus(t.gpus())
+                        .setGpuModel(t.gpuModel()).setCpuMillis(t.cpuMillis()).setMemoryMiB(t.memoryMiB())
+                        .setRunSeconds(t.runSeconds()).setGpuModels(t.gpuModels()).setGpuTier(t.gpuTier()).build())
+                        .toList())
+                .setQueue(s.queue()).setPriorityClass(s.priorityClass())
+                .setTopology(s.topology() == null ? null : new io.gantry.events.TopologyConstraint(
+                        io.gantry.events.TopologyLevel.valueOf(s.topology().required()),
+                        io.gantry.events.TopologyLevel.valueOf(s.topology().preferred())))
+                .build();
     }
 
     static QueueJobEvent toEnvelope(QueueFact fact, String eventId, Instant occurredAt) {

@@ -6,8 +6,26 @@ import java.util.Objects;
 /**
  * What a tenant asked to run. Constructing one validates it, so a malformed spec is rejected before the core
  * changes any state (the adapter then dead-letters the record).
+ *
+ * @param queue         the tenant queue asked for, or null for the default one
+ * @param priorityClass the priority class asked for, or null for the default one
+ * @param topology      the gang's topology constraint as placement reads it (the queue only carries it), or null
  */
-public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks) {
+public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
+                      String priorityClass, Topology topology) {
+
+    /** A gang's topology constraint, carried through to placement: level names such as {@code RACK}. */
+    public record Topology(String required, String preferred) {
+        public Topology {
+            Objects.requireNonNull(required, "spec.topology.required");
+            Objects.requireNonNull(preferred, "spec.topology.preferred");
+        }
+    }
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks) {
+        this(name, priority, timeLimitSeconds, tasks, null, null, null);
+    }
+
     public JobSpec {
         Objects.requireNonNull(name, "spec.name");
         tasks = List.copyOf(Objects.requireNonNull(tasks, "spec.tasks"));

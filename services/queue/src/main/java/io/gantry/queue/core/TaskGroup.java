@@ -8,10 +8,17 @@ import java.util.Objects;
  * the whole group because {@link QueueFact.JobDispatched} hands the spec on to placement.
  */
 public record TaskGroup(String name, int replicas, List<String> command, int gpus, String gpuModel, int cpuMillis,
-                        long memoryMiB, Long runSeconds) {
+                        long memoryMiB, Long runSeconds, List<String> gpuModels, String gpuTier) {
+
+    public TaskGroup(String name, int replicas, List<String> command, int gpus, String gpuModel, int cpuMillis,
+                     long memoryMiB, Long runSeconds) {
+        this(name, replicas, command, gpus, gpuModel, cpuMillis, memoryMiB, runSeconds, List.of(), null);
+    }
+
     public TaskGroup {
         Objects.requireNonNull(name, "tasks[].name");
         command = List.copyOf(Objects.requireNonNull(command, "tasks[].command"));
+        gpuModels = gpuModels == null ? List.of() : List.copyOf(gpuModels);
         if (replicas < 1) {
             throw new IllegalArgumentException("tasks[" + name + "].replicas must be >= 1, was " + replicas);
         }
