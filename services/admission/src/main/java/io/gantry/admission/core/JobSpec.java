@@ -2,8 +2,27 @@ package io.gantry.admission.core;
 
 import java.util.List;
 
-/** A validated job spec: a gang of task groups that is placed whole or not at all. */
-public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks) {
+/**
+ * A validated job spec: a gang of task groups that is placed whole or not at all.
+ *
+ * @param queue         the tenant queue asked for, or null for the tenant's default queue
+ * @param priorityClass a priority class of the queue configuration, or null for the default class
+ * @param topology      where the gang's tasks must / should sit relative to each other, or null for no constraint
+ */
+public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                      String priorityClass, Topology topology) {
+
+    /** Topology levels, tightest first, as the contract names them. */
+    public static final List<String> TOPOLOGY_LEVELS = List.of("NVLINK", "NODE", "RACK", "SPINE", "CLUSTER");
+
+    /** A topology constraint: {@code preferred} is never looser than {@code required}. */
+    public record Topology(String required, String preferred) {
+    }
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks) {
+        this(name, priority, timeLimitSeconds, tasks, null, null, null);
+    }
+
     public JobSpec {
         tasks = List.copyOf(tasks);
     }

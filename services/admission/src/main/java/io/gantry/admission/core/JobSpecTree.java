@@ -22,6 +22,18 @@ public final class JobSpecTree {
         if (spec.timeLimitSeconds() != null) {
             job.put("timeLimitSeconds", spec.timeLimitSeconds());
         }
+        if (spec.queue() != null) {
+            job.put("queue", spec.queue());
+        }
+        if (spec.priorityClass() != null) {
+            job.put("priorityClass", spec.priorityClass());
+        }
+        if (spec.topology() != null) {
+            Map<String, Object> topology = new LinkedHashMap<>();
+            topology.put("required", spec.topology().required());
+            topology.put("preferred", spec.topology().preferred());
+            job.put("topology", topology);
+        }
         List<Object> tasks = new ArrayList<>();
         for (TaskSpec t : spec.tasks()) {
             Map<String, Object> task = new LinkedHashMap<>();
@@ -31,6 +43,12 @@ public final class JobSpecTree {
             task.put("gpus", t.gpus());
             if (t.gpuModel() != null) {
                 task.put("gpuModel", t.gpuModel());
+            }
+            if (!t.gpuModels().isEmpty()) {
+                task.put("gpuModels", t.gpuModels());
+            }
+            if (t.gpuTier() != null) {
+                task.put("gpuTier", t.gpuTier());
             }
             task.put("cpus", cores(t.cpuMillis()));
             task.put("memoryMiB", t.memoryMiB());

@@ -27,9 +27,12 @@ public final class JobSpecValidator {
     public static final int DEFAULT_CPU_MILLIS = 1000;
     public static final long DEFAULT_MEMORY_MIB = 1024;
 
-    private static final Set<String> JOB_FIELDS = Set.of("name", "priority", "timeLimitSeconds", "tasks");
-    private static final Set<String> TASK_FIELDS =
-            Set.of("name", "replicas", "command", "gpus", "gpuModel", "cpus", "memoryMiB", "runSeconds");
+    private static final Set<String> JOB_FIELDS =
+            Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology");
+    private static final Set<String> TASK_FIELDS = Set.of("name", "replicas", "command", "gpus", "gpuModel",
+            "gpuModels", "gpuTier", "cpus", "memoryMiB", "runSeconds");
+    private static final Set<String> TOPOLOGY_FIELDS = Set.of("required", "preferred");
+    private static final String IDENTIFIER = "[a-z0-9][a-z0-9-]{0,62}";
     private static final BigDecimal THOUSAND = BigDecimal.valueOf(1000);
 
     public Validated validate(Object tree, ClusterLimits limits) {
@@ -44,11 +47,62 @@ public final class JobSpecValidator {
         Long timeLimit = integer(job.get("timeLimitSeconds"), "timeLimitSeconds", 1, Long.MAX_VALUE,
                 "must be > 0", errors);
         List<TaskSpec> tasks = tasks(job.get("tasks"), limits, errors);
+        String queue = identifier(job.get("queue"), "queue", errors);
+        String priorityClass = identifier(job.get("priorityClass"), "priorityClass", errors);
+        JobSpec.Topology topology = topology(job.get("topology"), errors);
         if (!errors.isEmpty()) {
             return Validated.invalid(errors);
         }
         return Validated.ok(new JobSpec(name, priority == null ? DEFAULT_PRIORITY : priority.intValue(), timeLimit,
-                tasks));
+                tasks, queue, priorityClass, topology));
+    }
+
+    private static JobSpec.Topology topology(Object value, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof Map<?, ?> t)) {
+            errors.add(new FieldError("topology", "must be an object with `required` and/or `preferred`"));
+            return null;
+        }
+        int before = errors.size();
+        unknownFields(t, TOPOLOGY_FIELDS, "topology.", errors);
+        String required = level(t.get("required"), "topology.required", errors);
+        String preferred = level(t.get("preferred"), "topology.preferred", errors);
+        if (errors.size() > before) {
+            return null;
+        }
+        required = required == null ? "CLUSTER" : required;
+        preferred = preferred == null ? required : preferred;
+        if (JobSpec.TOPOLOGY_LEVELS.indexOf(preferred) > JobSpec.TOPOLOGY_LEVELS.indexOf(required)) {
+            errors.add(new FieldError("topology.preferred", "must be at least as tight as required ("
+                    + required + "), not " + preferred));
+            return null;
+        }
+        return new JobSpec.Topology(required, preferred);
+    }
+
+    private static String level(Object value, String path, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        String level = value instanceof String s ? s.toUpperCase(java.util.Locale.ROOT) : null;
+        if (level == null || !JobSpec.TOPOLOGY_LEVELS.contains(level)) {
+            errors.add(new FieldError(path, "must be one of " + JobSpec.TOPOLOGY_LEVELS));
+            return null;
+        }
+        return level;
+    }
+
+    private static String identifier(Object value, String path, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof String s) || !s.matches(IDENTIFIER)) {
+            errors.add(new FieldError(path, "must be a lower-case name (letters, digits, '-'; at most 63)"));
+            return null;
+        }
+        return s;
     }
 
     private List<TaskSpec> tasks(Object value, ClusterLimits limits, List<FieldError> errors) {
@@ -99,8 +153,15 @@ public final class JobSpecValidator {
         List<String> command = command(task.get("command"), path + ".command", errors);
         Long gpus = integer(task.get("gpus"), path + ".gpus", 0, Integer.MAX_VALUE, "must be >= 0", errors);
         String gpuModel = gpuModel(task.get("gpuModel"), path + ".gpuModel", limits, errors);
+        List<String> gpuModels = gpuModels(task.get("gpuModels"), path + ".gpuModels", limits, errors);
+        String gpuTier = identifier(task.get("gpuTier"), path + ".gpuTier", errors);
+        int choices = (task.get("gpuModel") != null ? 1 : 0) + (task.get("gpuModels") != null ? 1 : 0)
+                + (task.get("gpuTier") != null ? 1 : 0);
+        if (choices > 1) {
+            errors.add(new FieldError(path + ".gpuModel", "give at most one of gpuModel, gpuModels and gpuTier"));
+        }
         if (gpus != null && gpus > 0) {
-            gpuFit(gpus.intValue(), gpuModel, path + ".gpus", limits, errors);
+            gpuFit(gpus.intValue(), gpuModel, gpuModels, path + ".gpus", limits, errors);
         }
         Integer cpuMillis = cpus(task.get("cpus"), path + ".cpus", errors);
         Long memory = integer(task.get("memoryMiB"), path + ".memoryMiB", 1, Long.MAX_VALUE, "must be > 0", errors);
@@ -111,11 +172,40 @@ public final class JobSpecValidator {
         }
         return new TaskSpec(name, replicas == null ? DEFAULT_REPLICAS : replicas.intValue(), command,
                 gpus == null ? 0 : gpus.intValue(), gpuModel, cpuMillis == null ? DEFAULT_CPU_MILLIS : cpuMillis,
-                memory == null ? DEFAULT_MEMORY_MIB : memory, runSeconds);
+                memory == null ? DEFAULT_MEMORY_MIB : memory, runSeconds, gpuModels, gpuTier);
     }
 
-    private static void gpuFit(int gpus, String gpuModel, String path, ClusterLimits limits,
+    private static List<String> gpuModels(Object value, String path, ClusterLimits limits, List<FieldError> errors) {
+        if (value == null) {
+            return List.of();
+        }
+        if (!(value instanceof List<?> list) || list.isEmpty()) {
+            errors.add(new FieldError(path, "must be a non-empty array of GPU models, in order of preference"));
+            return List.of();
+        }
+        List<String> models = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            String model = gpuModel(list.get(i), path + "[" + i + "]", limits, errors);
+            if (model != null && models.contains(model)) {
+                errors.add(new FieldError(path + "[" + i + "]", "duplicate GPU model '" + model + "'"));
+            } else if (model != null) {
+                models.add(model);
+            }
+        }
+        return models;
+    }
+
+    private static void gpuFit(int gpus, String gpuModel, List<String> gpuModels, String path, ClusterLimits limits,
                                List<FieldError> errors) {
+        if (!gpuModels.isEmpty() && limits.nodes() > 0) {
+            int best = gpuModels.stream().mapToInt(m -> limits.maxGpusPerNodeByModel().getOrDefault(m, 0)).max()
+                    .orElse(0);
+            if (gpus > best) {
+                errors.add(new FieldError(path, "no registered node has more than " + best + " GPUs of "
+                        + gpuModels + ", so " + gpus + " per task can never be placed"));
+            }
+            return;
+        }
         if (limits.nodes() == 0) {
             errors.add(new FieldError(path, "cannot request GPUs: the cluster has no registered nodes yet"));
         } else if (gpus > limits.maxGpusPerNode()) {

@@ -4,13 +4,21 @@ import java.util.List;
 
 /**
  * One task group of a job: {@code replicas} identical tasks, each needing {@code gpus} GPUs (of
- * {@code gpuModel}, if given), {@code cpuMillis} millicores and {@code memoryMiB}.
+ * {@code gpuModel}, one of {@code gpuModels} in that order of preference, or of tier {@code gpuTier}; at most one
+ * of the three), {@code cpuMillis} millicores and {@code memoryMiB}.
  *
  * @param runSeconds how long a task runs on the simulated backend; null lets the backend choose
  */
 public record TaskSpec(String name, int replicas, List<String> command, int gpus, String gpuModel, int cpuMillis,
-                       long memoryMiB, Long runSeconds) {
+                       long memoryMiB, Long runSeconds, List<String> gpuModels, String gpuTier) {
+
+    public TaskSpec(String name, int replicas, List<String> command, int gpus, String gpuModel, int cpuMillis,
+                    long memoryMiB, Long runSeconds) {
+        this(name, replicas, command, gpus, gpuModel, cpuMillis, memoryMiB, runSeconds, List.of(), null);
+    }
+
     public TaskSpec {
         command = List.copyOf(command);
+        gpuModels = gpuModels == null ? List.of() : List.copyOf(gpuModels);
     }
 }

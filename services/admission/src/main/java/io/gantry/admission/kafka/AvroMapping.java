@@ -29,6 +29,8 @@ import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QuotaReleased;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.events.TaskPlacement;
+import io.gantry.events.TopologyConstraint;
+import io.gantry.events.TopologyLevel;
 
 import java.time.Instant;
 import java.util.List;
@@ -52,15 +54,25 @@ public final class AvroMapping {
                         .setCpuMillis(t.cpuMillis())
                         .setMemoryMiB(t.memoryMiB())
                         .setRunSeconds(t.runSeconds())
+                        .setGpuModels(t.gpuModels())
+                        .setGpuTier(t.gpuTier())
                         .build()).toList())
+                .setQueue(spec.queue())
+                .setPriorityClass(spec.priorityClass())
+                .setTopology(spec.topology() == null ? null : new TopologyConstraint(
+                        TopologyLevel.valueOf(spec.topology().required()),
+                        TopologyLevel.valueOf(spec.topology().preferred())))
                 .build();
     }
 
     public static JobSpec fromAvro(io.gantry.events.JobSpec spec) {
+        TopologyConstraint topology = spec.getTopology();
         return new JobSpec(spec.getName(), spec.getPriority(), spec.getTimeLimitSeconds(),
                 spec.getTasks().stream().map(t -> new TaskSpec(t.getName(), t.getReplicas(), t.getCommand(),
-                        t.getGpus(), t.getGpuModel(), t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds()))
-                        .toList());
+                        t.getGpus(), t.getGpuModel(), t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds(),
+                        t.getGpuModels(), t.getGpuTier()))
+                        .toList(), spec.getQueue(), spec.getPriorityClass(), topology == null ? null
+                : new JobSpec.Topology(topology.getRequired().name(), topology.getPreferred().name()));
     }
 
     /** The model of each GPU of a registered node, one entry per device. */

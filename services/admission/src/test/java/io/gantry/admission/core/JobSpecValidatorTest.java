@@ -42,6 +42,33 @@ class JobSpecValidatorTest {
                         "tasks[0]", "must be an object"),
                 bad("an unknown top-level field", aJob().set("colour", "red").build(), CLUSTER,
                         "colour", "unknown field"),
+                bad("a queue name with upper case", aJob().set("queue", "Research").build(), CLUSTER,
+                        "queue", "lower-case name"),
+                bad("a priority class that is a number", aJob().set("priorityClass", 5).build(), CLUSTER,
+                        "priorityClass", "lower-case name"),
+                bad("a topology given as a string", aJob().set("topology", "rack").build(), CLUSTER,
+                        "topology", "must be an object"),
+                bad("an unknown topology level", aJob().set("topology", Map.of("required", "row")).build(), CLUSTER,
+                        "topology.required", "must be one of"),
+                bad("an unknown topology field", aJob().set("topology", Map.of("within", "RACK")).build(), CLUSTER,
+                        "topology.within", "unknown field"),
+                bad("a preferred level looser than the required one",
+                        aJob().set("topology", Map.of("required", "RACK", "preferred", "SPINE")).build(), CLUSTER,
+                        "topology.preferred", "at least as tight as required"),
+                bad("an unknown model among the accepted ones",
+                        aJob().noTasks().task(aTask("w").gpus(1).set("gpuModels", List.of("H100", "TPU"))).build(),
+                        CLUSTER, "tasks[0].gpuModels[1]", "unknown GPU model 'TPU'"),
+                bad("an empty list of accepted models",
+                        aJob().noTasks().task(aTask("w").gpus(1).set("gpuModels", List.of())).build(),
+                        CLUSTER, "tasks[0].gpuModels", "non-empty array"),
+                bad("a model listed twice", aJob().noTasks().task(aTask("w").gpus(1)
+                        .set("gpuModels", List.of("A100", "A100"))).build(), CLUSTER, "tasks[0].gpuModels[1]",
+                        "duplicate GPU model"),
+                bad("both a model and a tier", aJob().noTasks().task(aTask("w").gpus(1).model("H100")
+                        .set("gpuTier", "training")).build(), CLUSTER, "tasks[0].gpuModel", "at most one of"),
+                bad("more GPUs than any node of the accepted models has",
+                        aJob().noTasks().task(aTask("w").gpus(6).set("gpuModels", List.of("A100"))).build(),
+                        CLUSTER, "tasks[0].gpus", "no registered node has more than 4 GPUs of [A100]"),
                 bad("an unknown task field", aJob().noTasks().task(aTask("w").set("colour", "red")).build(),
                         CLUSTER, "tasks[0].colour", "unknown field"),
                 bad("a task without a name", aJob().noTasks().task(aTask("w").without("name")).build(), CLUSTER,
@@ -158,6 +185,40 @@ class JobSpecValidatorTest {
         assertThat(v.errors()).isEmpty();
         assertThat(v.spec()).isEqualTo(new JobSpec("train-resnet", 10, 3600L, List.of(
                 new TaskSpec("worker", 2, List.of("python", "train.py"), 4, "H100", 8000, 65536, 120L))));
+    }
+
+    @Test
+    void carriesQueuePriorityClassTopologyAndModelPreferencesIntoTheSpec() {
+        Object tree = aJob().set("queue", "research").set("priorityClass", "high")
+                .set("topology", Map.of("required", "spine", "preferred", "RACK")).noTasks()
+                .task(aTask("a").gpus(8).set("gpuModels", List.of("H100", "A100")))
+                .task(aTask("b").gpus(1).set("gpuTier", "inference"))
+                .build();
+
+        Validated v = validator.validate(tree, CLUSTER);
+
+        assertThat(v.errors()).isEmpty();
+        assertThat(v.spec().queue()).isEqualTo("research");
+        assertThat(v.spec().priorityClass()).isEqualTo("high");
+        assertThat(v.spec().topology()).isEqualTo(new JobSpec.Topology("SPINE", "RACK"));
+        assertThat(v.spec().tasks().get(0).gpuModels()).containsExactly("H100", "A100");
+        assertThat(v.spec().tasks().get(1).gpuTier()).isEqualTo("inference");
+    }
+
+    @Test
+    void aRequiredTopologyAloneIsAlsoThePreferredOne() {
+        Object tree = aJob().set("topology", Map.of("required", "NODE")).build();
+
+        assertThat(validator.validate(tree, CLUSTER).spec().topology()).isEqualTo(new JobSpec.Topology("NODE", "NODE"));
+    }
+
+    @Test
+    void theSpecShownBackValidatesToTheSameSpec() {
+        Object tree = aJob().set("queue", "research").set("topology", Map.of("required", "RACK")).noTasks()
+                .task(aTask("a").gpus(2).set("gpuModels", List.of("A100", "H100"))).build();
+        JobSpec spec = validator.validate(tree, CLUSTER).spec();
+
+        assertThat(validator.validate(JobSpecTree.toTree(spec), CLUSTER).spec()).isEqualTo(spec);
     }
 
     @Test
