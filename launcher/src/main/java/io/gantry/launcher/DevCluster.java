@@ -2,7 +2,6 @@ package io.gantry.launcher;
 
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.embedded.EmbeddedPostgres;
-import io.gantry.schemas.Topics;
 
 import java.io.IOException;
 import java.net.URI;
@@ -68,7 +67,7 @@ public final class DevCluster implements AutoCloseable {
         }
         log("starting Kafka (KRaft) on 127.0.0.1:" + config.kafkaPort());
         kafka = EmbeddedKafka.start(config.dataDir().resolve("kafka"), config.kafkaPort(), Map.of());
-        kafka.createTopics(Topics.allNames(), 1);
+        // the services create their topics themselves (with the retention the system of record needs)
         log("starting PostgreSQL on 127.0.0.1:" + config.postgresPort());
         postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
         tokens = ensureTokens(config.dataDir().resolve("tokens.yml"));

@@ -10,7 +10,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 
-/** Creates Gantry's topics if they are missing, so any service can start first on an empty cluster. */
+/**
+ * Creates Gantry's topics if they are missing, so any service can start first on an empty cluster.
+ *
+ * <p>Event topics are the system of record: services rebuild their state by replaying them, so they are created
+ * with unlimited retention ({@code retention.ms=-1}) instead of the broker's default of seven days, after which
+ * a restarted queue would silently forget every job older than a week. Existing topics are left as they are.
+ */
 public final class KafkaTopics {
     private KafkaTopics() {
     }
@@ -20,7 +26,8 @@ public final class KafkaTopics {
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000))) {
             for (String name : Topics.allNames()) {
                 try {
-                    admin.createTopics(List.of(new NewTopic(name, partitions, (short) -1))).all().get();
+                    admin.createTopics(List.of(new NewTopic(name, partitions, (short) -1)
+                            .configs(Map.of("retention.ms", "-1")))).all().get();
                 } catch (ExecutionException e) {
                     if (!(e.getCause() instanceof TopicExistsException)) {
                         throw new IllegalStateException("could not create topic " + name, e.getCause());
