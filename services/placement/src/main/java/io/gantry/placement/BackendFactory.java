@@ -9,6 +9,9 @@ import io.gantry.placement.core.FirstFitPlacer;
 import io.gantry.placement.core.GangPlacer;
 import io.gantry.placement.core.Gpu;
 import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.PlacementPolicy;
+import io.gantry.placement.core.TopologyPlacer;
+import io.micronaut.context.env.Environment;
 import io.gantry.placement.kafka.PlacementService;
 import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Value;
@@ -25,7 +28,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Collection;
+import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** Builds the placer, the virtual clock and the configured execution backend. */
 @Factory
@@ -36,8 +42,43 @@ public class BackendFactory {
     String backendName;
 
     @Singleton
-    GangPlacer placer() {
-        return new FirstFitPlacer();
+    GangPlacer placer(Environment env,
+                      @Value("${gantry.placement.placer:topology}") String name,
+                      @Value("${gantry.placement.policy:binpack}") String policy) {
+        if ("first-fit".equals(name)) {
+            return new FirstFitPlacer();
+        }
+        if (!"topology".equals(name)) {
+            throw new ConfigurationException("gantry.placement.placer must be `topology` or `first-fit`, was `" + name + "`");
+        }
+        PlacementPolicy p;
+        try {
+            p = PlacementPolicy.valueOf(policy.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("gantry.placement.policy must be `binpack` or `spread`, was `" + policy + "`");
+        }
+        return new TopologyPlacer(p, tiers(env.getProperties("gantry.placement.tiers")));
+    }
+
+    /** {@code gantry.placement.tiers.<tier>=H100,A100} (or a YAML list): tier name to models in preference order. */
+    static Map<String, List<String>> tiers(Map<String, Object> raw) {
+        Map<String, List<String>> tiers = new TreeMap<>();
+        raw.forEach((tier, value) -> {
+            List<String> models = new ArrayList<>();
+            if (value instanceof Collection<?> c) {
+                c.forEach(m -> models.add(String.valueOf(m).trim()));
+            } else {
+                for (String m : String.valueOf(value).split(",")) {
+                    models.add(m.trim());
+                }
+            }
+            models.removeIf(String::isEmpty);
+            if (models.isEmpty()) {
+                throw new ConfigurationException("gantry.placement.tiers." + tier + ": needs at least one GPU model");
+            }
+            tiers.put(tier, List.copyOf(models));
+        });
+        return tiers;
     }
 
     @Singleton
@@ -64,8 +105,13 @@ public class BackendFactory {
                              @Value("${gantry.placement.local.work-dir:}") String workDir,
                              @Value("${gantry.placement.local.run-as:nobody}") String runAs) throws IOException {
         if (SimulatedBackend.NAME.equals(backendName)) {
-            List<NodeSpec> nodes = clusterFile.isBlank() ? ClusterFile.defaultCluster()
-                    : ClusterFile.load(Path.of(clusterFile));
+            List<NodeSpec> nodes;
+            try {
+                nodes = clusterFile.isBlank() ? ClusterFile.defaultCluster() : ClusterFile.load(Path.of(clusterFile));
+            } catch (IllegalArgumentException e) {
+                // refuse to start: a cluster that cannot be described cannot be placed on
+                throw new ConfigurationException("gantry.placement.simulated.cluster-file " + e.getMessage(), e);
+            }
             return new SimulatedBackend(nodes);
         }
         if (!LocalBackend.NAME.equals(backendName)) {

@@ -189,6 +189,13 @@ class PlacementIntegrationTest implements TestPropertyProvider {
             assertThat(p.getGpuModel()).isEqualTo("H100");
             assertThat(p.getNodeId()).startsWith("sim-");
         });
+        // topology-aware: the two 4-GPU tasks share one node, one NUMA socket each, pinned to its cores
+        assertThat(granted.getPlacements()).extracting(TaskPlacement::getNodeId).containsOnly(
+                granted.getPlacements().get(0).getNodeId());
+        assertThat(granted.getPlacements()).allSatisfy(p -> {
+            assertThat(p.getCpuSet()).hasSize(48);
+            assertThat(p.getRunSeconds()).isEqualTo(30L);
+        });
         Set<String> devices = new HashSet<>();
         for (TaskPlacement p : granted.getPlacements()) {
             p.getGpuIndices().forEach(i -> assertThat(devices.add(p.getNodeId() + "#" + i)).isTrue());
@@ -271,6 +278,24 @@ class PlacementIntegrationTest implements TestPropertyProvider {
             assertThat(events).filteredOn(e -> e.getPayload() instanceof NodeHeartbeat).extracting(NodeEvent::getNodeId)
                     .contains("sim-0", "sim-1", "sim-2", "sim-3");
         });
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theClusterSummaryShowsRacksFragmentationAndThePlacer() {
+        Map<String, Object> cluster = await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(
+                () -> http.toBlocking().retrieve(HttpRequest.GET("/v1/cluster").bearerAuth(TENANT_TOKEN), Map.class),
+                c -> c != null);
+        assertThat(cluster.get("placer")).isEqualTo("topology (binpack)");
+        assertThat(cluster.get("nodes")).isEqualTo(4);
+        assertThat((List<Map<String, Object>>) cluster.get("racks")).extracting(r -> r.get("rack"))
+                .containsExactly("rack-0", "rack-1");
+        assertThat(((Number) cluster.get("fragmentation")).doubleValue()).isBetween(0.0, 1.0);
+        Map<String, Object> sim0 = node("sim-0");
+        assertThat(sim0.get("rack")).isEqualTo("rack-0");
+        assertThat((List<Map<String, Object>>) sim0.get("sockets")).hasSize(2);
+        String metrics = http.toBlocking().retrieve(HttpRequest.GET("/prometheus"));
+        assertThat(metrics).contains("gantry_placement_fragmentation");
     }
 
     @SuppressWarnings("unchecked")

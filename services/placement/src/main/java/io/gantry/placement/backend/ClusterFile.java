@@ -2,6 +2,7 @@ package io.gantry.placement.backend;
 
 import io.gantry.placement.core.Gpu;
 import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.TraceClusters;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -30,23 +31,28 @@ import java.util.Set;
  *       memoryMiB: 81920
  *     cpuMillis: 96000
  *     memoryMiB: 1048576
- *     labels: {rack: rack-0}
+ *     sockets: 2          # optional, default 1: NUMA sockets, CPU split evenly unless numaCpuMillis is given
+ *     rack: rack-0        # optional: labels rack / spine (the switch hierarchy)
+ *     spine: spine-0
  * </pre>
+ *
+ * <p>Per GPU group, {@code numaNode}, {@code pcieSwitch} and {@code nvlinkDomain} (-1 = no NVLink) set the
+ * place of every GPU of the group; without them GPU {@code i} of {@code n} sits on socket
+ * {@code i * sockets / n}, PCIe switch {@code i / 2}, NVLink domain 0.
  */
 public final class ClusterFile {
     private ClusterFile() {
     }
 
-    /** Four nodes sim-0..sim-3, each 8 x H100 80 GiB, 96 cores, 1 TiB; two per rack. */
+    /**
+     * Four nodes sim-0..sim-3, each 8 x H100 80 GiB, 96 cores on two sockets, 1 TiB; GPUs 0-3 on socket 0 (PCIe
+     * switches 0-1), 4-7 on socket 1 (switches 2-3), one NVLink domain; two nodes per rack, one spine.
+     */
     public static List<NodeSpec> defaultCluster() {
         List<NodeSpec> nodes = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            List<Gpu> gpus = new ArrayList<>();
-            for (int g = 0; g < 8; g++) {
-                gpus.add(new Gpu(g, "H100", 81_920));
-            }
-            nodes.add(new NodeSpec("sim-" + i, SimulatedBackend.NAME, gpus, 96_000, 1_048_576,
-                    Map.of("rack", "rack-" + (i / 2))));
+            nodes.add(TraceClusters.eightGpuServer("sim-" + i, SimulatedBackend.NAME, "H100", 81_920, 96_000,
+                    1_048_576, Map.of(NodeSpec.RACK_LABEL, "rack-" + (i / 2), NodeSpec.SPINE_LABEL, "spine-0")));
         }
         return nodes;
     }
@@ -76,7 +82,11 @@ public final class ClusterFile {
             if (count < 1) {
                 throw new IllegalArgumentException(at + ".count: must be >= 1");
             }
-            List<Gpu> gpus = gpus(m.get("gpus"), at + ".gpus");
+            long sockets = number(m, "sockets", at, 1);
+            if (sockets < 1 || sockets > 64) {
+                throw new IllegalArgumentException(at + ".sockets: must be 1..64");
+            }
+            List<Gpu> gpus = gpus(m.get("gpus"), at + ".gpus", (int) sockets);
             long cpu = number(m, "cpuMillis", at, -1);
             long memory = number(m, "memoryMiB", at, -1);
             if (cpu < 0 || cpu > Integer.MAX_VALUE) {
@@ -91,21 +101,52 @@ public final class ClusterFile {
             } else if (m.get("labels") != null) {
                 throw new IllegalArgumentException(at + ".labels: must be a mapping");
             }
+            for (String key : List.of(NodeSpec.RACK_LABEL, NodeSpec.SPINE_LABEL)) {
+                if (m.get(key) != null) {
+                    labels.put(key, String.valueOf(m.get(key)));
+                }
+            }
+            List<Integer> numa = new ArrayList<>();
+            if (m.get("numaCpuMillis") instanceof List<?> l) {
+                for (Object v : l) {
+                    if (!(v instanceof Number n)) {
+                        throw new IllegalArgumentException(at + ".numaCpuMillis: must be a list of numbers");
+                    }
+                    numa.add(n.intValue());
+                }
+                if (m.get("sockets") != null && numa.size() != sockets) {
+                    throw new IllegalArgumentException(at + ".numaCpuMillis: has " + numa.size()
+                            + " entries but sockets is " + sockets);
+                }
+            } else if (m.get("numaCpuMillis") != null) {
+                throw new IllegalArgumentException(at + ".numaCpuMillis: must be a list of millicores per socket");
+            } else if (sockets > 1) {
+                for (int s = 0; s < sockets; s++) {
+                    numa.add((int) (cpu / sockets + (s < cpu % sockets ? 1 : 0)));
+                }
+            }
             for (int n = 0; n < count; n++) {
                 String nodeId = m.containsKey("count") ? id + "-" + n : id;
                 if (!ids.add(nodeId)) {
                     throw new IllegalArgumentException(at + ".id: node id " + nodeId + " appears twice");
                 }
-                nodes.add(new NodeSpec(nodeId, SimulatedBackend.NAME, gpus, (int) cpu, memory, labels));
+                try {
+                    nodes.add(new NodeSpec(nodeId, SimulatedBackend.NAME, gpus, (int) cpu, memory, labels, numa));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException(at + ": " + e.getMessage(), e);
+                }
             }
         }
         return List.copyOf(nodes);
     }
 
-    private static List<Gpu> gpus(Object value, String at) {
-        List<Gpu> gpus = new ArrayList<>();
+    private record RawGpu(String model, long memoryMiB, long numa, long pcie, long nvlink, String at) {
+    }
+
+    private static List<Gpu> gpus(Object value, String at, int sockets) {
+        List<RawGpu> gpus = new ArrayList<>();
         if (value == null) {
-            return gpus;
+            return List.of();
         }
         List<?> groups = value instanceof List<?> l ? l : List.of(value);
         for (int g = 0; g < groups.size(); g++) {
@@ -119,11 +160,26 @@ public final class ClusterFile {
             }
             String model = string(m, "model", where);
             long memory = number(m, "memoryMiB", where, 0);
+            long numa = number(m, "numaNode", where, -1);
+            long pcie = number(m, "pcieSwitch", where, -1);
+            long nvlink = number(m, "nvlinkDomain", where, 0);
             for (int i = 0; i < count; i++) {
-                gpus.add(new Gpu(gpus.size(), model, memory));
+                gpus.add(new RawGpu(model, memory, numa, pcie, nvlink, where));
             }
         }
-        return gpus;
+        // defaults need the node's GPU count: spread evenly over the sockets, two GPUs per PCIe switch
+        List<Gpu> placed = new ArrayList<>();
+        for (int i = 0; i < gpus.size(); i++) {
+            RawGpu g = gpus.get(i);
+            int numa = g.numa() >= 0 ? (int) g.numa() : (int) ((long) i * sockets / gpus.size());
+            int pcie = g.pcie() >= 0 ? (int) g.pcie() : i / 2;
+            try {
+                placed.add(new Gpu(i, g.model(), g.memoryMiB(), numa, pcie, (int) g.nvlink()));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(g.at() + ": " + e.getMessage(), e);
+            }
+        }
+        return placed;
     }
 
     private static String string(Map<?, ?> m, String key, String at) {

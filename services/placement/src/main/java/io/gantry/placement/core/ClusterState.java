@@ -31,9 +31,10 @@ public final class ClusterState {
     private final Map<String, Allocation> liveById = new HashMap<>();
     private final Set<String> started = new HashSet<>();
     /** node id to (GPU index to job id); kept for nodes not registered yet too. */
-    private final Map<String, Map<Integer, String>> holders = new HashMap<>();
-    private final Map<String, Integer> cpuUsed = new HashMap<>();
-    private final Map<String, Long> memoryUsed = new HashMap<>();
+    /** The free-capacity index placers search; kept in step with every replayed fact. */
+    private final Inventory inventory;
+    /** Live placements per node id, kept for nodes not registered yet too (replay order is not guaranteed). */
+    private final Map<String, List<Inventory.Holding>> liveOnNode = new HashMap<>();
     /** Highest attempt of each job that was ever granted: a dispatch of that attempt or older is stale. */
     private final Map<String, Integer> grantedAttempt = new HashMap<>();
 
@@ -44,6 +45,11 @@ public final class ClusterState {
     public ClusterState(String backend, GangPlacer placer) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.placer = Objects.requireNonNull(placer, "placer");
+        this.inventory = new Inventory(backend);
+    }
+
+    public GangPlacer placer() {
+        return placer;
     }
 
     public String backend() {
@@ -64,14 +70,13 @@ public final class ClusterState {
         if (grantedAttempt.getOrDefault(gang.jobId(), 0) >= gang.attempt()) {
             return List.of();
         }
-        InventorySnapshot inventory = snapshot();
         PlacementDecision decision = placer.place(inventory, gang);
         if (decision instanceof PlacementDecision.Deferred d) {
             return List.of(new Fact.PlacementDeferred(gang.jobId(), gang.tenant(), gang.attempt(), d.reason(),
                     d.message()));
         }
-        List<PlacedTask> placements = ((PlacementDecision.Placed) decision).placements();
-        checkPlacements(inventory, gang, placements);
+        List<PlacedTask> placements = withRunSeconds(gang, ((PlacementDecision.Placed) decision).placements());
+        checkPlacements(gang, placements);
         Allocation a = new Allocation(allocationId(gang.jobId(), gang.attempt()), gang.jobId(), gang.tenant(),
                 gang.attempt(), placements, now, backend);
         return List.of(new Fact.AllocationGranted(a));
@@ -128,10 +133,14 @@ public final class ClusterState {
         Objects.requireNonNull(fact, "fact");
         if (fact instanceof Fact.NodeRegistered f) {
             nodes.put(f.node().nodeId(), f.node());
+            inventory.put(f.node(), !failed.contains(f.node().nodeId()),
+                    liveOnNode.getOrDefault(f.node().nodeId(), List.of()));
         } else if (fact instanceof Fact.NodeFailed f) {
             failed.add(f.nodeId());
+            inventory.setHealthy(f.nodeId(), false);
         } else if (fact instanceof Fact.NodeRecovered f) {
             failed.remove(f.nodeId());
+            inventory.setHealthy(f.nodeId(), true);
         } else if (fact instanceof Fact.AllocationGranted f) {
             grant(f.allocation());
         } else if (fact instanceof Fact.RunStarted f) {
@@ -153,10 +162,8 @@ public final class ClusterState {
         liveById.put(a.allocationId(), a);
         grantedAttempt.merge(a.jobId(), a.attempt(), Math::max);
         for (PlacedTask p : a.placements()) {
-            Map<Integer, String> held = holders.computeIfAbsent(p.nodeId(), n -> new HashMap<>());
-            p.gpuIndices().forEach(i -> held.put(i, a.jobId()));
-            cpuUsed.merge(p.nodeId(), p.cpuMillis(), Integer::sum);
-            memoryUsed.merge(p.nodeId(), p.memoryMiB(), Long::sum);
+            liveOnNode.computeIfAbsent(p.nodeId(), n -> new ArrayList<>()).add(new Inventory.Holding(a.jobId(), p));
+            inventory.take(a.jobId(), p);
         }
     }
 
@@ -168,32 +175,26 @@ public final class ClusterState {
         liveByJob.remove(a.jobId(), a);
         started.remove(allocationId);
         for (PlacedTask p : a.placements()) {
-            Map<Integer, String> held = holders.get(p.nodeId());
-            if (held != null) {
-                p.gpuIndices().forEach(held::remove);
-                if (held.isEmpty()) {
-                    holders.remove(p.nodeId());
+            List<Inventory.Holding> on = liveOnNode.get(p.nodeId());
+            if (on != null) {
+                on.removeIf(h -> h.task() == p);
+                if (on.isEmpty()) {
+                    liveOnNode.remove(p.nodeId());
                 }
             }
-            cpuUsed.merge(p.nodeId(), -p.cpuMillis(), Integer::sum);
-            memoryUsed.merge(p.nodeId(), -p.memoryMiB(), Long::sum);
-            cpuUsed.remove(p.nodeId(), 0);
-            memoryUsed.remove(p.nodeId(), 0L);
+            inventory.give(p);
         }
     }
 
     // ---------------------------------------------------------------- reads
 
     public InventorySnapshot snapshot() {
-        List<NodeView> views = new ArrayList<>();
-        for (NodeSpec spec : nodes.values()) {
-            boolean healthy = !failed.contains(spec.nodeId());
-            views.add(new NodeView(spec, healthy, healthy && backend.equals(spec.backend()),
-                    new TreeMap<>(holders.getOrDefault(spec.nodeId(), Map.of())),
-                    spec.cpuMillis() - cpuUsed.getOrDefault(spec.nodeId(), 0),
-                    spec.memoryMiB() - memoryUsed.getOrDefault(spec.nodeId(), 0L)));
-        }
-        return new InventorySnapshot(views);
+        return inventory.snapshot();
+    }
+
+    /** The live index (read it on the state's thread only). */
+    public Inventory inventory() {
+        return inventory;
     }
 
     public Optional<Allocation> liveAllocation(String jobId) {
@@ -236,23 +237,25 @@ public final class ClusterState {
         return now.isBefore(a.grantedAt()) ? a.grantedAt() : now;
     }
 
+    private static List<PlacedTask> withRunSeconds(GangRequest gang, List<PlacedTask> placements) {
+        Map<String, Long> runSeconds = new HashMap<>();
+        gang.tasks().forEach(t -> runSeconds.put(t.name(), t.runSeconds()));
+        return placements.stream().map(p -> p.withRunSeconds(runSeconds.get(p.task()))).toList();
+    }
+
     /** A placer bug must not corrupt the inventory: refuse anything that is not a clean, complete fit. */
-    private static void checkPlacements(InventorySnapshot inventory, GangRequest gang, List<PlacedTask> placements) {
-        int expected = gang.tasks().stream().mapToInt(TaskGroup::replicas).sum();
+    private void checkPlacements(GangRequest gang, List<PlacedTask> placements) {
+        int expected = gang.replicaCount();
         if (placements.size() != expected) {
             throw new IllegalStateException("placer returned " + placements.size() + " placements for " + expected + " tasks");
         }
-        Map<String, NodeView> eligible = new HashMap<>();
-        inventory.eligible().forEach(n -> eligible.put(n.nodeId(), n));
         Set<String> taken = new HashSet<>();
         for (PlacedTask p : placements) {
-            NodeView n = eligible.get(p.nodeId());
-            if (n == null) {
+            if (!inventory.isEligible(p.nodeId())) {
                 throw new IllegalStateException("placer used ineligible node " + p.nodeId());
             }
             for (int i : p.gpuIndices()) {
-                boolean exists = n.spec().gpus().stream().anyMatch(g -> g.index() == i);
-                if (!exists || n.allocatedTo().containsKey(i) || !taken.add(p.nodeId() + "#" + i)) {
+                if (!inventory.isFree(p.nodeId(), i) || !taken.add(p.nodeId() + "#" + i)) {
                     throw new IllegalStateException("placer used unavailable GPU " + i + " of " + p.nodeId());
                 }
             }

@@ -11,5 +11,9 @@ public enum DeferralCause {
     /** The whole gang needs more GPUs than all healthy nodes have together. */
     GANG_LARGER_THAN_CLUSTER,
     /** It would fit an empty cluster, but not the free devices now. */
-    INSUFFICIENT_FREE_GPUS
+    INSUFFICIENT_FREE_GPUS,
+    /** Enough GPUs are free, but not within one domain of the required topology level (or no domain is that big). */
+    TOPOLOGY_UNSATISFIABLE,
+    /** Enough GPUs are free in total, but scattered so that no node can host some task. */
+    FRAGMENTED
 }

@@ -3,9 +3,15 @@ package io.gantry.placement.core;
 /**
  * The placement algorithm: binds every task of a gang to eligible nodes, or none of them.
  *
- * <p>Implementations are pure functions of their arguments, so they can be swapped (first fit today,
- * topology-aware later) and tested without any state machine around them.
+ * <p>Implementations are pure functions of what they are given, so they can be swapped (topology-aware by
+ * default, first fit as a baseline) and tested without any state machine around them. {@link ClusterState} calls
+ * the {@link Inventory} variant: a placer that uses the index must leave it exactly as it found it.
  */
 public interface GangPlacer {
     PlacementDecision place(InventorySnapshot inventory, GangRequest gang);
+
+    /** Placement over the live index; by default over a snapshot of it. */
+    default PlacementDecision place(Inventory inventory, GangRequest gang) {
+        return place(inventory.snapshot(), gang);
+    }
 }

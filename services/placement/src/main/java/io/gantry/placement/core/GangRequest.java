@@ -6,8 +6,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-/** Everything a dispatched run asks for: every replica of every task group, all or nothing. */
-public record GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks) {
+/** Everything a dispatched run asks for: every replica of every task group, all or nothing, and where. */
+public record GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology) {
     public GangRequest {
         Objects.requireNonNull(jobId, "jobId");
         Objects.requireNonNull(tenant, "tenant");
@@ -27,10 +27,19 @@ public record GangRequest(String jobId, String tenant, int attempt, List<TaskGro
             }
         }
         tasks = List.copyOf(tasks);
+        topology = topology == null ? Topology.ANYWHERE : topology;
+    }
+
+    public GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks) {
+        this(jobId, tenant, attempt, tasks, Topology.ANYWHERE);
     }
 
     public int totalGpus() {
         return tasks.stream().mapToInt(TaskGroup::totalGpus).sum();
+    }
+
+    public int replicaCount() {
+        return tasks.stream().mapToInt(TaskGroup::replicas).sum();
     }
 
     /** The gang's shape for messages, e.g. {@code 5 x 8} or {@code 1 x 8 + 4 x 2}. */

@@ -10,14 +10,21 @@ import java.util.TreeMap;
  * A node as placement sees it at one instant: what it offers, whether it may be placed on, and which job holds
  * each GPU.
  *
- * @param allocatedTo GPU index to the job id holding it; absent indices are free
- * @param eligible    healthy and served by the active backend, i.e. placement may put tasks here
+ * @param allocatedTo         GPU index to the job id holding it; absent indices are free
+ * @param eligible            healthy and served by the active backend, i.e. placement may put tasks here
+ * @param freeSocketCpuMillis free CPU per NUMA socket (index = socket)
  */
 public record NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedMap<Integer, String> allocatedTo,
-                       int freeCpuMillis, long freeMemoryMiB) {
+                       int freeCpuMillis, long freeMemoryMiB, List<Integer> freeSocketCpuMillis) {
     public NodeView {
         Objects.requireNonNull(spec, "spec");
         allocatedTo = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(allocatedTo));
+        freeSocketCpuMillis = freeSocketCpuMillis == null ? List.of(freeCpuMillis) : List.copyOf(freeSocketCpuMillis);
+    }
+
+    public NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedMap<Integer, String> allocatedTo,
+                    int freeCpuMillis, long freeMemoryMiB) {
+        this(spec, healthy, eligible, allocatedTo, freeCpuMillis, freeMemoryMiB, null);
     }
 
     public String nodeId() {

@@ -3,12 +3,52 @@ package io.gantry.placement.core;
 import java.util.List;
 import java.util.Objects;
 
-/** Where one replica of a task was bound: the node and its exact GPU indices. */
+/**
+ * Where one replica of a task was bound: the node, its exact GPU indices, and the CPU cores it is pinned to (the
+ * cores of the NUMA socket its CPU was taken from; empty when the placer does not pin). {@code runSeconds} is
+ * the simulated run time from the spec, kept so a restarted placement can re-create the run from its own topic.
+ */
 public record PlacedTask(String task, int replica, String nodeId, String gpuModel, List<Integer> gpuIndices,
-                         int cpuMillis, long memoryMiB) {
+                         int cpuMillis, long memoryMiB, List<Integer> cpuSet, Long runSeconds) {
     public PlacedTask {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(nodeId, "nodeId");
         gpuIndices = List.copyOf(gpuIndices);
+        cpuSet = cpuSet == null ? List.of() : List.copyOf(cpuSet);
+    }
+
+    public PlacedTask(String task, int replica, String nodeId, String gpuModel, List<Integer> gpuIndices,
+                      int cpuMillis, long memoryMiB) {
+        this(task, replica, nodeId, gpuModel, gpuIndices, cpuMillis, memoryMiB, List.of(), null);
+    }
+
+    public PlacedTask withRunSeconds(Long seconds) {
+        return new PlacedTask(task, replica, nodeId, gpuModel, gpuIndices, cpuMillis, memoryMiB, cpuSet, seconds);
+    }
+
+    /**
+     * The NUMA socket whose CPU this task holds: the socket of its first pinned core; without a cpu set, the
+     * socket holding most of its GPUs (ties: the lowest); without GPUs, socket 0.
+     */
+    public int socket(NodeSpec spec) {
+        if (!cpuSet.isEmpty()) {
+            int s = spec.socketOfCore(cpuSet.get(0));
+            if (s >= 0) {
+                return s;
+            }
+        }
+        int[] count = new int[spec.sockets()];
+        for (Gpu g : spec.gpus()) {
+            if (gpuIndices.contains(g.index())) {
+                count[g.numaNode()]++;
+            }
+        }
+        int best = 0;
+        for (int s = 1; s < count.length; s++) {
+            if (count[s] > count[best]) {
+                best = s;
+            }
+        }
+        return best;
     }
 }

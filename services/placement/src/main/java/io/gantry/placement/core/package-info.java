@@ -8,8 +8,11 @@
  * state from the topics at start, so a restart decides exactly as the process before it would have.
  *
  * <p>Where a gang goes is decided by a {@link io.gantry.placement.core.GangPlacer} over an immutable
- * {@link io.gantry.placement.core.InventorySnapshot}; today that is {@link io.gantry.placement.core.FirstFitPlacer}.
- * When nothing fits, {@link io.gantry.placement.core.Deferrals} names the most specific reason.
+ * {@link io.gantry.placement.core.InventorySnapshot}, or over the live {@link io.gantry.placement.core.Inventory}
+ * index: by default {@link io.gantry.placement.core.TopologyPlacer} (NVLink / PCIe / socket / node / rack / spine,
+ * binpack or spread, GPU model preferences and tiers, which also explains deferrals); {@link
+ * io.gantry.placement.core.FirstFitPlacer} stays as a baseline, with {@link io.gantry.placement.core.Deferrals}.
+ * {@link io.gantry.placement.core.TraceClusters} parses real clusters (Lingjun, Alibaba openb) from trace lines.
  *
  * <p>Not decided here: running the tasks (the execution backends), time (every decision takes the instant it is
  * made at), the wire format, and whether an interrupted job runs again (recovery's call).

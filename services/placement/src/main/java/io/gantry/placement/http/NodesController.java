@@ -34,13 +34,18 @@ public class NodesController {
     }
 
     @Serdeable
-    public record GpuView(int index, String model, long memoryMiB, @Nullable String allocatedTo) {
+    public record GpuView(int index, String model, long memoryMiB, int numaNode, int pcieSwitch, int nvlinkDomain,
+                          @Nullable String allocatedTo) {
     }
 
     @Serdeable
-    public record NodeBody(String nodeId, String backend, boolean healthy, Map<String, String> labels,
-                           List<GpuView> gpus, int freeGpus, int cpuMillis, long memoryMiB, int freeCpuMillis,
-                           long freeMemoryMiB) {
+    public record SocketView(int socket, int cpuMillis, int freeCpuMillis, List<Integer> cores) {
+    }
+
+    @Serdeable
+    public record NodeBody(String nodeId, String backend, boolean healthy, Map<String, String> labels, String spine,
+                           String rack, List<GpuView> gpus, int freeGpus, int cpuMillis, long memoryMiB,
+                           int freeCpuMillis, long freeMemoryMiB, List<SocketView> sockets) {
     }
 
     @Get
@@ -63,10 +68,17 @@ public class NodesController {
                 if (job != null && caller != null && !caller.mayAccess(s.tenants().getOrDefault(job, ""))) {
                     job = OTHER_TENANT;
                 }
-                return new GpuView(g.index(), g.model(), g.memoryMiB(), job);
+                return new GpuView(g.index(), g.model(), g.memoryMiB(), g.numaNode(), g.pcieSwitch(), g.nvlinkDomain(),
+                        job);
             }).toList();
-            return new NodeBody(n.nodeId(), n.spec().backend(), n.healthy(), n.labels(), gpus, n.freeGpuCount(),
-                    n.spec().cpuMillis(), n.spec().memoryMiB(), n.freeCpuMillis(), n.freeMemoryMiB());
+            List<SocketView> sockets = new java.util.ArrayList<>();
+            for (int i = 0; i < n.spec().sockets(); i++) {
+                sockets.add(new SocketView(i, n.spec().socketCpuMillis(i), n.freeSocketCpuMillis().get(i),
+                        n.spec().socketCoreIds(i)));
+            }
+            return new NodeBody(n.nodeId(), n.spec().backend(), n.healthy(), n.labels(), n.spec().spine(),
+                    n.spec().rack(), gpus, n.freeGpuCount(), n.spec().cpuMillis(), n.spec().memoryMiB(),
+                    n.freeCpuMillis(), n.freeMemoryMiB(), sockets);
         }).toList();
         return HttpResponse.ok(body);
     }

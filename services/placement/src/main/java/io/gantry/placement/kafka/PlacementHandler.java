@@ -13,6 +13,7 @@ import io.gantry.events.NodeRecovered;
 import io.gantry.events.NodeRegistered;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.placement.backend.ExecutionBackend;
+import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.VirtualClock;
 import io.gantry.placement.core.Allocation;
@@ -33,6 +34,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The event-loop adapter: maps records to calls on {@link ClusterState}, replays and publishes the facts it
@@ -40,6 +43,7 @@ import java.util.UUID;
  * and a fresh one restores from the topics.
  */
 public final class PlacementHandler implements EventHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(PlacementHandler.class);
     private final ClusterState state;
     private final ExecutionBackend backend;
     private final VirtualClock clock;
@@ -47,7 +51,12 @@ public final class PlacementHandler implements EventHandler {
     /** Specs of dispatched runs seen during restore, keyed by job id; only needed to re-create live runs. */
     private final Map<String, JobDispatched> restoredDispatches = new HashMap<>();
     private final Map<String, Long> heartbeatSequence = new HashMap<>();
+    /** Registrations read back at restore that were invalid, node id to why. */
+    private final Map<String, String> rejectedRegistrations = new HashMap<>();
     private Instant newestRestored;
+    private List<Integer> typicalRequests = List.of(8);
+    private boolean dirty = true;
+    private volatile double fragmentation;
     private Instant nextHeartbeat = Instant.MIN;
 
     public PlacementHandler(ClusterState state, ExecutionBackend backend, VirtualClock clock, Duration heartbeatInterval) {
@@ -59,6 +68,25 @@ public final class PlacementHandler implements EventHandler {
 
     public ClusterState state() {
         return state;
+    }
+
+    /** The request sizes (GPUs) the fragmentation metric is computed for. */
+    public PlacementHandler typicalRequests(List<Integer> sizes) {
+        this.typicalRequests = List.copyOf(sizes);
+        return this;
+    }
+
+    public List<Integer> typicalRequests() {
+        return typicalRequests;
+    }
+
+    /** The fragmentation of the eligible pool as of the last tick (see {@code Inventory#fragmentation}). */
+    public double fragmentation() {
+        return fragmentation;
+    }
+
+    public Map<String, String> rejectedRegistrations() {
+        return Map.copyOf(rejectedRegistrations);
     }
 
     // ---------------------------------------------------------------- restore
@@ -79,7 +107,13 @@ public final class PlacementHandler implements EventHandler {
         } else if (value instanceof NodeEvent e) {
             seen(e.getOccurredAt());
             if (e.getPayload() instanceof NodeRegistered r) {
-                state.replay(new Fact.NodeRegistered(Wire.node(e.getNodeId(), r)));
+                try {
+                    state.replay(new Fact.NodeRegistered(Wire.node(e.getNodeId(), r)));
+                } catch (IllegalArgumentException bad) {
+                    // a restore topic has no dead letter: skip it loudly, the node stays unknown
+                    LOG.warn("ignoring the registration of node {}: {}", e.getNodeId(), bad.getMessage());
+                    rejectedRegistrations.put(e.getNodeId(), bad.getMessage());
+                }
             } else if (e.getPayload() instanceof NodeHeartbeat h) {
                 heartbeatSequence.merge(e.getNodeId(), h.getSequence(), Math::max);
             }
@@ -109,9 +143,14 @@ public final class PlacementHandler implements EventHandler {
         }
         List<ExecutionBackend.LiveRun> live = new ArrayList<>();
         for (Allocation a : state.liveAllocations()) {
-            JobDispatched d = restoredDispatches.get(a.jobId());
-            JobSpec spec = d != null && d.getAttempt() == a.attempt() ? d.getSpec() : null;
-            live.add(new ExecutionBackend.LiveRun(a, spec == null ? null : Wire.plan(spec)));
+            RunPlan plan = Wire.plan(a);
+            if (plan == null) {
+                // allocations written before TaskPlacement.runSeconds existed: the run time is in the dispatch
+                JobDispatched d = restoredDispatches.get(a.jobId());
+                JobSpec spec = d != null && d.getAttempt() == a.attempt() ? d.getSpec() : null;
+                plan = spec == null ? null : Wire.plan(spec);
+            }
+            live.add(new ExecutionBackend.LiveRun(a, plan));
         }
         restoredDispatches.clear();
         for (RunOutcome o : backend.adopt(live, now)) {
@@ -162,6 +201,10 @@ public final class PlacementHandler implements EventHandler {
         for (RunOutcome o : backend.poll(now)) {
             finish(o, now, out);
         }
+        if (dirty) {
+            dirty = false;
+            fragmentation = state.inventory().fragmentation(typicalRequests);
+        }
         if (!wallNow.isBefore(nextHeartbeat)) {
             nextHeartbeat = wallNow.plus(heartbeatInterval);
             for (NodeSpec node : backend.nodes()) {
@@ -183,6 +226,7 @@ public final class PlacementHandler implements EventHandler {
     private void emit(List<Fact> facts, Instant now, Output out) {
         for (Fact f : facts) {
             state.replay(f);
+            dirty = true;
             if (f instanceof Fact.NodeRegistered r) {
                 out.send(Topics.PLACEMENT_NODE_EVENTS, r.node().nodeId(), Wire.nodeRegistered(r.node(), now));
                 continue;

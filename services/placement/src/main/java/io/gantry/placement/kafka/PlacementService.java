@@ -13,7 +13,11 @@ import jakarta.annotation.PreDestroy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.gantry.schemas.Topic;
+
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
@@ -27,21 +31,32 @@ public class PlacementService implements AutoCloseable {
 
     private final EventProcessor processor;
     private final ExecutionBackend backend;
+    private final GangPlacer placer;
+    private final List<Integer> typicalGpus;
     private volatile PlacementHandler current;
 
     public PlacementService(@Value("${kafka.bootstrap.servers}") String bootstrap,
                             @Value("${gantry.kafka.partitions:1}") int partitions,
                             @Value("${gantry.placement.tick-interval:200ms}") Duration tickInterval,
                             ExecutionBackend backend, VirtualClock clock, GangPlacer placer,
-                            HeartbeatInterval heartbeat) {
+                            HeartbeatInterval heartbeat,
+                            @Value("${gantry.placement.restore-dispatches:true}") boolean restoreDispatches,
+                            @Value("${gantry.placement.fragmentation.typical-gpus:8}") List<Integer> typicalGpus) {
         this.backend = backend;
+        this.placer = placer;
+        this.typicalGpus = List.copyOf(typicalGpus);
+        // the dispatches are only read back for allocations written before TaskPlacement.runSeconds existed
+        List<Topic<?>> restore = new ArrayList<>(List.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
+                Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS));
+        if (restoreDispatches) {
+            restore.add(Topics.QUEUE_JOB_EVENTS);
+        }
         this.processor = EventProcessor.builder(Service.PLACEMENT, bootstrap)
                 .inputs(Topics.QUEUE_JOB_EVENTS, Topics.RECOVERY_NODE_EVENTS)
-                .restoreFrom(Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.PLACEMENT_NODE_EVENTS,
-                        Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_JOB_EVENTS)
+                .restoreFrom(restore.toArray(Topic<?>[]::new))
                 .handler(() -> {
                     PlacementHandler h = new PlacementHandler(new ClusterState(backend.name(), placer), backend, clock,
-                            heartbeat.interval());
+                            heartbeat.interval()).typicalRequests(this.typicalGpus);
                     current = h;
                     return h;
                 })
@@ -55,6 +70,20 @@ public class PlacementService implements AutoCloseable {
     /** Runs {@code query} against the live state on the loop thread. */
     public <T> CompletableFuture<T> query(Function<PlacementHandler, T> query) {
         return processor.submit(out -> query.apply(current));
+    }
+
+    public GangPlacer placer() {
+        return placer;
+    }
+
+    /** Fragmentation as of the last tick; 0 before the first. */
+    public double fragmentation() {
+        PlacementHandler h = current;
+        return h == null ? 0.0 : h.fragmentation();
+    }
+
+    public List<Integer> typicalGpus() {
+        return typicalGpus;
     }
 
     public boolean isReady() {

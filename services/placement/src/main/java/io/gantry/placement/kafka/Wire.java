@@ -16,6 +16,7 @@ import io.gantry.events.PlacementDeferred;
 import io.gantry.events.ReleaseReason;
 import io.gantry.events.TaskPlacement;
 import io.gantry.events.TaskSpec;
+import io.gantry.events.TopologyConstraint;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.DeferralCause;
@@ -26,6 +27,7 @@ import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacedTask;
 import io.gantry.placement.core.ReleaseCause;
 import io.gantry.placement.core.TaskGroup;
+import io.gantry.placement.core.Topology;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -46,9 +48,31 @@ final class Wire {
         List<TaskGroup> tasks = new ArrayList<>();
         for (TaskSpec t : d.getSpec().getTasks()) {
             tasks.add(new TaskGroup(t.getName(), t.getReplicas(), t.getGpus(), t.getGpuModel(), t.getCpuMillis(),
-                    t.getMemoryMiB()));
+                    t.getMemoryMiB(), t.getGpuModels() == null ? List.of() : List.copyOf(t.getGpuModels()),
+                    t.getGpuTier(), t.getRunSeconds()));
         }
-        return new GangRequest(jobId, d.getTenant(), d.getAttempt(), tasks);
+        Topology topology = Topology.ANYWHERE;
+        TopologyConstraint c = d.getSpec().getTopology();
+        if (c != null) {
+            topology = new Topology(level(c.getRequired()), level(c.getPreferred()));
+        }
+        return new GangRequest(jobId, d.getTenant(), d.getAttempt(), tasks, topology);
+    }
+
+    private static io.gantry.placement.core.TopologyLevel level(io.gantry.events.TopologyLevel l) {
+        return l == null ? io.gantry.placement.core.TopologyLevel.CLUSTER
+                : io.gantry.placement.core.TopologyLevel.valueOf(l.name());
+    }
+
+    /** The simulated run time of every task, from the placements themselves (null when none records one). */
+    static RunPlan plan(Allocation a) {
+        Map<String, RunPlan.Task> tasks = new HashMap<>();
+        boolean any = false;
+        for (PlacedTask p : a.placements()) {
+            any |= p.runSeconds() != null;
+            tasks.putIfAbsent(p.task(), new RunPlan.Task(List.of(), p.runSeconds()));
+        }
+        return any ? new RunPlan(tasks) : null;
     }
 
     static RunPlan plan(JobSpec spec) {
@@ -107,10 +131,12 @@ final class Wire {
 
     static NodeEvent nodeRegistered(NodeSpec n, Instant now) {
         List<GpuDevice> gpus = n.gpus().stream()
-                .map(g -> GpuDevice.newBuilder().setIndex(g.index()).setModel(g.model()).setMemoryMiB(g.memoryMiB()).build())
+                .map(g -> GpuDevice.newBuilder().setIndex(g.index()).setModel(g.model()).setMemoryMiB(g.memoryMiB())
+                        .setNumaNode(g.numaNode()).setPcieSwitch(g.pcieSwitch()).setNvlinkDomain(g.nvlinkDomain()).build())
                 .toList();
         NodeRegistered payload = NodeRegistered.newBuilder().setGpus(new ArrayList<>(gpus)).setCpuMillis(n.cpuMillis())
-                .setMemoryMiB(n.memoryMiB()).setLabels(new HashMap<>(n.labels())).setBackend(n.backend()).build();
+                .setMemoryMiB(n.memoryMiB()).setLabels(new HashMap<>(n.labels())).setBackend(n.backend())
+                .setNumaCpuMillis(new ArrayList<>(n.numaCpuMillis())).build();
         return NodeEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setNodeId(n.nodeId())
                 .setOccurredAt(now).setPayload(payload).build();
     }
@@ -120,7 +146,8 @@ final class Wire {
         for (PlacedTask p : a.placements()) {
             out.add(TaskPlacement.newBuilder().setTask(p.task()).setReplica(p.replica()).setNodeId(p.nodeId())
                     .setGpuModel(p.gpuModel()).setGpuIndices(new ArrayList<>(p.gpuIndices()))
-                    .setCpuMillis(p.cpuMillis()).setMemoryMiB(p.memoryMiB()).build());
+                    .setCpuMillis(p.cpuMillis()).setMemoryMiB(p.memoryMiB()).setCpuSet(new ArrayList<>(p.cpuSet()))
+                    .setRunSeconds(p.runSeconds()).build());
         }
         return out;
     }
@@ -146,15 +173,21 @@ final class Wire {
         return null;
     }
 
+    /** The node a registration describes; throws IllegalArgumentException naming what is wrong with it. */
     static NodeSpec node(String nodeId, NodeRegistered r) {
-        List<Gpu> gpus = r.getGpus().stream().map(g -> new Gpu(g.getIndex(), g.getModel(), g.getMemoryMiB())).toList();
-        return new NodeSpec(nodeId, r.getBackend(), gpus, r.getCpuMillis(), r.getMemoryMiB(), r.getLabels());
+        List<Gpu> gpus = r.getGpus().stream().map(g -> new Gpu(g.getIndex(), g.getModel(), g.getMemoryMiB(),
+                g.getNumaNode(), g.getPcieSwitch(), g.getNvlinkDomain())).toList();
+        Map<String, String> labels = new HashMap<>();
+        r.getLabels().forEach((k, v) -> labels.put(k.toString(), v.toString()));
+        return new NodeSpec(nodeId, r.getBackend(), gpus, r.getCpuMillis(), r.getMemoryMiB(), labels,
+                r.getNumaCpuMillis() == null ? List.of() : List.copyOf(r.getNumaCpuMillis()));
     }
 
     private static Allocation allocation(String jobId, String allocationId, String tenant, int attempt,
                                          List<TaskPlacement> placements, Instant grantedAt, String backend) {
         List<PlacedTask> tasks = placements.stream().map(t -> new PlacedTask(t.getTask(), t.getReplica(),
-                t.getNodeId(), t.getGpuModel(), t.getGpuIndices(), t.getCpuMillis(), t.getMemoryMiB())).toList();
+                t.getNodeId(), t.getGpuModel(), t.getGpuIndices(), t.getCpuMillis(), t.getMemoryMiB(),
+                t.getCpuSet() == null ? List.of() : t.getCpuSet(), t.getRunSeconds())).toList();
         return new Allocation(allocationId, jobId, tenant, attempt, tasks, grantedAt, backend);
     }
 }

@@ -58,4 +58,62 @@ class ClusterFileTest {
                 .hasMessageContaining("nodes[0].cpuMillis");
         assertThatThrownBy(() -> ClusterFile.parse("nodes: []")).hasMessageContaining("nodes");
     }
+
+    @Test
+    void theDefaultClusterHasTwoSocketsFourPcieSwitchesAndOneNvlinkDomainPerNode() {
+        NodeSpec n = ClusterFile.defaultCluster().get(0);
+        assertThat(n.numaCpuMillis()).containsExactly(48_000, 48_000);
+        assertThat(n.gpus()).extracting(io.gantry.placement.core.Gpu::numaNode).containsExactly(0, 0, 0, 0, 1, 1, 1, 1);
+        assertThat(n.gpus()).extracting(io.gantry.placement.core.Gpu::pcieSwitch).containsExactly(0, 0, 1, 1, 2, 2, 3, 3);
+        assertThat(n.gpus()).extracting(io.gantry.placement.core.Gpu::nvlinkDomain).containsOnly(0);
+        assertThat(n.rack()).isEqualTo("rack-0");
+        assertThat(n.spine()).isEqualTo("spine-0");
+    }
+
+    @Test
+    void aFileDescribesSocketsRacksAndTheInsideOfANode() {
+        List<NodeSpec> nodes = ClusterFile.parse("""
+                nodes:
+                  - id: pcie
+                    sockets: 2
+                    rack: r7
+                    spine: s1
+                    gpus:
+                      - {count: 2, model: L40S, memoryMiB: 46068, nvlinkDomain: -1}
+                      - {count: 2, model: L40S, memoryMiB: 46068, numaNode: 1, pcieSwitch: 5, nvlinkDomain: -1}
+                    cpuMillis: 64000
+                    memoryMiB: 524288
+                """);
+        NodeSpec n = nodes.get(0);
+        assertThat(n.numaCpuMillis()).containsExactly(32_000, 32_000);
+        assertThat(n.labels()).containsEntry("rack", "r7").containsEntry("spine", "s1");
+        assertThat(n.gpus()).extracting(io.gantry.placement.core.Gpu::numaNode).containsExactly(0, 0, 1, 1);
+        assertThat(n.gpus()).extracting(io.gantry.placement.core.Gpu::pcieSwitch).containsExactly(0, 0, 5, 5);
+        assertThat(n.gpus()).extracting(io.gantry.placement.core.Gpu::nvlinkDomain).containsOnly(-1);
+    }
+
+    @Test
+    void aBadTopologyIsRefusedWithTheReason() {
+        assertThatThrownBy(() -> ClusterFile.parse("""
+                nodes:
+                  - id: bad
+                    gpus: {count: 2, model: H100, numaNode: 1}
+                    cpuMillis: 1000
+                    memoryMiB: 1024
+                """)).hasMessageContaining("nodes[0]: node bad: gpu 0 is on NUMA socket 1 but the node has 1 socket");
+        assertThatThrownBy(() -> ClusterFile.parse("""
+                nodes:
+                  - id: bad
+                    numaCpuMillis: [500, 400]
+                    cpuMillis: 1000
+                    memoryMiB: 1024
+                """)).hasMessageContaining("numaCpuMillis adds up to 900 but cpuMillis is 1000");
+        assertThatThrownBy(() -> ClusterFile.parse("""
+                nodes:
+                  - id: bad
+                    gpus: {count: 1, model: H100, memoryMiB: -5}
+                    cpuMillis: 1000
+                    memoryMiB: 1024
+                """)).hasMessageContaining("nodes[0].gpus: gpu 0: memoryMiB must be >= 0");
+    }
 }

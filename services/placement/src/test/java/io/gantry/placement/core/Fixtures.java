@@ -34,6 +34,7 @@ final class Fixtures {
         private long memoryMiB = 1_048_576;
         private String backend = SIM;
         private final Map<String, String> labels = new HashMap<>();
+        private boolean server;
 
         NodeBuilder(String id) {
             this.id = id;
@@ -66,8 +67,33 @@ final class Fixtures {
             return this;
         }
 
+        /** An 8 x H100 server with the default topology: 2 sockets, 4 PCIe switches, one NVLink domain. */
+        NodeBuilder server() {
+            server = true;
+            return this;
+        }
+
+        NodeBuilder rack(String spine, String rack) {
+            labels.put(NodeSpec.SPINE_LABEL, spine);
+            labels.put(NodeSpec.RACK_LABEL, rack);
+            return this;
+        }
+
+        NodeBuilder gpu(String model, int numa, int pcie, int nvlink) {
+            gpus.add(new Gpu(gpus.size(), model, 81_920, numa, pcie, nvlink));
+            return this;
+        }
+
         NodeSpec build() {
-            return new NodeSpec(id, backend, gpus, cpuMillis, memoryMiB, labels);
+            if (server) {
+                return TraceClusters.eightGpuServer(id, backend, "H100", 81_920, cpuMillis, memoryMiB, labels);
+            }
+            int sockets = gpus.stream().mapToInt(Gpu::numaNode).max().orElse(0) + 1;
+            List<Integer> numa = new ArrayList<>();
+            for (int s = 0; sockets > 1 && s < sockets; s++) {
+                numa.add(cpuMillis / sockets + (s == 0 ? cpuMillis % sockets : 0));
+            }
+            return new NodeSpec(id, backend, gpus, cpuMillis, memoryMiB, labels, numa);
         }
     }
 
@@ -76,6 +102,7 @@ final class Fixtures {
         private String tenant = "vision";
         private int attempt = 1;
         private final List<TaskGroup> tasks = new ArrayList<>();
+        private Topology topology = Topology.ANYWHERE;
 
         GangBuilder(String jobId) {
             this.jobId = jobId;
@@ -115,21 +142,59 @@ final class Fixtures {
             return this;
         }
 
+        GangBuilder required(TopologyLevel level) {
+            topology = new Topology(level, topology.preferred().tighterThan(level) ? topology.preferred() : level);
+            return this;
+        }
+
+        GangBuilder preferred(TopologyLevel level) {
+            topology = new Topology(topology.required(), level);
+            return this;
+        }
+
+        GangBuilder models(String... models) {
+            TaskGroup t = last();
+            tasks.set(tasks.size() - 1, t.withModels(List.of(models)));
+            return this;
+        }
+
+        GangBuilder tier(String tier) {
+            TaskGroup t = last();
+            tasks.set(tasks.size() - 1, t.withTier(tier));
+            return this;
+        }
+
         private TaskGroup last() {
             return tasks.get(tasks.size() - 1);
         }
 
         GangRequest build() {
-            return new GangRequest(jobId, tenant, attempt, tasks);
+            return new GangRequest(jobId, tenant, attempt, tasks, topology);
         }
     }
 
     /** A ClusterState driven like the adapter drives it: every decision's facts are replayed at once. */
     static final class Cluster {
-        final ClusterState state = new ClusterState(SIM, new FirstFitPlacer());
+        final ClusterState state;
+
+        Cluster() {
+            this(new FirstFitPlacer());
+        }
+
+        Cluster(GangPlacer placer) {
+            state = new ClusterState(SIM, placer);
+        }
 
         static Cluster of(NodeBuilder... nodes) {
-            Cluster c = new Cluster();
+            return with(new FirstFitPlacer(), nodes);
+        }
+
+        static Cluster topology(NodeBuilder... nodes) {
+            return with(new TopologyPlacer(), nodes);
+        }
+
+        static Cluster with(GangPlacer placer, NodeBuilder... nodes) {
+            Cluster c = new Cluster(placer);
             for (NodeBuilder n : nodes) {
                 c.apply(c.state.register(n.build()));
             }
@@ -151,6 +216,14 @@ final class Fixtures {
                 throw new AssertionError("expected a grant, got " + facts);
             }
             return g.allocation();
+        }
+
+        PlacementDecision.Deferred deferred(GangBuilder gang) {
+            List<Fact> facts = dispatch(gang);
+            if (facts.size() != 1 || !(facts.get(0) instanceof Fact.PlacementDeferred d)) {
+                throw new AssertionError("expected a deferral, got " + facts);
+            }
+            return new PlacementDecision.Deferred(d.reason(), d.message());
         }
 
         Cluster fail(String nodeId) {

@@ -1,0 +1,462 @@
+package io.gantry.placement.core;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The free capacity of the pool, indexed so a placement does not scan every device: per node a bitmask of free
+ * GPUs (plus masks per model, NVLink domain, PCIe switch and socket) and free CPU per socket; per rack and spine
+ * the free and total GPU counts of eligible nodes; and the eligible nodes bucketed by their free GPU count, so
+ * "the fullest node that still fits" is the first fitting node of the lowest bucket that can hold the request.
+ *
+ * <p>Mutable, but only through {@link ClusterState} (grants, releases, registrations, health) and, transiently,
+ * by a placer that fits a gang step by step and undoes every step before it returns.
+ */
+public final class Inventory {
+    private static final Comparator<Node> BY_ID = Comparator.comparing(n -> n.id);
+
+    private final String backend;
+    private final TreeMap<String, Node> nodes = new TreeMap<>();
+    private final TreeMap<String, Spine> spines = new TreeMap<>();
+    private final TreeMap<String, Rack> racks = new TreeMap<>();
+    @SuppressWarnings("unchecked")
+    private final TreeSet<Node>[] byFree = new TreeSet[NodeSpec.MAX_GPUS + 1];
+    private int eligibleGpus;
+    private int eligibleFree;
+    private int eligibleNodes;
+
+    public Inventory(String backend) {
+        this.backend = backend;
+        for (int i = 0; i < byFree.length; i++) {
+            byFree[i] = new TreeSet<>(BY_ID);
+        }
+    }
+
+    /** A GPU held by a job, as recorded when building a node from the live allocations. */
+    public record Holding(String jobId, PlacedTask task) {
+    }
+
+    /** An index over a snapshot, for placers called with a snapshot only (tests, the full-rebuild benchmark). */
+    public static Inventory of(InventorySnapshot snapshot, String backend) {
+        Inventory inv = new Inventory(backend);
+        for (NodeView v : snapshot.nodes()) {
+            Node n = new Node(v.spec());
+            for (Map.Entry<Integer, String> e : v.allocatedTo().entrySet()) {
+                int pos = n.pos(e.getKey());
+                if (pos >= 0) {
+                    n.free &= ~(1L << pos);
+                    n.holder[pos] = e.getValue();
+                }
+            }
+            for (int s = 0; s < n.cpuFree.length && s < v.freeSocketCpuMillis().size(); s++) {
+                n.cpuFree[s] = v.freeSocketCpuMillis().get(s);
+            }
+            n.memFree = v.freeMemoryMiB();
+            n.healthy = v.healthy();
+            n.eligible = v.eligible();
+            inv.insert(n);
+        }
+        return inv;
+    }
+
+    // ------------------------------------------------------------------ mutation (ClusterState)
+
+    /** Registers (or re-registers) a node, rebuilding its free capacity from the allocations live on it. */
+    public void put(NodeSpec spec, boolean healthy, List<Holding> live) {
+        remove(spec.nodeId());
+        Node n = new Node(spec);
+        n.healthy = healthy;
+        n.eligible = healthy && backend.equals(spec.backend());
+        for (Holding h : live) {
+            apply(n, h.jobId(), h.task(), true);
+        }
+        insert(n);
+    }
+
+    public void setHealthy(String nodeId, boolean healthy) {
+        Node n = nodes.get(nodeId);
+        if (n == null || n.healthy == healthy) {
+            return;
+        }
+        detach(n);
+        n.healthy = healthy;
+        n.eligible = healthy && backend.equals(n.spec.backend());
+        attach(n);
+    }
+
+    public void take(String jobId, PlacedTask p) {
+        Node n = nodes.get(p.nodeId());
+        if (n != null) {
+            detach(n);
+            apply(n, jobId, p, true);
+            attach(n);
+        }
+    }
+
+    public void give(PlacedTask p) {
+        Node n = nodes.get(p.nodeId());
+        if (n != null) {
+            detach(n);
+            apply(n, null, p, false);
+            attach(n);
+        }
+    }
+
+    private static void apply(Node n, String jobId, PlacedTask p, boolean take) {
+        for (int index : p.gpuIndices()) {
+            int pos = n.pos(index);
+            if (pos >= 0) {
+                if (take) {
+                    n.free &= ~(1L << pos);
+                } else {
+                    n.free |= 1L << pos;
+                }
+                n.holder[pos] = take ? jobId : null;
+            }
+        }
+        int socket = p.socket(n.spec);
+        n.cpuFree[socket] += take ? -p.cpuMillis() : p.cpuMillis();
+        n.memFree += take ? -p.memoryMiB() : p.memoryMiB();
+    }
+
+    /** A placer's trial step: no holder bookkeeping, undone with {@link #untake}. */
+    void takeRaw(Node n, long mask, int socket, int cpu, long mem) {
+        detach(n);
+        n.free &= ~mask;
+        n.cpuFree[socket] -= cpu;
+        n.memFree -= mem;
+        attach(n);
+    }
+
+    void untake(Node n, long mask, int socket, int cpu, long mem) {
+        detach(n);
+        n.free |= mask;
+        n.cpuFree[socket] += cpu;
+        n.memFree += mem;
+        attach(n);
+    }
+
+    private void remove(String nodeId) {
+        Node old = nodes.remove(nodeId);
+        if (old != null) {
+            detach(old);
+            old.rack.nodes.remove(nodeId);
+        }
+    }
+
+    private void insert(Node n) {
+        nodes.put(n.id, n);
+        Spine spine = spines.computeIfAbsent(n.spec.spine(), Spine::new);
+        String key = n.spec.spine() + "/" + n.spec.rack();
+        Rack rack = racks.computeIfAbsent(key, k -> new Rack(k, n.spec.rack(), spine));
+        spine.racks.put(key, rack);
+        rack.nodes.put(n.id, n);
+        n.rack = rack;
+        attach(n);
+    }
+
+    private void detach(Node n) {
+        if (n.eligible) {
+            int free = n.freeCount();
+            byFree[free].remove(n);
+            n.rack.free -= free;
+            n.rack.total -= n.count;
+            n.rack.spine.free -= free;
+            n.rack.spine.total -= n.count;
+            eligibleFree -= free;
+            eligibleGpus -= n.count;
+            eligibleNodes--;
+        }
+    }
+
+    private void attach(Node n) {
+        if (n.eligible) {
+            int free = n.freeCount();
+            byFree[free].add(n);
+            n.rack.free += free;
+            n.rack.total += n.count;
+            n.rack.spine.free += free;
+            n.rack.spine.total += n.count;
+            eligibleFree += free;
+            eligibleGpus += n.count;
+            eligibleNodes++;
+        }
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    public String backend() {
+        return backend;
+    }
+
+    public int eligibleGpus() {
+        return eligibleGpus;
+    }
+
+    public int eligibleFreeGpus() {
+        return eligibleFree;
+    }
+
+    public int eligibleNodes() {
+        return eligibleNodes;
+    }
+
+    public int nodeCount() {
+        return nodes.size();
+    }
+
+    public boolean knows(String nodeId) {
+        return nodes.containsKey(nodeId);
+    }
+
+    /** Whether every GPU index exists on the node and is free (used to check a placer's answer). */
+    boolean isFree(String nodeId, int gpuIndex) {
+        Node n = nodes.get(nodeId);
+        if (n == null) {
+            return false;
+        }
+        int pos = n.pos(gpuIndex);
+        return pos >= 0 && (n.free & (1L << pos)) != 0;
+    }
+
+    boolean isEligible(String nodeId) {
+        Node n = nodes.get(nodeId);
+        return n != null && n.eligible;
+    }
+
+    Iterable<Node> nodes() {
+        return nodes.values();
+    }
+
+    Iterable<Rack> racks() {
+        return racks.values();
+    }
+
+    Iterable<Spine> spines() {
+        return spines.values();
+    }
+
+    /** Eligible nodes with at least {@code min} free GPUs, fullest first ({@code descending}: emptiest first). */
+    Iterable<Node> byFree(int min, boolean descending) {
+        List<TreeSet<Node>> buckets = new ArrayList<>();
+        for (int f = Math.max(0, min); f < byFree.length; f++) {
+            if (!byFree[f].isEmpty()) {
+                buckets.add(byFree[f]);
+            }
+        }
+        if (descending) {
+            java.util.Collections.reverse(buckets);
+        }
+        // not stream().flatMap(): its iterator buffers a whole bucket before handing out the first node
+        return () -> new java.util.Iterator<>() {
+            private int bucket;
+            private java.util.Iterator<Node> current = java.util.Collections.emptyIterator();
+
+            @Override
+            public boolean hasNext() {
+                while (!current.hasNext() && bucket < buckets.size()) {
+                    current = buckets.get(bucket++).iterator();
+                }
+                return current.hasNext();
+            }
+
+            @Override
+            public Node next() {
+                if (!hasNext()) {
+                    throw new java.util.NoSuchElementException();
+                }
+                return current.next();
+            }
+        };
+    }
+
+    /** The most free GPUs on one eligible node. */
+    int maxNodeFree() {
+        for (int f = byFree.length - 1; f > 0; f--) {
+            if (!byFree[f].isEmpty()) {
+                return f;
+            }
+        }
+        return 0;
+    }
+
+    public InventorySnapshot snapshot() {
+        List<NodeView> views = new ArrayList<>(nodes.size());
+        for (Node n : nodes.values()) {
+            TreeMap<Integer, String> held = new TreeMap<>();
+            for (int pos = 0; pos < n.count; pos++) {
+                if (n.holder[pos] != null) {
+                    held.put(n.index[pos], n.holder[pos]);
+                }
+            }
+            List<Integer> cpu = new ArrayList<>();
+            int total = 0;
+            for (int c : n.cpuFree) {
+                cpu.add(c);
+                total += c;
+            }
+            views.add(new NodeView(n.spec, n.healthy, n.eligible, held, total, n.memFree, cpu));
+        }
+        return new InventorySnapshot(views);
+    }
+
+    /** Free and total GPUs of the eligible nodes of each rack, racks ordered by spine then rack. */
+    public List<RackSummary> rackSummaries() {
+        List<RackSummary> out = new ArrayList<>();
+        for (Rack r : racks.values()) {
+            int eligible = (int) r.nodes.values().stream().filter(n -> n.eligible).count();
+            out.add(new RackSummary(r.spine.name, r.name, r.nodes.size(), eligible, r.total, r.free));
+        }
+        return out;
+    }
+
+    public record RackSummary(String spine, String rack, int nodes, int eligibleNodes, int gpus, int freeGpus) {
+    }
+
+    /**
+     * Fragmentation after the FGD paper (Weng et al., ATC'23), for whole GPUs: for a typical request of {@code k}
+     * GPUs, the free GPUs of an eligible node are stranded when the node cannot host {@code k} GPUs of one model
+     * (it has fewer free of any single model). The metric is the stranded share of all free GPUs, averaged over
+     * the typical request sizes; 0 when nothing is free.
+     */
+    public double fragmentation(List<Integer> typicalRequests) {
+        if (eligibleFree == 0 || typicalRequests.isEmpty()) {
+            return 0.0;
+        }
+        double sum = 0;
+        for (int k : typicalRequests) {
+            long stranded = 0;
+            for (int f = 1; f < byFree.length; f++) {
+                for (Node n : byFree[f]) {
+                    if (n.maxFreeOneModel() < k) {
+                        stranded += f;
+                    }
+                }
+            }
+            sum += (double) stranded / eligibleFree;
+        }
+        return sum / typicalRequests.size();
+    }
+
+    // ------------------------------------------------------------------ the index
+
+    static final class Node {
+        final NodeSpec spec;
+        final String id;
+        final int count;
+        final int[] index;
+        final int[] numa;
+        final String[] holder;
+        final Map<String, Long> modelMasks = new LinkedHashMap<>();
+        final long[] nvlinkMasks;
+        final long[] pcieMasks;
+        final long[] socketMasks;
+        final int[] cpuFree;
+        long free;
+        long memFree;
+        boolean healthy;
+        boolean eligible;
+        Rack rack;
+
+        Node(NodeSpec spec) {
+            this.spec = spec;
+            this.id = spec.nodeId();
+            this.count = spec.gpus().size();
+            this.index = new int[count];
+            this.numa = new int[count];
+            this.holder = new String[count];
+            TreeMap<String, Long> models = new TreeMap<>();
+            TreeMap<Integer, Long> nvl = new TreeMap<>();
+            TreeMap<Integer, Long> pcie = new TreeMap<>();
+            this.socketMasks = new long[spec.sockets()];
+            for (int pos = 0; pos < count; pos++) {
+                Gpu g = spec.gpus().get(pos);
+                long bit = 1L << pos;
+                index[pos] = g.index();
+                numa[pos] = g.numaNode();
+                models.merge(g.model(), bit, (a, b) -> a | b);
+                if (g.nvlinkDomain() != Gpu.NO_NVLINK) {
+                    nvl.merge(g.nvlinkDomain(), bit, (a, b) -> a | b);
+                }
+                pcie.merge(g.pcieSwitch(), bit, (a, b) -> a | b);
+                socketMasks[g.numaNode()] |= bit;
+            }
+            modelMasks.putAll(models);
+            nvlinkMasks = nvl.values().stream().mapToLong(Long::longValue).toArray();
+            pcieMasks = pcie.values().stream().mapToLong(Long::longValue).toArray();
+            free = count == 64 ? -1L : (1L << count) - 1;
+            cpuFree = new int[spec.sockets()];
+            for (int s = 0; s < cpuFree.length; s++) {
+                cpuFree[s] = spec.socketCpuMillis(s);
+            }
+            memFree = spec.memoryMiB();
+        }
+
+        int freeCount() {
+            return Long.bitCount(free);
+        }
+
+        int pos(int gpuIndex) {
+            int pos = java.util.Arrays.binarySearch(index, gpuIndex);
+            return pos >= 0 ? pos : -1;
+        }
+
+        int maxCpuFree() {
+            int max = Integer.MIN_VALUE;
+            for (int c : cpuFree) {
+                max = Math.max(max, c);
+            }
+            return max;
+        }
+
+        int maxFreeOneModel() {
+            if (modelMasks.size() == 1) {
+                return freeCount();
+            }
+            int max = 0;
+            for (long m : modelMasks.values()) {
+                max = Math.max(max, Long.bitCount(free & m));
+            }
+            return max;
+        }
+
+        int maxSocketCapacity() {
+            int max = 0;
+            for (int s = 0; s < cpuFree.length; s++) {
+                max = Math.max(max, spec.socketCpuMillis(s));
+            }
+            return max;
+        }
+    }
+
+    static final class Rack {
+        final String key;
+        final String name;
+        final Spine spine;
+        final TreeMap<String, Node> nodes = new TreeMap<>();
+        int free;
+        int total;
+
+        Rack(String key, String name, Spine spine) {
+            this.key = key;
+            this.name = name;
+            this.spine = spine;
+        }
+    }
+
+    static final class Spine {
+        final String name;
+        final TreeMap<String, Rack> racks = new TreeMap<>();
+        int free;
+        int total;
+
+        Spine(String name) {
+            this.name = name;
+        }
+    }
+}

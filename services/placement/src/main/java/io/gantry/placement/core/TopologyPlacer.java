@@ -1,0 +1,562 @@
+package io.gantry.placement.core;
+
+import io.gantry.placement.core.Inventory.Node;
+import io.gantry.placement.core.Inventory.Rack;
+import io.gantry.placement.core.Inventory.Spine;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Topology-aware gang placement, all or nothing.
+ *
+ * <p>For each GPU-model preference rank, the levels NVLINK, NODE, RACK, SPINE, CLUSTER are tried tightest first,
+ * up to the gang's required level; the first level with one domain that hosts the whole gang wins, so the worst
+ * distance between the gang's GPUs is as small as this greedy search finds. Within a level, the candidate
+ * domains are ordered by the policy (binpack: fewest free GPUs that still suffice; spread: most free), and the
+ * gang is fitted into a domain replica by replica, largest first, each on a node the gang already uses if it
+ * fits there, else on the best-fitting node (racks with the most free first above rack level, so a gang spans
+ * as few racks as it can). Inside a node, GPUs are taken from the fullest NVLink domain, then PCIe switch, then
+ * socket that still holds the whole task, and the task's CPU from that socket.
+ *
+ * <p>Greedy: a fit that needs backtracking across replicas may be missed (the gang is then deferred). When
+ * nothing fits, {@link #diagnose} names the most specific reason and the level that failed.
+ */
+public final class TopologyPlacer implements GangPlacer {
+    private final PlacementPolicy policy;
+    private final Map<String, List<String>> tiers;
+
+    public TopologyPlacer() {
+        this(PlacementPolicy.BINPACK, Map.of());
+    }
+
+    /** @param tiers GPU tier name to its models in order of preference */
+    public TopologyPlacer(PlacementPolicy policy, Map<String, List<String>> tiers) {
+        this.policy = Objects.requireNonNull(policy, "policy");
+        this.tiers = Map.copyOf(tiers);
+    }
+
+    public PlacementPolicy policy() {
+        return policy;
+    }
+
+    @Override
+    public PlacementDecision place(InventorySnapshot inventory, GangRequest gang) {
+        String backend = inventory.nodes().stream().filter(NodeView::eligible).map(n -> n.spec().backend())
+                .findFirst().orElse("");
+        return place(Inventory.of(inventory, backend), gang);
+    }
+
+    /** The models a task accepts, in order of preference; empty = any single model; null = an unknown tier. */
+    public List<String> acceptedModels(TaskGroup t) {
+        if (t.gpuModel() != null) {
+            return List.of(t.gpuModel());
+        }
+        if (!t.gpuModels().isEmpty()) {
+            return t.gpuModels();
+        }
+        if (t.gpuTier() != null) {
+            return tiers.get(t.gpuTier());
+        }
+        return List.of();
+    }
+
+    private record Replica(int task, int replica, int gpus, int cpu, long mem) {
+    }
+
+    private record Step(Node node, long mask, int socket, String model, Replica rep) {
+    }
+
+    @Override
+    public PlacementDecision place(Inventory inv, GangRequest gang) {
+        List<TaskGroup> tasks = gang.tasks();
+        List<List<String>> prefs = new ArrayList<>();
+        int ranks = 1;
+        for (TaskGroup t : tasks) {
+            List<String> a = acceptedModels(t);
+            if (a == null || (t.gpus() > 0 && t.gpuTier() != null && a.isEmpty())) {
+                return diagnose(inv, gang);
+            }
+            prefs.add(t.gpus() == 0 ? List.of() : a);
+            ranks = Math.max(ranks, a.size());
+        }
+        List<Replica> reps = new ArrayList<>();
+        for (int ti = 0; ti < tasks.size(); ti++) {
+            TaskGroup t = tasks.get(ti);
+            for (int r = 0; r < t.replicas(); r++) {
+                reps.add(new Replica(ti, r, t.gpus(), t.cpuMillis(), t.memoryMiB()));
+            }
+        }
+        List<Replica> order = new ArrayList<>(reps);
+        order.sort(Comparator.comparingInt((Replica r) -> -r.gpus())); // stable: spec order within a size
+        int need = gang.totalGpus();
+        int largestTask = tasks.stream().mapToInt(TaskGroup::gpus).max().orElse(0);
+        if (largestTask > inv.maxNodeFree()) {
+            return diagnose(inv, gang); // no node has that many free: no level can help
+        }
+        TopologyLevel start = need >= 2 ? TopologyLevel.NVLINK : TopologyLevel.NODE;
+        String[] previous = null;
+        for (int rank = 0; rank < ranks; rank++) {
+            String[] models = new String[tasks.size()];
+            for (int ti = 0; ti < tasks.size(); ti++) {
+                List<String> p = prefs.get(ti);
+                models[ti] = p.isEmpty() ? null : p.get(Math.min(rank, p.size() - 1));
+            }
+            if (Arrays.equals(models, previous)) {
+                continue;
+            }
+            previous = models;
+            for (TopologyLevel level : TopologyLevel.values()) {
+                if (level.tighterThan(start) || gang.topology().required().tighterThan(level)) {
+                    continue;
+                }
+                List<Step> steps = tryLevel(inv, level, order, models, need);
+                if (steps != null) {
+                    return placed(gang, reps, steps);
+                }
+            }
+        }
+        return diagnose(inv, gang);
+    }
+
+    private PlacementDecision placed(GangRequest gang, List<Replica> reps, List<Step> steps) {
+        PlacedTask[] out = new PlacedTask[reps.size()];
+        for (Step s : steps) {
+            List<Integer> indices = new ArrayList<>(s.rep.gpus());
+            for (long m = s.mask; m != 0; m &= m - 1) {
+                indices.add(s.node.index[Long.numberOfTrailingZeros(m)]);
+            }
+            TaskGroup t = gang.tasks().get(s.rep.task());
+            out[reps.indexOf(s.rep)] = new PlacedTask(t.name(), s.rep.replica(), s.node.id,
+                    s.rep.gpus() == 0 ? null : s.model, indices, t.cpuMillis(), t.memoryMiB(),
+                    s.node.spec.socketCoreIds(s.socket), null);
+        }
+        return new PlacementDecision.Placed(List.of(out));
+    }
+
+    // ------------------------------------------------------------------ levels
+
+    private List<Step> tryLevel(Inventory inv, TopologyLevel level, List<Replica> order, String[] models, int need) {
+        boolean spread = policy == PlacementPolicy.SPREAD;
+        switch (level) {
+            case NVLINK, NODE -> {
+                if (need > inv.maxNodeFree()) {
+                    return null;
+                }
+                for (Node n : inv.byFree(need, spread)) {
+                    if (level == TopologyLevel.NODE) {
+                        List<Step> s = fit(inv, List.of(n), -1L, order, models);
+                        if (s != null) {
+                            return s;
+                        }
+                        continue;
+                    }
+                    long[] domains = n.nvlinkMasks.clone();
+                    sortMasks(domains, n.free, spread);
+                    for (long d : domains) {
+                        if (Long.bitCount(d & n.free) >= need) {
+                            List<Step> s = fit(inv, List.of(n), d, order, models);
+                            if (s != null) {
+                                return s;
+                            }
+                        }
+                    }
+                }
+                return null;
+            }
+            case RACK -> {
+                List<Rack> racks = new ArrayList<>();
+                for (Rack r : inv.racks()) {
+                    if (r.free >= need) {
+                        racks.add(r);
+                    }
+                }
+                racks.sort(Comparator.comparingInt((Rack r) -> spread ? -r.free : r.free));
+                for (Rack r : racks) {
+                    List<Step> s = fit(inv, List.of(r), -1L, order, models);
+                    if (s != null) {
+                        return s;
+                    }
+                }
+                return null;
+            }
+            case SPINE -> {
+                List<Spine> spines = new ArrayList<>();
+                for (Spine sp : inv.spines()) {
+                    if (sp.free >= need) {
+                        spines.add(sp);
+                    }
+                }
+                spines.sort(Comparator.comparingInt((Spine sp) -> spread ? -sp.free : sp.free));
+                for (Spine sp : spines) {
+                    List<Step> s = fit(inv, racksByFree(sp.racks.values()), -1L, order, models);
+                    if (s != null) {
+                        return s;
+                    }
+                }
+                return null;
+            }
+            default -> {
+                if (inv.eligibleFreeGpus() < need) {
+                    return null;
+                }
+                List<Rack> all = new ArrayList<>();
+                inv.racks().forEach(all::add);
+                return fit(inv, racksByFree(all), -1L, order, models);
+            }
+        }
+    }
+
+    private static List<Rack> racksByFree(Iterable<Rack> racks) {
+        List<Rack> out = new ArrayList<>();
+        for (Rack r : racks) {
+            if (r.free > 0 || r.total > 0 || !r.nodes.isEmpty()) {
+                out.add(r);
+            }
+        }
+        out.sort(Comparator.comparingInt((Rack r) -> -r.free)); // fewest racks for a gang bigger than one
+        return out;
+    }
+
+    /** Fullest first (binpack) or emptiest first (spread), by free bits; ties keep domain order. */
+    private static void sortMasks(long[] masks, long free, boolean spread) {
+        Long[] boxed = Arrays.stream(masks).boxed().toArray(Long[]::new);
+        Arrays.sort(boxed, Comparator.comparingInt((Long m) -> spread ? -Long.bitCount(m & free) : Long.bitCount(m & free)));
+        for (int i = 0; i < masks.length; i++) {
+            masks[i] = boxed[i];
+        }
+    }
+
+    /** Fits every replica onto the nodes of {@code domain} (nodes, or racks in the order to try), or returns null. */
+    private List<Step> fit(Inventory inv, List<?> domain, long allowed, List<Replica> order, String[] models) {
+        List<Step> steps = new ArrayList<>(order.size());
+        Set<Node> used = new LinkedHashSet<>();
+        try {
+            for (Replica rep : order) {
+                String model = models[rep.task()];
+                Step step = best(used, rep, model, allowed);
+                if (step == null) {
+                    for (Object d : domain) {
+                        Iterable<Node> candidates = d instanceof Rack r ? r.nodes.values() : List.of((Node) d);
+                        step = best(candidates, rep, model, allowed);
+                        if (step != null) {
+                            break;
+                        }
+                    }
+                }
+                if (step == null) {
+                    return null;
+                }
+                inv.takeRaw(step.node, step.mask, step.socket, rep.cpu(), rep.mem());
+                steps.add(step);
+                used.add(step.node);
+            }
+            return new ArrayList<>(steps);
+        } finally {
+            for (int i = steps.size() - 1; i >= 0; i--) {
+                Step s = steps.get(i);
+                inv.untake(s.node, s.mask, s.socket, s.rep.cpu(), s.rep.mem());
+            }
+        }
+    }
+
+    /** The best-fitting node for one replica among {@code nodes}: fewest free GPUs (spread: most), then node order. */
+    private Step best(Iterable<Node> nodes, Replica rep, String model, long allowed) {
+        Step best = null;
+        int bestFree = 0;
+        boolean spread = policy == PlacementPolicy.SPREAD;
+        for (Node n : nodes) {
+            if (!n.eligible || n.memFree < rep.mem() || Long.bitCount(n.free & allowed) < rep.gpus()) {
+                continue;
+            }
+            int free = n.freeCount();
+            if (best != null && (spread ? free <= bestFree : free >= bestFree)) {
+                continue;
+            }
+            Step s = choose(n, rep, model, allowed);
+            if (s != null) {
+                best = s;
+                bestFree = free;
+            }
+        }
+        return best;
+    }
+
+    /** The GPUs and socket one replica would get on node {@code n}, or null when it does not fit there. */
+    private static Step choose(Node n, Replica rep, String model, long allowed) {
+        if (n.memFree < rep.mem()) {
+            return null;
+        }
+        if (rep.gpus() == 0) {
+            int socket = -1;
+            for (int s = 0; s < n.cpuFree.length; s++) {
+                if (n.cpuFree[s] >= rep.cpu() && (socket < 0 || n.cpuFree[s] > n.cpuFree[socket])) {
+                    socket = s;
+                }
+            }
+            return socket < 0 ? null : new Step(n, 0L, socket, null, rep);
+        }
+        long cpuOk = 0;
+        for (int s = 0; s < n.cpuFree.length; s++) {
+            if (n.cpuFree[s] >= rep.cpu()) {
+                cpuOk |= n.socketMasks[s];
+            }
+        }
+        long base = n.free & allowed & cpuOk;
+        if (model != null) {
+            Long m = n.modelMasks.get(model);
+            return m == null ? null : pick(n, rep, model, base & m);
+        }
+        for (Map.Entry<String, Long> e : n.modelMasks.entrySet()) {
+            Step s = pick(n, rep, e.getKey(), base & e.getValue());
+            if (s != null) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    private static Step pick(Node n, Replica rep, String model, long candidates) {
+        int g = rep.gpus();
+        if (Long.bitCount(candidates) < g) {
+            return null;
+        }
+        long s = candidates;
+        s = narrow(s, n.nvlinkMasks, g);
+        s = narrow(s, n.pcieMasks, g);
+        s = narrow(s, n.socketMasks, g);
+        long mask = 0;
+        for (int i = 0; i < g; i++) {
+            long low = Long.lowestOneBit(s);
+            mask |= low;
+            s &= ~low;
+        }
+        int[] perSocket = new int[n.cpuFree.length];
+        for (long m = mask; m != 0; m &= m - 1) {
+            perSocket[n.numa[Long.numberOfTrailingZeros(m)]]++;
+        }
+        int socket = 0;
+        for (int i = 1; i < perSocket.length; i++) {
+            if (perSocket[i] > perSocket[socket]) {
+                socket = i;
+            }
+        }
+        if (n.cpuFree[socket] < rep.cpu()) {
+            return null;
+        }
+        return new Step(n, mask, socket, model, rep);
+    }
+
+    /** The fullest group of this level that still holds {@code g} candidates, or the candidates unchanged. */
+    private static long narrow(long candidates, long[] groups, int g) {
+        long best = 0;
+        int bestCount = Integer.MAX_VALUE;
+        for (long group : groups) {
+            int c = Long.bitCount(candidates & group);
+            if (c >= g && c < bestCount) {
+                best = candidates & group;
+                bestCount = c;
+            }
+        }
+        return bestCount == Integer.MAX_VALUE ? candidates : best;
+    }
+
+    // ------------------------------------------------------------------ explain
+
+    /** Why the gang does not fit, most specific reason first, naming the level that failed and the numbers. */
+    public PlacementDecision.Deferred diagnose(Inventory inv, GangRequest gang) {
+        if (inv.eligibleNodes() == 0) {
+            String why = inv.nodeCount() == 0 ? "no node has registered"
+                    : "none of the " + inv.nodeCount() + " known nodes is healthy";
+            return new PlacementDecision.Deferred(DeferralCause.NO_HEALTHY_NODES, why);
+        }
+        java.util.TreeSet<String> models = new java.util.TreeSet<>();
+        for (Node n : inv.nodes()) {
+            if (n.eligible) {
+                models.addAll(n.modelMasks.keySet());
+            }
+        }
+        String have = models.isEmpty() ? "no GPUs" : String.join(", ", models);
+        for (TaskGroup t : gang.tasks()) {
+            if (t.gpus() == 0) {
+                continue;
+            }
+            List<String> accepted = acceptedModels(t);
+            if (accepted == null || (t.gpuTier() != null && accepted.isEmpty())) {
+                return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, "task " + t.name()
+                        + " asks for GPU tier " + t.gpuTier() + ", which is not configured (tiers: "
+                        + (tiers.isEmpty() ? "none" : String.join(", ", new java.util.TreeSet<>(tiers.keySet()))) + ")");
+            }
+            if (!accepted.isEmpty() && accepted.stream().noneMatch(models::contains)) {
+                return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, "task " + t.name()
+                        + " needs GPU model " + describe(t, accepted) + "; healthy nodes have " + have);
+            }
+        }
+        for (TaskGroup t : gang.tasks()) {
+            List<String> accepted = acceptedModels(t);
+            boolean fits = false;
+            int gpus = 0;
+            int cpu = 0;
+            long mem = 0;
+            for (Node n : inv.nodes()) {
+                if (!n.eligible) {
+                    continue;
+                }
+                int g = capacity(n, accepted);
+                gpus = Math.max(gpus, g);
+                cpu = Math.max(cpu, n.maxSocketCapacity());
+                mem = Math.max(mem, n.spec.memoryMiB());
+                fits |= g >= t.gpus() && n.maxSocketCapacity() >= t.cpuMillis() && n.spec.memoryMiB() >= t.memoryMiB();
+            }
+            if (!fits) {
+                String word = accepted.isEmpty() ? " GPUs" : " " + String.join("/", accepted) + " GPUs";
+                return new PlacementDecision.Deferred(DeferralCause.TASK_LARGER_THAN_ANY_NODE, "task " + t.name()
+                        + " needs " + t.gpus() + word + ", " + t.cpuMillis() + " mCPU on one NUMA socket and "
+                        + t.memoryMiB() + " MiB on one node; the largest healthy node has " + gpus + word + ", "
+                        + cpu + " mCPU per socket and " + mem + " MiB");
+            }
+        }
+        int need = gang.totalGpus();
+        if (need > inv.eligibleGpus()) {
+            return new PlacementDecision.Deferred(DeferralCause.GANG_LARGER_THAN_CLUSTER, "needs " + need
+                    + " GPUs as " + gang.shape() + ", the cluster has " + inv.eligibleGpus() + " healthy GPUs");
+        }
+        TopologyLevel required = gang.topology().required();
+        String within = " within " + required.phrase() + " (required)";
+        if (required != TopologyLevel.CLUSTER) {
+            Domain largest = largest(inv, required, false);
+            if (largest.gpus < need) {
+                return new PlacementDecision.Deferred(DeferralCause.TOPOLOGY_UNSATISFIABLE, "needs " + need
+                        + " GPUs as " + gang.shape() + within + "; the largest " + noun(required)
+                        + (largest.name == null ? "" : ", " + largest.name + ",") + " has " + largest.gpus + " GPUs");
+            }
+        }
+        int free = inv.eligibleFreeGpus();
+        if (free < need) {
+            return new PlacementDecision.Deferred(DeferralCause.INSUFFICIENT_FREE_GPUS,
+                    "needs " + need + " GPUs, " + free + " free");
+        }
+        if (required != TopologyLevel.CLUSTER) {
+            Domain best = largest(inv, required, true);
+            if (best.gpus < need) {
+                return new PlacementDecision.Deferred(DeferralCause.TOPOLOGY_UNSATISFIABLE, "needs " + need
+                        + " GPUs" + within + "; the best " + noun(required)
+                        + (best.name == null ? "" : ", " + best.name + ",") + " has " + best.gpus + " free ("
+                        + free + " free in the cluster)");
+            }
+        }
+        for (TaskGroup t : gang.tasks()) {
+            int most = 0;
+            for (Node n : inv.nodes()) {
+                if (n.eligible) {
+                    most = Math.max(most, freeOf(n, acceptedModels(t)));
+                }
+            }
+            if (most < t.gpus()) {
+                return new PlacementDecision.Deferred(DeferralCause.FRAGMENTED, "task " + t.name() + " needs "
+                        + t.gpus() + " GPUs on one node; " + free + " GPUs are free in the cluster but the most "
+                        + "free on one node is " + most);
+            }
+        }
+        return new PlacementDecision.Deferred(DeferralCause.INSUFFICIENT_FREE_GPUS, "needs " + need + " GPUs as "
+                + gang.shape() + (required == TopologyLevel.CLUSTER ? "" : within) + ", " + free + " free, but no "
+                + (required == TopologyLevel.CLUSTER ? "set of nodes" : noun(required))
+                + " fits every task with its GPU model, CPU (on the GPUs' NUMA socket) and memory");
+    }
+
+    private static String describe(TaskGroup t, List<String> accepted) {
+        String list = String.join(" or ", accepted);
+        return t.gpuTier() != null && t.gpuModel() == null && t.gpuModels().isEmpty()
+                ? list + " (tier " + t.gpuTier() + ")" : list;
+    }
+
+    private static String noun(TopologyLevel level) {
+        return switch (level) {
+            case NVLINK -> "NVLink domain";
+            case NODE -> "node";
+            case RACK -> "rack";
+            case SPINE -> "spine";
+            case CLUSTER -> "cluster";
+        };
+    }
+
+    private static int capacity(Node n, List<String> accepted) {
+        int max = 0;
+        for (Map.Entry<String, Long> e : n.modelMasks.entrySet()) {
+            if (accepted.isEmpty() || accepted.contains(e.getKey())) {
+                max = Math.max(max, Long.bitCount(e.getValue()));
+            }
+        }
+        return max;
+    }
+
+    private static int freeOf(Node n, List<String> accepted) {
+        int max = 0;
+        for (Map.Entry<String, Long> e : n.modelMasks.entrySet()) {
+            if (accepted == null || accepted.isEmpty() || accepted.contains(e.getKey())) {
+                max = Math.max(max, Long.bitCount(e.getValue() & n.free));
+            }
+        }
+        return max;
+    }
+
+    private record Domain(String name, int gpus) {
+    }
+
+    /** The domain of {@code level} with the most (free) GPUs among eligible nodes; ties: the first by name. */
+    private static Domain largest(Inventory inv, TopologyLevel level, boolean free) {
+        Domain best = new Domain(null, 0);
+        switch (level) {
+            case NVLINK, NODE -> {
+                for (Node n : inv.nodes()) {
+                    if (!n.eligible) {
+                        continue;
+                    }
+                    long avail = free ? n.free : (n.count == 64 ? -1L : (1L << n.count) - 1);
+                    if (level == TopologyLevel.NODE) {
+                        int c = Long.bitCount(avail);
+                        if (c > best.gpus) {
+                            best = new Domain(n.id, c);
+                        }
+                    } else {
+                        for (int d = 0; d < n.nvlinkMasks.length; d++) {
+                            int c = Long.bitCount(avail & n.nvlinkMasks[d]);
+                            if (c > best.gpus) {
+                                best = new Domain(n.id + " NVLink domain " + d, c);
+                            }
+                        }
+                    }
+                }
+            }
+            case RACK -> {
+                for (Rack r : inv.racks()) {
+                    int c = free ? r.free : r.total;
+                    if (c > best.gpus) {
+                        best = new Domain(r.spine.name.equals(NodeSpec.UNLABELLED) ? r.name : r.key, c);
+                    }
+                }
+            }
+            case SPINE -> {
+                for (Spine s : inv.spines()) {
+                    int c = free ? s.free : s.total;
+                    if (c > best.gpus) {
+                        best = new Domain(s.name, c);
+                    }
+                }
+            }
+            default -> best = new Domain(null, free ? inv.eligibleFreeGpus() : inv.eligibleGpus());
+        }
+        return best;
+    }
+
+    @Override
+    public String toString() {
+        return "topology (" + policy.name().toLowerCase(java.util.Locale.ROOT) + ")";
+    }
+}

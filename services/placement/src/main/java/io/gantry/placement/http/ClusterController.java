@@ -1,0 +1,54 @@
+package io.gantry.placement.http;
+
+import io.gantry.placement.core.Inventory;
+import io.gantry.placement.kafka.PlacementService;
+import io.gantry.runtime.http.Problem;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.HttpStatus;
+import io.micronaut.http.annotation.Controller;
+import io.micronaut.http.annotation.Get;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
+import io.micronaut.serde.annotation.Serdeable;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** The pool at a glance: capacity, free GPUs per rack, fragmentation, and the placer in use. */
+@Controller("/v1/cluster")
+@ExecuteOn(TaskExecutors.BLOCKING)
+public class ClusterController {
+    private final PlacementService placement;
+
+    public ClusterController(PlacementService placement) {
+        this.placement = placement;
+    }
+
+    @Serdeable
+    public record RackBody(String spine, String rack, int nodes, int eligibleNodes, int gpus, int freeGpus) {
+    }
+
+    @Serdeable
+    public record ClusterBody(String placer, int nodes, int eligibleNodes, int gpus, int freeGpus,
+                              double fragmentation, List<Integer> fragmentationTypicalGpus, List<RackBody> racks,
+                              Map<String, String> rejectedRegistrations) {
+    }
+
+    @Get
+    public HttpResponse<?> summary() throws Exception {
+        if (!placement.isReady()) {
+            return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", "placement is restoring its state",
+                    List.of());
+        }
+        ClusterBody body = placement.query(h -> {
+            Inventory inv = h.state().inventory();
+            List<RackBody> racks = inv.rackSummaries().stream().map(r -> new RackBody(r.spine(), r.rack(), r.nodes(),
+                    r.eligibleNodes(), r.gpus(), r.freeGpus())).toList();
+            return new ClusterBody(placement.placer().toString(), inv.nodeCount(), inv.eligibleNodes(),
+                    inv.eligibleGpus(), inv.eligibleFreeGpus(), inv.fragmentation(h.typicalRequests()),
+                    h.typicalRequests(), racks, h.rejectedRegistrations());
+        }).get(10, TimeUnit.SECONDS);
+        return HttpResponse.ok(body);
+    }
+}
