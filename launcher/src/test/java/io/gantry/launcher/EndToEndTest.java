@@ -84,7 +84,7 @@ class EndToEndTest {
 
     @Test
     @Order(1)
-    void aGangJobRunsToSuccessOnDistinctGpusAndIsBilledExactlyItsRunTimeTimesGpus() {
+    void aGangJobRunsToSuccessPackedOnOneNodeOnDistinctGpusAndIsBilledExactlyItsRunTimeTimesGpus() {
         String job = submit(alpha, """
                 {"name":"gang","tasks":[{"name":"worker","replicas":2,"command":["python","train.py"],"gpus":4,"runSeconds":30}]}
                 """);
@@ -96,6 +96,8 @@ class EndToEndTest {
             p.path("gpuIndices").forEach(i -> devices.add(p.path("node").asText() + "/" + i.asInt()));
         }
         assertThat(devices).as("8 distinct GPUs for 2 tasks x 4").hasSize(8);
+        assertThat(placements.get(0).path("node").asText()).as("a gang that fits one node is packed on one node")
+                .isEqualTo(placements.get(1).path("node").asText());
 
         Api usage = new Api(cluster.url("billing"), "alpha-token-0001");
         await().atMost(LONG).until(() -> totalGpuSeconds(usage.get("/v1/usage")).compareTo(new BigDecimal(30 * 8)) == 0);
