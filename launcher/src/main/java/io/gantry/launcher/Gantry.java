@@ -27,7 +27,9 @@ public final class Gantry {
               --cluster FILE          cluster YAML for the simulated backend (default: 4 nodes x 8 H100)
               --speedup X             simulated time runs X times faster than wall time (default 1)
               --heartbeat-timeout D   how long a silent node lives before recovery fails it (default 10s)
-              --gpu-quota N           default per-tenant GPU quota (default 64)
+              --gpu-quota N           default per-tenant GPU quota when there is no queue configuration (default 64)
+              --queue-config FILE     queues, cohorts, flavours and priority classes (YAML; see
+                                      services/queue/src/main/resources/examples/queues.yml)
               --service-heap SIZE     -Xmx of each service JVM (default 256m)
             """;
 
@@ -54,7 +56,16 @@ public final class Gantry {
         }
         props.put("placement", placement);
         props.put("recovery", Map.of("gantry.recovery.heartbeat-timeout", opts.getOrDefault("heartbeat-timeout", "10s")));
-        props.put("queue", Map.of("gantry.queue.default-gpu-quota", opts.getOrDefault("gpu-quota", "64")));
+        Map<String, String> queue = new LinkedHashMap<>();
+        queue.put("gantry.queue.default-gpu-quota", opts.getOrDefault("gpu-quota", "64"));
+        if (opts.containsKey("queue-config")) {
+            Path queueConfig = Path.of(opts.get("queue-config")).toAbsolutePath();
+            if (!Files.isRegularFile(queueConfig)) {
+                fail("--queue-config " + queueConfig + ": no such file");
+            }
+            queue.put("gantry.queue.config-file", queueConfig.toString());
+        }
+        props.put("queue", queue);
         DevCluster.Config config = new DevCluster.Config(dataDir, repo,
                 Integer.parseInt(opts.getOrDefault("kafka-port", "9092")),
                 Integer.parseInt(opts.getOrDefault("postgres-port", "15432")), port, props,
@@ -134,7 +145,7 @@ public final class Gantry {
 
     static Map<String, String> parse(String[] args) {
         List<String> known = List.of("data-dir", "port", "kafka-port", "postgres-port", "backend", "cluster", "speedup",
-                "heartbeat-timeout", "gpu-quota", "service-heap");
+                "heartbeat-timeout", "gpu-quota", "queue-config", "service-heap");
         Map<String, String> opts = new HashMap<>();
         for (int i = 1; i < args.length; i++) {
             String a = args[i];

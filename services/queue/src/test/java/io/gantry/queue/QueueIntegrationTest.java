@@ -131,8 +131,11 @@ class QueueIntegrationTest implements TestPropertyProvider {
             });
             assertThat(probe().payloads(tenant, j2, JobDispatched.class)).hasSize(1);
         });
-        assertThat(get("/v1/queues", tenant + "-token")).isEqualTo(Map.of("queues", List.of(Map.of(
-                "tenant", tenant, "quotaGpus", 8, "reservedGpus", 4, "queued", 0, "parked", 0, "dispatched", 1))));
+        assertThat((List<?>) get("/v1/queues", tenant + "-token").get("queues")).singleElement()
+                .satisfies(row -> assertThat(asMap(row)).containsAllEntriesOf(Map.of("name", tenant, "tenant", tenant,
+                        "quotaGpus", 8, "reservedGpus", 4, "queued", 0, "parked", 0, "dispatched", 1, "pending", 0))
+                        .containsEntry("flavours", List.of(Map.of("flavour", "gpu", "nominal", 8, "used", 4,
+                                "borrowed", 0, "lent", 0))));
     }
 
     @Test
@@ -173,7 +176,7 @@ class QueueIntegrationTest implements TestPropertyProvider {
         assertThatThrownBy(() -> get("/v1/queues/Not_A_Tenant/pending", "admin-token-1"))
                 .isInstanceOfSatisfying(HttpClientResponseException.class, e -> {
                     assertThat(e.code()).isEqualTo(400);
-                    assertThat(e.getResponse().getBody(String.class).orElse("")).contains("\"field\":\"tenant\"");
+                    assertThat(e.getResponse().getBody(String.class).orElse("")).contains("\"field\":\"name\"");
                 });
         assertThatThrownBy(() -> get("/v1/queues", "wrong-token-123"))
                 .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(401));

@@ -1,11 +1,23 @@
 package io.gantry.queue.adapter;
 
+import io.gantry.queue.core.ConfigException;
+import io.gantry.queue.core.FairShareConfig;
 import io.gantry.queue.core.Quotas;
 import io.micronaut.context.annotation.ConfigurationProperties;
 import io.micronaut.core.convert.format.MapFormat;
 import io.micronaut.core.naming.conventions.StringConvention;
 
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /** {@code gantry.queue.*}: read once at start; a change needs a restart. */
@@ -13,6 +25,33 @@ import java.util.Map;
 public class QueueConfig {
     private int defaultGpuQuota = 64;
     private Map<String, Integer> quotas = new HashMap<>();
+    private String configFile;
+    private String halfLife = "7d";
+    private String starvationWait = "30m";
+
+    public String getConfigFile() {
+        return configFile;
+    }
+
+    public void setConfigFile(String configFile) {
+        this.configFile = configFile;
+    }
+
+    public String getHalfLife() {
+        return halfLife;
+    }
+
+    public void setHalfLife(String halfLife) {
+        this.halfLife = halfLife;
+    }
+
+    public String getStarvationWait() {
+        return starvationWait;
+    }
+
+    public void setStarvationWait(String starvationWait) {
+        this.starvationWait = starvationWait;
+    }
 
     public int getDefaultGpuQuota() {
         return defaultGpuQuota;
@@ -34,5 +73,38 @@ public class QueueConfig {
 
     public Quotas toQuotas() {
         return new Quotas(defaultGpuQuota, quotas);
+    }
+
+    /**
+     * The queue configuration: the YAML file {@code gantry.queue.config-file} when set, else one implicit queue per
+     * tenant from the GPU quota keys. Throws {@link ConfigException} naming every bad path; the service then refuses
+     * to start.
+     */
+    public FairShareConfig toFairShare() {
+        if (configFile == null || configFile.isBlank()) {
+            Duration h = FairShareConfig.parseDuration(halfLife);
+            Duration w = FairShareConfig.parseDuration(starvationWait);
+            if (h == null || h.isNegative()) {
+                throw new ConfigException(List.of("gantry.queue.half-life: must be a duration such as 7d, was '"
+                        + halfLife + "'"));
+            }
+            if (w == null || w.isNegative() || w.isZero()) {
+                throw new ConfigException(List.of("gantry.queue.starvation-wait: must be a duration > 0 such as 30m, "
+                        + "was '" + starvationWait + "'"));
+            }
+            return FairShareConfig.implicit(toQuotas(), h, w);
+        }
+        Object document;
+        try (Reader in = Files.newBufferedReader(Path.of(configFile))) {
+            document = new Yaml(new SafeConstructor(new LoaderOptions())).load(in);
+        } catch (IOException | RuntimeException e) {
+            throw new ConfigException(List.of("gantry.queue.config-file: cannot read " + configFile + ": "
+                    + e.getMessage()));
+        }
+        try {
+            return FairShareConfig.fromYaml(document);
+        } catch (ConfigException e) {
+            throw new ConfigException(e.problems().stream().map(p -> configFile + ": " + p).toList());
+        }
     }
 }

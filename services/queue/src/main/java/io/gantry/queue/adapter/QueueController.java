@@ -1,7 +1,9 @@
 package io.gantry.queue.adapter;
 
 import io.gantry.queue.core.PendingEntry;
-import io.gantry.queue.core.TenantSummary;
+import io.gantry.queue.core.QueueView;
+
+import java.time.Instant;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.Problem;
 import io.micronaut.http.HttpResponse;
@@ -17,10 +19,13 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 
-/** Read-only views of the queues. A tenant sees its own queue; an admin sees every queue. */
+/**
+ * Read-only views of the queues. A tenant sees its own queues (those it owns); an admin sees every queue. Without a
+ * configuration file each tenant has one implicit queue named after it.
+ */
 @Controller("/v1/queues")
 public class QueueController {
-    private static final Pattern TENANT = Pattern.compile("[a-z0-9][a-z0-9-]{0,62}");
+    private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,62}");
 
     private final QueueProcessor queue;
 
@@ -29,9 +34,26 @@ public class QueueController {
     }
 
     @Serdeable
-    public record QueueRow(String tenant, int quotaGpus, long reservedGpus, int queued, int parked, int dispatched) {
-        static QueueRow of(TenantSummary s) {
-            return new QueueRow(s.tenant(), s.quotaGpus(), s.reservedGpus(), s.queued(), s.parked(), s.dispatched());
+    public record FlavourRow(String flavour, long nominal, long used, long borrowed, long lent, Long borrowingLimit,
+                             Long lendingLimit) {
+        static FlavourRow of(QueueView.FlavourView f) {
+            return new FlavourRow(f.flavour(), f.nominal(), f.used(), f.borrowed(), f.lent(), f.borrowingLimit(),
+                    f.lendingLimit());
+        }
+    }
+
+    /**
+     * One queue. {@code quotaGpus}, {@code reservedGpus}, {@code queued}, {@code parked}, {@code dispatched} are kept
+     * from the first API: GPUs summed over GPU flavours; queued = pending and not parked.
+     */
+    @Serdeable
+    public record QueueRow(String name, String tenant, String cohort, List<FlavourRow> flavours, int pending,
+                           double weightedShare, double fairShare, long quotaGpus, long reservedGpus, int queued,
+                           int parked, int dispatched) {
+        static QueueRow of(QueueView v) {
+            return new QueueRow(v.name(), v.tenant(), v.cohort(), v.flavours().stream().map(FlavourRow::of).toList(),
+                    v.pending(), v.weightedShare(), v.fairShare(), v.nominalGpus(), v.usedGpus(),
+                    v.pending() - v.parked(), v.parked(), v.dispatched());
         }
     }
 
@@ -40,39 +62,55 @@ public class QueueController {
     }
 
     @Serdeable
-    public record PendingJobRow(String jobId, int attempt, int gpus, String submittedAt, boolean parked,
-                                String waitReason, String message) {
+    public record PendingJobRow(String jobId, String tenant, int attempt, int gpus, String submittedAt,
+                                boolean parked, String waitReason, String message) {
         static PendingJobRow of(PendingEntry e) {
-            return new PendingJobRow(e.jobId(), e.attempt(), e.gpus(), e.submittedAt().toString(), e.parked(),
-                    e.waitReason() == null ? null : e.waitReason().name(), e.message());
+            return new PendingJobRow(e.jobId(), e.tenant(), e.attempt(), e.gpus(), e.submittedAt().toString(),
+                    e.parked(), e.waitReason() == null ? null : e.waitReason().name(), e.message());
         }
     }
 
+    /** {@code tenant} is the queue's owner (kept from the first API, where queue and tenant were the same). */
     @Serdeable
-    public record Pending(String tenant, List<PendingJobRow> pending) {
+    public record Pending(String queue, String tenant, List<PendingJobRow> pending) {
     }
 
     @Get
     public HttpResponse<?> queues(@RequestAttribute(Caller.ATTRIBUTE) Caller caller) throws Exception {
-        List<QueueRow> rows = read(core -> caller.admin()
-                ? core.summaries().stream().map(QueueRow::of).toList()
-                : List.of(QueueRow.of(core.summary(caller.tenant()))));
+        Instant now = queue.now();
+        List<QueueRow> rows = read(core -> core.queues(now).stream()
+                .filter(v -> caller.admin() || v.tenant().equals(caller.tenant()))
+                .map(QueueRow::of).toList());
+        if (rows.isEmpty() && !caller.admin()) {
+            // a tenant that never submitted still sees its implicit queue (zeros)
+            rows = read(core -> {
+                QueueView v = core.config().isImplicit() ? core.queue(caller.tenant(), now, true) : null;
+                return v == null ? List.<QueueRow>of() : List.of(QueueRow.of(v));
+            });
+        }
         return HttpResponse.ok(new Queues(rows));
     }
 
-    @Get("/{tenant}/pending")
-    public HttpResponse<?> pending(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String tenant)
+    @Get("/{name}/pending")
+    public HttpResponse<?> pending(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String name)
             throws Exception {
-        if (!TENANT.matcher(tenant).matches()) {
-            return Problem.badRequest(List.of(new Problem.FieldError("tenant",
-                    "must be a lower-case tenant name ([a-z0-9][a-z0-9-]{0,62})")));
+        if (!NAME.matcher(name).matches()) {
+            return Problem.badRequest(List.of(new Problem.FieldError("name",
+                    "must be a lower-case queue name ([a-z0-9][a-z0-9-]{0,62})")));
         }
-        if (!caller.mayAccess(tenant)) {
-            // 404, not 403: a tenant does not learn which other tenants exist
-            return Problem.notFound("no queue " + tenant);
+        Instant now = queue.now();
+        Pending body = read(core -> {
+            QueueView v = core.queue(name, now, !caller.admin() && name.equals(caller.tenant()));
+            if (v == null || !caller.mayAccess(v.tenant())) {
+                return null;
+            }
+            return new Pending(name, v.tenant(), core.pending(name).stream().map(PendingJobRow::of).toList());
+        });
+        if (body == null) {
+            // 404, not 403: a tenant does not learn which other queues exist
+            return Problem.notFound("no queue " + name);
         }
-        List<PendingJobRow> rows = read(core -> core.pending(tenant).stream().map(PendingJobRow::of).toList());
-        return HttpResponse.ok(new Pending(tenant, rows));
+        return HttpResponse.ok(body);
     }
 
     private <T> T read(java.util.function.Function<io.gantry.queue.core.QueueCore, T> query) throws Exception {

@@ -12,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
@@ -38,7 +39,8 @@ final class QueueEventHandler implements EventHandler {
     @Override
     public void restore(Topic<?> topic, String key, Object value) {
         if (topic.equals(Topics.QUEUE_JOB_EVENTS)) {
-            core.replay(WireMapping.fromEnvelope((QueueJobEvent) value));
+            QueueJobEvent e = (QueueJobEvent) value;
+            core.replay(WireMapping.fromEnvelope(e), e.getOccurredAt());
             restoredFacts++;
         }
     }
@@ -46,21 +48,24 @@ final class QueueEventHandler implements EventHandler {
     @Override
     public void restored(Output out) {
         LOG.info("queue state rebuilt from {} facts", restoredFacts);
-        publish(core.apply(new Input.Restored(), clock.instant()), out);
+        Instant now = clock.instant();
+        publish(core.apply(new Input.Restored(), now), now, out);
     }
 
     @Override
     public void handle(Topic<?> topic, String key, Object value, Output out) {
         Input input = WireMapping.toInput(key, value);
         if (input != null) {
-            publish(core.apply(input, clock.instant()), out);
+            Instant now = clock.instant();
+            publish(core.apply(input, now), now, out);
         }
     }
 
-    private void publish(List<QueueFact> facts, Output out) {
+    /** occurredAt = the {@code now} the core decided at, so a replay accrues usage exactly as the live core did. */
+    private void publish(List<QueueFact> facts, Instant now, Output out) {
         for (QueueFact fact : facts) {
             out.send(Topics.QUEUE_JOB_EVENTS, fact.jobId(),
-                    WireMapping.toEnvelope(fact, UUID.randomUUID().toString(), clock.instant()));
+                    WireMapping.toEnvelope(fact, UUID.randomUUID().toString(), now));
         }
     }
 }

@@ -1,6 +1,5 @@
 package io.gantry.queue.adapter;
 
-import io.gantry.queue.core.FifoRoundRobinPolicy;
 import io.gantry.queue.core.QueueCore;
 import io.gantry.runtime.kafka.EventProcessor;
 import io.gantry.schemas.Service;
@@ -24,7 +23,7 @@ public class QueueProcessor implements AutoCloseable {
     public QueueProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
                           @Value("${gantry.kafka.partitions:1}") int partitions,
                           QueueConfig config) {
-        var quotas = config.toQuotas();
+        var fairShare = config.toFairShare(); // an invalid configuration stops the start here, with its message
         Clock clock = Clock.systemUTC();
         this.processor = EventProcessor.builder(Service.QUEUE, bootstrap)
                 .inputs(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
@@ -34,12 +33,17 @@ public class QueueProcessor implements AutoCloseable {
                 .clock(clock)
                 .handler(() -> {
                     // a fresh core each time the loop (re)starts: state always comes from the committed topic
-                    QueueEventHandler h = new QueueEventHandler(new QueueCore(quotas, new FifoRoundRobinPolicy()), clock);
+                    QueueEventHandler h = new QueueEventHandler(new QueueCore(fairShare), clock);
                     handler = h;
                     return h;
                 })
                 .build()
                 .start();
+    }
+
+    /** The service's clock, for reads that age usage history. */
+    public java.time.Instant now() {
+        return Clock.systemUTC().instant();
     }
 
     /** Runs {@code query} on the loop thread against the current core. */

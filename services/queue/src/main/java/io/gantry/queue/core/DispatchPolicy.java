@@ -3,16 +3,20 @@ package io.gantry.queue.core;
 import java.util.Comparator;
 
 /**
- * The replaceable ordering rule: given an immutable snapshot, which jobs go to placement now and in what order.
- *
- * <p>A policy is a pure function. It does not emit facts and it cannot break the quota: {@link QueueCore} drops any
- * proposal that is not an eligible job or that would take its tenant over quota. Fair-share policies (cohorts,
- * DRF, preemption, backfill) implement this interface; {@link FifoRoundRobinPolicy} is the one in use.
+ * The replaceable ordering rule. The core owns admission (quotas, borrowing and lending limits, backfill,
+ * starvation reservations); a policy only says which of the admissible jobs goes first:
+ * {@link #queueOrder()} inside one queue, {@link #crossQueueOrder()} between the best candidates of different
+ * queues. {@link FairSharePolicy} is the default.
  */
 public interface DispatchPolicy {
 
-    DispatchPlan plan(QueueSnapshot snapshot);
-
-    /** The order in which a tenant's pending jobs are shown (and, for FIFO, dispatched). */
+    /** The order of one queue's pending jobs (also the order {@code GET /v1/queues/{name}/pending} shows). */
     Comparator<PendingJob> queueOrder();
+
+    /** The order between candidates of different queues; {@code weightedShare} is the candidate queue's. */
+    Comparator<Candidate> crossQueueOrder();
+
+    /** A queue's best admissible job and the queue's weighted dominant share at the time of the cycle. */
+    record Candidate(PendingJob job, double weightedShare) {
+    }
 }

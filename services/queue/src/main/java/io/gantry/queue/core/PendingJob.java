@@ -3,9 +3,11 @@ package io.gantry.queue.core;
 import java.time.Instant;
 
 /**
- * A queued job a policy may dispatch. {@code unparking} marks a job placement had deferred and that this cycle
- * (after a capacity change) gets one chance to be dispatched again.
+ * A queued job as a {@link DispatchPolicy} orders it.
+ *
+ * @param classValue the value of its priority class (higher first)
+ * @param priority   {@code JobSpec.priority}: a tiebreak within the class, inside one queue only
  */
-public record PendingJob(String jobId, String tenant, int attempt, int gpus, Instant submittedAt, int priority,
-                         boolean unparking) {
+public record PendingJob(String jobId, String tenant, String queue, int attempt, int gpus, Instant submittedAt,
+                         int classValue, int priority) {
 }

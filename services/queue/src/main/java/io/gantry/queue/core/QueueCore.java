@@ -31,24 +31,37 @@ public final class QueueCore {
     /** QuotaReleased reason when placement deferred the attempt. */
     public static final String DEFERRED = "deferred";
 
-    private final Quotas quotas;
+    private final FairShareConfig config;
     private final DispatchPolicy policy;
+    private final Scheduler scheduler;
     /** Non-terminal jobs, and terminal ones that still hold a reservation. */
     private final Map<String, JobState> live = new HashMap<>();
     private final Map<String, FinishedJob> finished = new HashMap<>();
     private final SortedSet<String> tenants = new TreeSet<>();
-    private String lastServed;
+    /** The time of the latest input or replayed fact: usage accrues up to it. */
+    private Instant clock = Instant.EPOCH;
 
-    public QueueCore(Quotas quotas, DispatchPolicy policy) {
-        this.quotas = Objects.requireNonNull(quotas);
+    public QueueCore(FairShareConfig config, DispatchPolicy policy) {
+        this.config = Objects.requireNonNull(config);
         this.policy = Objects.requireNonNull(policy);
+        this.scheduler = new Scheduler(config, policy);
+    }
+
+    public QueueCore(FairShareConfig config) {
+        this(config, new FairSharePolicy());
+    }
+
+    public FairShareConfig config() {
+        return config;
     }
 
     public List<QueueFact> apply(Input input, Instant now) {
         Objects.requireNonNull(input, "input");
         Objects.requireNonNull(now, "now");
+        if (now.isAfter(clock)) {
+            clock = now;
+        }
         List<QueueFact> out = new ArrayList<>();
-        Set<String> unparking = Set.of();
         if (input instanceof Input.Submitted s) {
             submitted(s, out);
         } else if (input instanceof Input.CancelRequested c) {
@@ -78,7 +91,7 @@ public final class QueueCore {
                 emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), r.attempt(),
                         job.reservations().get(r.attempt()), r.reason()), out);
             }
-            unparking = parkedJobs();
+            unpark();
         } else if (input instanceof Input.Requeued r) {
             JobState job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
             if (job != null && job.inFlight()) {
@@ -91,11 +104,11 @@ public final class QueueCore {
                 emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), r.message()), out);
             }
         } else if (input instanceof Input.CapacityChanged) {
-            unparking = parkedJobs();
+            unpark();
         } else if (!(input instanceof Input.Restored)) {
             throw new IllegalArgumentException("unknown input " + input);
         }
-        dispatchCycle(now, unparking, out);
+        dispatchCycle(input instanceof Input.Restored, out);
         return List.copyOf(out);
     }
 
@@ -121,47 +134,46 @@ public final class QueueCore {
     }
 
     /**
-     * One cycle: the policy plans over a snapshot, the core keeps what respects the invariants and writes the facts.
-     * Jobs unparked by a capacity change that are not dispatched get a non-CAPACITY JobWaiting, so the unpark
-     * itself is a fact and survives a restart.
+     * One cycle of the scheduler. Jobs unparked by a capacity change that are not dispatched get a non-CAPACITY
+     * JobWaiting, so the unpark itself is a fact and survives a restart.
      */
-    private void dispatchCycle(Instant now, Set<String> unparking, List<QueueFact> out) {
-        QueueSnapshot snapshot = snapshot(now, unparking);
-        Map<String, PendingJob> eligible = new HashMap<>();
-        snapshot.tenants().values().forEach(t -> t.pending().forEach(p -> eligible.put(p.jobId(), p)));
-        DispatchPlan plan = policy.plan(snapshot);
-        Map<String, Long> reserved = new HashMap<>();
-        snapshot.tenants().values().forEach(t -> reserved.put(t.tenant(), t.reservedGpus()));
-        Set<String> dispatched = new HashSet<>();
-        for (String jobId : plan.dispatch()) {
-            PendingJob p = eligible.get(jobId);
-            if (p == null || dispatched.contains(jobId)) {
-                continue;
+    private void dispatchCycle(boolean all, List<QueueFact> out) {
+        scheduler.cycle(clock, all, new Scheduler.Sink() {
+            @Override
+            public void dispatch(String jobId, String flavour) {
+                JobState job = live.get(jobId);
+                emit(new QueueFact.JobDispatched(jobId, job.tenant(), job.attempt(), assigned(job.spec(), flavour),
+                        job.gpus()), out);
             }
-            long used = reserved.get(p.tenant());
-            if (used + p.gpus() > quotas.of(p.tenant())) {
-                continue;
+
+            @Override
+            public void waiting(String jobId, WaitReason reason, String message) {
+                waitIfChanged(live.get(jobId), new JobState.Wait(reason, message), out);
             }
-            reserved.put(p.tenant(), used + p.gpus());
-            dispatched.add(jobId);
-            JobState job = live.get(jobId);
-            emit(new QueueFact.JobDispatched(jobId, job.tenant(), job.attempt(), job.spec(), job.gpus()), out);
+        });
+    }
+
+    /**
+     * The spec handed to placement: when the job named no GPU model, the GPU tasks are pinned to the flavour the
+     * quota was reserved on, so placement places them there. "Any GPU" and named models are left as they are.
+     */
+    private static JobSpec assigned(JobSpec spec, String flavour) {
+        if (flavour == null || flavour.equals(FairShareConfig.ANY_GPU)) {
+            return spec;
         }
-        Set<String> explained = new HashSet<>();
-        for (DispatchPlan.Verdict v : plan.waits()) {
-            if (!eligible.containsKey(v.jobId()) || dispatched.contains(v.jobId()) || v.reason() == WaitReason.CAPACITY
-                    || !explained.add(v.jobId())) {
-                continue;
-            }
-            waitIfChanged(live.get(v.jobId()), new JobState.Wait(v.reason(), v.message()), out);
-        }
-        for (String jobId : new TreeSet<>(unparking)) {
-            JobState job = live.get(jobId);
-            if (!dispatched.contains(jobId) && job.parked()) {
-                waitIfChanged(job, new JobState.Wait(WaitReason.QUOTA,
-                        "capacity changed; waiting for its turn in tenant " + job.tenant() + "'s queue"), out);
+        List<TaskGroup> tasks = new ArrayList<>();
+        boolean changed = false;
+        for (TaskGroup t : spec.tasks()) {
+            if (t.gpus() > 0 && t.gpuModel() == null) {
+                tasks.add(new TaskGroup(t.name(), t.replicas(), t.command(), t.gpus(), flavour, t.cpuMillis(),
+                        t.memoryMiB(), t.runSeconds(), List.of(), t.gpuTier()));
+                changed = true;
+            } else {
+                tasks.add(t);
             }
         }
+        return changed ? new JobSpec(spec.name(), spec.priority(), spec.timeLimitSeconds(), tasks, spec.queue(),
+                spec.priorityClass(), spec.topology()) : spec;
     }
 
     private void waitIfChanged(JobState job, JobState.Wait wait, List<QueueFact> out) {
@@ -171,33 +183,12 @@ public final class QueueCore {
         }
     }
 
-    private QueueSnapshot snapshot(Instant now, Set<String> unparking) {
-        Map<String, List<PendingJob>> pending = new TreeMap<>();
-        Map<String, Long> reserved = new HashMap<>();
-        for (JobState job : live.values()) {
-            reserved.merge(job.tenant(), job.reservedGpus(), Long::sum);
-            boolean unparks = unparking.contains(job.jobId());
-            if (job.status() == JobStatus.QUEUED && (!job.parked() || unparks)) {
-                pending.computeIfAbsent(job.tenant(), t -> new ArrayList<>()).add(pendingJob(job, unparks));
-            }
+    private void unpark() {
+        List<JobState> jobs = new ArrayList<>();
+        for (String id : scheduler.parked) {
+            jobs.add(live.get(id));
         }
-        SortedMap<String, TenantQueue> queues = new TreeMap<>();
-        pending.forEach((tenant, jobs) -> {
-            jobs.sort((a, b) -> a.jobId().compareTo(b.jobId()));
-            queues.put(tenant, new TenantQueue(tenant, quotas.of(tenant), reserved.getOrDefault(tenant, 0L), jobs));
-        });
-        return new QueueSnapshot(now, lastServed, queues);
-    }
-
-    private static PendingJob pendingJob(JobState job, boolean unparking) {
-        return new PendingJob(job.jobId(), job.tenant(), job.attempt(), job.gpus(), job.submittedAt(),
-                job.spec().priority(), unparking);
-    }
-
-    private Set<String> parkedJobs() {
-        Set<String> parked = new HashSet<>();
-        live.values().stream().filter(JobState::parked).forEach(j -> parked.add(j.jobId()));
-        return parked;
+        scheduler.unpark(jobs);
     }
 
     /** The live job, after checking the input names its real tenant; null if unknown or finished. */
@@ -218,31 +209,47 @@ public final class QueueCore {
     }
 
     private void emit(QueueFact fact, List<QueueFact> out) {
-        replay(fact);
+        replay(fact, clock);
         out.add(fact);
     }
 
-    /** Applies a fact to the state. The only mutator; facts about unknown jobs change nothing. */
+    /** {@link #replay(QueueFact, Instant)} at the time of the latest input or fact. */
     public void replay(QueueFact fact) {
+        replay(fact, clock);
+    }
+
+    /**
+     * Applies a fact to the state. The only mutator; facts about unknown jobs change nothing. {@code at} is the
+     * fact's event time: usage history accrues up to it (on restore the adapter passes the record's occurredAt).
+     */
+    public void replay(QueueFact fact, Instant at) {
         Objects.requireNonNull(fact, "fact");
+        Objects.requireNonNull(at, "at");
+        if (at.isAfter(clock)) {
+            clock = at;
+        }
         if (fact instanceof QueueFact.JobQueued q) {
             JobState job = live.get(q.jobId());
+            JobState after;
             if (job == null) {
                 if (finished.containsKey(q.jobId())) {
                     return;
                 }
-                live.put(q.jobId(), new JobState(q.jobId(), q.tenant(), q.spec(), q.gpus(), q.submittedAt(),
-                        q.attempt(), JobStatus.QUEUED, false, null, new TreeMap<>()));
+                after = new JobState(q.jobId(), q.tenant(), q.spec(), q.gpus(), q.submittedAt(), q.attempt(),
+                        JobStatus.QUEUED, false, null, new TreeMap<>());
                 tenants.add(q.tenant());
             } else {
-                live.put(q.jobId(), job.requeued(q.attempt(), q.spec(), q.submittedAt(), q.gpus()));
+                after = job.requeued(q.attempt(), q.spec(), q.submittedAt(), q.gpus());
             }
+            live.put(q.jobId(), after);
+            scheduler.sync(job, after);
             return;
         }
         JobState job = live.get(fact.jobId());
         if (job == null) {
             return;
         }
+        JobState before = job;
         if (fact instanceof QueueFact.JobWaiting w) {
             if (w.attempt() == job.attempt() && (job.status() == JobStatus.QUEUED
                     || job.status() == JobStatus.DISPATCHED && w.reason() == WaitReason.CAPACITY)) {
@@ -250,8 +257,11 @@ public final class QueueCore {
             }
         } else if (fact instanceof QueueFact.JobDispatched d) {
             job = job.dispatched(d.attempt(), d.gpus());
-            lastServed = d.tenant();
+            scheduler.charge(job, d.attempt(), d.spec(), d.gpus(), at);
         } else if (fact instanceof QueueFact.QuotaReleased r) {
+            if (job.reservations().containsKey(r.attempt())) {
+                scheduler.uncharge(job.jobId(), r.attempt(), at);
+            }
             job = job.released(r.attempt());
             if (NODE_FAILED.equals(r.reason()) && r.attempt() == job.attempt()
                     && job.status() == JobStatus.DISPATCHED) {
@@ -267,14 +277,16 @@ public final class QueueCore {
         if (job.status().terminal() && job.reservations().isEmpty()) {
             live.remove(job.jobId());
             finished.put(job.jobId(), new FinishedJob(job.tenant(), job.status()));
+            scheduler.sync(before, null);
         } else {
             live.put(job.jobId(), job);
+            scheduler.sync(before, job);
         }
     }
 
     /** A copy of the whole state. */
     public QueueState state() {
-        return new QueueState(new TreeMap<>(live), new TreeMap<>(finished), tenants, lastServed);
+        return new QueueState(new TreeMap<>(live), new TreeMap<>(finished), tenants, scheduler.usage());
     }
 
     public JobStatus status(String jobId) {
@@ -286,53 +298,66 @@ public final class QueueCore {
         return f == null ? null : f.status();
     }
 
+    /** GPUs reserved by the tenant's dispatched attempts, over all its queues. */
     public long reservedGpus(String tenant) {
         return live.values().stream().filter(j -> j.tenant().equals(tenant)).mapToLong(JobState::reservedGpus).sum();
     }
 
-    public int quotaOf(String tenant) {
-        return quotas.of(tenant);
-    }
-
-    /** Every tenant that ever had a job or has a configured quota, by name. */
-    public List<TenantSummary> summaries() {
-        SortedSet<String> all = new TreeSet<>(tenants);
-        all.addAll(quotas.perTenant().keySet());
-        return all.stream().map(this::summary).toList();
-    }
-
-    public TenantSummary summary(String tenant) {
-        int queued = 0;
-        int parked = 0;
-        int dispatched = 0;
-        long reserved = 0;
+    /**
+     * Every queue: the configured ones, and (without a configuration file) the implicit queue of every tenant that
+     * has had a job or has a configured quota. {@code now} only ages the usage history for the shares.
+     */
+    public List<QueueView> queues(Instant now) {
+        if (config.isImplicit()) {
+            SortedSet<String> all = new TreeSet<>(tenants);
+            all.addAll(config.implicitQuotas().perTenant().keySet());
+            all.forEach(t -> scheduler.queueFor(t, null));
+        }
+        Map<String, int[]> counts = new HashMap<>();
         for (JobState job : live.values()) {
-            if (!job.tenant().equals(tenant)) {
+            String q = scheduler.queueNameOf(job);
+            if (q == null) {
                 continue;
             }
-            reserved += job.reservedGpus();
-            if (job.parked()) {
-                parked++;
-            } else if (job.status() == JobStatus.QUEUED) {
-                queued++;
+            int[] c = counts.computeIfAbsent(q, k -> new int[3]);
+            if (job.status() == JobStatus.QUEUED) {
+                c[0]++;
+                if (job.parked()) {
+                    c[1]++;
+                }
             } else if (job.status() == JobStatus.DISPATCHED) {
-                dispatched++;
+                c[2]++;
             }
         }
-        return new TenantSummary(tenant, quotas.of(tenant), reserved, queued, parked, dispatched);
+        List<QueueView> views = new ArrayList<>(scheduler.views(now.isAfter(clock) ? now : clock, counts));
+        views.sort(java.util.Comparator.comparing(QueueView::name));
+        return views;
     }
 
-    /** The tenant's queued jobs (parked ones included) in the policy's queue order. */
-    public List<PendingEntry> pending(String tenant) {
+    /**
+     * One queue, or null if there is none of that name. Without a configuration file, {@code create} makes the
+     * implicit queue of the tenant of that name exist (a tenant may look at its empty queue).
+     */
+    public QueueView queue(String name, Instant now, boolean create) {
+        if (create && config.isImplicit()) {
+            scheduler.queueFor(name, null);
+        }
+        return queues(now).stream().filter(v -> v.name().equals(name)).findFirst().orElse(null);
+    }
+
+    /** The queue's queued jobs (parked ones included) in the policy's queue order. */
+    public List<PendingEntry> pending(String queueName) {
         List<JobState> jobs = new ArrayList<>();
         for (JobState job : live.values()) {
-            if (job.tenant().equals(tenant) && job.status() == JobStatus.QUEUED) {
+            if (job.status() == JobStatus.QUEUED && queueName.equals(scheduler.queueNameOf(job))) {
                 jobs.add(job);
             }
         }
-        jobs.sort((a, b) -> policy.queueOrder().compare(pendingJob(a, false), pendingJob(b, false)));
-        return jobs.stream().map(j -> new PendingEntry(j.jobId(), j.tenant(), j.attempt(), j.gpus(), j.submittedAt(),
-                j.parked(), j.lastWait() == null ? null : j.lastWait().reason(),
+        Map<String, PendingJob> views = new HashMap<>();
+        jobs.forEach(j -> views.put(j.jobId(), scheduler.view(j)));
+        jobs.sort((a, b) -> policy.queueOrder().compare(views.get(a.jobId()), views.get(b.jobId())));
+        return jobs.stream().map(j -> new PendingEntry(j.jobId(), j.tenant(), queueName, j.attempt(), j.gpus(),
+                j.submittedAt(), j.parked(), j.lastWait() == null ? null : j.lastWait().reason(),
                 j.lastWait() == null ? null : j.lastWait().message())).toList();
     }
 }

@@ -1,11 +1,11 @@
 package io.gantry.queue.core;
 
-/** Why a queued job is not dispatched; mirrors the wire enum of the same name. */
+/** Why a queued job is not dispatched; mirrors the wire enum of the same name (the detail is in the message). */
 public enum WaitReason {
-    /** Dispatching it would take the tenant over its GPU quota (strict FIFO: the tenant waits behind it). */
+    /** It does not fit its queue's quota now (own nominal, borrowing limit, or what its cohort has free). */
     QUOTA,
     /** Placement deferred it; it is parked until cluster capacity changes. */
     CAPACITY,
-    /** It needs more GPUs than the tenant's whole quota; it is skipped and never blocks the tenant. */
+    /** It could not be admitted even if its cohort tree were idle, or it has no queue, class or flavour. */
     NEVER_FITS
 }

@@ -1,19 +1,24 @@
 /**
- * The queue's pure core: per-tenant queues, GPU quotas and the job lifecycle.
+ * The queue's pure core: fair-share queues with Kueue-style quotas, the job lifecycle, and why each job waits.
  *
- * <p>It decides: whether a submitted job enters the queue, which queued jobs are offered to placement and when
- * (through a replaceable {@link io.gantry.queue.core.DispatchPolicy}; today strict FIFO per tenant, round-robin across
- * tenants, within each tenant's GPU quota), why a job waits, when a reservation ends, and the job's terminal outcome
- * from what placement and recovery report.
+ * <p>It decides: whether a submitted job enters a queue, which queued jobs are offered to placement and when (quotas
+ * with borrowing and lending in nested cohorts, {@link io.gantry.queue.core.FairShareConfig}; order by the
+ * replaceable {@link io.gantry.queue.core.DispatchPolicy}, by default {@link io.gantry.queue.core.FairSharePolicy}:
+ * priority class, weighted DRF with decayed usage, FIFO; backfill and starvation reservations), which GPU flavour a
+ * job is charged to, why a job waits, when a reservation ends, and the job's terminal outcome from what placement and
+ * recovery report. It validates the queue configuration ({@link io.gantry.queue.core.FairShareConfig#fromYaml}).
  *
  * <p>It does not decide: where a gang runs or whether it fits the cluster (placement), whether an interrupted job
- * runs again (recovery), or who may see what (the HTTP adapter). It knows nothing of Kafka, Avro or Micronaut: the
- * adapter maps wire records to {@link io.gantry.queue.core.Input}s and {@link io.gantry.queue.core.QueueFact}s.
+ * runs again (recovery), or who may see what (the HTTP adapter). It knows nothing of Kafka, Avro, YAML files or
+ * Micronaut: the adapter parses the file and maps wire records to {@link io.gantry.queue.core.Input}s and
+ * {@link io.gantry.queue.core.QueueFact}s.
  *
  * <p>Shape: {@link io.gantry.queue.core.QueueCore#apply} returns facts and replays them itself;
- * {@link io.gantry.queue.core.QueueCore#replay} is the only mutator and rebuilds the state from
- * {@code queue.job-events} after a restart. Every state change is one of those facts, including the end of a
- * reservation ({@code QuotaReleased}) and the unparking of a deferred job (a {@code JobWaiting} with a reason other
- * than CAPACITY, or its {@code JobDispatched}).
+ * {@link io.gantry.queue.core.QueueCore#replay(QueueFact, java.time.Instant)} is the only mutator and rebuilds the
+ * state (including usage history, from the facts' event times) from {@code queue.job-events} after a restart. Every
+ * state change is one of those facts, including the end of a reservation ({@code QuotaReleased}) and the unparking of
+ * a deferred job (a {@code JobWaiting} with a reason other than CAPACITY, or its {@code JobDispatched}). The
+ * admission engine ({@code Scheduler}) keeps indexes per queue and request shape so that an event costs work in
+ * proportion to the queues of the cohort tree it touches, not to the number of pending jobs.
  */
 package io.gantry.queue.core;

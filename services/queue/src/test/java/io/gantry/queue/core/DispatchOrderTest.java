@@ -45,22 +45,24 @@ class DispatchOrderTest {
                                 aJob("c1").tenant("c").submittedAt(5).queued(), aJob("c2").tenant("c").submittedAt(6).queued())
                         .restored(),
                         List.of("a1", "b1", "c1", "a2", "c2", "a3")),
-                new Case("the next cycle starts with the tenant after the one served last", Quotas.uniform(64), q -> q
+                new Case("a tenant that already runs a job goes after tenants that run nothing (lower share first)",
+                        Quotas.uniform(64), q -> q
                         .given(aJob("b0").tenant("b").submittedAt(0).queued(),
                                 new QueueFact.JobDispatched("b0", "b", 1, aJob("b0").spec(), 1))
                         .given(aJob("a1").tenant("a").submittedAt(1).queued(), aJob("b1").tenant("b").submittedAt(2).queued(),
                                 aJob("c1").tenant("c").submittedAt(3).queued())
                         .restored(),
-                        List.of("b0", "c1", "a1", "b1")),
+                        List.of("b0", "a1", "c1", "b1")),
                 new Case("a tenant at its quota does not hold up other tenants",
                         new Quotas(8, Map.of()), q -> q
                         .submit(aJob("a1").tenant("a").gpus(8).submittedAt(1), aJob("a2").tenant("a").gpus(4).submittedAt(2),
                                 aJob("b1").tenant("b").gpus(4).submittedAt(3), aJob("b2").tenant("b").gpus(4).submittedAt(4)),
                         List.of("a1", "b1", "b2")),
-                new Case("a smaller job never overtakes its tenant's blocked head (strict FIFO)", Quotas.uniform(8), q -> q
+                new Case("a smaller job behind a head blocked on quota backfills (no head-of-line blocking)",
+                        Quotas.uniform(8), q -> q
                         .submit(aJob("a1").gpus(6).submittedAt(1), aJob("a2").gpus(4).submittedAt(2),
                                 aJob("a3").gpus(2).submittedAt(3)),
-                        List.of("a1")),
+                        List.of("a1", "a3")),
                 new Case("a job larger than the whole quota is skipped and blocks nobody", Quotas.uniform(8), q -> q
                         .submit(aJob("huge").gang(2, 8).submittedAt(1), aJob("a2").gpus(8).submittedAt(2)),
                         List.of("a2")),

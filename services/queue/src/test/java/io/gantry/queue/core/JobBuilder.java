@@ -12,6 +12,14 @@ final class JobBuilder {
     private int gpusPerTask = 1;
     private int replicas = 1;
     private long submittedAtSecond = 0;
+    private String queue;
+    private String priorityClass;
+    private int priority;
+    private Long timeLimitSeconds;
+    private String gpuModel;
+    private List<String> gpuModels = List.of();
+    private int cpuMillis = 1000;
+    private long memoryMiB = 1024;
 
     private JobBuilder(String jobId) {
         this.jobId = jobId;
@@ -45,6 +53,46 @@ final class JobBuilder {
         return this;
     }
 
+    /** The queue asked for (default: the tenant's default queue). */
+    JobBuilder queue(String q) {
+        this.queue = q;
+        return this;
+    }
+
+    JobBuilder priorityClass(String c) {
+        this.priorityClass = c;
+        return this;
+    }
+
+    JobBuilder priority(int p) {
+        this.priority = p;
+        return this;
+    }
+
+    JobBuilder timeLimit(long seconds) {
+        this.timeLimitSeconds = seconds;
+        return this;
+    }
+
+    /** The one GPU model the job accepts. */
+    JobBuilder model(String m) {
+        this.gpuModel = m;
+        return this;
+    }
+
+    /** GPU models the job accepts, in order of preference. */
+    JobBuilder models(String... m) {
+        this.gpuModels = List.of(m);
+        return this;
+    }
+
+    /** CPU millicores and memory MiB per task. */
+    JobBuilder cpu(int millis, long mib) {
+        this.cpuMillis = millis;
+        this.memoryMiB = mib;
+        return this;
+    }
+
     String id() {
         return jobId;
     }
@@ -54,8 +102,9 @@ final class JobBuilder {
     }
 
     JobSpec spec() {
-        return new JobSpec(jobId + "-name", 0, null,
-                List.of(new TaskGroup("worker", replicas, List.of("train"), gpusPerTask, null, 1000, 1024, 60L)));
+        return new JobSpec(jobId + "-name", priority, timeLimitSeconds,
+                List.of(new TaskGroup("worker", replicas, List.of("train"), gpusPerTask, gpuModel, cpuMillis, memoryMiB,
+                        60L, gpuModels, null)), queue, priorityClass, null);
     }
 
     Instant submitTime() {

@@ -65,7 +65,7 @@ class JobLifecycleTest {
                         q -> {
                             assertThat(q.last).containsExactly(new QuotaReleased("j1", "a", 1, 8, "deferred"),
                                     new JobWaiting("j1", "a", 1, WaitReason.CAPACITY, DEFERRAL));
-                            assertThat(q.core.summary("a").parked()).isEqualTo(1);
+                            assertThat(q.core.queue("a", q.now(), false).parked()).isEqualTo(1);
                             assertThat(q.core.reservedGpus("a")).isZero();
                         }),
                 new Case("a parked job is not dispatched again by inputs that do not change capacity",

@@ -39,7 +39,7 @@ class QueueCoreProperties {
 
     @Property(tries = 300)
     void reservedGpusNeverExceedATenantsQuota(@ForAll("histories") List<Op> history) {
-        QueueCore core = new QueueCore(QUOTAS, new FifoRoundRobinPolicy());
+        QueueCore core = new QueueCore(FairShareConfig.implicit(QUOTAS));
         for (Op op : history) {
             run(core, op);
             for (String tenant : TENANTS) {
@@ -51,8 +51,8 @@ class QueueCoreProperties {
 
     @Property(tries = 300)
     void replayingTheEmittedFactsIntoAFreshCoreGivesTheSameState(@ForAll("histories") List<Op> history) {
-        QueueCore live = new QueueCore(QUOTAS, new FifoRoundRobinPolicy());
-        QueueCore replayed = new QueueCore(QUOTAS, new FifoRoundRobinPolicy());
+        QueueCore live = new QueueCore(FairShareConfig.implicit(QUOTAS));
+        QueueCore replayed = new QueueCore(FairShareConfig.implicit(QUOTAS));
         for (Op op : history) {
             run(live, op).forEach(replayed::replay);
             assertThat(replayed.state()).isEqualTo(live.state());
@@ -66,7 +66,7 @@ class QueueCoreProperties {
 
     @Property(tries = 200)
     void aParkedJobIsDispatchedAtMostOncePerCapacityChange(@ForAll("histories") List<Op> history) {
-        QueueCore core = new QueueCore(QUOTAS, new FifoRoundRobinPolicy());
+        QueueCore core = new QueueCore(FairShareConfig.implicit(QUOTAS));
         for (Op op : history) {
             List<String> parkedBefore = new ArrayList<>();
             core.state().live().values().stream().filter(JobState::parked).forEach(j -> parkedBefore.add(j.jobId()));
@@ -82,7 +82,7 @@ class QueueCoreProperties {
     }
 
     private static List<QueueFact> runAll(List<Op> history) {
-        QueueCore core = new QueueCore(QUOTAS, new FifoRoundRobinPolicy());
+        QueueCore core = new QueueCore(FairShareConfig.implicit(QUOTAS));
         List<QueueFact> all = new ArrayList<>();
         history.forEach(op -> all.addAll(run(core, op)));
         return all;
@@ -111,9 +111,11 @@ class QueueCoreProperties {
     }
 
     @Property(tries = 50)
-    void aTenantsJobsAreDispatchedInSubmitOrderWhenEachRunsToCompletion(
-            @ForAll @Size(min = 1, max = 12) List<@net.jqwik.api.constraints.IntRange(min = 0, max = 8) Integer> gpus) {
-        QueueCore core = new QueueCore(Quotas.uniform(8), new FifoRoundRobinPolicy());
+    void aTenantsJobsOfOneSizeAreDispatchedInSubmitOrderWhenEachRunsToCompletion(
+            @ForAll @Size(min = 1, max = 12) List<@net.jqwik.api.constraints.IntRange(min = 1, max = 8) Integer> sizes,
+            @ForAll @net.jqwik.api.constraints.IntRange(min = 1, max = 8) int size) {
+        List<Integer> gpus = sizes.stream().map(s -> size).toList();
+        QueueCore core = new QueueCore(FairShareConfig.implicit(Quotas.uniform(8)));
         List<String> dispatched = new ArrayList<>();
         for (int i = 0; i < gpus.size(); i++) {
             core.apply(aJob(String.format("j%02d", i)).gpus(gpus.get(i)).submittedAt(i).submitted(), JobBuilder.EPOCH)

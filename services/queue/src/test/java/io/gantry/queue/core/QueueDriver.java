@@ -10,34 +10,53 @@ final class QueueDriver {
     final QueueCore core;
     final List<QueueFact> facts = new ArrayList<>();
     List<QueueFact> last = List.of();
-    private final Quotas quotas;
+    final FairShareConfig config;
+    private final List<Instant> times = new ArrayList<>();
     private long second = 1000;
 
-    private QueueDriver(Quotas quotas) {
-        this.quotas = quotas;
-        this.core = new QueueCore(quotas, new FifoRoundRobinPolicy());
+    private QueueDriver(FairShareConfig config) {
+        this.config = config;
+        this.core = new QueueCore(config);
     }
 
     static QueueDriver withQuota(int gpus) {
-        return new QueueDriver(Quotas.uniform(gpus));
+        return new QueueDriver(FairShareConfig.implicit(Quotas.uniform(gpus)));
     }
 
     static QueueDriver withQuotas(Quotas quotas) {
-        return new QueueDriver(quotas);
+        return new QueueDriver(FairShareConfig.implicit(quotas));
+    }
+
+    static QueueDriver with(FairShareConfig config) {
+        return new QueueDriver(config);
+    }
+
+    /** The time of the next input, as seconds after the test epoch (inputs otherwise advance one second each). */
+    QueueDriver at(long secondsAfterEpoch) {
+        this.second = secondsAfterEpoch;
+        return this;
+    }
+
+    Instant now() {
+        return JobBuilder.EPOCH.plusSeconds(second);
     }
 
     /** State as it was written before: facts replayed without running dispatch cycles. */
     QueueDriver given(QueueFact... history) {
         for (QueueFact f : history) {
-            core.replay(f);
+            core.replay(f, now());
             facts.add(f);
+            times.add(now());
         }
         return this;
     }
 
     QueueDriver apply(Input input) {
-        last = core.apply(input, Instant.EPOCH.plusSeconds(second++));
+        Instant now = now();
+        second++;
+        last = core.apply(input, now);
         facts.addAll(last);
+        last.forEach(f -> times.add(now));
         return this;
     }
 
@@ -90,6 +109,24 @@ final class QueueDriver {
         return apply(new Input.CapacityChanged("node n9 registered"));
     }
 
+    /** The run succeeded and placement released its allocation. */
+    QueueDriver finished(String jobId) {
+        int attempt = core.state().live().get(jobId).attempt();
+        return succeeded(jobId, attempt).released(jobId, attempt, "RUN_SUCCEEDED");
+    }
+
+    /** The latest JobWaiting written for the job, or null. */
+    QueueFact.JobWaiting lastWait(String jobId) {
+        List<QueueFact.JobWaiting> w = all(QueueFact.JobWaiting.class, jobId);
+        return w.isEmpty() ? null : w.get(w.size() - 1);
+    }
+
+    /** The spec the job's latest dispatch handed to placement. */
+    JobSpec dispatchedSpec(String jobId) {
+        List<QueueFact.JobDispatched> d = all(QueueFact.JobDispatched.class, jobId);
+        return d.get(d.size() - 1).spec();
+    }
+
     /** Job ids in the order they were dispatched (all cycles). */
     List<String> dispatchOrder() {
         return facts.stream().filter(f -> f instanceof QueueFact.JobDispatched).map(QueueFact::jobId).toList();
@@ -109,8 +146,10 @@ final class QueueDriver {
 
     /** A fresh core fed only the facts: what a restarted service would hold. */
     QueueCore rebuilt() {
-        QueueCore fresh = new QueueCore(quotas, new FifoRoundRobinPolicy());
-        facts.forEach(fresh::replay);
+        QueueCore fresh = new QueueCore(config);
+        for (int i = 0; i < facts.size(); i++) {
+            fresh.replay(facts.get(i), times.get(i));
+        }
         return fresh;
     }
 

@@ -1,0 +1,391 @@
+package io.gantry.queue.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Queues, cohorts, resource flavours and priority classes: everything the fair-share queue is configured with.
+ * Fixed for the life of a core (a change needs a restart).
+ *
+ * <p>Resources are the GPU flavours (in configured order, which is the fungibility order), then {@link #CPU}
+ * (millicores) and {@link #MEMORY} (MiB). The GPU flavour named {@link #ANY_GPU} stands for "any GPU model": every
+ * GPU counts against it and assigning it does not pin the job to a model.
+ *
+ * @param flavours        GPU flavours in fungibility order
+ * @param cohorts         cohort name to parent cohort name (null: a root)
+ * @param queues          the queues in configured order
+ * @param implicitQuotas  non-null only without a configuration file: every tenant gets an implicit queue named after
+ *                        it with this GPU quota on {@link #ANY_GPU}, in no cohort
+ */
+public record FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
+                              Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
+                              Duration starvationWait, Quotas implicitQuotas) {
+    public static final String ANY_GPU = "gpu";
+    public static final String CPU = "cpu";
+    public static final String MEMORY = "memory";
+    public static final String DEFAULT_CLASS = "normal";
+    private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,62}");
+
+    /** Quota of one resource in one queue. {@code borrowingLimit}/{@code lendingLimit} null = no limit. */
+    public record ResourceQuota(long nominal, Long borrowingLimit, Long lendingLimit) {
+    }
+
+    /** One queue: owned by {@code tenant}, in {@code cohort} (or none), with quotas per resource name. */
+    public record QueueDef(String name, String tenant, String cohort, double weight,
+                           Map<String, ResourceQuota> quotas) {
+        public QueueDef {
+            quotas = Collections.unmodifiableMap(new LinkedHashMap<>(quotas));
+        }
+    }
+
+    public FairShareConfig {
+        flavours = List.copyOf(flavours);
+        cohorts = Collections.unmodifiableMap(new LinkedHashMap<>(cohorts));
+        queues = List.copyOf(queues);
+        priorityClasses = Collections.unmodifiableMap(new LinkedHashMap<>(priorityClasses));
+        Objects.requireNonNull(halfLife, "halfLife");
+        Objects.requireNonNull(starvationWait, "starvationWait");
+    }
+
+    /** Without a configuration file: an implicit queue per tenant, GPU quota from {@code quotas}, no borrowing. */
+    public static FairShareConfig implicit(Quotas quotas, Duration halfLife, Duration starvationWait) {
+        return new FairShareConfig(List.of(ANY_GPU), Map.of(), List.of(), Map.of(DEFAULT_CLASS, 0), DEFAULT_CLASS,
+                halfLife, starvationWait, Objects.requireNonNull(quotas));
+    }
+
+    public static FairShareConfig implicit(Quotas quotas) {
+        return implicit(quotas, Duration.ofDays(7), Duration.ofMinutes(30));
+    }
+
+    public boolean isImplicit() {
+        return implicitQuotas != null;
+    }
+
+    /** The implicit queue of a tenant (only without a configuration file). */
+    QueueDef implicitQueue(String tenant) {
+        return new QueueDef(tenant, tenant, null, 1.0,
+                Map.of(ANY_GPU, new ResourceQuota(implicitQuotas.of(tenant), null, null)));
+    }
+
+    /** All resource names: GPU flavours, then cpu and memory. */
+    public List<String> resources() {
+        List<String> all = new ArrayList<>(flavours);
+        all.add(CPU);
+        all.add(MEMORY);
+        return all;
+    }
+
+    // ------------------------------------------------------------------ parsing and validation
+
+    /**
+     * Builds and validates a configuration from a parsed YAML document (maps, lists, strings, numbers). Every problem
+     * is reported with its path; nothing is half-applied.
+     */
+    public static FairShareConfig fromYaml(Object document) {
+        Reader r = new Reader();
+        Map<String, Object> root = r.map(document, "");
+        if (root == null) {
+            throw new ConfigException(r.problems.isEmpty() ? List.of("(root): must be a mapping") : r.problems);
+        }
+        r.onlyKeys(root, "", Set.of("flavours", "cohorts", "queues", "priorityClasses", "halfLife", "starvationWait",
+                "tenants"));
+        Duration halfLife = r.duration(root.get("halfLife"), "halfLife", Duration.ofDays(7));
+        Duration starvation = r.duration(root.get("starvationWait"), "starvationWait", Duration.ofMinutes(30));
+        if (starvation != null && starvation.isZero()) {
+            r.problem("starvationWait", "must be > 0");
+        }
+
+        List<String> flavours = new ArrayList<>();
+        List<Object> fl = r.list(root.get("flavours"), "flavours");
+        for (int i = 0; fl != null && i < fl.size(); i++) {
+            String f = r.string(fl.get(i), "flavours[" + i + "]");
+            if (f == null) {
+                continue;
+            }
+            if (f.equals(CPU) || f.equals(MEMORY)) {
+                r.problem("flavours[" + i + "]", "'" + f + "' is a built-in resource, not a GPU flavour");
+            } else if (flavours.contains(f)) {
+                r.problem("flavours[" + i + "]", "duplicate flavour '" + f + "'");
+            } else {
+                flavours.add(f);
+            }
+        }
+        if (fl != null && flavours.isEmpty()) {
+            r.problem("flavours", "must name at least one GPU flavour");
+        }
+
+        Set<String> tenants = null;
+        List<Object> tl = r.list(root.get("tenants"), "tenants");
+        if (tl != null) {
+            tenants = new HashSet<>();
+            for (int i = 0; i < tl.size(); i++) {
+                String t = r.name(tl.get(i), "tenants[" + i + "]");
+                if (t != null) {
+                    tenants.add(t);
+                }
+            }
+        }
+
+        Map<String, String> cohorts = new LinkedHashMap<>();
+        List<Object> cl = r.list(root.get("cohorts"), "cohorts");
+        for (int i = 0; cl != null && i < cl.size(); i++) {
+            String path = "cohorts[" + i + "]";
+            Map<String, Object> c = r.map(cl.get(i), path);
+            if (c == null) {
+                continue;
+            }
+            r.onlyKeys(c, path, Set.of("name", "parent"));
+            String name = r.name(c.get("name"), path + ".name");
+            String parent = c.get("parent") == null ? null : r.name(c.get("parent"), path + ".parent");
+            if (name != null) {
+                if (cohorts.containsKey(name)) {
+                    r.problem(path + ".name", "duplicate cohort '" + name + "'");
+                }
+                cohorts.put(name, parent);
+            }
+        }
+        int ci = 0;
+        for (Map.Entry<String, String> c : cohorts.entrySet()) {
+            String path = "cohorts[" + ci++ + "].parent";
+            if (c.getValue() != null && !cohorts.containsKey(c.getValue())) {
+                r.problem(path, "unknown cohort '" + c.getValue() + "'");
+                continue;
+            }
+            // a cycle: following parents from here comes back here
+            Set<String> seen = new HashSet<>();
+            String at = c.getKey();
+            while (at != null && seen.add(at)) {
+                at = cohorts.get(at);
+            }
+            if (at != null && at.equals(c.getKey())) {
+                r.problem(path, "cohort '" + c.getKey() + "' is its own ancestor (cycle)");
+            }
+        }
+
+        List<QueueDef> queues = new ArrayList<>();
+        Set<String> queueNames = new HashSet<>();
+        List<Object> ql = r.list(root.get("queues"), "queues");
+        if (ql == null || ql.isEmpty()) {
+            r.problem("queues", "must list at least one queue");
+        }
+        for (int i = 0; ql != null && i < ql.size(); i++) {
+            String path = "queues[" + i + "]";
+            Map<String, Object> q = r.map(ql.get(i), path);
+            if (q == null) {
+                continue;
+            }
+            r.onlyKeys(q, path, Set.of("name", "tenant", "cohort", "weight", "quotas"));
+            String name = r.name(q.get("name"), path + ".name");
+            String tenant = r.name(q.get("tenant"), path + ".tenant");
+            String cohort = q.get("cohort") == null ? null : r.name(q.get("cohort"), path + ".cohort");
+            double weight = q.get("weight") == null ? 1.0 : r.number(q.get("weight"), path + ".weight");
+            if (!(weight > 0)) {
+                r.problem(path + ".weight", "must be > 0, was " + q.get("weight"));
+            }
+            if (name != null && !queueNames.add(name)) {
+                r.problem(path + ".name", "duplicate queue '" + name + "'");
+            }
+            if (tenant != null && tenants != null && !tenants.contains(tenant)) {
+                r.problem(path + ".tenant", "unknown tenant '" + tenant + "' (not in tenants)");
+            }
+            if (cohort != null && !cohorts.containsKey(cohort)) {
+                r.problem(path + ".cohort", "unknown cohort '" + cohort + "'");
+            }
+            Map<String, ResourceQuota> quotas = new LinkedHashMap<>();
+            Map<String, Object> qm = q.get("quotas") == null ? Map.of() : r.map(q.get("quotas"), path + ".quotas");
+            if (qm != null) {
+                for (Map.Entry<String, Object> e : qm.entrySet()) {
+                    String rp = path + ".quotas." + e.getKey();
+                    if (!flavours.contains(e.getKey()) && !e.getKey().equals(CPU) && !e.getKey().equals(MEMORY)) {
+                        r.problem(rp, "unknown flavour '" + e.getKey() + "' (flavours: " + flavours + ", cpu, memory)");
+                        continue;
+                    }
+                    Map<String, Object> lim = r.map(e.getValue(), rp);
+                    if (lim == null) {
+                        continue;
+                    }
+                    r.onlyKeys(lim, rp, Set.of("nominal", "borrowingLimit", "lendingLimit"));
+                    Long nominal = r.count(lim.get("nominal"), rp + ".nominal");
+                    if (lim.get("nominal") == null) {
+                        r.problem(rp + ".nominal", "is required");
+                    }
+                    Long borrow = lim.get("borrowingLimit") == null ? null
+                            : r.count(lim.get("borrowingLimit"), rp + ".borrowingLimit");
+                    Long lend = lim.get("lendingLimit") == null ? null
+                            : r.count(lim.get("lendingLimit"), rp + ".lendingLimit");
+                    if (nominal != null && lend != null && lend > nominal) {
+                        r.problem(rp + ".lendingLimit", "must be <= nominal " + nominal + ", was " + lend);
+                    }
+                    if (cohort == null && (borrow != null && borrow > 0 || lend != null)) {
+                        r.problem(rp, "borrowingLimit/lendingLimit need the queue to be in a cohort");
+                    }
+                    if (nominal != null) {
+                        quotas.put(e.getKey(), new ResourceQuota(nominal, borrow, lend));
+                    }
+                }
+            }
+            if (name != null && tenant != null) {
+                queues.add(new QueueDef(name, tenant, cohort, weight, quotas));
+            }
+        }
+
+        Map<String, Integer> classes = new LinkedHashMap<>();
+        String defaultClass = DEFAULT_CLASS;
+        Map<String, Object> pc = root.get("priorityClasses") == null ? null
+                : r.map(root.get("priorityClasses"), "priorityClasses");
+        if (pc != null) {
+            r.onlyKeys(pc, "priorityClasses", Set.of("default", "classes"));
+            Map<String, Object> cm = r.map(pc.get("classes"), "priorityClasses.classes");
+            if (cm != null) {
+                for (Map.Entry<String, Object> e : cm.entrySet()) {
+                    String p = "priorityClasses.classes." + e.getKey();
+                    if (r.name(e.getKey(), p) != null) {
+                        double v = r.number(e.getValue(), p);
+                        if (v != Math.rint(v) || Math.abs(v) > 1_000_000_000) {
+                            r.problem(p, "must be a whole number within +-1e9, was " + e.getValue());
+                        }
+                        classes.put(e.getKey(), (int) v);
+                    }
+                }
+            }
+            defaultClass = pc.get("default") == null ? null : r.string(pc.get("default"), "priorityClasses.default");
+            if (defaultClass == null) {
+                r.problem("priorityClasses.default", "is required when classes are given");
+            } else if (!classes.containsKey(defaultClass)) {
+                r.problem("priorityClasses.default", "unknown priority class '" + defaultClass + "'");
+            }
+        } else {
+            classes.put(DEFAULT_CLASS, 0);
+        }
+        if (!r.problems.isEmpty()) {
+            throw new ConfigException(r.problems);
+        }
+        return new FairShareConfig(flavours, cohorts, queues, classes, defaultClass, halfLife, starvation, null);
+    }
+
+    /** Accumulates problems with their paths while walking the untyped YAML tree. */
+    private static final class Reader {
+        final List<String> problems = new ArrayList<>();
+
+        void problem(String path, String message) {
+            problems.add((path.isEmpty() ? "(root)" : path) + ": " + message);
+        }
+
+        @SuppressWarnings("unchecked")
+        Map<String, Object> map(Object o, String path) {
+            if (o instanceof Map<?, ?> m) {
+                for (Object k : m.keySet()) {
+                    if (!(k instanceof String)) {
+                        problem(path, "keys must be strings, found " + k);
+                        return null;
+                    }
+                }
+                return (Map<String, Object>) m;
+            }
+            problem(path, "must be a mapping");
+            return null;
+        }
+
+        @SuppressWarnings("unchecked")
+        List<Object> list(Object o, String path) {
+            if (o == null) {
+                return null;
+            }
+            if (o instanceof List<?> l) {
+                return (List<Object>) l;
+            }
+            problem(path, "must be a list");
+            return null;
+        }
+
+        void onlyKeys(Map<String, Object> m, String path, Set<String> allowed) {
+            for (String k : m.keySet()) {
+                if (!allowed.contains(k)) {
+                    problem(path.isEmpty() ? k : path + "." + k, "unknown key (allowed: " + allowed.stream().sorted()
+                            .toList() + ")");
+                }
+            }
+        }
+
+        String string(Object o, String path) {
+            if (o instanceof String s && !s.isBlank()) {
+                return s;
+            }
+            problem(path, o == null ? "is required" : "must be a non-empty string, was " + o);
+            return null;
+        }
+
+        String name(Object o, String path) {
+            String s = string(o, path);
+            if (s != null && !NAME.matcher(s).matches()) {
+                problem(path, "must be a lower-case name ([a-z0-9][a-z0-9-]{0,62}), was '" + s + "'");
+                return null;
+            }
+            return s;
+        }
+
+        double number(Object o, String path) {
+            if (o instanceof Number n) {
+                return n.doubleValue();
+            }
+            problem(path, "must be a number, was " + o);
+            return Double.NaN;
+        }
+
+        Long count(Object o, String path) {
+            if (o instanceof Integer || o instanceof Long) {
+                long v = ((Number) o).longValue();
+                if (v < 0) {
+                    problem(path, "must be >= 0, was " + v);
+                    return null;
+                }
+                return v;
+            }
+            problem(path, o == null ? "is required" : "must be a whole number, was " + o);
+            return null;
+        }
+
+        Duration duration(Object o, String path, Duration fallback) {
+            if (o == null) {
+                return fallback;
+            }
+            Duration d = parseDuration(String.valueOf(o));
+            if (d == null || d.isNegative()) {
+                problem(path, "must be a duration >= 0 such as 7d, 12h, 30m, 45s or PT1H, was '" + o + "'");
+                return fallback;
+            }
+            return d;
+        }
+    }
+
+    /** {@code 7d}, {@code 12h}, {@code 30m}, {@code 45s}, {@code 0} or ISO-8601 ({@code PT1H}); null if malformed. */
+    public static Duration parseDuration(String s) {
+        String t = s.trim();
+        try {
+            if (t.equals("0")) {
+                return Duration.ZERO;
+            }
+            if (t.startsWith("P") || t.startsWith("-P")) {
+                return Duration.parse(t);
+            }
+            long n = Long.parseLong(t.substring(0, t.length() - 1));
+            return switch (t.charAt(t.length() - 1)) {
+                case 'd' -> Duration.ofDays(n);
+                case 'h' -> Duration.ofHours(n);
+                case 'm' -> Duration.ofMinutes(n);
+                case 's' -> Duration.ofSeconds(n);
+                default -> null;
+            };
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+}

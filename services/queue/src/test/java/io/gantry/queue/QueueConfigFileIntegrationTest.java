@@ -1,0 +1,143 @@
+package io.gantry.queue;
+
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobWaiting;
+import io.gantry.events.WaitReason;
+import io.gantry.queue.adapter.QueueProcessor;
+import io.gantry.schemas.Topics;
+import io.micronaut.context.ApplicationContext;
+import io.micronaut.core.type.Argument;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.http.client.HttpClient;
+import io.micronaut.json.JsonMapper;
+import io.micronaut.runtime.server.EmbeddedServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The queue started with a fair-share configuration file: cohort borrowing and flavour assignment over the real
+ * broker, the queue status over HTTP, and a refused start on an invalid file. Contexts are started by hand so the
+ * invalid one can fail (never two at once: they share a transactional id).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class QueueConfigFileIntegrationTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    private final String tenant = "qf-" + UUID.randomUUID().toString().substring(0, 8);
+    private final String neighbour = tenant + "-n";
+    private final Wire wire = new Wire();
+    private final KafkaProbe probe;
+
+    QueueConfigFileIntegrationTest() {
+        EmbeddedKafka.shared().createTopics(Topics.allNames(), 1);
+        probe = new KafkaProbe();
+    }
+
+    @AfterAll
+    void closeClients() {
+        wire.close();
+        probe.close();
+    }
+
+    private Map<String, Object> properties(String configYaml) throws IOException {
+        Path config = Files.createTempFile("queues", ".yml");
+        Files.writeString(config, configYaml, StandardCharsets.UTF_8);
+        config.toFile().deleteOnExit();
+        Path tokens = Files.createTempFile("queue-tokens", ".yaml");
+        Files.writeString(tokens, "tokens:\n  - tenant: " + tenant + "\n    token: " + tenant + "-token\n",
+                StandardCharsets.UTF_8);
+        tokens.toFile().deleteOnExit();
+        Map<String, Object> p = new HashMap<>();
+        p.put("kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers());
+        p.put("micronaut.server.port", "-1");
+        p.put("gantry.auth.tokens-file", tokens.toString());
+        p.put("gantry.queue.config-file", config.toString());
+        return p;
+    }
+
+    @Test
+    void aJobBorrowsItsNeighboursIdleQuotaIsPinnedToItsFlavourAndTheQueueShowsIt() throws Exception {
+        String yaml = "flavours: [H100, A100]\n"
+                + "cohorts:\n  - name: shared\n"
+                + "queues:\n"
+                + "  - {name: " + tenant + ", tenant: " + tenant + ", cohort: shared, weight: 2,"
+                + " quotas: {H100: {nominal: 4}, A100: {nominal: 8}}}\n"
+                + "  - {name: " + neighbour + ", tenant: " + neighbour + ", cohort: shared,"
+                + " quotas: {H100: {nominal: 4}}}\n";
+        try (EmbeddedServer server = ApplicationContext.run(EmbeddedServer.class, properties(yaml));
+             HttpClient http = HttpClient.create(server.getURL())) {
+            await().atMost(TIMEOUT).until(() -> server.getApplicationContext().getBean(QueueProcessor.class).isReady());
+            wire.submit(tenant + "-j1", tenant, 8, 1);
+            wire.submit(tenant + "-j2", tenant, 8, 1);
+            wire.submit(tenant + "-j3", tenant, 1, 1);
+
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                assertThat(probe.payloads(tenant, tenant + "-j1", JobDispatched.class)).singleElement()
+                        .satisfies(d -> assertThat(d.getSpec().getTasks().get(0).getGpuModel()).isEqualTo("H100"));
+                assertThat(probe.payloads(tenant, tenant + "-j2", JobDispatched.class)).singleElement()
+                        .satisfies(d -> assertThat(d.getSpec().getTasks().get(0).getGpuModel()).isEqualTo("A100"));
+                assertThat(probe.payloads(tenant, tenant + "-j3", JobWaiting.class)).singleElement().satisfies(w -> {
+                    assertThat(w.getReason()).isEqualTo(WaitReason.QUOTA);
+                    assertThat(w.getMessage()).isEqualTo("waiting for quota: cohort shared needs 1 x H100, 0 free");
+                });
+            });
+
+            JsonMapper json = server.getApplicationContext().getBean(JsonMapper.class);
+            Map<String, Object> queues = json.readValue(http.toBlocking().retrieve(HttpRequest.GET("/v1/queues")
+                    .bearerAuth(tenant + "-token"), String.class), Argument.mapOf(String.class, Object.class));
+            assertThat((List<?>) queues.get("queues")).singleElement().satisfies(row -> {
+                Map<?, ?> q = (Map<?, ?>) row;
+                assertThat(q.get("name")).isEqualTo(tenant);
+                assertThat(q.get("cohort")).isEqualTo("shared");
+                assertThat(q.get("pending")).isEqualTo(1);
+                assertThat(q.get("fairShare")).isEqualTo(2.0 / 3);
+                assertThat((List<?>) q.get("flavours")).first().satisfies(f -> assertThat(asMap(f))
+                        .containsEntry("flavour", "H100").containsEntry("nominal", 4).containsEntry("used", 8)
+                        .containsEntry("borrowed", 4).containsEntry("lent", 0));
+            });
+            Map<String, Object> pending = json.readValue(http.toBlocking().retrieve(
+                    HttpRequest.GET("/v1/queues/" + tenant + "/pending").bearerAuth(tenant + "-token"), String.class),
+                    Argument.mapOf(String.class, Object.class));
+            assertThat((List<?>) pending.get("pending")).singleElement().satisfies(p -> assertThat(asMap(p))
+                    .containsEntry("jobId", tenant + "-j3").containsEntry("waitReason", "QUOTA"));
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> asMap(Object o) {
+        return (Map<String, Object>) o;
+    }
+
+    @Test
+    void anInvalidConfigurationFileStopsTheStartWithAMessageNamingThePath() throws Exception {
+        String yaml = "flavours: [H100]\ncohorts: [{name: c}]\n"
+                + "queues:\n  - {name: q, tenant: q, cohort: c, quotas: {H100: {nominal: 4, lendingLimit: 6}}}\n";
+        assertThatThrownBy(() -> ApplicationContext.run(properties(yaml)))
+                .satisfies(e -> {
+                    Throwable t = e;
+                    StringBuilder messages = new StringBuilder();
+                    while (t != null) {
+                        messages.append(t.getMessage()).append('\n');
+                        t = t.getCause();
+                    }
+                    assertThat(messages.toString())
+                            .contains("queues[0].quotas.H100.lendingLimit: must be <= nominal 4, was 6");
+                });
+    }
+}

@@ -1,0 +1,262 @@
+package io.gantry.queue.core;
+
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
+
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static io.gantry.queue.core.ConfigBuilder.aConfig;
+import static io.gantry.queue.core.ConfigBuilder.aQueue;
+import static io.gantry.queue.core.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Invariants of the fair-share queue over random histories in a nested cohort tree with every kind of limit. */
+class FairShareProperties {
+    private static final FairShareConfig CONFIG = aConfig().flavours("H100", "A100").halfLife("10m")
+            .starvationWait("60s").classes("normal", 0, "high", 10)
+            .cohort("org").cohort("research", "org")
+            .queue(aQueue("vision").cohort("research").quota("H100", 8, 4L, 4L).quota("A100", 4)
+                    .quota("cpu", 16000))
+            .queue(aQueue("nlp").cohort("research").quota("H100", 8, null, 2L).quota("A100", 4, 2L, null))
+            .queue(aQueue("nlp-batch").tenant("nlp").cohort("org").quota("H100", 0, 6L, null).quota("A100", 0))
+            .queue(aQueue("speech").cohort("org").quota("H100", 4).quota("A100", 8, null, 8L))
+            .queue(aQueue("solo").quota("H100", 4))
+            .build();
+    private static final String[] TENANTS = {"vision", "nlp", "speech", "solo"};
+    private static final String[] MODELS = {null, null, "H100", "A100", "V100"};
+
+    enum Kind { SUBMIT, GRANT, DEFER, FINISH, RELEASE, NODE_FAILED, REQUEUE, CANCEL, CAPACITY }
+
+    /** One random step; job and attempt are resolved against the core's state when it runs. */
+    record Op(Kind kind, int job, int gpus, int variant, int seconds) {
+    }
+
+    @Provide
+    Arbitrary<List<Op>> histories() {
+        Arbitrary<Op> op = Combinators.combine(Arbitraries.of(Kind.SUBMIT, Kind.SUBMIT, Kind.SUBMIT,
+                        Kind.GRANT, Kind.DEFER, Kind.FINISH, Kind.RELEASE, Kind.RELEASE, Kind.NODE_FAILED, Kind.REQUEUE,
+                        Kind.CANCEL, Kind.CAPACITY), Arbitraries.integers().between(0, 14),
+                Arbitraries.integers().between(0, 10), Arbitraries.integers().between(0, 99),
+                Arbitraries.integers().between(0, 120)).as(Op::new);
+        return op.list().ofMinSize(1).ofMaxSize(120);
+    }
+
+    /** Drives a core and remembers every fact with its time, as the topic would. */
+    static final class Run {
+        final QueueCore core = new QueueCore(CONFIG);
+        final List<QueueFact> facts = new ArrayList<>();
+        final List<Instant> times = new ArrayList<>();
+        Instant now = JobBuilder.EPOCH;
+
+        List<QueueFact> step(Op op) {
+            now = now.plusSeconds(op.seconds());
+            String jobId = "j" + op.job();
+            String tenant = TENANTS[op.job() % TENANTS.length];
+            JobState job = core.state().live().get(jobId);
+            int attempt = job == null ? 1 : job.attempt();
+            Input input = switch (op.kind()) {
+                case SUBMIT -> {
+                    JobBuilder b = aJob(jobId).tenant(tenant).gang(1 + op.variant() % 2, op.gpus())
+                            .submittedAt(now.getEpochSecond() - JobBuilder.EPOCH.getEpochSecond())
+                            .model(MODELS[op.variant() % MODELS.length]).cpu(1000 * (op.variant() % 5), 64);
+                    if (op.variant() % 3 == 0) {
+                        b.timeLimit(60L + op.variant() * 10L);
+                    }
+                    if (op.variant() % 7 == 0) {
+                        b.priorityClass("high");
+                    }
+                    if (tenant.equals("nlp") && op.variant() % 4 == 1) {
+                        b.queue("nlp-batch");
+                    }
+                    yield b.submitted();
+                }
+                case GRANT -> new Input.Granted(jobId, tenant, attempt);
+                case DEFER -> new Input.Deferred(jobId, tenant, attempt, "INSUFFICIENT_FREE_GPUS", "no room");
+                case FINISH -> new Input.RunSucceeded(jobId, tenant, attempt);
+                case RELEASE -> new Input.Released(jobId, tenant, attempt, "RUN_SUCCEEDED");
+                case NODE_FAILED -> new Input.Released(jobId, tenant, attempt, QueueCore.NODE_FAILED);
+                case REQUEUE -> new Input.Requeued(jobId, tenant, attempt, "again");
+                case CANCEL -> new Input.CancelRequested(jobId, tenant, tenant);
+                case CAPACITY -> new Input.CapacityChanged("node");
+            };
+            List<QueueFact> out = core.apply(input, now);
+            facts.addAll(out);
+            out.forEach(f -> times.add(now));
+            return out;
+        }
+
+        QueueCore replayed() {
+            QueueCore fresh = new QueueCore(CONFIG);
+            for (int i = 0; i < facts.size(); i++) {
+                fresh.replay(facts.get(i), times.get(i));
+            }
+            return fresh;
+        }
+    }
+
+    private static String root(String cohort) {
+        String at = cohort;
+        while (at != null && CONFIG.cohorts().get(at) != null) {
+            at = CONFIG.cohorts().get(at);
+        }
+        return at;
+    }
+
+    @Property(tries = 300)
+    void noQueueEverUsesMoreThanItsNominalPlusItsBorrowingLimit(@ForAll("histories") List<Op> history) {
+        Run run = new Run();
+        List<String> resources = CONFIG.resources();
+        for (Op op : history) {
+            run.step(op);
+            Map<String, List<Long>> usage = run.core.state().usage();
+            for (FairShareConfig.QueueDef q : CONFIG.queues()) {
+                q.quotas().forEach((resource, quota) -> {
+                    long used = usage.get(q.name()).get(resources.indexOf(resource));
+                    long limit = q.cohort() == null ? quota.nominal()
+                            : quota.borrowingLimit() == null ? Long.MAX_VALUE : quota.nominal() + quota.borrowingLimit();
+                    assertThat(used).as("%s uses of %s", q.name(), resource).isLessThanOrEqualTo(limit);
+                });
+            }
+        }
+    }
+
+    @Property(tries = 300)
+    void othersNeverUseMoreOfAQueuesNominalThanItsLendingLimit(@ForAll("histories") List<Op> history) {
+        Run run = new Run();
+        List<String> resources = CONFIG.resources();
+        for (Op op : history) {
+            run.step(op);
+            Map<String, List<Long>> usage = run.core.state().usage();
+            for (FairShareConfig.QueueDef q : CONFIG.queues()) {
+                if (q.cohort() == null) {
+                    continue;
+                }
+                q.quotas().forEach((resource, quota) -> {
+                    int r = resources.indexOf(resource);
+                    long othersUse = 0;
+                    long othersNominal = 0;
+                    for (FairShareConfig.QueueDef o : CONFIG.queues()) {
+                        if (o != q && o.cohort() != null && root(o.cohort()).equals(root(q.cohort()))) {
+                            othersUse += usage.get(o.name()).get(r);
+                            FairShareConfig.ResourceQuota oq = o.quotas().get(resource);
+                            othersNominal += oq == null ? 0 : oq.nominal();
+                        }
+                    }
+                    long lendable = quota.lendingLimit() == null ? quota.nominal() : quota.lendingLimit();
+                    assertThat(othersUse).as("the others' use of %s around %s", resource, q.name())
+                            .isLessThanOrEqualTo(othersNominal + lendable);
+                });
+            }
+        }
+    }
+
+    @Property(tries = 200)
+    void replayingTheEmittedFactsAtTheirTimesGivesTheSameState(@ForAll("histories") List<Op> history) {
+        Run run = new Run();
+        for (Op op : history) {
+            run.step(op);
+        }
+        QueueCore replayed = run.replayed();
+        assertThat(replayed.state()).isEqualTo(run.core.state());
+        // and, after the restore cycle the adapter always runs, the rebuilt core decides as the live one does
+        Instant later = run.now.plusSeconds(5);
+        assertThat(replayed.apply(new Input.Restored(), later)).isEqualTo(run.core.apply(new Input.Restored(), later));
+        assertThat(replayed.apply(new Input.CapacityChanged("node"), later.plusSeconds(90)))
+                .isEqualTo(run.core.apply(new Input.CapacityChanged("node"), later.plusSeconds(90)));
+    }
+
+    /**
+     * The incremental cycles leave nothing admissible behind: a full cycle over every queue, at the same time, right
+     * after any step finds nothing more to dispatch.
+     */
+    @Property(tries = 200)
+    void afterEveryInputAFullCycleFindsNothingMoreToDispatch(@ForAll("histories") List<Op> history) {
+        Run run = new Run();
+        for (Op op : history) {
+            run.step(op);
+            QueueCore copy = run.replayed();
+            assertThat(copy.apply(new Input.Restored(), run.now)).as("after %s", op)
+                    .noneMatch(f -> f instanceof QueueFact.JobDispatched);
+        }
+    }
+
+    @Property(tries = 200)
+    void theSameInputsGiveTheSameDecisions(@ForAll("histories") List<Op> history) {
+        Run a = new Run();
+        Run b = new Run();
+        history.forEach(a::step);
+        history.forEach(b::step);
+        assertThat(a.facts).isEqualTo(b.facts);
+    }
+
+    /**
+     * Steady backlog: queues of random weights borrow a 120-GPU pool, every queue always has 1-GPU jobs waiting and
+     * the oldest running job ends every 10 seconds. After many half-lives every queue's share of the pool is within
+     * epsilon = 0.03 (3.6 GPUs) of weight / sum of weights.
+     */
+    @Property(tries = 15)
+    void underSteadyBacklogWeightedSharesConvergeToTheWeights(
+            @ForAll @Size(min = 2, max = 4) List<@IntRange(min = 1, max = 4) Integer> weights) {
+        int capacity = 120;
+        ConfigBuilder b = aConfig().flavours("H100").halfLife("10m").starvationWait("1000d").cohort("pool")
+                .queue(aQueue("donor").cohort("pool").quota("H100", capacity));
+        for (int i = 0; i < weights.size(); i++) {
+            b.queue(aQueue("t" + i).cohort("pool").weight(weights.get(i)).quota("H100", 0));
+        }
+        QueueCore core = new QueueCore(b.build());
+        Instant now = JobBuilder.EPOCH;
+        Deque<String> running = new ArrayDeque<>();
+        Map<String, Integer> submitted = new HashMap<>();
+        Map<String, Integer> dispatched = new HashMap<>();
+        Map<String, Integer> allocation = new HashMap<>();
+        for (int step = 0; step < 6000; step++) {
+            now = now.plusSeconds(10);
+            for (int i = 0; i < weights.size(); i++) {
+                String t = "t" + i;
+                while (submitted.getOrDefault(t, 0) - dispatched.getOrDefault(t, 0) < 3) {
+                    int n = submitted.merge(t, 1, Integer::sum);
+                    List<QueueFact> out = core.apply(aJob(t + "-" + n).tenant(t).gpus(1)
+                            .submittedAt(now.getEpochSecond() - JobBuilder.EPOCH.getEpochSecond()).submitted(), now);
+                    collect(out, running, allocation, dispatched);
+                }
+            }
+            if (running.size() >= capacity) {
+                String done = running.poll();
+                String tenant = done.substring(0, done.indexOf('-'));
+                allocation.merge(tenant, -1, Integer::sum);
+                core.apply(new Input.RunSucceeded(done, tenant, 1), now);
+                collect(core.apply(new Input.Released(done, tenant, 1, "RUN_SUCCEEDED"), now), running, allocation,
+                        dispatched);
+            }
+        }
+        double total = weights.stream().mapToInt(Integer::intValue).sum();
+        for (int i = 0; i < weights.size(); i++) {
+            double share = allocation.getOrDefault("t" + i, 0) / (double) capacity;
+            assertThat(share).as("share of t%d (weight %d of %s)", i, weights.get(i), weights)
+                    .isCloseTo(weights.get(i) / total, org.assertj.core.data.Offset.offset(0.03));
+        }
+    }
+
+    private static void collect(List<QueueFact> facts, Deque<String> running, Map<String, Integer> allocation,
+                                Map<String, Integer> dispatched) {
+        for (QueueFact f : facts) {
+            if (f instanceof QueueFact.JobDispatched d) {
+                running.add(d.jobId());
+                allocation.merge(d.tenant(), 1, Integer::sum);
+                dispatched.merge(d.tenant(), 1, Integer::sum);
+            }
+        }
+    }
+}
