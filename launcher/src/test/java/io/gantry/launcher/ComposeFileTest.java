@@ -45,7 +45,11 @@ class ComposeFileTest {
             Path dir = REPO.resolve("services").resolve(name);
             Map<String, Object> svc = (Map<String, Object>) services.get(name);
             assertThat(svc).as(name + " is in docker-compose.yml").isNotNull();
-            assertThat(svc.get("build")).isEqualTo("services/" + name);
+            Map<String, Object> build = (Map<String, Object>) svc.get("build");
+            assertThat(build.get("context")).isEqualTo("services/" + name);
+            assertThat(REPO.resolve("services").resolve(name).resolve((String) build.get("dockerfile")).normalize())
+                    .isEqualTo(REPO.resolve("deploy/service.Dockerfile"));
+            assertThat((Map<String, Object>) build.get("args")).containsEntry("SERVICE", name);
 
             Map<String, Object> appYml = yaml(dir.resolve("src/main/resources/application.yml"));
             String port = String.valueOf(at(appYml, "micronaut", "server").get("port"));
@@ -68,8 +72,8 @@ class ComposeFileTest {
                 assertThat((Map<String, Object>) svc.get("depends_on")).containsKey("postgres");
             }
 
-            String dockerfile = Files.readString(dir.resolve("Dockerfile"));
-            assertThat(dockerfile).contains("COPY target/gantry-" + name + ".jar").contains("COPY target/lib/");
+            String dockerfile = Files.readString(REPO.resolve("deploy/service.Dockerfile"));
+            assertThat(dockerfile).contains("COPY target/gantry-${SERVICE}.jar").contains("COPY target/lib/");
             assertThat(Files.readString(dir.resolve("pom.xml"))).contains("<finalName>gantry-" + name + "</finalName>");
         }
     }
