@@ -9,8 +9,16 @@ import java.util.Objects;
  * @param owner     the only service that writes it
  * @param key       what the record key holds (e.g. {@code jobId})
  * @param valueType the Avro envelope class of the values ({@code byte[]} for dead-letter topics)
+ * @param retentionMs how long the broker keeps records: -1 (forever) for topics that are a system of record
  */
-public record Topic<V>(String name, Service owner, String key, Class<V> valueType) {
+public record Topic<V>(String name, Service owner, String key, Class<V> valueType, long retentionMs) {
+    /** Unlimited retention: topics services rebuild their state from. */
+    public static final long FOREVER = -1;
+
+    public Topic(String name, Service owner, String key, Class<V> valueType) {
+        this(name, owner, key, valueType, FOREVER);
+    }
+
     public Topic {
         Objects.requireNonNull(name);
         Objects.requireNonNull(owner);

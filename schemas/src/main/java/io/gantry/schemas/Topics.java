@@ -4,6 +4,7 @@ import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeHealthEvent;
+import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.events.UsageEvent;
@@ -23,6 +24,10 @@ public final class Topics {
             new Topic<>("placement.allocation-events", Service.PLACEMENT, "jobId", AllocationEvent.class);
     public static final Topic<NodeEvent> PLACEMENT_NODE_EVENTS =
             new Topic<>("placement.node-events", Service.PLACEMENT, "nodeId", NodeEvent.class);
+    /** Liveness only, so a short history: nothing is rebuilt from it. */
+    public static final Topic<NodeHeartbeatEvent> PLACEMENT_HEARTBEAT_EVENTS =
+            new Topic<>("placement.heartbeat-events", Service.PLACEMENT, "nodeId", NodeHeartbeatEvent.class,
+                    java.time.Duration.ofHours(1).toMillis());
     public static final Topic<NodeHealthEvent> RECOVERY_NODE_EVENTS =
             new Topic<>("recovery.node-events", Service.RECOVERY, "nodeId", NodeHealthEvent.class);
     public static final Topic<RecoveryJobEvent> RECOVERY_JOB_EVENTS =
@@ -38,16 +43,19 @@ public final class Topics {
     /** The event topics, in pipeline order. */
     public static List<Topic<?>> eventTopics() {
         return List.of(ADMISSION_JOB_EVENTS, QUEUE_JOB_EVENTS, PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_NODE_EVENTS,
-                RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS, BILLING_USAGE_EVENTS);
+                PLACEMENT_HEARTBEAT_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS, BILLING_USAGE_EVENTS);
     }
 
     /** Event topics and every service's dead-letter topic: what a fresh cluster needs created. */
-    public static List<String> allNames() {
-        var names = new java.util.ArrayList<String>();
-        eventTopics().forEach(t -> names.add(t.name()));
+    public static List<Topic<?>> all() {
+        var topics = new java.util.ArrayList<Topic<?>>(eventTopics());
         for (Service s : Service.values()) {
-            names.add(deadLetter(s).name());
+            topics.add(deadLetter(s));
         }
-        return List.copyOf(names);
+        return List.copyOf(topics);
+    }
+
+    public static List<String> allNames() {
+        return all().stream().map(Topic::name).toList();
     }
 }

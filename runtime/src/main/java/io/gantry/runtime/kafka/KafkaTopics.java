@@ -1,5 +1,6 @@
 package io.gantry.runtime.kafka;
 
+import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -15,7 +16,8 @@ import java.util.concurrent.ExecutionException;
  *
  * <p>Event topics are the system of record: services rebuild their state by replaying them, so they are created
  * with unlimited retention ({@code retention.ms=-1}) instead of the broker's default of seven days, after which
- * a restarted queue would silently forget every job older than a week. Existing topics are left as they are.
+ * a restarted queue would silently forget every job older than a week. Heartbeats, which nothing is rebuilt
+ * from, keep an hour. Existing topics are left as they are.
  */
 public final class KafkaTopics {
     private KafkaTopics() {
@@ -24,13 +26,13 @@ public final class KafkaTopics {
     public static void ensureAll(String bootstrap, int partitions) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000))) {
-            for (String name : Topics.allNames()) {
+            for (Topic<?> topic : Topics.all()) {
                 try {
-                    admin.createTopics(List.of(new NewTopic(name, partitions, (short) -1)
-                            .configs(Map.of("retention.ms", "-1")))).all().get();
+                    admin.createTopics(List.of(new NewTopic(topic.name(), partitions, (short) -1)
+                            .configs(Map.of("retention.ms", Long.toString(topic.retentionMs()))))).all().get();
                 } catch (ExecutionException e) {
                     if (!(e.getCause() instanceof TopicExistsException)) {
-                        throw new IllegalStateException("could not create topic " + name, e.getCause());
+                        throw new IllegalStateException("could not create topic " + topic, e.getCause());
                     }
                 }
             }

@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class KafkaTopicsTest {
 
     @Test
-    void eventTopicsAreCreatedOnceAndKeepTheirHistoryForever() throws Exception {
+    void eventTopicsAreCreatedOnceAndKeepTheirHistoryForeverButHeartbeatsOnlyAnHour() throws Exception {
         String bootstrap = EmbeddedKafka.shared().bootstrapServers();
         KafkaTopics.ensureAll(bootstrap, 1);
         KafkaTopics.ensureAll(bootstrap, 1);
@@ -24,6 +24,9 @@ class KafkaTopicsTest {
             ConfigResource queue = new ConfigResource(ConfigResource.Type.TOPIC, Topics.QUEUE_JOB_EVENTS.name());
             String retention = admin.describeConfigs(List.of(queue)).all().get().get(queue).get("retention.ms").value();
             assertThat(retention).isEqualTo("-1");
+            ConfigResource beats = new ConfigResource(ConfigResource.Type.TOPIC, Topics.PLACEMENT_HEARTBEAT_EVENTS.name());
+            assertThat(admin.describeConfigs(List.of(beats)).all().get().get(beats).get("retention.ms").value())
+                    .isEqualTo("3600000");
         }
     }
 }

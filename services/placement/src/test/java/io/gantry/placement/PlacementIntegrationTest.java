@@ -275,8 +275,10 @@ class PlacementIntegrationTest implements TestPropertyProvider {
                     .map(r -> AvroWire.decode(Topics.PLACEMENT_NODE_EVENTS, r.value())).toList();
             assertThat(events).filteredOn(e -> e.getPayload() instanceof NodeRegistered).extracting(NodeEvent::getNodeId)
                     .contains("sim-0", "sim-1", "sim-2", "sim-3");
-            assertThat(events).filteredOn(e -> e.getPayload() instanceof NodeHeartbeat).extracting(NodeEvent::getNodeId)
+            assertThat(readAll(Topics.PLACEMENT_HEARTBEAT_EVENTS.name())).extracting(r -> r.key())
                     .contains("sim-0", "sim-1", "sim-2", "sim-3");
+            assertThat(events).as("heartbeats are not on the registration topic")
+                    .noneMatch(e -> e.getPayload() instanceof NodeHeartbeat);
         });
     }
 
@@ -339,8 +341,8 @@ class PlacementIntegrationTest implements TestPropertyProvider {
     }
 
     private static long heartbeats(String nodeId) {
-        return readAll(Topics.PLACEMENT_NODE_EVENTS.name()).stream().filter(r -> nodeId.equals(r.key()))
-                .map(r -> AvroWire.decode(Topics.PLACEMENT_NODE_EVENTS, r.value()))
+        return readAll(Topics.PLACEMENT_HEARTBEAT_EVENTS.name()).stream().filter(r -> nodeId.equals(r.key()))
+                .map(r -> AvroWire.decode(Topics.PLACEMENT_HEARTBEAT_EVENTS, r.value()))
                 .filter(e -> e.getPayload() instanceof NodeHeartbeat).count();
     }
 }

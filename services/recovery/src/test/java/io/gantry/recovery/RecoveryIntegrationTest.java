@@ -11,6 +11,7 @@ import io.gantry.events.NodeFailed;
 import io.gantry.events.NodeFailureReason;
 import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.NodeHeartbeat;
+import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.NodeRecovered;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.events.ReleaseReason;
@@ -98,7 +99,7 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
     void aNodeThatStopsHeartbeatingIsDeclaredFailedAndRecoversWithItsNextHeartbeat() {
         String node = "sim-" + UUID.randomUUID();
         for (int i = 0; i < 3; i++) {
-            kafka.send(Topics.PLACEMENT_NODE_EVENTS, node, heartbeat(node, i));
+            kafka.send(Topics.PLACEMENT_HEARTBEAT_EVENTS, node, heartbeat(node, i));
         }
 
         NodeFailed failed = await().atMost(Duration.ofSeconds(30)).until(() -> nodeFacts(node).stream()
@@ -110,7 +111,7 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
         assertThat(failed.getMessage()).contains("no heartbeat for").contains("(timeout 3 s)");
         assertThat(healthOf(node)).containsEntry("state", "FAILED").containsKey("failedAt");
 
-        kafka.send(Topics.PLACEMENT_NODE_EVENTS, node, heartbeat(node, 4));
+        kafka.send(Topics.PLACEMENT_HEARTBEAT_EVENTS, node, heartbeat(node, 4));
         await().atMost(Duration.ofSeconds(30)).until(() -> nodeFacts(node).stream()
                 .anyMatch(e -> e.getPayload() instanceof NodeRecovered));
         // declared failed exactly once, however many checks ran during the silence, then recovered
@@ -172,13 +173,13 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
         String failedNode = "sim-" + UUID.randomUUID();
         String quietNode = "sim-" + UUID.randomUUID();
         String job = "job-" + UUID.randomUUID();
-        kafka.send(Topics.PLACEMENT_NODE_EVENTS, failedNode, heartbeat(failedNode, 0));
+        kafka.send(Topics.PLACEMENT_HEARTBEAT_EVENTS, failedNode, heartbeat(failedNode, 0));
         await().atMost(Duration.ofSeconds(30)).until(() -> !nodeFacts(failedNode).isEmpty());
         kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, job, released(job, 1, ReleaseReason.NODE_FAILED));
         await().atMost(Duration.ofSeconds(30)).until(() -> !jobFacts(job).isEmpty());
 
-        // a node recovery has seen once, then silence: after the restart only the registry can tell it exists
-        kafka.send(Topics.PLACEMENT_NODE_EVENTS, quietNode, heartbeat(quietNode, 0));
+        // a node recovery has seen register once, then silence: after the restart only the registry can tell it exists
+        kafka.send(Topics.PLACEMENT_NODE_EVENTS, quietNode, registration(quietNode));
         await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> healthOf(quietNode) != null);
         context.getBean(RecoveryProcessor.class).close();
         Instant restartedAt = Instant.now();
@@ -219,9 +220,16 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
         return kafka.readAll(Topics.RECOVERY_JOB_EVENTS).stream().filter(e -> job.equals(e.getJobId())).toList();
     }
 
-    private static NodeEvent heartbeat(String node, long sequence) {
-        // the sender's clock is far in the past: liveness must not depend on it
+    private static NodeEvent registration(String node) {
         return NodeEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setNodeId(node)
+                .setOccurredAt(Instant.parse("2001-01-01T00:00:00Z"))
+                .setPayload(io.gantry.events.NodeRegistered.newBuilder().setGpus(java.util.List.of()).setCpuMillis(1000)
+                        .setMemoryMiB(1024L).setLabels(java.util.Map.of()).setBackend("simulated").build()).build();
+    }
+
+    private static NodeHeartbeatEvent heartbeat(String node, long sequence) {
+        // the sender's clock is far in the past: liveness must not depend on it
+        return NodeHeartbeatEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setNodeId(node)
                 .setOccurredAt(Instant.parse("2001-01-01T00:00:00Z"))
                 .setPayload(NodeHeartbeat.newBuilder().setSequence(sequence).build()).build();
     }

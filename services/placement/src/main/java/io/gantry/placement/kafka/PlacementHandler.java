@@ -9,6 +9,7 @@ import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeFailed;
 import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.NodeHeartbeat;
+import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.NodeRecovered;
 import io.gantry.events.NodeRegistered;
 import io.gantry.events.QueueJobEvent;
@@ -210,7 +211,7 @@ public final class PlacementHandler implements EventHandler {
             for (NodeSpec node : backend.nodes()) {
                 if (backend.heartbeating(node.nodeId())) {
                     long seq = heartbeatSequence.merge(node.nodeId(), 1L, Long::sum);
-                    out.send(Topics.PLACEMENT_NODE_EVENTS, node.nodeId(), NodeEvent.newBuilder()
+                    out.send(Topics.PLACEMENT_HEARTBEAT_EVENTS, node.nodeId(), NodeHeartbeatEvent.newBuilder()
                             .setEventId(UUID.randomUUID().toString()).setNodeId(node.nodeId()).setOccurredAt(now)
                             .setPayload(NodeHeartbeat.newBuilder().setSequence(seq).build()).build());
                 }

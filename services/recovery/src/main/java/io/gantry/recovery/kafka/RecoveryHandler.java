@@ -3,6 +3,7 @@ package io.gantry.recovery.kafka;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationReleased;
 import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.events.ReleaseReason;
@@ -63,6 +64,8 @@ final class RecoveryHandler implements EventHandler {
     public void handle(Topic<?> topic, String key, Object value, Output out) {
         if (value instanceof NodeEvent e) {
             // liveness is measured when the heartbeat is received, on our clock, never by e.getOccurredAt()
+            apply(core.onSignOfLife(e.getNodeId(), clock.instant()), out);
+        } else if (value instanceof NodeHeartbeatEvent e) {
             apply(core.onSignOfLife(e.getNodeId(), clock.instant()), out);
         } else if (value instanceof AllocationEvent e && e.getPayload() instanceof AllocationReleased released
                 && released.getReason() == ReleaseReason.NODE_FAILED) {

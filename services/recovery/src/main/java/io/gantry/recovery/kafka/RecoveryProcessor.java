@@ -33,7 +33,7 @@ public class RecoveryProcessor implements AutoCloseable {
         RecoveryPolicy policy = new RecoveryPolicy(heartbeatTimeout, maxRestarts);
         Clock clock = Clock.systemUTC();
         this.processor = EventProcessor.builder(Service.RECOVERY, bootstrap)
-                .inputs(Topics.PLACEMENT_NODE_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS)
+                .inputs(Topics.PLACEMENT_NODE_EVENTS, Topics.PLACEMENT_HEARTBEAT_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS)
                 .restoreFrom(Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS)
                 .handler(() -> {
                     RecoveryHandler h = new RecoveryHandler(policy, clock);
