@@ -1,0 +1,228 @@
+package io.gantry.simulator;
+
+import io.gantry.placement.core.FirstFitPlacer;
+import io.gantry.placement.core.GangPlacer;
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.TopologyPlacer;
+import io.gantry.queue.core.FairShareConfig;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code Replay --trace philly|tiresias|kueue-baseline --cluster uniform:64x8|lingjun|FILE.yml --policy gantry,fifo|all
+ * --max-jobs N --seed S --out DIR}: replays the workload under every policy on the same cluster and writes the
+ * report.
+ */
+public final class Replay {
+    static final String USAGE = """
+            usage: replay --trace philly|tiresias|kueue-baseline [options]
+              --cluster uniform:NxG|lingjun|FILE.yml  cluster (default uniform:64x8)
+              --policy gantry,fifo,fifo-backfill,drf-nodecay|all   policies side by side (default gantry,fifo)
+              --max-jobs N          first N jobs of the trace (default: all)
+              --window-start T      Philly: start at this submit time, 'yyyy-MM-dd HH:mm:ss' (default: first job)
+              --compress F          divide inter-arrival times by F (default 1)
+              --seed S              seed of the synthetic generators (default 1)
+              --placer topology|first-fit   placement algorithm (default topology)
+              --queue-config FILE   the queue's fair-share YAML (default: one queue per tenant, quota by weight)
+              --faults FILE         YAML list of {at: seconds, node: id, recoverAfter: seconds}
+              --fail NODE@SEC[+REC] node failure(s) on the command line, comma separated
+              --traces DIR          the shared traces folder (default: ../shared/traces or ../../shared/traces)
+              --out DIR             output directory (default target/replay)
+            """;
+
+    private Replay() {
+    }
+
+    /** Parsed command line. */
+    public record Options(String trace, String cluster, List<Policy> policies, int maxJobs, LocalDateTime windowStart,
+                          double compression, long seed, String placer, Path queueConfig, Path faultsFile,
+                          String fail, Path traces, Path out) {
+    }
+
+    public static void main(String[] args) {
+        try {
+            Options o = parse(args);
+            run(o, System.out, System.err);
+        } catch (IllegalArgumentException e) {
+            System.err.println("replay: " + e.getMessage());
+            System.err.print(USAGE);
+            System.exit(2);
+        } catch (IOException e) {
+            System.err.println("replay: " + e);
+            System.exit(1);
+        }
+    }
+
+    public static Options parse(String[] args) {
+        Map<String, String> a = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            if (!args[i].startsWith("--") || i + 1 >= args.length) {
+                throw new IllegalArgumentException(args[i].equals("--help") ? "help" : "expected --option value at '"
+                        + args[i] + "'");
+            }
+            a.put(args[i].substring(2), args[++i]);
+        }
+        List<String> known = List.of("trace", "cluster", "policy", "max-jobs", "window-start", "compress", "seed",
+                "placer", "queue-config", "faults", "fail", "traces", "out");
+        for (String k : a.keySet()) {
+            if (!known.contains(k)) {
+                throw new IllegalArgumentException("unknown option --" + k);
+            }
+        }
+        String trace = a.get("trace");
+        if (trace == null || !List.of("philly", "tiresias", "kueue-baseline").contains(trace)) {
+            throw new IllegalArgumentException("--trace: philly, tiresias or kueue-baseline");
+        }
+        String placer = a.getOrDefault("placer", "topology");
+        if (!placer.equals("topology") && !placer.equals("first-fit")) {
+            throw new IllegalArgumentException("--placer: topology or first-fit, got " + placer);
+        }
+        try {
+            return new Options(trace, a.getOrDefault("cluster", "uniform:64x8"),
+                    Policy.parse(a.getOrDefault("policy", "gantry,fifo")),
+                    Integer.parseInt(a.getOrDefault("max-jobs", "" + Integer.MAX_VALUE)),
+                    a.containsKey("window-start") ? LocalDateTime.parse(a.get("window-start"),
+                            DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss")) : null,
+                    Double.parseDouble(a.getOrDefault("compress", "1")), Long.parseLong(a.getOrDefault("seed", "1")),
+                    placer, a.containsKey("queue-config") ? Path.of(a.get("queue-config")) : null,
+                    a.containsKey("faults") ? Path.of(a.get("faults")) : null, a.get("fail"),
+                    a.containsKey("traces") ? Path.of(a.get("traces")) : defaultTraces(),
+                    Path.of(a.getOrDefault("out", "target/replay")));
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+    }
+
+    /** The shared traces folder next to the repository, seen from the repository or from a module directory. */
+    public static Path defaultTraces() {
+        for (String p : List.of("../shared/traces", "../../shared/traces", "/work/shared/traces")) {
+            if (Files.isDirectory(Path.of(p))) {
+                return Path.of(p);
+            }
+        }
+        return Path.of("../shared/traces");
+    }
+
+    public static Workload workload(Options o) throws IOException {
+        Traces.Options t = new Traces.Options(o.maxJobs(), o.windowStart(), o.compression());
+        return switch (o.trace()) {
+            case "philly" -> Traces.philly(read(o.traces().resolve("philly/philly.csv")),
+                    read(o.traces().resolve("philly/philly_vc_nodes.csv")), t);
+            case "tiresias" -> Traces.tiresias(read(o.traces().resolve("tiresias-60/60_job.csv")), t);
+            default -> Traces.kueueBaseline(30, o.seed(), o.maxJobs());
+        };
+    }
+
+    /** The queue configuration: the given file, the Kueue baseline's cohorts, or one cohort with quota by weight. */
+    public static FairShareConfig queueConfig(Options o, Workload w, int clusterGpus) throws IOException {
+        if (o.queueConfig() != null) {
+            return FairShareConfig.fromYaml(yaml().load(Files.readString(o.queueConfig(), StandardCharsets.UTF_8)));
+        }
+        if (w.name().equals("kueue-baseline")) {
+            return Policy.queues(w.tenantWeights(), clusterGpus, 5, 20L, 100L);
+        }
+        return Policy.queues(w.tenantWeights(), clusterGpus, 0, null, null);
+    }
+
+    public static GangPlacer placer(String name) {
+        return name.equals("first-fit") ? new FirstFitPlacer() : new TopologyPlacer();
+    }
+
+    public static List<Simulation.Fault> faults(Options o) throws IOException {
+        List<Simulation.Fault> out = new ArrayList<>();
+        if (o.faultsFile() != null) {
+            Object doc = yaml().load(Files.readString(o.faultsFile(), StandardCharsets.UTF_8));
+            if (!(doc instanceof List<?> list)) {
+                throw new IllegalArgumentException("--faults: expected a YAML list of {at, node, recoverAfter}");
+            }
+            for (int i = 0; i < list.size(); i++) {
+                if (!(list.get(i) instanceof Map<?, ?> m) || !(m.get("at") instanceof Number at)
+                        || m.get("node") == null) {
+                    throw new IllegalArgumentException("--faults[" + i + "]: needs at (seconds) and node");
+                }
+                Object rec = m.get("recoverAfter");
+                out.add(new Simulation.Fault(Math.round(at.doubleValue() * 1000), m.get("node").toString(),
+                        rec instanceof Number n ? Math.round(n.doubleValue() * 1000) : null));
+            }
+        }
+        if (o.fail() != null) {
+            for (String s : o.fail().split(",")) {
+                String[] nodeAt = s.strip().split("@");
+                if (nodeAt.length != 2) {
+                    throw new IllegalArgumentException("--fail: expected NODE@SECONDS[+RECOVER], got " + s);
+                }
+                String[] atRec = nodeAt[1].split("\\+");
+                out.add(new Simulation.Fault(Math.round(Double.parseDouble(atRec[0]) * 1000), nodeAt[0],
+                        atRec.length > 1 ? Math.round(Double.parseDouble(atRec[1]) * 1000) : null));
+            }
+        }
+        return out;
+    }
+
+    /** Replays the workload under every policy and writes the report; returns the results in policy order. */
+    public static List<Simulation.Result> run(Options o, PrintStream out, PrintStream progress) throws IOException {
+        List<NodeSpec> nodes = Clusters.resolve(o.cluster(), o.traces());
+        Workload w = workload(o);
+        int gpus = Clusters.totalGpus(nodes);
+        FairShareConfig config = queueConfig(o, w, gpus);
+        List<Simulation.Fault> faults = faults(o);
+        progress.printf(Locale.ROOT, "replay: %s, %d jobs, %d tenants on %s (%d nodes, %d GPUs), policies %s%n",
+                w.name(), w.jobs().size(), w.tenantWeights().size(), o.cluster(), nodes.size(), gpus,
+                o.policies().stream().map(Policy::label).toList());
+        List<Simulation.Result> results = new ArrayList<>();
+        for (Policy p : o.policies()) {
+            Simulation.Result r = new Simulation(nodes, w, p, config, placer(o.placer()), faults, progress::println)
+                    .run();
+            results.add(r);
+            Report.Summary s = Report.summarise(r);
+            progress.printf(Locale.ROOT, "[%s] done: %d/%d ended, avg JCT %.0f s, makespan %.0f s, util %.1f%%, "
+                            + "%.0f decisions/s, %d violations%n", p.label(), s.ended(), s.jobs() - s.rejected(),
+                    s.avgJct(), s.makespan(), 100 * s.utilisation(), s.decisionsPerSecond(), s.violations());
+        }
+        List<String> context = List.of("workload: " + w.note(),
+                "cluster: " + o.cluster() + " (" + nodes.size() + " nodes, " + gpus + " GPUs), placer " + o.placer(),
+                "policies: " + o.policies().stream().map(Policy::label).toList() + ", seed " + o.seed(),
+                "faults: " + (faults.isEmpty() ? "none" : faults.size() + " node failures"),
+                "command: replay " + commandLine(o));
+        Report.write(o.out(), "Replay: " + w.name() + " on " + o.cluster(), context, w, results);
+        out.println("report: " + o.out().resolve("report.md"));
+        return results;
+    }
+
+    private static String commandLine(Options o) {
+        StringBuilder s = new StringBuilder("--trace " + o.trace() + " --cluster " + o.cluster() + " --policy "
+                + String.join(",", o.policies().stream().map(Policy::label).toList()));
+        if (o.maxJobs() != Integer.MAX_VALUE) {
+            s.append(" --max-jobs ").append(o.maxJobs());
+        }
+        if (o.windowStart() != null) {
+            s.append(" --window-start '").append(o.windowStart()).append('\'');
+        }
+        if (o.compression() != 1.0) {
+            s.append(" --compress ").append(o.compression());
+        }
+        return s.append(" --seed ").append(o.seed()).toString();
+    }
+
+    private static List<String> read(Path p) throws IOException {
+        return Files.readAllLines(p, StandardCharsets.UTF_8);
+    }
+
+    private static Yaml yaml() {
+        return new Yaml(new SafeConstructor(new LoaderOptions()));
+    }
+}

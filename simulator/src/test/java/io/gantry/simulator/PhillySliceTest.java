@@ -1,0 +1,67 @@
+package io.gantry.simulator;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The CI slice: 2,000 Philly jobs on 8 x 8 GPUs under every policy. Invariants only, never wall-clock figures.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class PhillySliceTest {
+    private static final Path TRACES = Path.of("../../shared/traces");
+    private Workload workload;
+
+    @BeforeAll
+    void load() throws IOException {
+        assumeTrue(Files.isRegularFile(TRACES.resolve("philly/philly.csv")),
+                "skipped: the shared Philly trace is not at " + TRACES.toAbsolutePath());
+        workload = Traces.philly(Files.readAllLines(TRACES.resolve("philly/philly.csv")),
+                Files.readAllLines(TRACES.resolve("philly/philly_vc_nodes.csv")), new Traces.Options(2000, null, 1.0));
+    }
+
+    private Simulation.Result replay(Policy p) {
+        var nodes = Clusters.uniform(8, 8);
+        var config = Policy.queues(workload.tenantWeights(), 64, 0, null, null);
+        return new Simulation(nodes, workload, p, config, Replay.placer("topology"), java.util.List.of(), null).run();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Policy.class)
+    void every_job_ends_no_device_is_double_allocated_and_gpu_time_is_billed_exactly_once(Policy p) {
+        Simulation.Result r = replay(p);
+
+        long replayed = 0;
+        long expectedGpuMs = 0;
+        for (int i = 0; i < r.jobs.size(); i++) {
+            if (!r.rejected[i]) {
+                replayed++;
+                expectedGpuMs += r.jobs.get(i).gpus() * r.jobs.get(i).durationMillis();
+                assertThat(r.succeeded[i]).as("job %s succeeded", r.jobs.get(i).id()).isTrue();
+                assertThat(r.finish[i]).isGreaterThanOrEqualTo(r.jobs.get(i).submitMillis()
+                        + r.jobs.get(i).durationMillis());
+            }
+        }
+        assertThat(replayed).isGreaterThan(1900);
+        assertThat(r.ended).isEqualTo(replayed);
+        assertThat(r.violations).isEmpty();
+        assertThat(r.leftAllocated).isZero();
+        assertThat(r.succeededGpuMs).isEqualTo(expectedGpuMs);
+        assertThat(r.billedGpuMs).isEqualTo(expectedGpuMs);
+        assertThat(r.grants).isEqualTo(replayed);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Policy.class, names = {"GANTRY", "FIFO"})
+    void the_same_inputs_give_the_same_report(Policy p) {
+        assertThat(Report.summarise(replay(p)).virtualOnly()).isEqualTo(Report.summarise(replay(p)).virtualOnly());
+    }
+}

@@ -1,0 +1,99 @@
+package io.gantry.simulator;
+
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.TopologyPlacer;
+import io.gantry.queue.core.FairShareConfig;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SimulationTest {
+    private static Simulation.Result run(List<NodeSpec> nodes, List<SimJob> jobs, Policy policy,
+                                         List<Simulation.Fault> faults) {
+        Workload w = new Workload("test", jobs, Map.of("a", 1.0, "b", 1.0), "inline");
+        FairShareConfig config = Policy.queues(w.tenantWeights(), Clusters.totalGpus(nodes), 0, null, null);
+        return new Simulation(nodes, w, policy, config, new TopologyPlacer(), faults, null).run();
+    }
+
+    private static int index(Simulation.Result r, String id) {
+        for (int i = 0; i < r.jobs.size(); i++) {
+            if (r.jobs.get(i).id().equals(id)) {
+                return i;
+            }
+        }
+        throw new AssertionError(id);
+    }
+
+    /** A holds half the node; B needs all of it; C would fit next to A. */
+    private static final List<SimJob> HEAD_OF_LINE = List.of(
+            new SimJob("a", "a", 4, 0, 100_000),
+            new SimJob("b", "b", 8, 1_000, 100_000),
+            new SimJob("c", "a", 2, 2_000, 10_000));
+
+    @Test
+    void strict_fifo_holds_a_small_job_behind_a_blocked_head() {
+        Simulation.Result r = run(Clusters.uniform(1, 8), HEAD_OF_LINE, Policy.FIFO, List.of());
+
+        assertThat(r.firstGrant[index(r, "b")]).isEqualTo(100_000);
+        assertThat(r.firstGrant[index(r, "c")]).isEqualTo(200_000);
+        assertThat(r.violations).isEmpty();
+    }
+
+    @Test
+    void fifo_with_backfill_runs_the_small_job_next_to_the_first() {
+        Simulation.Result r = run(Clusters.uniform(1, 8), HEAD_OF_LINE, Policy.FIFO_BACKFILL, List.of());
+
+        assertThat(r.firstGrant[index(r, "c")]).isEqualTo(2_000);
+        assertThat(r.ended).isEqualTo(3);
+    }
+
+    @Test
+    void a_run_on_a_failed_node_is_requeued_and_its_lost_gpu_time_is_billed_apart() {
+        List<NodeSpec> nodes = Clusters.uniform(1, 8);
+        Simulation.Result r = run(nodes, List.of(new SimJob("j", "a", 8, 0, 60_000)), Policy.GANTRY,
+                List.of(new Simulation.Fault(10_000, nodes.get(0).nodeId(), 5_000L)));
+
+        assertThat(r.requeues).isEqualTo(1);
+        assertThat(r.succeeded[0]).isTrue();
+        assertThat(r.finish[0]).isEqualTo(75_000);
+        assertThat(r.lostGpuMs).isEqualTo(8 * 10_000L);
+        assertThat(r.succeededGpuMs).isEqualTo(8 * 60_000L);
+        assertThat(r.billedGpuMs).isEqualTo(r.succeededGpuMs + r.lostGpuMs);
+        assertThat(r.violations).isEmpty();
+    }
+
+    @Test
+    void a_job_interrupted_more_often_than_the_restart_limit_fails() {
+        List<NodeSpec> nodes = Clusters.uniform(1, 8);
+        List<Simulation.Fault> faults = List.of(10_000L, 20_000L, 30_000L, 40_000L).stream()
+                .map(at -> new Simulation.Fault(at, nodes.get(0).nodeId(), 1_000L)).toList();
+        Simulation.Result r = run(nodes, List.of(new SimJob("j", "a", 8, 0, 60_000)), Policy.GANTRY, faults);
+
+        assertThat(r.requeues).isEqualTo(Simulation.MAX_RESTARTS);
+        assertThat(r.ended).isEqualTo(1);
+        assertThat(r.succeeded[0]).isFalse();
+        assertThat(r.leftAllocated).isZero();
+    }
+
+    @Test
+    void a_job_larger_than_the_cluster_is_rejected_up_front_and_the_rest_run() {
+        Simulation.Result r = run(Clusters.uniform(1, 8), List.of(new SimJob("big", "a", 16, 0, 1_000),
+                new SimJob("small", "b", 8, 0, 1_000)), Policy.GANTRY, List.of());
+
+        assertThat(r.rejected).containsExactly(true, false);
+        assertThat(r.ended).isEqualTo(1);
+    }
+
+    @Test
+    void the_fair_share_quotas_split_the_cluster_by_weight_and_sum_to_it() {
+        FairShareConfig c = Policy.queues(Map.of("x", 3.0, "y", 1.0, "z", 1.0), 64, 0, null, null);
+
+        assertThat(c.queues()).extracting(q -> q.quotas().get(FairShareConfig.ANY_GPU).nominal())
+                .containsExactly(38L, 13L, 13L);
+        assertThat(Policy.parse("all")).hasSize(4);
+        assertThat(Policy.DRF_NODECAY.config(c).halfLife()).isGreaterThan(c.halfLife().multipliedBy(1000));
+    }
+}
