@@ -1,5 +1,6 @@
 package io.gantry.placement.backend;
 
+import io.gantry.testkit.MutableClock;
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.PlacedTask;
 import io.gantry.placement.core.RunResult;

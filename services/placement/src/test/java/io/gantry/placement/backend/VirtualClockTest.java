@@ -1,5 +1,6 @@
 package io.gantry.placement.backend;
 
+import io.gantry.testkit.MutableClock;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

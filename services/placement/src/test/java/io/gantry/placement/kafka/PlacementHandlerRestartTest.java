@@ -1,5 +1,6 @@
 package io.gantry.placement.kafka;
 
+import io.gantry.testkit.MutableClock;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationGranted;
 import io.gantry.events.AllocationReleased;
@@ -28,11 +29,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -57,28 +55,6 @@ class PlacementHandlerRestartTest {
         }
     }
 
-    static final class Wall extends Clock {
-        Instant now;
-
-        Wall(Instant now) {
-            this.now = now;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-    }
 
     private static void restoreLiveRun(PlacementHandler h, String backend, String nodeId) {
         TaskPlacement p = TaskPlacement.newBuilder().setTask("w").setReplica(0).setNodeId(nodeId).setGpuModel("H100")
@@ -103,7 +79,7 @@ class PlacementHandlerRestartTest {
 
     @Test
     void aSimulatedRunLiveAtRestartIsRecreatedAndStillEndsAtGrantedAtPlusRunSeconds() {
-        Wall wall = new Wall(GRANTED.minus(Duration.ofDays(1))); // the wall clock is behind what was written
+        MutableClock wall = new MutableClock(GRANTED.minus(Duration.ofDays(1))); // the wall clock is behind what was written
         VirtualClock clock = new VirtualClock(wall, 1);
         SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
         PlacementHandler h = new PlacementHandler(new ClusterState("simulated", new FirstFitPlacer()), backend, clock,
@@ -118,8 +94,8 @@ class PlacementHandlerRestartTest {
         assertThat(out.allocationPayloads()).isEmpty();
         assertThat(h.state().snapshot().nodes().get(0).allocatedTo()).containsOnlyKeys(0, 1);
 
-        wall.now = wall.now.plusSeconds(601);
-        h.tick(wall.now, out);
+        wall.advance(Duration.ofSeconds(601));
+        h.tick(wall.instant(), out);
 
         assertThat(out.allocationPayloads()).hasSize(2);
         assertThat(out.allocationPayloads().get(0)).isInstanceOfSatisfying(JobRunSucceeded.class,
@@ -133,7 +109,7 @@ class PlacementHandlerRestartTest {
 
     @Test
     void aLocalRunLiveAtRestartIsReportedLost(@TempDir Path work) {
-        VirtualClock clock = new VirtualClock(new Wall(GRANTED.plusSeconds(5)), 1);
+        VirtualClock clock = new VirtualClock(new MutableClock(GRANTED.plusSeconds(5)), 1);
         ExecutionBackend backend = new LocalBackend(new NodeSpec("local", "local", List.of(), 1000, 1024, Map.of()),
                 work, null, clock);
         PlacementHandler h = new PlacementHandler(new ClusterState("local", new FirstFitPlacer()), backend, clock,

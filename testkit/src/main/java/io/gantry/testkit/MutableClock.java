@@ -1,4 +1,4 @@
-package io.gantry.placement.backend;
+package io.gantry.testkit;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -7,18 +7,18 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 
 /** A wall clock the test moves by hand. */
-final class MutableClock extends Clock {
+public final class MutableClock extends Clock {
     private Instant now;
 
-    MutableClock(Instant start) {
+    public MutableClock(Instant start) {
         this.now = start;
     }
 
-    void advance(Duration d) {
+    public void advance(Duration d) {
         now = now.plus(d);
     }
 
-    void set(Instant t) {
+    public void set(Instant t) {
         now = t;
     }
 
