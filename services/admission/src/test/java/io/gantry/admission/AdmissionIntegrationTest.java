@@ -1,5 +1,6 @@
 package io.gantry.admission;
 
+import io.gantry.testkit.TopicClient;
 import io.gantry.admission.kafka.ReadModelProcessor;
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.embedded.EmbeddedPostgres;
@@ -276,7 +277,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 .setSpec(avroSpec("after-poison")).setSubmittedAt(Instant.now()).setGpus(1).build());
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            List<ConsumerRecord<String, byte[]>> dead = readAll(Topics.deadLetter(Service.ADMISSION).name());
+            List<ConsumerRecord<String, byte[]>> dead = readAll(Topics.deadLetter(Service.ADMISSION));
             assertThat(dead).anySatisfy(r -> {
                 assertThat(r.key()).isEqualTo(jobId);
                 assertThat(r.value()).isEqualTo(garbage);
@@ -406,24 +407,16 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         List<V> found = new ArrayList<>();
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             found.clear();
-            readAll(topic.name()).stream().filter(r -> key.equals(r.key()))
+            readAll(topic).stream().filter(r -> key.equals(r.key()))
                     .map(r -> AvroWire.decode(topic, r.value())).filter(match).forEach(found::add);
             assertThat(found).isNotEmpty();
         });
         return found.get(0);
     }
 
-    private static List<ConsumerRecord<String, byte[]>> readAll(String topic) {
-        try (KafkaConsumer<String, byte[]> c = consumer()) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            long end = c.endOffsets(List.of(tp)).get(tp);
-            List<ConsumerRecord<String, byte[]>> out = new ArrayList<>();
-            while (c.position(tp) < end) {
-                c.poll(Duration.ofMillis(200)).forEach(out::add);
-            }
-            return out;
+    private static List<ConsumerRecord<String, byte[]>> readAll(Topic<?> topic) {
+        try (TopicClient client = new TopicClient(EmbeddedKafka.shared().bootstrapServers())) {
+            return client.readAllRaw(topic);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.gantry.placement;
 
+import io.gantry.testkit.TopicClient;
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationGranted;
@@ -34,16 +35,11 @@ import io.micronaut.http.client.exceptions.HttpClientResponseException;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import io.micronaut.test.support.TestPropertyProvider;
 import jakarta.inject.Inject;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -121,25 +117,15 @@ class PlacementIntegrationTest implements TestPropertyProvider {
         producer().send(new ProducerRecord<>(topic.name(), key, AvroWire.encode(topic, value))).get();
     }
 
-    /** Every committed record of a topic so far, decoded. */
-    private static <V> List<ConsumerRecord<String, byte[]>> readAll(String topic) {
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, EmbeddedKafka.shared().bootstrapServers(),
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(), new ByteArrayDeserializer())) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            long end = c.endOffsets(List.of(tp)).get(tp);
-            List<ConsumerRecord<String, byte[]>> out = new ArrayList<>();
-            while (c.position(tp) < end) {
-                c.poll(Duration.ofMillis(200)).forEach(out::add);
-            }
-            return out;
+    /** Every committed record of a topic so far. */
+    private static List<ConsumerRecord<String, byte[]>> readAll(Topic<?> topic) {
+        try (TopicClient client = new TopicClient(EmbeddedKafka.shared().bootstrapServers())) {
+            return client.readAllRaw(topic);
         }
     }
 
     private static List<Object> payloadsFor(String jobId) {
-        return readAll(Topics.PLACEMENT_ALLOCATION_EVENTS.name()).stream()
+        return readAll(Topics.PLACEMENT_ALLOCATION_EVENTS).stream()
                 .filter(r -> jobId.equals(r.key()))
                 .map(r -> AvroWire.decode(Topics.PLACEMENT_ALLOCATION_EVENTS, r.value()))
                 .map(AllocationEvent::getPayload)
@@ -257,7 +243,7 @@ class PlacementIntegrationTest implements TestPropertyProvider {
                 "not avro".getBytes(StandardCharsets.UTF_8))).get();
         produce(Topics.QUEUE_JOB_EVENTS, invalid, dispatched(invalid, 1, List.of(task("worker", 0, 8, 1L))));
 
-        String deadLetter = Topics.deadLetter(Service.PLACEMENT).name();
+        Topic<byte[]> deadLetter = Topics.deadLetter(Service.PLACEMENT);
         await().atMost(Duration.ofSeconds(30)).until(() -> readAll(deadLetter).stream().map(ConsumerRecord::key)
                 .toList().containsAll(List.of(garbage, invalid)));
         ConsumerRecord<String, byte[]> r = readAll(deadLetter).stream().filter(x -> invalid.equals(x.key())).findFirst().orElseThrow();
@@ -271,11 +257,11 @@ class PlacementIntegrationTest implements TestPropertyProvider {
     @Test
     void theSimulatedNodesRegisterAndHeartbeat() {
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            List<NodeEvent> events = readAll(Topics.PLACEMENT_NODE_EVENTS.name()).stream()
+            List<NodeEvent> events = readAll(Topics.PLACEMENT_NODE_EVENTS).stream()
                     .map(r -> AvroWire.decode(Topics.PLACEMENT_NODE_EVENTS, r.value())).toList();
             assertThat(events).filteredOn(e -> e.getPayload() instanceof NodeRegistered).extracting(NodeEvent::getNodeId)
                     .contains("sim-0", "sim-1", "sim-2", "sim-3");
-            assertThat(readAll(Topics.PLACEMENT_HEARTBEAT_EVENTS.name())).extracting(r -> r.key())
+            assertThat(readAll(Topics.PLACEMENT_HEARTBEAT_EVENTS)).extracting(r -> r.key())
                     .contains("sim-0", "sim-1", "sim-2", "sim-3");
             assertThat(events).as("heartbeats are not on the registration topic")
                     .noneMatch(e -> e.getPayload() instanceof NodeHeartbeat);
@@ -341,7 +327,7 @@ class PlacementIntegrationTest implements TestPropertyProvider {
     }
 
     private static long heartbeats(String nodeId) {
-        return readAll(Topics.PLACEMENT_HEARTBEAT_EVENTS.name()).stream().filter(r -> nodeId.equals(r.key()))
+        return readAll(Topics.PLACEMENT_HEARTBEAT_EVENTS).stream().filter(r -> nodeId.equals(r.key()))
                 .map(r -> AvroWire.decode(Topics.PLACEMENT_HEARTBEAT_EVENTS, r.value()))
                 .filter(e -> e.getPayload() instanceof NodeHeartbeat).count();
     }
