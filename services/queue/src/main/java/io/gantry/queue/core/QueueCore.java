@@ -38,13 +38,6 @@ public final class QueueCore {
     private final Map<String, JobState> live = new HashMap<>();
     private final Map<String, FinishedJob> finished = new HashMap<>();
     private final SortedSet<String> tenants = new TreeSet<>();
-    /**
-     * GPUs given back (by released allocations) since each parked job was parked. A release unparks only the jobs
-     * for which at least their own gang size has been freed since, so a big gang that does not fit is not sent
-     * back to placement after every small release (the retry storm the simulator found). Derived from facts only
-     * (JobWaiting CAPACITY, QuotaReleased), so a replayed core holds the same numbers.
-     */
-    private final Map<String, Long> freedSinceParked = new HashMap<>();
     /** The time of the latest input or replayed fact: usage accrues up to it. */
     private Instant clock = Instant.EPOCH;
 
@@ -98,7 +91,7 @@ public final class QueueCore {
                 emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), r.attempt(),
                         job.reservations().get(r.attempt()), r.reason()), out);
             }
-            unparkWhereEnoughWasFreed();
+            unpark();
         } else if (input instanceof Input.Requeued r) {
             JobState job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
             if (job != null && job.inFlight()) {
@@ -190,17 +183,6 @@ public final class QueueCore {
         }
     }
 
-    private void unparkWhereEnoughWasFreed() {
-        List<JobState> jobs = new ArrayList<>();
-        for (String id : scheduler.parked) {
-            JobState job = live.get(id);
-            if (freedSinceParked.getOrDefault(id, 0L) >= job.gpus()) {
-                jobs.add(job);
-            }
-        }
-        scheduler.unpark(jobs);
-    }
-
     private void unpark() {
         List<JobState> jobs = new ArrayList<>();
         for (String id : scheduler.parked) {
@@ -268,14 +250,6 @@ public final class QueueCore {
             return;
         }
         JobState before = job;
-        if (fact instanceof QueueFact.QuotaReleased r && !DEFERRED.equals(r.reason())) {
-            for (String id : scheduler.parked) {
-                freedSinceParked.merge(id, (long) r.gpus(), Long::sum);
-            }
-        }
-        if (fact instanceof QueueFact.JobWaiting w && w.reason() == WaitReason.CAPACITY) {
-            freedSinceParked.put(w.jobId(), 0L);
-        }
         if (fact instanceof QueueFact.JobWaiting w) {
             if (w.attempt() == job.attempt() && (job.status() == JobStatus.QUEUED
                     || job.status() == JobStatus.DISPATCHED && w.reason() == WaitReason.CAPACITY)) {
@@ -299,9 +273,6 @@ public final class QueueCore {
             job = job.with(JobStatus.FAILED);
         } else if (fact instanceof QueueFact.JobCancelled) {
             job = job.with(JobStatus.CANCELLED);
-        }
-        if (!job.parked()) {
-            freedSinceParked.remove(job.jobId());
         }
         if (job.status().terminal() && job.reservations().isEmpty()) {
             live.remove(job.jobId());
