@@ -30,20 +30,11 @@ final class JobViews {
         return m;
     }
 
+    /** The summary, plus the spec, where the current attempt runs, and the whole history. */
     static Map<String, Object> detail(JobRecord r, List<HistoryEntry> history) {
-        JobStatus s = r.status();
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("jobId", r.jobId());
-        m.put("tenant", r.tenant());
-        m.put("name", r.name());
-        m.put("state", s.state().name());
-        m.put("attempt", s.attempt());
+        Map<String, Object> m = summary(r);
         m.put("spec", r.spec());
-        m.put("waitReason", s.waitReason());
-        m.put("waitMessage", s.waitMessage());
-        m.put("placements", s.placements().stream().map(JobViews::placement).toList());
-        m.put("submittedAt", text(r.submittedAt()));
-        m.put("updatedAt", text(r.updatedAt()));
+        m.put("placements", r.status().placements().stream().map(JobViews::placement).toList());
         m.put("history", history.stream().map(h -> {
             Map<String, Object> e = new LinkedHashMap<>();
             e.put("type", h.type());
