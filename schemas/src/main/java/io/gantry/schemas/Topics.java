@@ -5,7 +5,9 @@ import io.gantry.events.AllocationEvent;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.NodeHeartbeatEvent;
+import io.gantry.events.QueueConfigEvent;
 import io.gantry.events.QueueJobEvent;
+import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.events.UsageEvent;
 
@@ -20,6 +22,12 @@ public final class Topics {
             new Topic<>("admission.job-events", Service.ADMISSION, "jobId", AdmissionJobEvent.class);
     public static final Topic<QueueJobEvent> QUEUE_JOB_EVENTS =
             new Topic<>("queue.job-events", Service.QUEUE, "jobId", QueueJobEvent.class);
+    /** Runs the queue asks placement to stop (preemption); a topic of its own so v1 readers of the lifecycle stay valid. */
+    public static final Topic<QueuePreemptionEvent> QUEUE_PREEMPTION_EVENTS =
+            new Topic<>("queue.preemption-events", Service.QUEUE, "jobId", QueuePreemptionEvent.class);
+    /** Every applied queue configuration; the newest is the live one after a restart. */
+    public static final Topic<QueueConfigEvent> QUEUE_CONFIG_EVENTS =
+            new Topic<>("queue.config-events", Service.QUEUE, "queue-config", QueueConfigEvent.class);
     public static final Topic<AllocationEvent> PLACEMENT_ALLOCATION_EVENTS =
             new Topic<>("placement.allocation-events", Service.PLACEMENT, "jobId", AllocationEvent.class);
     public static final Topic<NodeEvent> PLACEMENT_NODE_EVENTS =
@@ -42,7 +50,8 @@ public final class Topics {
 
     /** The event topics, in pipeline order. */
     public static List<Topic<?>> eventTopics() {
-        return List.of(ADMISSION_JOB_EVENTS, QUEUE_JOB_EVENTS, PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_NODE_EVENTS,
+        return List.of(ADMISSION_JOB_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_CONFIG_EVENTS,
+                PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_NODE_EVENTS,
                 PLACEMENT_HEARTBEAT_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS, BILLING_USAGE_EVENTS);
     }
 

@@ -124,7 +124,7 @@ final class WireMapping {
     static QueueJobEvent toEnvelope(QueueFact fact, String eventId, Instant occurredAt) {
         Object payload;
         if (fact instanceof QueueFact.JobQueued q) {
-            payload = new JobQueued(q.tenant(), q.attempt(), toAvro(q.spec()), q.submittedAt(), q.gpus());
+            payload = new JobQueued(q.tenant(), q.attempt(), toAvro(q.spec()), q.submittedAt(), q.gpus(), null);
         } else if (fact instanceof QueueFact.JobWaiting w) {
             payload = new JobWaiting(w.tenant(), w.attempt(), io.gantry.events.WaitReason.valueOf(w.reason().name()),
                     w.message());
@@ -135,7 +135,7 @@ final class WireMapping {
         } else if (fact instanceof QueueFact.JobSucceeded s) {
             payload = new JobSucceeded(s.tenant(), s.attempt());
         } else if (fact instanceof QueueFact.JobFailed f) {
-            payload = new JobFailed(f.tenant(), f.attempt(), f.message());
+            payload = new JobFailed(f.tenant(), f.attempt(), f.message(), io.gantry.events.FailureReason.RUN_FAILED);
         } else if (fact instanceof QueueFact.JobCancelled c) {
             payload = new JobCancelled(c.tenant(), c.attempt(), c.requestedBy());
         } else {
