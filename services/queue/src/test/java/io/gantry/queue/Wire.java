@@ -60,7 +60,7 @@ final class Wire implements AutoCloseable {
         String allocationId = jobId + "-alloc-" + attempt;
         Instant t0 = Instant.now();
         List<TaskPlacement> placements = List.of(new TaskPlacement("worker", 0, "node-1", "H100", List.of(0), 1000, 1024L, List.of(), null, List.of()));
-        allocation(jobId, new AllocationGranted(allocationId, tenant, attempt, placements, t0, "simulated"));
+        allocation(jobId, new AllocationGranted(allocationId, tenant, attempt, placements, t0, "simulated", null));
         allocation(jobId, new JobRunStarted(allocationId, tenant, attempt, t0));
         allocation(jobId, new JobRunSucceeded(allocationId, tenant, attempt, t0.plusSeconds(60)));
         allocation(jobId, new AllocationReleased(allocationId, tenant, attempt, ReleaseReason.RUN_SUCCEEDED, t0,
