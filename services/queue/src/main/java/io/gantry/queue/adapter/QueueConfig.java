@@ -28,6 +28,25 @@ public class QueueConfig {
     private String configFile;
     private String halfLife = "7d";
     private String starvationWait = "30m";
+    private String parkedRecheck = "5m";
+
+    public String getParkedRecheck() {
+        return parkedRecheck;
+    }
+
+    public void setParkedRecheck(String parkedRecheck) {
+        this.parkedRecheck = parkedRecheck;
+    }
+
+    /** How often every parked job is offered to placement once more, whatever capacity was reported. */
+    public Duration parkedRecheckInterval() {
+        Duration d = FairShareConfig.parseDuration(parkedRecheck);
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new ConfigException(List.of("gantry.queue.parked-recheck: must be a duration > 0 such as 5m, was '"
+                    + parkedRecheck + "'"));
+        }
+        return d;
+    }
 
     public String getConfigFile() {
         return configFile;

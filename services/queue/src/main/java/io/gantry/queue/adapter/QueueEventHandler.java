@@ -1,6 +1,7 @@
 package io.gantry.queue.adapter;
 
 import io.gantry.events.QueueJobEvent;
+import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.queue.core.Input;
 import io.gantry.queue.core.QueueCore;
 import io.gantry.queue.core.QueueFact;
@@ -26,10 +27,14 @@ final class QueueEventHandler implements EventHandler {
     private final QueueCore core;
     private final Clock clock;
     private long restoredFacts;
+    private final java.time.Duration parkedRecheck;
+    private Instant nextParkedRecheck;
 
-    QueueEventHandler(QueueCore core, Clock clock) {
+    QueueEventHandler(QueueCore core, Clock clock, java.time.Duration parkedRecheck) {
         this.core = core;
         this.clock = clock;
+        this.parkedRecheck = parkedRecheck;
+        this.nextParkedRecheck = clock.instant().plus(parkedRecheck);
     }
 
     QueueCore core() {
@@ -41,6 +46,11 @@ final class QueueEventHandler implements EventHandler {
         if (topic.equals(Topics.QUEUE_JOB_EVENTS)) {
             QueueJobEvent e = (QueueJobEvent) value;
             core.replay(WireMapping.fromEnvelope(e), e.getOccurredAt());
+            restoredFacts++;
+        } else if (topic.equals(Topics.QUEUE_PREEMPTION_EVENTS)) {
+            // facts name their attempt, so reading this topic before or after the lifecycle rebuilds the same state
+            QueuePreemptionEvent e = (QueuePreemptionEvent) value;
+            core.replay(WireMapping.fromPreemptionEnvelope(e), e.getOccurredAt());
             restoredFacts++;
         }
     }
@@ -61,11 +71,26 @@ final class QueueEventHandler implements EventHandler {
         }
     }
 
+    @Override
+    public void tick(Instant wallNow, Output out) {
+        Instant now = clock.instant();
+        boolean recheck = !now.isBefore(nextParkedRecheck);
+        if (recheck) {
+            nextParkedRecheck = now.plus(parkedRecheck);
+        }
+        publish(core.apply(new Input.Tick(recheck), now), now, out);
+    }
+
     /** occurredAt = the {@code now} the core decided at, so a replay accrues usage exactly as the live core did. */
     private void publish(List<QueueFact> facts, Instant now, Output out) {
         for (QueueFact fact : facts) {
-            out.send(Topics.QUEUE_JOB_EVENTS, fact.jobId(),
-                    WireMapping.toEnvelope(fact, UUID.randomUUID().toString(), now));
+            if (fact instanceof QueueFact.JobPreempted p) {
+                out.send(Topics.QUEUE_PREEMPTION_EVENTS, p.jobId(),
+                        WireMapping.toPreemptionEnvelope(p, UUID.randomUUID().toString(), now));
+            } else {
+                out.send(Topics.QUEUE_JOB_EVENTS, fact.jobId(),
+                        WireMapping.toEnvelope(fact, UUID.randomUUID().toString(), now));
+            }
         }
     }
 }

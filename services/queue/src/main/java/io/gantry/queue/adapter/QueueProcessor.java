@@ -28,12 +28,13 @@ public class QueueProcessor implements AutoCloseable {
         this.processor = EventProcessor.builder(Service.QUEUE, bootstrap)
                 .inputs(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
                         Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS)
-                .restoreFrom(Topics.QUEUE_JOB_EVENTS)
+                .restoreFrom(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS)
                 .partitions(partitions)
                 .clock(clock)
                 .handler(() -> {
                     // a fresh core each time the loop (re)starts: state always comes from the committed topic
-                    QueueEventHandler h = new QueueEventHandler(new QueueCore(fairShare), clock);
+                    QueueEventHandler h = new QueueEventHandler(new QueueCore(fairShare), clock,
+                            config.parkedRecheckInterval());
                     handler = h;
                     return h;
                 })

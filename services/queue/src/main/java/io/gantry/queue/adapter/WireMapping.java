@@ -26,7 +26,13 @@ import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QuotaReleased;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.events.TaskSpec;
+import io.gantry.events.FreeGpus;
+import io.gantry.events.JobPreempted;
+import io.gantry.events.QueuePreemptionEvent;
+import io.gantry.queue.core.FailureReason;
+import io.gantry.queue.core.FreeCapacity;
 import io.gantry.queue.core.Input;
+import io.gantry.queue.core.PreemptionReason;
 import io.gantry.queue.core.JobSpec;
 import io.gantry.queue.core.QueueFact;
 import io.gantry.queue.core.TaskGroup;
@@ -63,10 +69,12 @@ final class WireMapping {
                 return new Input.RunSucceeded(e.getJobId(), s.getTenant(), s.getAttempt());
             }
             if (p instanceof JobRunFailed f) {
-                return new Input.RunFailed(e.getJobId(), f.getTenant(), f.getAttempt(), f.getMessage());
+                return new Input.RunFailed(e.getJobId(), f.getTenant(), f.getAttempt(), f.getMessage(),
+                        FailureReason.valueOf(f.getReason().name()));
             }
             if (p instanceof AllocationReleased r) {
-                return new Input.Released(e.getJobId(), r.getTenant(), r.getAttempt(), r.getReason().name());
+                return new Input.Released(e.getJobId(), r.getTenant(), r.getAttempt(), r.getReason().name(),
+                        free(r.getFreeCapacity()));
             }
             if (p instanceof JobRunStarted) {
                 return null;
@@ -92,6 +100,18 @@ final class WireMapping {
             return null;
         }
         throw new IllegalArgumentException("payload: unexpected " + describe(value));
+    }
+
+    /** Null when placement did not report it (an older writer): the queue then wakes every parked job. */
+    static FreeCapacity free(java.util.List<FreeGpus> reported) {
+        if (reported == null || reported.isEmpty()) {
+            return null;
+        }
+        java.util.Map<String, FreeCapacity.Model> byModel = new java.util.TreeMap<>();
+        for (FreeGpus f : reported) {
+            byModel.put(f.getGpuModel(), new FreeCapacity.Model(f.getFreeGpus(), f.getLargestFreeOnNode()));
+        }
+        return new FreeCapacity(byModel);
     }
 
     static JobSpec toSpec(io.gantry.events.JobSpec s) {
@@ -124,7 +144,8 @@ final class WireMapping {
     static QueueJobEvent toEnvelope(QueueFact fact, String eventId, Instant occurredAt) {
         Object payload;
         if (fact instanceof QueueFact.JobQueued q) {
-            payload = new JobQueued(q.tenant(), q.attempt(), toAvro(q.spec()), q.submittedAt(), q.gpus(), null);
+            payload = new JobQueued(q.tenant(), q.attempt(), toAvro(q.spec()), q.submittedAt(), q.gpus(),
+                    q.requeuedBecause());
         } else if (fact instanceof QueueFact.JobWaiting w) {
             payload = new JobWaiting(w.tenant(), w.attempt(), io.gantry.events.WaitReason.valueOf(w.reason().name()),
                     w.message());
@@ -135,7 +156,8 @@ final class WireMapping {
         } else if (fact instanceof QueueFact.JobSucceeded s) {
             payload = new JobSucceeded(s.tenant(), s.attempt());
         } else if (fact instanceof QueueFact.JobFailed f) {
-            payload = new JobFailed(f.tenant(), f.attempt(), f.message(), io.gantry.events.FailureReason.RUN_FAILED);
+            payload = new JobFailed(f.tenant(), f.attempt(), f.message(),
+                    io.gantry.events.FailureReason.valueOf(f.reason().name()));
         } else if (fact instanceof QueueFact.JobCancelled c) {
             payload = new JobCancelled(c.tenant(), c.attempt(), c.requestedBy());
         } else {
@@ -144,12 +166,27 @@ final class WireMapping {
         return new QueueJobEvent(eventId, fact.jobId(), occurredAt, payload);
     }
 
+    static QueuePreemptionEvent toPreemptionEnvelope(QueueFact.JobPreempted p, String eventId, Instant occurredAt) {
+        return new QueuePreemptionEvent(eventId, p.jobId(), occurredAt, new JobPreempted(p.tenant(), p.attempt(),
+                io.gantry.events.PreemptionReason.valueOf(p.reason().name()), p.preemptorJobId(), p.graceSeconds(),
+                p.message()));
+    }
+
+    static QueueFact fromPreemptionEnvelope(QueuePreemptionEvent e) {
+        if (!(e.getPayload() instanceof JobPreempted p)) {
+            throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
+        }
+        return new QueueFact.JobPreempted(e.getJobId(), p.getTenant(), p.getAttempt(),
+                PreemptionReason.valueOf(p.getReason().name()), p.getPreemptorJobId(), p.getGraceSeconds(),
+                p.getMessage());
+    }
+
     static QueueFact fromEnvelope(QueueJobEvent e) {
         String id = e.getJobId();
         Object p = e.getPayload();
         if (p instanceof JobQueued q) {
             return new QueueFact.JobQueued(id, q.getTenant(), q.getAttempt(), toSpec(q.getSpec()), q.getSubmittedAt(),
-                    q.getGpus());
+                    q.getGpus(), q.getRequeuedBecause());
         }
         if (p instanceof JobWaiting w) {
             return new QueueFact.JobWaiting(id, w.getTenant(), w.getAttempt(), WaitReason.valueOf(w.getReason().name()),
@@ -165,7 +202,8 @@ final class WireMapping {
             return new QueueFact.JobSucceeded(id, s.getTenant(), s.getAttempt());
         }
         if (p instanceof JobFailed f) {
-            return new QueueFact.JobFailed(id, f.getTenant(), f.getAttempt(), f.getMessage());
+            return new QueueFact.JobFailed(id, f.getTenant(), f.getAttempt(), f.getMessage(),
+                    FailureReason.valueOf(f.getReason().name()));
         }
         if (p instanceof JobCancelled c) {
             return new QueueFact.JobCancelled(id, c.getTenant(), c.getAttempt(), c.getRequestedBy());

@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 
 /**
  * Queues, cohorts, resource flavours and priority classes: everything the fair-share queue is configured with.
- * Fixed for the life of a core (a change needs a restart).
+ * Immutable: a new configuration is applied by {@link QueueCore#reconfigure}.
  *
  * <p>Resources are the GPU flavours (in configured order, which is the fungibility order), then {@link #CPU}
  * (millicores) and {@link #MEMORY} (MiB). The GPU flavour named {@link #ANY_GPU} stands for "any GPU model": every
@@ -24,10 +24,11 @@ import java.util.regex.Pattern;
  * @param queues          the queues in configured order
  * @param implicitQuotas  non-null only without a configuration file: every tenant gets an implicit queue named after
  *                        it with this GPU quota on {@link #ANY_GPU}, in no cohort
+ * @param preemption      when running jobs may be preempted for pending ones
  */
 public record FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
                               Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
-                              Duration starvationWait, Quotas implicitQuotas) {
+                              Duration starvationWait, Quotas implicitQuotas, Preemption preemption) {
     public static final String ANY_GPU = "gpu";
     public static final String CPU = "cpu";
     public static final String MEMORY = "memory";
@@ -46,7 +47,60 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         }
     }
 
+    /** Which running jobs a pending one may preempt (see docs/design/fair-share.md, "Preemption"). */
+    public enum Reclaim {
+        /** Never take back lent quota by preemption. */
+        NEVER,
+        /** Only borrowers' jobs of lower priority than the reclaiming job. */
+        LOWER_PRIORITY,
+        /** Any job of a queue that borrows the quota (Kueue's reclaimWithinCohort: Any). */
+        ANY
+    }
+
+    /**
+     * Preemption policy.
+     *
+     * @param reclaim       a queue below its nominal quota takes back quota other queues of its cohort tree borrowed
+     * @param withinQueue   a job preempts lower-priority (class, then job priority) jobs of its own queue
+     * @param overFairShare a queue below its fair share preempts queues above theirs, never pushing a victim's queue
+     *                      below the preemptor's resulting share
+     * @param gracePeriod   how long a victim's tasks get to checkpoint between SIGTERM and the kill
+     * @param minRunTime    a run younger than this is never a victim (protects against thrashing)
+     */
+    public record Preemption(Reclaim reclaim, boolean withinQueue, boolean overFairShare, Duration gracePeriod,
+                             Duration minRunTime) {
+        public static final Preemption DEFAULT = new Preemption(Reclaim.ANY, true, false, Duration.ofSeconds(30),
+                Duration.ofMinutes(5));
+        public static final Preemption OFF = new Preemption(Reclaim.NEVER, false, false, Duration.ofSeconds(30),
+                Duration.ZERO);
+
+        public Preemption {
+            Objects.requireNonNull(reclaim, "reclaim");
+            Objects.requireNonNull(gracePeriod, "gracePeriod");
+            Objects.requireNonNull(minRunTime, "minRunTime");
+        }
+
+        public boolean enabled() {
+            return reclaim != Reclaim.NEVER || withinQueue || overFairShare;
+        }
+    }
+
+    /** A configuration with the default preemption policy. */
+    public FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
+                           Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
+                           Duration starvationWait, Quotas implicitQuotas) {
+        this(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife, starvationWait,
+                implicitQuotas, Preemption.DEFAULT);
+    }
+
+    /** The same configuration with another preemption policy. */
+    public FairShareConfig withPreemption(Preemption p) {
+        return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
+                starvationWait, implicitQuotas, p);
+    }
+
     public FairShareConfig {
+        Objects.requireNonNull(preemption, "preemption");
         flavours = List.copyOf(flavours);
         cohorts = Collections.unmodifiableMap(new LinkedHashMap<>(cohorts));
         queues = List.copyOf(queues);
@@ -96,7 +150,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             throw new ConfigException(r.problems.isEmpty() ? List.of("(root): must be a mapping") : r.problems);
         }
         r.onlyKeys(root, "", Set.of("flavours", "cohorts", "queues", "priorityClasses", "halfLife", "starvationWait",
-                "tenants"));
+                "tenants", "preemption"));
         Duration halfLife = r.duration(root.get("halfLife"), "halfLife", Duration.ofDays(7));
         Duration starvation = r.duration(root.get("starvationWait"), "starvationWait", Duration.ofMinutes(30));
         if (starvation != null && starvation.isZero()) {
@@ -265,10 +319,63 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         } else {
             classes.put(DEFAULT_CLASS, 0);
         }
+        Preemption preemption = preemption(r, root.get("preemption"));
         if (!r.problems.isEmpty()) {
             throw new ConfigException(r.problems);
         }
-        return new FairShareConfig(flavours, cohorts, queues, classes, defaultClass, halfLife, starvation, null);
+        return new FairShareConfig(flavours, cohorts, queues, classes, defaultClass, halfLife, starvation, null,
+                preemption);
+    }
+
+    private static Preemption preemption(Reader r, Object node) {
+        Preemption d = Preemption.DEFAULT;
+        if (node == null) {
+            return d;
+        }
+        Map<String, Object> m = r.map(node, "preemption");
+        if (m == null) {
+            return d;
+        }
+        r.onlyKeys(m, "preemption", Set.of("reclaimWithinCohort", "withinQueue", "overFairShare", "gracePeriod",
+                "minRunTime"));
+        Reclaim reclaim = d.reclaim();
+        Object rc = m.get("reclaimWithinCohort");
+        if (rc != null) {
+            reclaim = switch (String.valueOf(rc)) {
+                case "never" -> Reclaim.NEVER;
+                case "lowerPriority" -> Reclaim.LOWER_PRIORITY;
+                case "any" -> Reclaim.ANY;
+                default -> {
+                    r.problem("preemption.reclaimWithinCohort", "must be never, lowerPriority or any, was '" + rc + "'");
+                    yield d.reclaim();
+                }
+            };
+        }
+        boolean within = d.withinQueue();
+        Object wq = m.get("withinQueue");
+        if (wq != null) {
+            if ("never".equals(wq)) {
+                within = false;
+            } else if ("lowerPriority".equals(wq)) {
+                within = true;
+            } else {
+                r.problem("preemption.withinQueue", "must be never or lowerPriority, was '" + wq + "'");
+            }
+        }
+        boolean overFair = d.overFairShare();
+        Object of = m.get("overFairShare");
+        if (of instanceof Boolean b) {
+            overFair = b;
+        } else if (of != null) {
+            r.problem("preemption.overFairShare", "must be true or false, was '" + of + "'");
+        }
+        Duration grace = r.duration(m.get("gracePeriod"), "preemption.gracePeriod", d.gracePeriod());
+        if (grace.compareTo(Duration.ofHours(1)) > 0) {
+            r.problem("preemption.gracePeriod", "must be at most 1h, was '" + m.get("gracePeriod") + "'");
+            grace = d.gracePeriod();
+        }
+        Duration minRun = r.duration(m.get("minRunTime"), "preemption.minRunTime", d.minRunTime());
+        return new Preemption(reclaim, within, overFair, grace, minRun);
     }
 
     /** Accumulates problems with their paths while walking the untyped YAML tree. */

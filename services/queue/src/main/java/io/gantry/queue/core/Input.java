@@ -51,19 +51,31 @@ public sealed interface Input {
         }
     }
 
-    /** backend via placement: a task of the attempt failed. */
-    record RunFailed(String jobId, String tenant, int attempt, String message) implements Input {
+    /** backend via placement: a task of the attempt failed, or placement stopped it at its time limit. */
+    record RunFailed(String jobId, String tenant, int attempt, String message, FailureReason reason) implements Input {
         public RunFailed {
             requireJob(jobId, tenant, attempt);
             Objects.requireNonNull(message, "message");
+            Objects.requireNonNull(reason, "reason");
+        }
+
+        public RunFailed(String jobId, String tenant, int attempt, String message) {
+            this(jobId, tenant, attempt, message, FailureReason.RUN_FAILED);
         }
     }
 
-    /** placement: the devices of the attempt are free again; {@code reason} is the ReleaseReason symbol. */
-    record Released(String jobId, String tenant, int attempt, String reason) implements Input {
+    /**
+     * placement: the devices of the attempt are free again; {@code reason} is the ReleaseReason symbol;
+     * {@code free} is the cluster's free capacity right after, or null when placement did not say.
+     */
+    record Released(String jobId, String tenant, int attempt, String reason, FreeCapacity free) implements Input {
         public Released {
             requireJob(jobId, tenant, attempt);
             Objects.requireNonNull(reason, "reason");
+        }
+
+        public Released(String jobId, String tenant, int attempt, String reason) {
+            this(jobId, tenant, attempt, reason, null);
         }
     }
 
@@ -88,6 +100,14 @@ public sealed interface Input {
         public CapacityChanged {
             Objects.requireNonNull(cause, "cause");
         }
+    }
+
+    /**
+     * Time passed: time-driven decisions (starvation reservations, preemption once a run is past its minimum run
+     * time, a stuck preemption) are taken; with {@code recheckParked} every parked job is offered once more, a
+     * safety net for a wake-up lost to reordering across partitions.
+     */
+    record Tick(boolean recheckParked) implements Input {
     }
 
     /** State was just rebuilt (and configuration may differ from before the restart): run a dispatch cycle. */

@@ -28,12 +28,14 @@ import java.util.TreeSet;
 public final class QueueCore {
     /** The release reason after which the job waits for recovery (JobRequeued or JobRecoveryAbandoned). */
     public static final String NODE_FAILED = "NODE_FAILED";
+    /** The release reason after which a preempted job is queued again. */
+    public static final String PREEMPTED = "PREEMPTED";
     /** QuotaReleased reason when placement deferred the attempt. */
     public static final String DEFERRED = "deferred";
 
-    private final FairShareConfig config;
+    private FairShareConfig config;
     private final DispatchPolicy policy;
-    private final Scheduler scheduler;
+    private Scheduler scheduler;
     /** Non-terminal jobs, and terminal ones that still hold a reservation. */
     private final Map<String, JobState> live = new HashMap<>();
     private final Map<String, FinishedJob> finished = new HashMap<>();
@@ -53,6 +55,29 @@ public final class QueueCore {
 
     public FairShareConfig config() {
         return config;
+    }
+
+    /**
+     * Applies a new (validated) configuration without a restart: quota ledger, usage history and runs being
+     * preempted carry over by queue and resource name; jobs of a queue that is gone wait with NEVER_FITS; a dispatch
+     * cycle runs over everything. A restarted core built with {@code next} and fed the same facts ends in the same
+     * state.
+     */
+    public List<QueueFact> reconfigure(FairShareConfig next, Instant now) {
+        Objects.requireNonNull(next, "next");
+        if (now.isAfter(clock)) {
+            clock = now;
+        }
+        Scheduler old = scheduler;
+        config = next;
+        scheduler = new Scheduler(next, policy);
+        scheduler.adopt(old);
+        for (JobState job : new TreeMap<>(live).values()) {
+            scheduler.sync(null, job);
+        }
+        List<QueueFact> out = new ArrayList<>();
+        dispatchCycle(true, out);
+        return List.copyOf(out);
     }
 
     public List<QueueFact> apply(Input input, Instant now) {
@@ -82,16 +107,10 @@ public final class QueueCore {
         } else if (input instanceof Input.RunFailed r) {
             JobState job = current(r.jobId(), r.tenant(), r.attempt());
             if (job != null && job.inFlight()) {
-                emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), r.message()), out);
+                emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), r.message(), r.reason()), out);
             }
         } else if (input instanceof Input.Released r) {
-            JobState job = known(r.jobId(), r.tenant());
-            // any attempt: an old attempt's reservation must end too, or the quota leaks
-            if (job != null && job.reservations().containsKey(r.attempt())) {
-                emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), r.attempt(),
-                        job.reservations().get(r.attempt()), r.reason()), out);
-            }
-            unpark();
+            released(r, out);
         } else if (input instanceof Input.Requeued r) {
             JobState job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
             if (job != null && job.inFlight()) {
@@ -101,10 +120,16 @@ public final class QueueCore {
         } else if (input instanceof Input.RecoveryAbandoned r) {
             JobState job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
             if (job != null && job.inFlight()) {
-                emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), r.message()), out);
+                emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), r.message(),
+                        FailureReason.RECOVERY_ABANDONED), out);
             }
         } else if (input instanceof Input.CapacityChanged) {
-            unpark();
+            unpark(null);
+        } else if (input instanceof Input.Tick t) {
+            if (t.recheckParked()) {
+                unpark(null);
+            }
+            scheduler.timePassed();
         } else if (!(input instanceof Input.Restored)) {
             throw new IllegalArgumentException("unknown input " + input);
         }
@@ -117,6 +142,23 @@ public final class QueueCore {
             return; // admission may publish a job twice under the same id
         }
         emit(new QueueFact.JobQueued(s.jobId(), s.tenant(), 1, s.spec(), s.submittedAt(), s.spec().gangGpus()), out);
+    }
+
+    private void released(Input.Released r, List<QueueFact> out) {
+        JobState job = known(r.jobId(), r.tenant());
+        // any attempt: an old attempt's reservation must end too, or the quota leaks
+        if (job != null && job.reservations().containsKey(r.attempt())) {
+            String because = PREEMPTED.equals(r.reason()) ? scheduler.preemptionText(job.jobId(), r.attempt()) : null;
+            boolean requeue = because != null && r.attempt() == job.attempt() && job.status() == JobStatus.DISPATCHED;
+            emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), r.attempt(),
+                    job.reservations().get(r.attempt()), r.reason()), out);
+            if (requeue) {
+                // back in its queue with its original submit time, so it keeps its place
+                emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
+                        job.submittedAt(), job.gpus(), because), out);
+            }
+        }
+        unpark(r.free());
     }
 
     private void deferred(Input.Deferred d, List<QueueFact> out) {
@@ -149,6 +191,14 @@ public final class QueueCore {
             @Override
             public void waiting(String jobId, WaitReason reason, String message) {
                 waitIfChanged(live.get(jobId), new JobState.Wait(reason, message), out);
+            }
+
+            @Override
+            public void preempt(String jobId, int attempt, PreemptionReason reason, String preemptor,
+                                String message) {
+                JobState job = live.get(jobId);
+                emit(new QueueFact.JobPreempted(jobId, job.tenant(), attempt, reason, preemptor,
+                        (int) config.preemption().gracePeriod().toSeconds(), message), out);
             }
         });
     }
@@ -183,12 +233,50 @@ public final class QueueCore {
         }
     }
 
-    private void unpark() {
+    /**
+     * Offers parked jobs to placement again: all of them when {@code free} is unknown, otherwise only those that
+     * might fit in it (so a release does not send every parked gang back to placement: no retry storm).
+     */
+    private void unpark(FreeCapacity free) {
         List<JobState> jobs = new ArrayList<>();
         for (String id : scheduler.parked) {
-            jobs.add(live.get(id));
+            JobState job = live.get(id);
+            if (free == null || free.byModel().isEmpty() || mightFit(job, free)) {
+                jobs.add(job);
+            }
         }
         scheduler.unpark(jobs);
+    }
+
+    private static boolean mightFit(JobState job, FreeCapacity free) {
+        List<String> models = null;
+        boolean mixed = false;
+        int largest = 0;
+        for (TaskGroup t : job.spec().tasks()) {
+            if (t.gpus() <= 0) {
+                continue;
+            }
+            largest = Math.max(largest, t.gpus());
+            // a tier is resolved by placement's configuration, which the queue does not know: any model then
+            List<String> accepts = t.gpuTier() != null ? List.of()
+                    : t.gpuModel() != null ? List.of(t.gpuModel()) : t.gpuModels();
+            if (models == null) {
+                models = accepts;
+            } else if (!models.equals(accepts)) {
+                mixed = true;
+                if (models.isEmpty() || accepts.isEmpty()) {
+                    models = List.of();
+                } else {
+                    Set<String> union = new java.util.LinkedHashSet<>(models);
+                    union.addAll(accepts);
+                    models = List.copyOf(union);
+                }
+            }
+        }
+        if (models == null) {
+            return true; // no whole GPUs (CPU-only or fractional): the report says nothing about it
+        }
+        return free.mightFit(models, job.gpus(), largest, mixed);
     }
 
     /** The live job, after checking the input names its real tenant; null if unknown or finished. */
@@ -267,6 +355,9 @@ public final class QueueCore {
                     && job.status() == JobStatus.DISPATCHED) {
                 job = job.with(JobStatus.INTERRUPTED);
             }
+        } else if (fact instanceof QueueFact.JobPreempted p) {
+            scheduler.preempted(p.jobId(), p.attempt(), p.preemptorJobId(), p.reason(), p.message(),
+                    at.toEpochMilli(), p.graceSeconds() * 1000L);
         } else if (fact instanceof QueueFact.JobSucceeded) {
             job = job.with(JobStatus.SUCCEEDED);
         } else if (fact instanceof QueueFact.JobFailed) {

@@ -14,12 +14,19 @@ public sealed interface QueueFact {
 
     int attempt();
 
-    /** The job entered its tenant's queue: first time (attempt 1) or after a requeue (original submit time). */
-    record JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, int gpus)
-            implements QueueFact {
+    /**
+     * The job entered its tenant's queue: first time (attempt 1) or after a requeue (original submit time).
+     * {@code requeuedBecause} says why it is queued again (null on the first attempt or when not known).
+     */
+    record JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, int gpus,
+                     String requeuedBecause) implements QueueFact {
         public JobQueued {
             Objects.requireNonNull(spec, "spec");
             Objects.requireNonNull(submittedAt, "submittedAt");
+        }
+
+        public JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, int gpus) {
+            this(jobId, tenant, attempt, spec, submittedAt, gpus, null);
         }
     }
 
@@ -51,8 +58,26 @@ public sealed interface QueueFact {
     }
 
     /** Terminal. */
-    record JobFailed(String jobId, String tenant, int attempt, String message) implements QueueFact {
+    record JobFailed(String jobId, String tenant, int attempt, String message, FailureReason reason)
+            implements QueueFact {
         public JobFailed {
+            Objects.requireNonNull(message, "message");
+            Objects.requireNonNull(reason, "reason");
+        }
+
+        public JobFailed(String jobId, String tenant, int attempt, String message) {
+            this(jobId, tenant, attempt, message, FailureReason.RUN_FAILED);
+        }
+    }
+
+    /**
+     * The queue asks placement to stop this attempt (published on {@code queue.preemption-events}); the job is
+     * requeued when placement releases the allocation with reason PREEMPTED.
+     */
+    record JobPreempted(String jobId, String tenant, int attempt, PreemptionReason reason, String preemptorJobId,
+                        int graceSeconds, String message) implements QueueFact {
+        public JobPreempted {
+            Objects.requireNonNull(reason, "reason");
             Objects.requireNonNull(message, "message");
         }
     }

@@ -59,6 +59,10 @@ final class Scheduler {
     /** Queues that gained pending jobs while their tree's availability did not grow: only they can have news. */
     private final Set<Q> dirtyQueues = new java.util.LinkedHashSet<>();
     private final Map<String, String> lastReserved = new HashMap<>();
+    /** Runs being preempted, by job id. */
+    private final Map<String, Preempting> preempting = new TreeMap<>();
+    /** Set by a tick: every cohort tree is checked for preemption in the next cycle, not only the changed ones. */
+    private boolean timePassed;
 
     Scheduler(FairShareConfig config, DispatchPolicy policy) {
         this.config = config;
@@ -194,14 +198,23 @@ final class Scheduler {
     }
 
     /** What one dispatched attempt holds: charged at JobDispatched, removed at QuotaReleased. */
-    record Charge(Q q, int flavour, int gpus, long cpu, long mem, long dispatchedMillis, Long timeLimitSeconds) {
+    record Charge(String jobId, int attempt, Q q, int flavour, int gpus, long cpu, long mem, long dispatchedMillis,
+                  Long timeLimitSeconds, int classValue, int priority) {
         long endMillis() {
             return timeLimitSeconds == null ? Long.MAX_VALUE : dispatchedMillis + timeLimitSeconds * 1000;
         }
     }
 
-    /** A starving job's quota reservation in one cohort tree, derived afresh every cycle. */
-    record Reservation(String tree, Pend job, int flavour, Long estimateMillis) {
+    /**
+     * A quota reservation in one cohort tree, derived afresh every cycle: for a starving job, or for a job that
+     * preempted others until their quota is back ({@code preemption} is then the sentence explaining it).
+     */
+    record Reservation(String tree, Pend job, int flavour, Long estimateMillis, String preemption) {
+    }
+
+    /** A run the queue asked placement to stop, until its quota is released or {@code expiresMillis}. */
+    record Preempting(String jobId, int attempt, String preemptor, PreemptionReason reason, String message,
+                      long expiresMillis) {
     }
 
     private Cohort cohort(String name) {
@@ -482,7 +495,10 @@ final class Scheduler {
             cpuTotal += (long) tg.replicas() * tg.cpuMillis();
             memTotal += tg.replicas() * tg.memoryMiB();
         }
-        Charge c = new Charge(q, flavour, gpus, cpuTotal, memTotal, t, dispatched.timeLimitSeconds());
+        String cls = dispatched.priorityClass() == null ? config.defaultPriorityClass() : dispatched.priorityClass();
+        int classValue = config.priorityClasses().getOrDefault(cls, 0);
+        Charge c = new Charge(job.jobId(), attempt, q, flavour, gpus, cpuTotal, memTotal, t,
+                dispatched.timeLimitSeconds(), classValue, dispatched.priority());
         Charge old = charges.computeIfAbsent(job.jobId(), k -> new TreeMap<>()).put(attempt, c);
         if (old != null) {
             undo(old, t);
@@ -501,7 +517,77 @@ final class Scheduler {
         if (byAttempt.isEmpty()) {
             charges.remove(jobId);
         }
+        Preempting p = preempting.get(jobId);
+        if (p != null && p.attempt() == attempt) {
+            preempting.remove(jobId);
+        }
         undo(c, at.toEpochMilli());
+    }
+
+    /**
+     * Takes over what {@code old} (the scheduler of the previous configuration) knew that facts alone do not hand
+     * over: running charges, usage history and runs being preempted, matched by queue and resource name. Charges of
+     * a queue that is gone are dropped: nothing can be admitted against it any more.
+     */
+    void adopt(Scheduler old) {
+        for (Q oq : old.queues.values()) {
+            Q nq = queueFor(oq.def.tenant(), oq.name());
+            if (nq == null) {
+                continue;
+            }
+            for (int r = 0; r < old.resources.size(); r++) {
+                Integer nr = resIndex.get(old.resources.get(r));
+                if (nr != null && nq.has[nr]) {
+                    nq.hist[nr] = oq.hist[r];
+                }
+            }
+            nq.histAt = oq.histAt;
+        }
+        for (Map.Entry<String, Map<Integer, Charge>> e : old.charges.entrySet()) {
+            for (Charge c : e.getValue().values()) {
+                Q nq = queueFor(c.q().def.tenant(), c.q().name());
+                if (nq == null) {
+                    continue;
+                }
+                int flavour = NO_GPU;
+                if (c.flavour() >= 0 && c.gpus() > 0) {
+                    Integer nr = resIndex.get(old.resources.get(c.flavour()));
+                    flavour = nr != null && nr < cpu && nq.has[nr] ? nr
+                            : anyGpu >= 0 && nq.has[anyGpu] ? anyGpu
+                            : nq.gpuFlavours.length > 0 ? nq.gpuFlavours[0] : NO_GPU;
+                }
+                Charge n = new Charge(c.jobId(), c.attempt(), nq, flavour, c.gpus(), c.cpu(), c.mem(),
+                        c.dispatchedMillis(), c.timeLimitSeconds(), c.classValue(), c.priority());
+                charges.computeIfAbsent(c.jobId(), k -> new TreeMap<>()).put(c.attempt(), n);
+                apply(n, 1, true);
+                nq.running.add(n);
+            }
+        }
+        preempting.putAll(old.preempting);
+    }
+
+    /** A JobPreempted fact: the run is being stopped; its tree starts no other preemption until it is released. */
+    void preempted(String jobId, int attempt, String preemptor, PreemptionReason reason, String message,
+                   long atMillis, long graceMillis) {
+        // placement releases at the end of the grace period; if that release never comes (the run had not been
+        // granted yet, placement lost it), the preemption expires and may be decided again
+        long expires = atMillis + graceMillis + Math.max(30_000, graceMillis);
+        preempting.put(jobId, new Preempting(jobId, attempt, preemptor, reason, message, expires));
+    }
+
+    /** Why a run that placement released with reason PREEMPTED is queued again. */
+    String preemptionText(String jobId, int attempt) {
+        Preempting p = preempting.get(jobId);
+        if (p == null || p.attempt() != attempt) {
+            return "preempted";
+        }
+        return "preempted (" + p.reason() + (p.preemptor() == null ? "" : ") for job " + p.preemptor()) + ": "
+                + p.message();
+    }
+
+    /** A tick: the next cycle looks for preemptions in every tree (minimum run times and grace periods end). */
+    void timePassed() {
+        timePassed = true;
     }
 
     private void undo(Charge c, long t) {
@@ -584,6 +670,8 @@ final class Scheduler {
         void dispatch(String jobId, String flavour);
 
         void waiting(String jobId, WaitReason reason, String message);
+
+        void preempt(String jobId, int attempt, PreemptionReason reason, String preemptor, String message);
     }
 
     /**
@@ -596,8 +684,9 @@ final class Scheduler {
         // a tree whose reservation changed is cycled like a changed one
         Map<String, Reservation> reservations = new HashMap<>();
         List<String> touched = new ArrayList<>();
+        Map<String, List<Preempting>> stopping = stopping(t);
         for (Map.Entry<String, List<Q>> tree : trees.entrySet()) {
-            Reservation r = reservation(tree.getKey(), t);
+            Reservation r = reservation(tree.getKey(), t, stopping);
             if (r != null) {
                 reservations.put(tree.getKey(), r);
             }
@@ -700,6 +789,26 @@ final class Scheduler {
                 heap.add(q);
             }
         }
+        if (config.preemption().enabled()) {
+            Set<String> trees = new TreeSet<>(timePassed || all ? this.trees.keySet() : touchedSet);
+            for (Q q : dirtyQueues) {
+                trees.add(q.tree);
+            }
+            for (String tree : trees) {
+                if (!stopping.containsKey(tree) && preemptIn(tree, t, sink)) {
+                    Reservation r = reservation(tree, t, stopping(t));
+                    if (r == null) {
+                        reservations.remove(tree);
+                    } else {
+                        reservations.put(tree, r);
+                    }
+                    if (!touchedSet.contains(tree)) {
+                        touched.add(tree);
+                    }
+                }
+            }
+        }
+        timePassed = false;
         Set<String> explain = new TreeSet<>(fresh);
         explain.addAll(unparking);
         if (all) {
@@ -736,6 +845,213 @@ final class Scheduler {
 
     private static int maxClass(Q q) {
         return q.ordered.first().view.classValue();
+    }
+
+    // ------------------------------------------------------------------ preemption
+
+    /** The runs still being preempted (released nor expired), by cohort tree; forgets expired ones. */
+    private Map<String, List<Preempting>> stopping(long t) {
+        Map<String, List<Preempting>> out = new HashMap<>();
+        var it = preempting.values().iterator();
+        while (it.hasNext()) {
+            Preempting p = it.next();
+            Map<Integer, Charge> byAttempt = charges.get(p.jobId());
+            Charge c = byAttempt == null ? null : byAttempt.get(p.attempt());
+            if (t >= p.expiresMillis()) {
+                it.remove();
+            } else if (c != null) {
+                out.computeIfAbsent(c.q().tree, k -> new ArrayList<>()).add(p);
+            }
+        }
+        return out;
+    }
+
+    /** A running attempt that may be preempted for {@code p}, with why, and the work it would lose. */
+    private record Victim(Charge charge, PreemptionReason reason, long lostWork) {
+    }
+
+    /**
+     * Looks at the head of every queue of the tree that quota keeps out, best standing first, and preempts for the
+     * first one that a set of allowed victims would let in. At most one preemptor per tree at a time: its victims'
+     * quota goes to it (a reservation) and nothing else is preempted there until they are released.
+     */
+    private boolean preemptIn(String tree, long t, Sink sink) {
+        List<Pend> heads = new ArrayList<>();
+        for (Q q : trees.get(tree)) {
+            if (!q.ordered.isEmpty() && quotaFit(q.ordered.first()) == NO_FIT) {
+                heads.add(q.ordered.first());
+            }
+        }
+        if (heads.isEmpty()) {
+            return false;
+        }
+        Map<Pend, Double> share = new IdentityHashMap<>();
+        heads.forEach(h -> share.put(h, weightedShare(h.q, t)));
+        Comparator<DispatchPolicy.Candidate> cross = policy.crossQueueOrder();
+        heads.sort((a, b) -> cross.compare(new DispatchPolicy.Candidate(a.view, share.get(a)),
+                new DispatchPolicy.Candidate(b.view, share.get(b))));
+        for (Pend head : heads) {
+            List<Victim> victims = victims(head, t);
+            if (victims.isEmpty()) {
+                continue;
+            }
+            for (Victim v : victims) {
+                sink.preempt(v.charge().jobId(), v.charge().attempt(), v.reason(), head.jobId,
+                        sentence(v, head));
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * The cheapest set of runs whose quota lets {@code p} in: candidates by least work lost (GPU-seconds since the
+     * run started), then lowest priority, then newest; taken until {@code p} fits, then any that turned out not to
+     * be needed are given back. Empty when no allowed set is enough (preempting then would gain nothing).
+     */
+    private List<Victim> victims(Pend p, long t) {
+        FairShareConfig.Preemption policy = config.preemption();
+        long minRun = policy.minRunTime().toMillis();
+        boolean gpuShort = p.gpus > 0 && gpuFlavour(p) == NO_FIT;
+        boolean cpuShort = p.cpu > available(p.q, cpu);
+        boolean memShort = p.mem > available(p.q, mem);
+        boolean withinNominal = withinNominal(p);
+        double preemptorShare = policy.overFairShare() ? shareWith(p, t) : 0;
+        List<Victim> candidates = new ArrayList<>();
+        for (Q q : trees.get(p.q.tree)) {
+            for (Charge c : q.running) {
+                if (t - c.dispatchedMillis() < minRun || preempting.containsKey(c.jobId())
+                        && preempting.get(c.jobId()).attempt() == c.attempt()) {
+                    continue;
+                }
+                boolean helps = gpuShort && c.gpus() > 0 && contains(p.candidates, c.flavour())
+                        || cpuShort && c.cpu() > 0 || memShort && c.mem() > 0;
+                if (!helps) {
+                    continue;
+                }
+                boolean lower = c.classValue() < p.view.classValue()
+                        || c.classValue() == p.view.classValue() && c.priority() < p.view.priority();
+                PreemptionReason reason = null;
+                if (q == p.q) {
+                    reason = policy.withinQueue() && lower ? PreemptionReason.PRIORITY : null;
+                } else if (policy.reclaim() != FairShareConfig.Reclaim.NEVER && withinNominal && borrowing(q, c)
+                        && (policy.reclaim() == FairShareConfig.Reclaim.ANY || lower)) {
+                    reason = PreemptionReason.RECLAIM;
+                } else if (policy.overFairShare() && weightedShare(q, t) > preemptorShare) {
+                    reason = PreemptionReason.FAIR_SHARE;
+                }
+                if (reason != null) {
+                    long lost = Math.max(0, t - c.dispatchedMillis()) * Math.max(1, c.gpus());
+                    candidates.add(new Victim(c, reason, lost));
+                }
+            }
+        }
+        if (candidates.isEmpty()) {
+            return List.of();
+        }
+        candidates.sort(Comparator.comparingLong(Victim::lostWork)
+                .thenComparingInt(v -> v.charge().classValue())
+                .thenComparingInt(v -> v.charge().priority())
+                .thenComparing(Comparator.comparingLong((Victim v) -> v.charge().dispatchedMillis()).reversed())
+                .thenComparing(v -> v.charge().jobId()));
+        List<Victim> chosen = new ArrayList<>();
+        boolean fits = false;
+        for (Victim v : candidates) {
+            Charge c = v.charge();
+            // a queue stops being a reclaim or fair-share victim once it is no longer above its line
+            if (v.reason() == PreemptionReason.RECLAIM && !borrowing(c.q(), c)) {
+                continue;
+            }
+            if (v.reason() == PreemptionReason.FAIR_SHARE && !staysAbove(c, preemptorShare, t)) {
+                continue;
+            }
+            apply(c, -1, false);
+            chosen.add(v);
+            if (quotaFit(p) != NO_FIT) {
+                fits = true;
+                break;
+            }
+        }
+        if (fits) {
+            // give back, newest choice first, every victim p does not need after all
+            for (int i = chosen.size() - 2; i >= 0; i--) {
+                Charge c = chosen.get(i).charge();
+                apply(c, 1, false);
+                if (quotaFit(p) != NO_FIT) {
+                    chosen.remove(i);
+                } else {
+                    apply(c, -1, false);
+                }
+            }
+        }
+        for (Victim v : chosen) {
+            apply(v.charge(), 1, false);
+        }
+        return fits ? chosen : List.of();
+    }
+
+    private static boolean contains(int[] flavours, int f) {
+        for (int x : flavours) {
+            if (x == f) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether {@code p} would stay within its queue's nominal quota on some candidate flavour, CPU and memory. */
+    private boolean withinNominal(Pend p) {
+        if (p.q.has[cpu] && p.q.usage[cpu] + p.cpu > p.q.nominal[cpu]
+                || p.q.has[mem] && p.q.usage[mem] + p.mem > p.q.nominal[mem]) {
+            return false;
+        }
+        if (p.gpus == 0) {
+            return true;
+        }
+        for (int f : p.candidates) {
+            if (p.q.usage[f] + p.gpus <= p.q.nominal[f]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the run's queue uses more than its nominal quota of something the run holds. */
+    private boolean borrowing(Q q, Charge c) {
+        return c.flavour() >= 0 && c.gpus() > 0 && q.usage[c.flavour()] > q.nominal[c.flavour()]
+                || c.cpu() > 0 && q.has[cpu] && q.usage[cpu] > q.nominal[cpu]
+                || c.mem() > 0 && q.has[mem] && q.usage[mem] > q.nominal[mem];
+    }
+
+    /** The preemptor's queue's weighted share if it were admitted. */
+    private double shareWith(Pend p, long t) {
+        int f = p.candidates.length > 0 ? p.candidates[0] : NO_GPU;
+        Charge tentative = new Charge(p.jobId, 0, p.q, f, p.gpus, p.cpu, p.mem, t, null, 0, 0);
+        apply(tentative, 1, false);
+        double s = weightedShare(p.q, t);
+        apply(tentative, -1, false);
+        return s;
+    }
+
+    /** Whether the run's queue still stands above the preemptor's resulting share once the run is gone. */
+    private boolean staysAbove(Charge c, double preemptorShare, long t) {
+        apply(c, -1, false);
+        double s = weightedShare(c.q(), t);
+        apply(c, 1, false);
+        return s >= preemptorShare;
+    }
+
+    private String sentence(Victim v, Pend p) {
+        Charge c = v.charge();
+        String what = c.gpus() > 0 && c.flavour() >= 0 ? c.gpus() + " x " + resources.get(c.flavour())
+                : c.cpu() + " cpu millicores";
+        return switch (v.reason()) {
+            case RECLAIM -> "queue " + p.q.name() + " reclaims " + what + " of its nominal quota lent to queue "
+                    + c.q().name() + " (for job " + p.jobId + ")";
+            case PRIORITY -> "job " + p.jobId + " of higher priority in queue " + p.q.name() + " needs " + what;
+            case FAIR_SHARE -> "queue " + c.q().name() + " is above its fair share; queue " + p.q.name()
+                    + " needs " + what + " for job " + p.jobId;
+        };
     }
 
     /** The best-standing job of {@code q} that can be admitted now, or null. */
@@ -825,7 +1141,7 @@ final class Scheduler {
      */
     private boolean backfillAllowed(Pend p, int f, Reservation res, long t) {
         long[] before = reservedAvailability(res);
-        Charge tentative = new Charge(p.q, f, p.gpus, p.cpu, p.mem, t, p.timeLimitSeconds);
+        Charge tentative = new Charge(p.jobId, 0, p.q, f, p.gpus, p.cpu, p.mem, t, p.timeLimitSeconds, 0, 0);
         apply(tentative, 1, false);
         long[] after = reservedAvailability(res);
         apply(tentative, -1, false);
@@ -848,8 +1164,30 @@ final class Scheduler {
                 r.mem > 0 ? available(r.q, mem) : 0};
     }
 
+    /**
+     * The tree's reservation: for the job that preempted runs of the tree while they stop, else for the
+     * highest-standing job that waited at least the starvation wait and does not fit now.
+     */
+    private Reservation reservation(String tree, long t, Map<String, List<Preempting>> stopping) {
+        List<Preempting> inTree = stopping.get(tree);
+        if (inTree != null) {
+            for (Preempting p : inTree) {
+                Pend preemptor = p.preemptor() == null ? null : index.get(p.preemptor());
+                if (preemptor != null && preemptor.q.tree.equals(tree)) {
+                    long until = inTree.stream().mapToLong(Preempting::expiresMillis).max().orElse(t);
+                    List<String> victims = inTree.stream().map(Preempting::jobId).toList();
+                    int flavour = preemptor.candidates.length > 0 ? preemptor.candidates[0] : NO_GPU;
+                    return new Reservation(tree, preemptor, flavour, until, "preempting: waiting for "
+                            + (victims.size() == 1 ? "job " : victims.size() + " jobs ") + String.join(", ", victims)
+                            + " to stop (" + p.reason() + ")");
+                }
+            }
+        }
+        return starvation(tree, t);
+    }
+
     /** The highest-standing job of the tree that waited at least the starvation wait and does not fit now. */
-    private Reservation reservation(String tree, long t) {
+    private Reservation starvation(String tree, long t) {
         Pend best = null;
         DispatchPolicy.Candidate bestC = null;
         for (Q q : trees.get(tree)) {
@@ -870,7 +1208,7 @@ final class Scheduler {
             return null;
         }
         int flavour = best.candidates.length > 0 ? best.candidates[0] : NO_GPU;
-        return new Reservation(tree, best, flavour, estimate(best, flavour));
+        return new Reservation(tree, best, flavour, estimate(best, flavour), null);
     }
 
     /**
@@ -910,10 +1248,15 @@ final class Scheduler {
     // ------------------------------------------------------------------ explanations
 
     private String explain(Pend p, Reservation res, long t) {
+        if (res != null && res.job() == p && res.preemption() != null) {
+            return res.preemption();
+        }
         if (quotaFit(p) != NO_FIT) {
             if (res != null && res.job() != p) {
-                return "waiting for quota: the free quota is reserved for starving job " + res.job().jobId
-                        + estimateText(res, t) + "; only jobs whose time limit ends before then may use it";
+                return "waiting for quota: the free quota is reserved for " + (res.preemption() != null
+                        ? "job " + res.job().jobId + ", which preempted runs to get it" : "starving job "
+                        + res.job().jobId + estimateText(res, t)) + "; only jobs whose time limit ends before then "
+                        + "may use it";
             }
             return "waiting for its turn in queue " + p.q.name();
         }

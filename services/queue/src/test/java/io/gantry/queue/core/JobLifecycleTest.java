@@ -130,7 +130,7 @@ class JobLifecycleTest {
                         }),
                 new Case("abandoned recovery fails the job",
                         q -> q.submit(aJob("a1")).released("a1", 1, QueueCore.NODE_FAILED).abandoned("a1", 1),
-                        q -> assertThat(q.last).containsExactly(new JobFailed("a1", "a", 1, "restart limit 3 reached"))),
+                        q -> assertThat(q.last).containsExactly(new JobFailed("a1", "a", 1, "restart limit 3 reached", FailureReason.RECOVERY_ABANDONED))),
                 new Case("a requeue that arrives before the allocation is released keeps the old attempt's GPUs reserved until then",
                         q -> q.submit(aJob("a1").gpus(32)).granted("a1", 1).requeued("a1", 1),
                         q -> {

@@ -1,0 +1,11 @@
+package io.gantry.queue.core;
+
+/** Why the queue preempts a run; mirrors the wire enum of the same name. */
+public enum PreemptionReason {
+    /** A queue below its nominal quota takes back quota the victim's queue borrowed. */
+    RECLAIM,
+    /** A higher-priority job of the same queue needs the quota. */
+    PRIORITY,
+    /** The victim's queue is above its fair share and a queue below its own needs the quota. */
+    FAIR_SHARE
+}

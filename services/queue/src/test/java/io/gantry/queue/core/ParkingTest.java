@@ -1,0 +1,84 @@
+package io.gantry.queue.core;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+
+import static io.gantry.queue.core.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A job placement deferred is parked, and woken only by a capacity change it might fit in: no retry storm. */
+class ParkingTest {
+
+    private static FreeCapacity free(String model, int free, int largestOnNode) {
+        return new FreeCapacity(Map.of(model, new FreeCapacity.Model(free, largestOnNode)));
+    }
+
+    /** small runs; big (8 x H100 on one node) is deferred by placement and parked. */
+    private static QueueDriver bigParked(JobBuilder big) {
+        QueueDriver q = QueueDriver.withQuota(64).submit(aJob("small").gpus(1), big);
+        q.granted("small", 1).deferred(big.id(), 1);
+        assertThat(q.core.state().live().get(big.id()).parked()).isTrue();
+        return q;
+    }
+
+    private static Input released(String job, FreeCapacity free) {
+        return new Input.Released(job, "a", 1, "RUN_SUCCEEDED", free);
+    }
+
+    @Test
+    void aReleaseThatLeavesTooFewGpusOnAnyNodeDoesNotWakeTheParkedGang() {
+        QueueDriver q = bigParked(aJob("big").gpus(8).model("H100"));
+        q.succeeded("small", 1).apply(released("small", free("H100", 12, 4)));
+        assertThat(q.dispatchCount("big")).isEqualTo(1);
+        assertThat(q.core.state().live().get("big").parked()).isTrue();
+    }
+
+    @Test
+    void aReleaseThatLeavesEnoughOfItsModelOnOneNodeWakesIt() {
+        QueueDriver q = bigParked(aJob("big").gpus(8).model("H100"));
+        q.succeeded("small", 1).apply(released("small", free("H100", 8, 8)));
+        assertThat(q.dispatchCount("big")).isEqualTo(2);
+    }
+
+    @Test
+    void freeGpusOfAModelTheJobDoesNotAcceptDoNotWakeIt() {
+        QueueDriver q = bigParked(aJob("big").gpus(8).model("H100"));
+        q.succeeded("small", 1).apply(released("small", free("A100", 64, 8)));
+        assertThat(q.dispatchCount("big")).isEqualTo(1);
+    }
+
+    @Test
+    void aGangOfSmallTasksNeedsTheGangInTotalButOnlyTheLargestTaskOnOneNode() {
+        QueueDriver q = bigParked(aJob("big").gang(4, 2));
+        q.succeeded("small", 1).apply(released("small", free("H100", 8, 2)));
+        assertThat(q.dispatchCount("big")).isEqualTo(2);
+    }
+
+    @Test
+    void anUnknownCapacityANewNodeOrThePeriodicRecheckWakesEveryParkedJob() {
+        QueueDriver unknown = bigParked(aJob("big").gpus(8).model("H100"));
+        unknown.succeeded("small", 1).released("small", 1, "RUN_SUCCEEDED");
+        assertThat(unknown.dispatchCount("big")).isEqualTo(2);
+
+        QueueDriver node = bigParked(aJob("big").gpus(8).model("H100"));
+        node.capacityChanged();
+        assertThat(node.dispatchCount("big")).isEqualTo(2);
+
+        QueueDriver tick = bigParked(aJob("big").gpus(8).model("H100"));
+        tick.apply(new Input.Tick(false));
+        assertThat(tick.dispatchCount("big")).isEqualTo(1);
+        tick.apply(new Input.Tick(true));
+        assertThat(tick.dispatchCount("big")).isEqualTo(2);
+    }
+
+    @Test
+    void aParkedJobIsWokenByTheCurrentReportNotByWhatWasFreedSinceItParked() {
+        // the reverted "freed since parked" rule starved this case: each report stands on its own
+        QueueDriver q = bigParked(aJob("big").gpus(8).model("H100"));
+        q.succeeded("small", 1).apply(released("small", free("H100", 4, 4)));
+        q.submit(aJob("other").gpus(1)).granted("other", 1).succeeded("other", 1)
+                .apply(new Input.Released("other", "a", 1, "RUN_SUCCEEDED", free("H100", 8, 8)));
+        assertThat(q.dispatchCount("big")).isEqualTo(2);
+    }
+}

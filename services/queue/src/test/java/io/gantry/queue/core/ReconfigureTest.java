@@ -1,0 +1,57 @@
+package io.gantry.queue.core;
+
+import org.junit.jupiter.api.Test;
+
+import static io.gantry.queue.core.ConfigBuilder.aConfig;
+import static io.gantry.queue.core.ConfigBuilder.aQueue;
+import static io.gantry.queue.core.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A new configuration takes effect without a restart, keeping what runs and what waits. */
+class ReconfigureTest {
+
+    private static ConfigBuilder team(int nominal) {
+        return aConfig().flavours("H100").cohort("pool")
+                .queue(aQueue("vision").cohort("pool").quota("H100", nominal))
+                .queue(aQueue("nlp").cohort("pool").quota("H100", 8));
+    }
+
+    @Test
+    void raisingAQuotaAdmitsWaitingJobsAtOnceAndKeepsTheRunningOnesCharged() {
+        QueueDriver q = QueueDriver.with(team(4).build()).submit(aJob("n1").tenant("nlp").gpus(8),
+                aJob("v1").tenant("vision").gpus(4), aJob("v2").tenant("vision").gpus(4));
+        assertThat(q.dispatchCount("v2")).isZero();
+        assertThat(q.lastWait("v2").reason()).isEqualTo(WaitReason.QUOTA);
+
+        var facts = q.core.reconfigure(team(8).build(), q.now());
+        assertThat(facts).extracting(QueueFact::jobId).contains("v2");
+        assertThat(q.core.queue("vision", q.now(), false).flavours().get(0).used()).isEqualTo(8);
+        assertThat(q.core.queue("nlp", q.now(), false).flavours().get(0).used()).isEqualTo(8);
+    }
+
+    @Test
+    void removingAQueueLeavesItsWaitingJobsExplainedAsNeverFittingAndItsRunsFinishNormally() {
+        QueueDriver q = QueueDriver.with(team(4).build()).submit(aJob("n1").tenant("nlp").gpus(8),
+                aJob("v1").tenant("vision").gpus(4), aJob("v2").tenant("vision").gpus(4));
+        FairShareConfig nlpOnly = aConfig().flavours("H100").queue(aQueue("nlp").quota("H100", 8)).build();
+        var facts = q.core.reconfigure(nlpOnly, q.now());
+        assertThat(facts).filteredOn(f -> f instanceof QueueFact.JobWaiting w && w.jobId().equals("v2")
+                && w.reason() == WaitReason.NEVER_FITS).hasSize(1);
+        q.finished("v1");
+        assertThat(q.core.status("v1")).isEqualTo(JobStatus.SUCCEEDED);
+    }
+
+    @Test
+    void aCoreRestartedWithTheNewConfigurationAndTheSameFactsHoldsTheSameState() {
+        QueueDriver q = QueueDriver.with(team(4).build()).submit(
+                aJob("v1").tenant("vision").gpus(4), aJob("v2").tenant("vision").gpus(4),
+                aJob("n1").tenant("nlp").gpus(2));
+        q.facts.addAll(q.core.reconfigure(team(8).build(), q.now()));
+
+        QueueCore restarted = new QueueCore(team(8).build());
+        for (QueueFact f : q.facts) {
+            restarted.replay(f, q.now());
+        }
+        assertThat(restarted.state()).isEqualTo(q.core.state());
+    }
+}
