@@ -3,12 +3,16 @@ package io.gantry.queue;
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.events.JobDispatched;
 import io.gantry.events.JobWaiting;
+import io.gantry.events.QueueConfigApplied;
 import io.gantry.events.WaitReason;
 import io.gantry.queue.adapter.QueueProcessor;
 import io.gantry.schemas.Topics;
+import io.gantry.testkit.TopicClient;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.HttpRequest;
+import io.micronaut.http.MutableHttpRequest;
+import io.micronaut.http.client.exceptions.HttpClientResponseException;
 import io.micronaut.http.client.HttpClient;
 import io.micronaut.json.JsonMapper;
 import io.micronaut.runtime.server.EmbeddedServer;
@@ -55,12 +59,16 @@ class QueueConfigFileIntegrationTest {
         probe.close();
     }
 
+    private Path configFile;
+
     private Map<String, Object> properties(String configYaml) throws IOException {
         Path config = Files.createTempFile("queues", ".yml");
         Files.writeString(config, configYaml, StandardCharsets.UTF_8);
         config.toFile().deleteOnExit();
+        configFile = config;
         Path tokens = Files.createTempFile("queue-tokens", ".yaml");
-        Files.writeString(tokens, "tokens:\n  - tenant: " + tenant + "\n    token: " + tenant + "-token\n",
+        Files.writeString(tokens, "tokens:\n  - tenant: " + tenant + "\n    token: " + tenant + "-token\n"
+                        + "  - tenant: ops\n    role: admin\n    token: " + tenant + "-admin\n",
                 StandardCharsets.UTF_8);
         tokens.toFile().deleteOnExit();
         Map<String, Object> p = new HashMap<>();
@@ -68,6 +76,7 @@ class QueueConfigFileIntegrationTest {
         p.put("micronaut.server.port", "-1");
         p.put("gantry.auth.tokens-file", tokens.toString());
         p.put("gantry.queue.config-file", config.toString());
+        p.put("gantry.queue.config-poll", "1s");
         return p;
     }
 
@@ -116,6 +125,85 @@ class QueueConfigFileIntegrationTest {
                     Argument.mapOf(String.class, Object.class));
             assertThat((List<?>) pending.get("pending")).singleElement().satisfies(p -> assertThat(asMap(p))
                     .containsEntry("jobId", tenant + "-j3").containsEntry("waitReason", "QUOTA"));
+        }
+    }
+
+    /** A tenant of its own: the other tests' jobs of {@code tenant} are on the shared broker's topics. */
+    private final String solo = tenant + "-solo";
+
+    private String oneQueue(int nominal, String extra) {
+        return "flavours: [H100]\n"
+                + "queues:\n  - {name: " + solo + ", tenant: " + solo + ", quotas: {H100: {nominal: " + nominal
+                + extra + "}}}\n";
+    }
+
+    @Test
+    void theConfigurationChangesWithoutARestartThroughTheAdminApiAndTheFileAndABadOneIsRefusedAndTheOldKept()
+            throws Exception {
+        try (EmbeddedServer server = ApplicationContext.run(EmbeddedServer.class, properties(oneQueue(4, "")));
+             HttpClient http = HttpClient.create(server.getURL());
+             TopicClient topics = new TopicClient(EmbeddedKafka.shared().bootstrapServers())) {
+            await().atMost(TIMEOUT).until(() -> server.getApplicationContext().getBean(QueueProcessor.class).isReady());
+            JsonMapper json = server.getApplicationContext().getBean(JsonMapper.class);
+            wire.submit(solo + "-a", solo, 4, 1);
+            wire.submit(solo + "-b", solo, 4, 1);
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(probe.payloads(solo, solo + "-b",
+                    JobWaiting.class)).isNotEmpty());
+            long before = topics.readAll(Topics.QUEUE_CONFIG_EVENTS).size();
+
+            // a tenant may not
+            assertThat(status(() -> http.toBlocking().exchange(put(oneQueue(8, "")).bearerAuth(tenant + "-token"))))
+                    .isEqualTo(403);
+            // an invalid configuration names the path and changes nothing
+            HttpClientResponseException bad = org.junit.jupiter.api.Assertions.assertThrows(
+                    HttpClientResponseException.class, () -> http.toBlocking().exchange(
+                            put(oneQueue(8, ", lendingLimit: 2")).bearerAuth(tenant + "-admin"), String.class));
+            assertThat(bad.getStatus().getCode()).isEqualTo(400);
+            assertThat(bad.getResponse().getContentType()).hasValueSatisfying(t ->
+                    assertThat(t.toString()).isEqualTo("application/problem+json"));
+            assertThat(bad.getResponse().getBody(String.class)).hasValueSatisfying(b -> assertThat(b)
+                    .contains("\"field\":\"queues[0].quotas.H100\"")
+                    .contains("borrowingLimit/lendingLimit need the queue to be in a cohort"));
+            assertThat(probe.payloads(solo, solo + "-b", JobDispatched.class)).isEmpty();
+
+            // a valid one is applied at once, published, and admits the waiting job
+            String applied = http.toBlocking().retrieve(put(oneQueue(8, "")).bearerAuth(tenant + "-admin"));
+            assertThat(asMap(json.readValue(applied, Argument.mapOf(String.class, Object.class))))
+                    .containsEntry("source", "admin").containsEntry("appliedBy", "ops");
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(probe.payloads(solo, solo + "-b",
+                    JobDispatched.class)).hasSize(1));
+            assertThat(topics.readAll(Topics.QUEUE_CONFIG_EVENTS)).hasSize((int) before + 1).last()
+                    .satisfies(e -> assertThat(((QueueConfigApplied) e.getPayload()).getYaml()).contains("nominal: 8"));
+
+            // the file changes: applied within the poll interval; then a broken edit is refused, the live one kept
+            Files.writeString(configFile, oneQueue(12, ""), StandardCharsets.UTF_8);
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(adminStatus(http, json))
+                    .extracting(s -> asMap(s.get("current")).get("source"), s -> asMap(s.get("current")).get("yaml"))
+                    .containsExactly("file", oneQueue(12, "")));
+            Files.writeString(configFile, "queues: nope\n", StandardCharsets.UTF_8);
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(adminStatus(http, json).get("lastRejected"))
+                    .satisfies(r -> assertThat(asMap(r).get("problems").toString()).contains("queues: must be a list")));
+            assertThat(asMap(adminStatus(http, json).get("current")).get("yaml")).isEqualTo(oneQueue(12, ""));
+        }
+    }
+
+    private static MutableHttpRequest<String> put(String yaml) {
+        return HttpRequest.PUT("/v1/admin/queue-config", yaml).contentType("application/yaml");
+    }
+
+    private Map<String, Object> adminStatus(HttpClient http, JsonMapper json) throws IOException {
+        return json.readValue(http.toBlocking().retrieve(HttpRequest.GET("/v1/admin/queue-config")
+                .bearerAuth(tenant + "-admin")), Argument.mapOf(String.class, Object.class));
+    }
+
+    private static int status(org.junit.jupiter.api.function.Executable call) {
+        try {
+            call.execute();
+            return 200;
+        } catch (HttpClientResponseException e) {
+            return e.getStatus().getCode();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
         }
     }
 

@@ -12,7 +12,6 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 import java.io.IOException;
-import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,7 +19,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** {@code gantry.queue.*}: read once at start; a change needs a restart. */
+/**
+ * {@code gantry.queue.*}: read at start. The fair-share configuration itself (the YAML file) is reloaded while
+ * running, see {@link LiveConfig}.
+ */
 @ConfigurationProperties("gantry.queue")
 public class QueueConfig {
     private int defaultGpuQuota = 64;
@@ -29,6 +31,25 @@ public class QueueConfig {
     private String halfLife = "7d";
     private String starvationWait = "30m";
     private String parkedRecheck = "5m";
+    private String configPoll = "5s";
+
+    public String getConfigPoll() {
+        return configPoll;
+    }
+
+    public void setConfigPoll(String configPoll) {
+        this.configPoll = configPoll;
+    }
+
+    /** How often the configuration file is checked for changes. */
+    public Duration configPollInterval() {
+        Duration d = FairShareConfig.parseDuration(configPoll);
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new ConfigException(List.of("gantry.queue.config-poll: must be a duration > 0 such as 5s, was '"
+                    + configPoll + "'"));
+        }
+        return d;
+    }
 
     public String getParkedRecheck() {
         return parkedRecheck;
@@ -100,7 +121,45 @@ public class QueueConfig {
      * to start.
      */
     public FairShareConfig toFairShare() {
-        if (configFile == null || configFile.isBlank()) {
+        String text = configFileText();
+        return text == null ? implicitConfig() : parse(text, configFile);
+    }
+
+    public boolean hasConfigFile() {
+        return configFile != null && !configFile.isBlank();
+    }
+
+    /** The configuration file's text, or null without one; unreadable -> ConfigException. */
+    public String configFileText() {
+        if (!hasConfigFile()) {
+            return null;
+        }
+        try {
+            return Files.readString(Path.of(configFile));
+        } catch (IOException | RuntimeException e) {
+            throw new ConfigException(List.of("gantry.queue.config-file: cannot read " + configFile + ": "
+                    + e.getMessage()));
+        }
+    }
+
+    /** Parses and validates a YAML configuration; problems are prefixed with {@code origin}. */
+    public static FairShareConfig parse(String yaml, String origin) {
+        Object document;
+        try {
+            document = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
+        } catch (RuntimeException e) {
+            throw new ConfigException(List.of(origin + ": not valid YAML: " + e.getMessage()));
+        }
+        try {
+            return FairShareConfig.fromYaml(document);
+        } catch (ConfigException e) {
+            throw new ConfigException(e.problems().stream().map(p -> origin + ": " + p).toList());
+        }
+    }
+
+    /** Without a configuration file: one implicit queue per tenant. */
+    public FairShareConfig implicitConfig() {
+        {
             Duration h = FairShareConfig.parseDuration(halfLife);
             Duration w = FairShareConfig.parseDuration(starvationWait);
             if (h == null || h.isNegative()) {
@@ -112,18 +171,6 @@ public class QueueConfig {
                         + "was '" + starvationWait + "'"));
             }
             return FairShareConfig.implicit(toQuotas(), h, w);
-        }
-        Object document;
-        try (Reader in = Files.newBufferedReader(Path.of(configFile))) {
-            document = new Yaml(new SafeConstructor(new LoaderOptions())).load(in);
-        } catch (IOException | RuntimeException e) {
-            throw new ConfigException(List.of("gantry.queue.config-file: cannot read " + configFile + ": "
-                    + e.getMessage()));
-        }
-        try {
-            return FairShareConfig.fromYaml(document);
-        } catch (ConfigException e) {
-            throw new ConfigException(e.problems().stream().map(p -> configFile + ": " + p).toList());
         }
     }
 }

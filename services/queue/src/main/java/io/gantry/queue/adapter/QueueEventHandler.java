@@ -2,6 +2,7 @@ package io.gantry.queue.adapter;
 
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
+import io.gantry.queue.core.FairShareConfig;
 import io.gantry.queue.core.Input;
 import io.gantry.queue.core.QueueCore;
 import io.gantry.queue.core.QueueFact;
@@ -26,15 +27,90 @@ final class QueueEventHandler implements EventHandler {
 
     private final QueueCore core;
     private final Clock clock;
+    private final QueueConfig settings;
     private long restoredFacts;
     private final java.time.Duration parkedRecheck;
     private Instant nextParkedRecheck;
+    private Instant nextConfigPoll;
+    private LiveConfig.Applied toPublish;
+    private volatile LiveConfig.Applied current;
+    private volatile LiveConfig.Rejected rejected;
+    /** SHA-256 of the file text last looked at, applied or not, so a bad edit is reported once. */
+    private String fileSha;
 
-    QueueEventHandler(QueueCore core, Clock clock, java.time.Duration parkedRecheck) {
-        this.core = core;
+    QueueEventHandler(LiveConfig.Startup startup, QueueConfig settings, Clock clock) {
+        this.core = new QueueCore(startup.config());
         this.clock = clock;
-        this.parkedRecheck = parkedRecheck;
+        this.settings = settings;
+        this.parkedRecheck = settings.parkedRecheckInterval();
         this.nextParkedRecheck = clock.instant().plus(parkedRecheck);
+        this.nextConfigPoll = clock.instant().plus(settings.configPollInterval());
+        this.toPublish = startup.publish();
+        this.current = startup.current();
+        this.rejected = startup.rejected();
+        this.fileSha = startup.fileSha();
+    }
+
+    /** The configuration in force (null: implicit and never published) and the last refused one. */
+    record ConfigStatus(LiveConfig.Applied current, LiveConfig.Rejected rejected) {
+    }
+
+    ConfigStatus configStatus() {
+        return new ConfigStatus(current, rejected);
+    }
+
+    /**
+     * Validates and applies a configuration from the admin API, publishes it and the decisions it causes. Throws
+     * {@link io.gantry.queue.core.ConfigException} (nothing changed) when it is invalid.
+     */
+    LiveConfig.Applied applyAdmin(String yaml, String by, Output out) {
+        Instant now = clock.instant();
+        FairShareConfig next;
+        try {
+            next = QueueConfig.parse(yaml, "body");
+        } catch (io.gantry.queue.core.ConfigException e) {
+            rejected = new LiveConfig.Rejected(LiveConfig.ADMIN, by, e.problems(), now);
+            throw e;
+        }
+        return apply(next, LiveConfig.ADMIN, by, yaml, now, out);
+    }
+
+    private LiveConfig.Applied apply(FairShareConfig next, String source, String by, String yaml, Instant now,
+                                     Output out) {
+        LiveConfig.Applied a = new LiveConfig.Applied(current == null ? 1 : current.version() + 1, source, by,
+                LiveConfig.sha256(yaml), yaml, now);
+        out.send(Topics.QUEUE_CONFIG_EVENTS, "queue-config", a.toEvent());
+        publish(core.reconfigure(next, now), now, out);
+        current = a;
+        LOG.info("queue configuration version {} applied (source {}, by {})", a.version(), source, by);
+        return a;
+    }
+
+    /** The file changed: applied when valid, else refused (logged and shown) and the live one kept. */
+    private void pollFile(Instant now, Output out) {
+        String text;
+        try {
+            text = settings.configFileText();
+        } catch (io.gantry.queue.core.ConfigException e) {
+            if (fileSha != null) {
+                fileSha = null;
+                rejected = new LiveConfig.Rejected(LiveConfig.FILE, LiveConfig.FILE, e.problems(), now);
+                LOG.error("queue configuration file unreadable, keeping the live configuration: {}", e.problems());
+            }
+            return;
+        }
+        String sha = LiveConfig.sha256(text);
+        if (sha.equals(fileSha)) {
+            return;
+        }
+        fileSha = sha;
+        try {
+            apply(QueueConfig.parse(text, settings.getConfigFile()), LiveConfig.FILE, LiveConfig.FILE, text, now, out);
+        } catch (io.gantry.queue.core.ConfigException e) {
+            rejected = new LiveConfig.Rejected(LiveConfig.FILE, LiveConfig.FILE, e.problems(), now);
+            LOG.error("queue configuration file rejected, keeping version {}: {}",
+                    current == null ? "implicit" : current.version(), e.problems());
+        }
     }
 
     QueueCore core() {
@@ -59,6 +135,11 @@ final class QueueEventHandler implements EventHandler {
     public void restored(Output out) {
         LOG.info("queue state rebuilt from {} facts", restoredFacts);
         Instant now = clock.instant();
+        if (toPublish != null) {
+            out.send(Topics.QUEUE_CONFIG_EVENTS, "queue-config", toPublish.toEvent());
+            LOG.info("queue configuration version {} applied (source {})", toPublish.version(), toPublish.source());
+            toPublish = null;
+        }
         publish(core.apply(new Input.Restored(), now), now, out);
     }
 
@@ -74,6 +155,10 @@ final class QueueEventHandler implements EventHandler {
     @Override
     public void tick(Instant wallNow, Output out) {
         Instant now = clock.instant();
+        if (settings.hasConfigFile() && !now.isBefore(nextConfigPoll)) {
+            nextConfigPoll = now.plus(settings.configPollInterval());
+            pollFile(now, out);
+        }
         boolean recheck = !now.isBefore(nextParkedRecheck);
         if (recheck) {
             nextParkedRecheck = now.plus(parkedRecheck);

@@ -2,6 +2,7 @@ package io.gantry.queue.adapter;
 
 import io.gantry.queue.core.QueueCore;
 import io.gantry.runtime.kafka.EventProcessor;
+import io.gantry.runtime.kafka.KafkaTopics;
 import io.gantry.schemas.Service;
 import io.gantry.schemas.Topics;
 import io.micronaut.context.annotation.Context;
@@ -23,8 +24,11 @@ public class QueueProcessor implements AutoCloseable {
     public QueueProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
                           @Value("${gantry.kafka.partitions:1}") int partitions,
                           QueueConfig config) {
-        var fairShare = config.toFairShare(); // an invalid configuration stops the start here, with its message
         Clock clock = Clock.systemUTC();
+        // topics first: the configuration history is read before the loop starts, and invalid settings stop the
+        // start here, with their message
+        KafkaTopics.ensureAll(bootstrap, partitions);
+        LiveConfig.startup(config, LiveConfig.readHistory(bootstrap), clock.instant(), false);
         this.processor = EventProcessor.builder(Service.QUEUE, bootstrap)
                 .inputs(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
                         Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS)
@@ -33,8 +37,11 @@ public class QueueProcessor implements AutoCloseable {
                 .clock(clock)
                 .handler(() -> {
                     // a fresh core each time the loop (re)starts: state always comes from the committed topic
-                    QueueEventHandler h = new QueueEventHandler(new QueueCore(fairShare), clock,
-                            config.parkedRecheckInterval());
+                    // the live configuration is decided afresh from the committed history on every (re)start
+                    QueueEventHandler h = new QueueEventHandler(
+                            LiveConfig.startup(config, LiveConfig.readHistory(bootstrap), clock.instant(), true),
+                            config,
+                            clock);
                     handler = h;
                     return h;
                 })
@@ -50,6 +57,12 @@ public class QueueProcessor implements AutoCloseable {
     /** Runs {@code query} on the loop thread against the current core. */
     public <T> T read(Function<QueueCore, T> query) throws InterruptedException, ExecutionException, TimeoutException {
         return processor.submit(out -> query.apply(handler.core())).get(10, TimeUnit.SECONDS);
+    }
+
+    /** Runs {@code command} on the loop thread against the current handler, with an output in its transaction. */
+    <T> T command(java.util.function.BiFunction<QueueEventHandler, io.gantry.runtime.kafka.Output, T> command)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        return processor.<T>submit(out -> command.apply(handler, out)).get(30, TimeUnit.SECONDS);
     }
 
     public boolean isReady() {

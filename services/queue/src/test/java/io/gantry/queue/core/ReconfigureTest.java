@@ -30,6 +30,17 @@ class ReconfigureTest {
     }
 
     @Test
+    void aQueueOutsideAnyCohortGetsTheRaisedQuotaToo() {
+        ConfigBuilder four = aConfig().flavours("H100").queue(aQueue("solo").quota("H100", 4));
+        ConfigBuilder eight = aConfig().flavours("H100").queue(aQueue("solo").quota("H100", 8));
+        QueueDriver q = QueueDriver.with(four.build()).submit(aJob("s1").tenant("solo").gpus(4),
+                aJob("s2").tenant("solo").gpus(4));
+        assertThat(q.dispatchCount("s2")).isZero();
+        assertThat(q.core.reconfigure(eight.build(), q.now())).filteredOn(f -> f instanceof QueueFact.JobDispatched)
+                .extracting(QueueFact::jobId).containsExactly("s2");
+    }
+
+    @Test
     void removingAQueueLeavesItsWaitingJobsExplainedAsNeverFittingAndItsRunsFinishNormally() {
         QueueDriver q = QueueDriver.with(team(4).build()).submit(aJob("n1").tenant("nlp").gpus(8),
                 aJob("v1").tenant("vision").gpus(4), aJob("v2").tenant("vision").gpus(4));
