@@ -6,9 +6,11 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.statistics.Statistics;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -24,7 +26,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Invariants of the fair-share queue over random histories in a nested cohort tree with every kind of limit. */
 class FairShareProperties {
-    private static final FairShareConfig CONFIG = aConfig().flavours("H100", "A100").halfLife("10m")
+    private static final FairShareConfig CONFIG = tree().build();
+    /** A tight cohort (small quotas, a short minimum run time) so that random histories preempt often. */
+    private static final FairShareConfig EAGER = aConfig().flavours("H100", "A100").halfLife("10m")
+            .starvationWait("60s").classes("normal", 0, "high", 10).cohort("research")
+            .queue(aQueue("vision").cohort("research").quota("H100", 4, 4L, null).quota("A100", 2))
+            .queue(aQueue("nlp").cohort("research").quota("H100", 4, null, 2L).quota("A100", 2))
+            .queue(aQueue("nlp-batch").tenant("nlp").cohort("research").quota("H100", 0, 4L, null).quota("A100", 0))
+            .queue(aQueue("speech").cohort("research").quota("H100", 2).quota("A100", 2))
+            .queue(aQueue("solo").quota("H100", 4))
+            .set("preemption", Map.of("minRunTime", "30s")).build();
+
+    private static ConfigBuilder tree() {
+        return aConfig().flavours("H100", "A100").halfLife("10m")
             .starvationWait("60s").classes("normal", 0, "high", 10)
             .cohort("org").cohort("research", "org")
             .queue(aQueue("vision").cohort("research").quota("H100", 8, 4L, 4L).quota("A100", 4)
@@ -32,12 +46,12 @@ class FairShareProperties {
             .queue(aQueue("nlp").cohort("research").quota("H100", 8, null, 2L).quota("A100", 4, 2L, null))
             .queue(aQueue("nlp-batch").tenant("nlp").cohort("org").quota("H100", 0, 6L, null).quota("A100", 0))
             .queue(aQueue("speech").cohort("org").quota("H100", 4).quota("A100", 8, null, 8L))
-            .queue(aQueue("solo").quota("H100", 4))
-            .build();
+            .queue(aQueue("solo").quota("H100", 4));
+    }
     private static final String[] TENANTS = {"vision", "nlp", "speech", "solo"};
     private static final String[] MODELS = {null, null, "H100", "A100", "V100"};
 
-    enum Kind { SUBMIT, GRANT, DEFER, FINISH, RELEASE, NODE_FAILED, REQUEUE, CANCEL, CAPACITY }
+    enum Kind { SUBMIT, GRANT, DEFER, FINISH, RELEASE, NODE_FAILED, REQUEUE, CANCEL, CAPACITY, PREEMPTED, TICK }
 
     /** One random step; job and attempt are resolved against the core's state when it runs. */
     record Op(Kind kind, int job, int gpus, int variant, int seconds) {
@@ -47,18 +61,40 @@ class FairShareProperties {
     Arbitrary<List<Op>> histories() {
         Arbitrary<Op> op = Combinators.combine(Arbitraries.of(Kind.SUBMIT, Kind.SUBMIT, Kind.SUBMIT,
                         Kind.GRANT, Kind.DEFER, Kind.FINISH, Kind.RELEASE, Kind.RELEASE, Kind.NODE_FAILED, Kind.REQUEUE,
-                        Kind.CANCEL, Kind.CAPACITY), Arbitraries.integers().between(0, 14),
+                        Kind.CANCEL, Kind.CAPACITY, Kind.PREEMPTED, Kind.TICK, Kind.TICK),
+                Arbitraries.integers().between(0, 14),
                 Arbitraries.integers().between(0, 10), Arbitraries.integers().between(0, 99),
                 Arbitraries.integers().between(0, 120)).as(Op::new);
         return op.list().ofMinSize(1).ofMaxSize(120);
     }
 
+    /** Histories of small jobs competing for the tight cohort: many are admitted, many wait, runs age. */
+    @Provide
+    Arbitrary<List<Op>> contested() {
+        Arbitrary<Op> op = Combinators.combine(Arbitraries.of(Kind.SUBMIT, Kind.SUBMIT, Kind.SUBMIT, Kind.SUBMIT,
+                        Kind.GRANT, Kind.FINISH, Kind.RELEASE, Kind.PREEMPTED, Kind.PREEMPTED, Kind.TICK, Kind.TICK,
+                        Kind.CANCEL), Arbitraries.integers().between(0, 14),
+                Arbitraries.integers().between(1, 3), Arbitraries.integers().between(0, 99),
+                Arbitraries.integers().between(0, 40)).as(Op::new);
+        return op.list().ofMinSize(60).ofMaxSize(150);
+    }
+
     /** Drives a core and remembers every fact with its time, as the topic would. */
     static final class Run {
-        final QueueCore core = new QueueCore(CONFIG);
+        final FairShareConfig config;
+        final QueueCore core;
         final List<QueueFact> facts = new ArrayList<>();
         final List<Instant> times = new ArrayList<>();
         Instant now = JobBuilder.EPOCH;
+
+        Run(FairShareConfig config) {
+            this.config = config;
+            this.core = new QueueCore(config);
+        }
+
+        Run() {
+            this(CONFIG);
+        }
 
         List<QueueFact> step(Op op) {
             now = now.plusSeconds(op.seconds());
@@ -90,6 +126,8 @@ class FairShareProperties {
                 case REQUEUE -> new Input.Requeued(jobId, tenant, attempt, "again");
                 case CANCEL -> new Input.CancelRequested(jobId, tenant, tenant);
                 case CAPACITY -> new Input.CapacityChanged("node");
+                case PREEMPTED -> new Input.Released(jobId, tenant, attempt, QueueCore.PREEMPTED);
+                case TICK -> new Input.Tick(op.variant() % 10 == 0);
             };
             List<QueueFact> out = core.apply(input, now);
             facts.addAll(out);
@@ -98,7 +136,7 @@ class FairShareProperties {
         }
 
         QueueCore replayed() {
-            QueueCore fresh = new QueueCore(CONFIG);
+            QueueCore fresh = new QueueCore(config);
             for (int i = 0; i < facts.size(); i++) {
                 fresh.replay(facts.get(i), times.get(i));
             }
@@ -190,6 +228,73 @@ class FairShareProperties {
             assertThat(copy.apply(new Input.Restored(), run.now)).as("after %s", op)
                     .noneMatch(f -> f instanceof QueueFact.JobDispatched);
         }
+    }
+
+    /**
+     * A run is only ever preempted for a job of higher priority (class, then job priority) in its own queue, or,
+     * for reclaim, while its queue uses more than its nominal quota of the flavour it holds; and never before it ran
+     * the minimum run time (30 s here).
+     */
+    @Property(tries = 300)
+    void onlyLowerPriorityOrBorrowedUsageIsPreemptedAndNeverAYoungRun(@ForAll("contested") List<Op> history) {
+        Run run = new Run(EAGER);
+        List<String> resources = CONFIG.resources();
+        Map<String, Instant> dispatchedAt = new HashMap<>();
+        Map<String, JobSpec> dispatchedSpec = new HashMap<>();
+        int preemptions = 0;
+        // a mirror that replays the facts one by one: its state is the state each decision was taken in
+        QueueCore mirror = new QueueCore(EAGER);
+        for (Op op : history) {
+            List<QueueFact> out = run.step(op);
+            for (QueueFact f : out) {
+                if (f instanceof QueueFact.JobPreempted p) {
+                    preemptions++;
+                    QueueState at = mirror.state();
+                    String key = p.jobId() + "#" + p.attempt();
+                    assertThat(Duration.between(dispatchedAt.get(key), run.now)).as("age of %s", key)
+                            .isGreaterThanOrEqualTo(Duration.ofSeconds(30));
+                    JobState victim = at.live().get(p.jobId());
+                    JobState preemptor = at.live().get(p.preemptorJobId());
+                    String vq = queueOf(victim);
+                    String pq = queueOf(preemptor);
+                    if (p.reason() == PreemptionReason.PRIORITY) {
+                        assertThat(vq).isEqualTo(pq);
+                        int vc = classOf(victim);
+                        int pc = classOf(preemptor);
+                        assertThat(vc < pc || vc == pc && victim.spec().priority() < preemptor.spec().priority())
+                                .as("%s preempted for %s by priority", p.jobId(), p.preemptorJobId()).isTrue();
+                    } else {
+                        assertThat(p.reason()).isEqualTo(PreemptionReason.RECLAIM);
+                        assertThat(vq).isNotEqualTo(pq);
+                        JobSpec spec = dispatchedSpec.get(key);
+                        String model = spec.tasks().get(0).gpuModel();
+                        int r = resources.indexOf(model);
+                        long nominal = EAGER.queues().stream().filter(q -> q.name().equals(vq)).findFirst()
+                                .map(q -> q.quotas().get(model)).map(FairShareConfig.ResourceQuota::nominal)
+                                .orElse(0L);
+                        assertThat(at.usage().get(vq).get(r)).as("%s's use of %s when %s was preempted", vq, model,
+                                p.jobId()).isGreaterThan(nominal);
+                    }
+                }
+                if (f instanceof QueueFact.JobDispatched d) {
+                    dispatchedAt.put(d.jobId() + "#" + d.attempt(), run.now);
+                    dispatchedSpec.put(d.jobId() + "#" + d.attempt(), d.spec());
+                }
+                mirror.replay(f, run.now);
+            }
+        }
+        Statistics.label("preempted").collect(preemptions > 0);
+        // the property must not hold vacuously: enough histories do preempt
+        Statistics.label("preempted").coverage(c -> c.check(true).percentage(pct -> pct >= 5));
+    }
+
+    private static String queueOf(JobState job) {
+        return job.spec().queue() != null ? job.spec().queue() : job.tenant();
+    }
+
+    private static int classOf(JobState job) {
+        return EAGER.priorityClasses().get(job.spec().priorityClass() == null ? EAGER.defaultPriorityClass()
+                : job.spec().priorityClass());
     }
 
     @Property(tries = 200)
