@@ -210,6 +210,40 @@ class EndToEndTest {
         }
     }
 
+    /**
+     * Placement dies (kill -9) while runs are live and a dispatch is waiting for it: after the restart it answers
+     * every dispatch exactly once (the answer and the input offset commit together), rebuilds the live runs from
+     * its own topic, and no attempt is billed twice. Its nodes may be declared failed while it is down; their jobs
+     * are then requeued and finish as a later attempt.
+     */
+    @Test
+    @Order(7)
+    void placementKilledMidProtocolAnswersEveryDispatchOnceAndBillsNoAttemptTwice() throws Exception {
+        List<String> jobs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            jobs.add(submit(alpha, """
+                    {"name":"long-%d","tasks":[{"name":"w","command":["x"],"gpus":2,"runSeconds":150}]}
+                    """.formatted(i)));
+        }
+        for (String job : jobs) {
+            awaitState(alpha, job, "RUNNING");
+        }
+        cluster.service("placement").kill();
+        // dispatched by the queue while placement is down: the dispatch waits on the topic
+        jobs.add(submit(alpha, """
+                {"name":"while-down","tasks":[{"name":"w","command":["x"],"gpus":1,"runSeconds":20}]}
+                """));
+        cluster.restart("placement");
+        Api usage = new Api(cluster.url("billing"), "alpha-token-0001");
+        for (String job : jobs) {
+            JsonNode done = awaitState(alpha, job, "SUCCEEDED");
+            int attempts = done.path("attempt").asInt();
+            List<JsonNode> billed = await().atMost(LONG).until(() -> entries(usage, job), e -> e.size() >= attempts);
+            assertThat(billed).extracting(e -> e.path("attempt").asInt()).as("billed attempts of %s", job)
+                    .doesNotHaveDuplicates().hasSize(attempts);
+        }
+    }
+
     private static String submit(Api api, String spec) {
         Api.Response r = api.post("/v1/jobs", spec);
         assertThat(r.status()).as(r.body().toString()).isEqualTo(202);

@@ -81,4 +81,31 @@ class ParkingTest {
                 .apply(new Input.Released("other", "a", 1, "RUN_SUCCEEDED", free("H100", 8, 8)));
         assertThat(q.dispatchCount("big")).isEqualTo(2);
     }
+
+    @Test
+    void aGangThatNeverFitsCostsOneDispatchPerCapacityChangeAndNoMore() {
+        QueueDriver q = bigParked(aJob("huge").gang(6, 8));
+        for (int i = 0; i < 50; i++) {
+            // small jobs come and go: none of their releases leaves 48 GPUs free, so the gang stays parked
+            q.submit(aJob("s" + i).gpus(1)).granted("s" + i, 1).succeeded("s" + i, 1)
+                    .apply(new Input.Released("s" + i, "a", 1, "RUN_SUCCEEDED", free("H100", 31, 8)));
+        }
+        assertThat(q.dispatchCount("huge")).isEqualTo(1);
+        q.capacityChanged().deferred("huge", 1);
+        assertThat(q.dispatchCount("huge")).isEqualTo(2);
+        assertThat(q.core.state().live().get("huge").parked()).isTrue();
+    }
+
+    @Test
+    void capacityThatFlapsWakesTheParkedGangOncePerRecoveryAndItRunsWhenTheCapacityStays() {
+        QueueDriver q = bigParked(aJob("big").gpus(8).model("H100"));
+        for (int flap = 0; flap < 10; flap++) {
+            // the node comes back, the gang is offered, the node fails again before placement places it
+            q.capacityChanged().deferred("big", 1);
+        }
+        assertThat(q.dispatchCount("big")).isEqualTo(11);
+        q.capacityChanged().granted("big", 1);
+        assertThat(q.core.status("big")).isEqualTo(JobStatus.DISPATCHED);
+        assertThat(q.dispatchCount("big")).isEqualTo(12);
+    }
 }
