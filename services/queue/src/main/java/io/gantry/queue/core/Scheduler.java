@@ -122,6 +122,20 @@ final class Scheduler {
         final TreeSet<Pend> ordered;
         final TreeMap<Shape, TreeSet<Pend>> buckets = new TreeMap<>();
         final Set<Charge> running = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+        /** Running charges per priority (class, then job priority), so "any lower-priority run?" is O(log n). */
+        final TreeMap<Long, Integer> runningByPriority = new TreeMap<>();
+
+        void run(Charge c) {
+            running.add(c);
+            runningByPriority.merge(priorityKey(c.classValue(), c.priority()), 1, Integer::sum);
+        }
+
+        void stop(Charge c) {
+            if (running.remove(c)) {
+                runningByPriority.merge(priorityKey(c.classValue(), c.priority()), -1,
+                        (a, b) -> a + b == 0 ? null : a + b);
+            }
+        }
 
         Q(FairShareConfig.QueueDef def, Cohort parent, List<String> resources, int gpuCount, Comparator<Pend> order) {
             int r = resources.size();
@@ -159,6 +173,10 @@ final class Scheduler {
         String name() {
             return def.name();
         }
+    }
+
+    static long priorityKey(int classValue, int priority) {
+        return ((long) classValue << 32) + ((long) priority - Integer.MIN_VALUE);
     }
 
     /** Request shape: pending jobs with the same GPU count and flavour candidates fit or not together. */
@@ -505,7 +523,7 @@ final class Scheduler {
         }
         accrue(q, t);
         apply(c, 1, true);
-        q.running.add(c);
+        q.run(c);
     }
 
     void uncharge(String jobId, int attempt, Instant at) {
@@ -560,7 +578,7 @@ final class Scheduler {
                         c.dispatchedMillis(), c.timeLimitSeconds(), c.classValue(), c.priority());
                 charges.computeIfAbsent(c.jobId(), k -> new TreeMap<>()).put(c.attempt(), n);
                 apply(n, 1, true);
-                nq.running.add(n);
+                nq.run(n);
             }
         }
         preempting.putAll(old.preempting);
@@ -593,7 +611,7 @@ final class Scheduler {
     private void undo(Charge c, long t) {
         accrue(c.q(), t);
         apply(c, -1, true);
-        c.q().running.remove(c);
+        c.q().stop(c);
     }
 
     private void apply(Charge c, int sign, boolean real) {
@@ -916,9 +934,19 @@ final class Scheduler {
         boolean cpuShort = p.cpu > available(p.q, cpu);
         boolean memShort = p.mem > available(p.q, mem);
         boolean withinNominal = withinNominal(p);
+        // cheap necessary conditions first: most blocked heads have no possible victim at all
+        boolean byPriority = policy.withinQueue() && !p.q.runningByPriority.isEmpty()
+                && p.q.runningByPriority.firstKey() < priorityKey(p.view.classValue(), p.view.priority());
+        boolean byReclaim = policy.reclaim() != FairShareConfig.Reclaim.NEVER && withinNominal;
+        if (!byPriority && !byReclaim && !policy.overFairShare()) {
+            return List.of();
+        }
         double preemptorShare = policy.overFairShare() ? shareWith(p, t) : 0;
         List<Victim> candidates = new ArrayList<>();
         for (Q q : trees.get(p.q.tree)) {
+            if (q == p.q ? !byPriority : !policy.overFairShare() && !(byReclaim && borrowsAnything(q))) {
+                continue;
+            }
             for (Charge c : q.running) {
                 if (t - c.dispatchedMillis() < minRun || preempting.containsKey(c.jobId())
                         && preempting.get(c.jobId()).attempt() == c.attempt()) {
@@ -1017,6 +1045,15 @@ final class Scheduler {
     }
 
     /** Whether the run's queue uses more than its nominal quota of something the run holds. */
+    private boolean borrowsAnything(Q q) {
+        for (int r = 0; r < q.usage.length; r++) {
+            if (q.has[r] && q.usage[r] > q.nominal[r]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private boolean borrowing(Q q, Charge c) {
         return c.flavour() >= 0 && c.gpus() > 0 && q.usage[c.flavour()] > q.nominal[c.flavour()]
                 || c.cpu() > 0 && q.has[cpu] && q.usage[cpu] > q.nominal[cpu]
