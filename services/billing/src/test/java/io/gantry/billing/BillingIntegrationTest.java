@@ -125,6 +125,25 @@ class BillingIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    @Order(1)
+    void aGpuShareIsBilledAsItsThousandthsOfAGpuForTheHeldTime() {
+        String job = "job-" + UUID.randomUUID();
+        TaskPlacement half = TaskPlacement.newBuilder(node("n1", "H100")).setGpuShares(List.of(
+                io.gantry.events.GpuShare.newBuilder().setIndex(3).setMilli(500).setMemoryMiB(40_960).build())).build();
+        TaskPlacement mig = TaskPlacement.newBuilder(node("n1", "H100")).setReplica(1).setGpuShares(List.of(
+                io.gantry.events.GpuShare.newBuilder().setIndex(4).setMilli(142).setMemoryMiB(10_240)
+                        .setMigProfile("1g.10gb").setMigSlice(0).build())).build();
+
+        kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, job, released(job, "vision", "alloc-" + job,
+                GRANTED, GRANTED.plusMillis(3), half, mig));
+
+        await().atMost(AWAIT).until(() -> ledger.countByJobId(job) == 1);
+        assertThat(entries(job, VISION)).singleElement().satisfies(r -> assertThat(r)
+                .containsEntry("gpuCount", 0).containsEntry("gpuMilli", 642).containsEntry("gpuMicros", 1_926)
+                .containsEntry("gpuMillis", 1).containsEntry("gpuSeconds", "0.001926").containsEntry("gpuModel", "H100"));
+    }
+
+    @Test
     @Order(2)
     void aTenantSeesOnlyItsOwnUsageAndAnAdminSeesEveryone() {
         String visionJob = "job-" + UUID.randomUUID();
@@ -139,7 +158,8 @@ class BillingIntegrationTest implements TestPropertyProvider {
         String window = "?from=2030-01-01T00:00:05Z&to=2030-01-02T00:00:00Z";
         Map<String, Object> own = get("/v1/usage" + window, VISION);
         assertThat(rows(own)).containsExactly(
-                Map.of("tenant", "vision", "gpuModel", "A100", "gpuSeconds", "5.000", "gpuMillis", 5000, "entries", 1));
+                Map.of("tenant", "vision", "gpuModel", "A100", "gpuSeconds", "5.000", "gpuMillis", 5000, "entries", 1,
+                        "gpuMicros", 5_000_000));
         assertThat(own).containsEntry("totalGpuSeconds", "5.000").containsEntry("from", "2030-01-01T00:00:05Z");
 
         Map<String, Object> all = get("/v1/usage" + window, ADMIN);

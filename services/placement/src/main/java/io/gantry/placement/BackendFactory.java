@@ -8,6 +8,8 @@ import io.gantry.placement.backend.VirtualClock;
 import io.gantry.placement.core.FirstFitPlacer;
 import io.gantry.placement.core.GangPlacer;
 import io.gantry.placement.core.Gpu;
+import io.gantry.placement.core.GpuSharing;
+import io.gantry.placement.core.MigProfiles;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacementPolicy;
 import io.gantry.placement.core.TopologyPlacer;
@@ -44,7 +46,8 @@ public class BackendFactory {
     @Singleton
     GangPlacer placer(Environment env,
                       @Value("${gantry.placement.placer:topology}") String name,
-                      @Value("${gantry.placement.policy:binpack}") String policy) {
+                      @Value("${gantry.placement.policy:binpack}") String policy,
+                      @Value("${gantry.placement.gpu-overcommit:1.0}") String overcommit) {
         if ("first-fit".equals(name)) {
             return new FirstFitPlacer();
         }
@@ -57,7 +60,27 @@ public class BackendFactory {
         } catch (IllegalArgumentException e) {
             throw new ConfigurationException("gantry.placement.policy must be `binpack` or `spread`, was `" + policy + "`");
         }
-        return new TopologyPlacer(p, tiers(env.getProperties("gantry.placement.tiers")));
+        return new TopologyPlacer(p, tiers(env.getProperties("gantry.placement.tiers")),
+                sharing(overcommit, env.getProperties("gantry.placement.mig")));
+    }
+
+    /** {@code gantry.placement.gpu-overcommit} (factor >= 1.0) and {@code gantry.placement.mig.<model>=<shape>}. */
+    static GpuSharing sharing(String overcommit, Map<String, Object> mig) {
+        double factor;
+        try {
+            factor = Double.parseDouble(overcommit.trim());
+        } catch (NumberFormatException e) {
+            throw new ConfigurationException("gantry.placement.gpu-overcommit must be a number >= 1.0, was `"
+                    + overcommit + "`");
+        }
+        Map<String, String> shapes = new TreeMap<>();
+        mig.forEach((model, shape) -> shapes.put(model, String.valueOf(shape)));
+        try {
+            return new GpuSharing(factor, new MigProfiles(shapes));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException((e.getMessage().startsWith("GPU overcommit")
+                    ? "gantry.placement.gpu-overcommit: " : "gantry.placement.mig: ") + e.getMessage());
+        }
     }
 
     /** {@code gantry.placement.tiers.<tier>=H100,A100} (or a YAML list): tier name to models in preference order. */
@@ -100,6 +123,7 @@ public class BackendFactory {
                              @Value("${gantry.placement.local.gpus:0}") int gpus,
                              @Value("${gantry.placement.local.gpu-model:generic}") String gpuModel,
                              @Value("${gantry.placement.local.gpu-memory-mib:0}") long gpuMemory,
+                             @Value("${gantry.placement.local.gpu-mig-capable:false}") boolean migCapable,
                              @Value("${gantry.placement.local.cpu-millis:0}") int cpuMillis,
                              @Value("${gantry.placement.local.memory-mib:0}") long memoryMiB,
                              @Value("${gantry.placement.local.work-dir:}") String workDir,
@@ -120,7 +144,7 @@ public class BackendFactory {
         }
         List<Gpu> devices = new ArrayList<>();
         for (int i = 0; i < gpus; i++) {
-            devices.add(new Gpu(i, gpuModel, gpuMemory));
+            devices.add(new Gpu(i, gpuModel, gpuMemory).withMigCapable(migCapable));
         }
         int cpu = cpuMillis > 0 ? cpuMillis : Runtime.getRuntime().availableProcessors() * 1000;
         long memory = memoryMiB > 0 ? memoryMiB : hostMemoryMiB();

@@ -6,7 +6,12 @@ import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationGranted;
 import io.gantry.events.AllocationReleased;
 import io.gantry.events.DeferralReason;
+import io.gantry.events.FailureReason;
 import io.gantry.events.JobDispatched;
+import io.gantry.events.JobPreempted;
+import io.gantry.events.JobRunFailed;
+import io.gantry.events.PreemptionReason;
+import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.events.JobRunStarted;
 import io.gantry.events.JobRunSucceeded;
 import io.gantry.events.JobSpec;
@@ -143,7 +148,12 @@ class PlacementIntegrationTest implements TestPropertyProvider {
     }
 
     private static QueueJobEvent dispatched(String jobId, int attempt, List<TaskSpec> tasks) {
-        JobSpec spec = JobSpec.newBuilder().setName("train").setPriority(0).setTimeLimitSeconds(null).setTasks(tasks).build();
+        return dispatched(jobId, attempt, tasks, null);
+    }
+
+    private static QueueJobEvent dispatched(String jobId, int attempt, List<TaskSpec> tasks, Long timeLimitSeconds) {
+        JobSpec spec = JobSpec.newBuilder().setName("train").setPriority(0).setTimeLimitSeconds(timeLimitSeconds)
+                .setTasks(tasks).build();
         int gpus = tasks.stream().mapToInt(t -> t.getReplicas() * t.getGpus()).sum();
         return QueueJobEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(jobId)
                 .setOccurredAt(Instant.now())
@@ -193,6 +203,81 @@ class PlacementIntegrationTest implements TestPropertyProvider {
         assertThat(released.getReleasedAt()).isEqualTo(granted.getGrantedAt().plusSeconds(30));
         assertThat(((JobRunSucceeded) payloads.get(2)).getFinishedAt()).isEqualTo(released.getReleasedAt());
         assertThat(released.getPlacements()).isEqualTo(granted.getPlacements());
+    }
+
+    @Test
+    void aPreemptedRunIsReleasedPreemptedAfterItsGracePeriodWithNoOutcomeAndTheFreeCapacity() throws Exception {
+        String jobId = "job-" + UUID.randomUUID();
+        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("forever", 1, 2, null))));
+        AllocationGranted granted = (AllocationGranted) awaitPayloads(jobId, 2).get(0);
+
+        QueuePreemptionEvent preempted = QueuePreemptionEvent.newBuilder().setEventId(UUID.randomUUID().toString())
+                .setJobId(jobId).setOccurredAt(Instant.now())
+                .setPayload(JobPreempted.newBuilder().setTenant("vision").setAttempt(1).setReason(PreemptionReason.RECLAIM)
+                        .setGraceSeconds(30).setMessage("queue vision reclaims 2 x H100").build()).build();
+        produce(Topics.QUEUE_PREEMPTION_EVENTS, jobId, preempted);
+        produce(Topics.QUEUE_PREEMPTION_EVENTS, jobId, preempted); // a repeat changes nothing
+
+        List<Object> payloads = awaitPayloads(jobId, 3);
+        assertThat(payloads).extracting(p -> p.getClass().getSimpleName())
+                .containsExactly("AllocationGranted", "JobRunStarted", "AllocationReleased");
+        assertThat(payloads.get(2)).isInstanceOfSatisfying(AllocationReleased.class, r -> {
+            assertThat(r.getReason()).isEqualTo(ReleaseReason.PREEMPTED);
+            assertThat(r.getGrantedAt()).isEqualTo(granted.getGrantedAt());
+            assertThat(r.getReleasedAt()).as("held through the 30 s grace period")
+                    .isAfterOrEqualTo(granted.getGrantedAt().plusSeconds(30));
+            assertThat(r.getFreeCapacity()).extracting(f -> f.getGpuModel()).containsExactly("H100");
+            assertThat(r.getFreeCapacity().get(0).getLargestFreeOnNode()).isBetween(2, 8);
+        });
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> payloadsFor(jobId).size() == 3);
+    }
+
+    @Test
+    void aRunReachingItsTimeLimitFailsWithTimeLimitAndIsReleasedExactlyThen() throws Exception {
+        String jobId = "job-" + UUID.randomUUID();
+
+        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("long", 1, 1, 3_600L)), 60L));
+
+        List<Object> payloads = awaitPayloads(jobId, 4);
+        assertThat(payloads).extracting(p -> p.getClass().getSimpleName())
+                .containsExactly("AllocationGranted", "JobRunStarted", "JobRunFailed", "AllocationReleased");
+        AllocationGranted granted = (AllocationGranted) payloads.get(0);
+        assertThat(granted.getTimeLimitSeconds()).isEqualTo(60L);
+        Instant limit = ((JobRunStarted) payloads.get(1)).getStartedAt().plusSeconds(60);
+        assertThat(payloads.get(2)).isInstanceOfSatisfying(JobRunFailed.class, f -> {
+            assertThat(f.getReason()).isEqualTo(FailureReason.TIME_LIMIT);
+            assertThat(f.getMessage()).isEqualTo("time limit 60 s reached");
+            assertThat(f.getFinishedAt()).isEqualTo(limit);
+        });
+        assertThat(payloads.get(3)).isInstanceOfSatisfying(AllocationReleased.class, r -> {
+            assertThat(r.getReason()).isEqualTo(ReleaseReason.TIME_LIMIT);
+            assertThat(r.getReleasedAt()).isEqualTo(limit);
+        });
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aHalfGpuTaskIsGrantedAShareOfOneDeviceShownOnTheNode() throws Exception {
+        String jobId = "job-" + UUID.randomUUID();
+        TaskSpec half = TaskSpec.newBuilder(task("half", 1, 0, null)).setGpuMilli(500).build();
+
+        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(half)));
+
+        AllocationGranted granted = (AllocationGranted) awaitPayloads(jobId, 2).get(0);
+        TaskPlacement p = granted.getPlacements().get(0);
+        assertThat(p.getGpuIndices()).isEmpty();
+        assertThat(p.getGpuShares()).singleElement().satisfies(s -> {
+            assertThat(s.getMilli()).isEqualTo(500);
+            assertThat(s.getMemoryMiB()).isEqualTo(40_960L);
+            assertThat(s.getMigProfile()).isNull();
+        });
+        int index = p.getGpuShares().get(0).getIndex();
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            Map<String, Object> gpu = ((List<Map<String, Object>>) node(p.getNodeId()).get("gpus")).get(index);
+            assertThat(gpu.get("allocatedTo")).isNull();
+            assertThat((List<Map<String, Object>>) gpu.get("shares")).singleElement().satisfies(v -> assertThat(v)
+                    .containsEntry("job", jobId).containsEntry("milli", 500).containsEntry("memoryMiB", 40960));
+        });
     }
 
     @Test

@@ -50,6 +50,15 @@ public final class JobSpecTree {
             if (t.gpuTier() != null) {
                 task.put("gpuTier", t.gpuTier());
             }
+            if (t.gpuMilli() != null) {
+                task.put("gpuMilli", t.gpuMilli());
+            }
+            if (t.gpuMemoryMiB() != null) {
+                task.put("gpuMemoryMiB", t.gpuMemoryMiB());
+            }
+            if (t.migProfile() != null) {
+                task.put("migProfile", t.migProfile());
+            }
             task.put("cpus", cores(t.cpuMillis()));
             task.put("memoryMiB", t.memoryMiB());
             if (t.runSeconds() != null) {

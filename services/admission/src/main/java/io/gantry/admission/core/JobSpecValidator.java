@@ -30,7 +30,9 @@ public final class JobSpecValidator {
     private static final Set<String> JOB_FIELDS =
             Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology");
     private static final Set<String> TASK_FIELDS = Set.of("name", "replicas", "command", "gpus", "gpuModel",
-            "gpuModels", "gpuTier", "cpus", "memoryMiB", "runSeconds");
+            "gpuModels", "gpuTier", "cpus", "memoryMiB", "runSeconds", "gpuMilli", "gpuMemoryMiB", "migProfile");
+    /** NVIDIA's MIG profile names: compute slices, then memory, e.g. {@code 1g.10gb}, {@code 3g.40gb}. */
+    private static final String MIG_PROFILE = "[1-7]g\\.[0-9]{1,3}gb";
     private static final Set<String> TOPOLOGY_FIELDS = Set.of("required", "preferred");
     private static final String IDENTIFIER = "[a-z0-9][a-z0-9-]{0,62}";
     private static final BigDecimal THOUSAND = BigDecimal.valueOf(1000);
@@ -167,12 +169,48 @@ public final class JobSpecValidator {
         Long memory = integer(task.get("memoryMiB"), path + ".memoryMiB", 1, Long.MAX_VALUE, "must be > 0", errors);
         Long runSeconds = integer(task.get("runSeconds"), path + ".runSeconds", 1, Long.MAX_VALUE, "must be > 0",
                 errors);
+        boolean wholeGpus = gpus != null && gpus > 0;
+        Long gpuMilli = integer(task.get("gpuMilli"), path + ".gpuMilli", 1, 999,
+                "must be 1-999 (thousandths of one GPU) and needs gpus = 0", errors);
+        if (gpuMilli != null && wholeGpus) {
+            errors.add(new FieldError(path + ".gpuMilli", "must be 1-999 (thousandths of one GPU) and needs gpus = 0, "
+                    + "not " + gpus));
+        }
+        Long gpuMemory = integer(task.get("gpuMemoryMiB"), path + ".gpuMemoryMiB", 1, Long.MAX_VALUE,
+                "must be > 0", errors);
+        if (task.get("gpuMemoryMiB") != null && task.get("gpuMilli") == null) {
+            errors.add(new FieldError(path + ".gpuMemoryMiB", "needs gpuMilli (GPU memory of a fractional task)"));
+        }
+        String migProfile = migProfile(task.get("migProfile"), path + ".migProfile", errors);
+        if (migProfile != null && wholeGpus) {
+            errors.add(new FieldError(path + ".migProfile", "needs gpus = 0 (a MIG instance instead of whole GPUs), "
+                    + "not " + gpus));
+        }
+        if (task.get("migProfile") != null && task.get("gpuMilli") != null) {
+            errors.add(new FieldError(path + ".migProfile", "give gpuMilli or migProfile, not both"));
+        }
+        if ((gpuMilli != null || migProfile != null) && limits.nodes() == 0) {
+            errors.add(new FieldError(path + (gpuMilli != null ? ".gpuMilli" : ".migProfile"),
+                    "cannot request GPUs: the cluster has no registered nodes yet"));
+        }
         if (errors.size() > before) {
             return null;
         }
         return new TaskSpec(name, replicas == null ? DEFAULT_REPLICAS : replicas.intValue(), command,
                 gpus == null ? 0 : gpus.intValue(), gpuModel, cpuMillis == null ? DEFAULT_CPU_MILLIS : cpuMillis,
-                memory == null ? DEFAULT_MEMORY_MIB : memory, runSeconds, gpuModels, gpuTier);
+                memory == null ? DEFAULT_MEMORY_MIB : memory, runSeconds, gpuModels, gpuTier,
+                gpuMilli == null ? null : gpuMilli.intValue(), gpuMemory, migProfile);
+    }
+
+    private static String migProfile(Object value, String path, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof String s) || !s.matches(MIG_PROFILE)) {
+            errors.add(new FieldError(path, "must be a MIG profile such as 1g.10gb or 3g.40gb"));
+            return null;
+        }
+        return s;
     }
 
     private static List<String> gpuModels(Object value, String path, ClusterLimits limits, List<FieldError> errors) {

@@ -56,6 +56,9 @@ public final class AvroMapping {
                         .setRunSeconds(t.runSeconds())
                         .setGpuModels(t.gpuModels())
                         .setGpuTier(t.gpuTier())
+                        .setGpuMilli(t.gpuMilli())
+                        .setGpuMemoryMiB(t.gpuMemoryMiB())
+                        .setMigProfile(t.migProfile())
                         .build()).toList())
                 .setQueue(spec.queue())
                 .setPriorityClass(spec.priorityClass())
@@ -70,7 +73,7 @@ public final class AvroMapping {
         return new JobSpec(spec.getName(), spec.getPriority(), spec.getTimeLimitSeconds(),
                 spec.getTasks().stream().map(t -> new TaskSpec(t.getName(), t.getReplicas(), t.getCommand(),
                         t.getGpus(), t.getGpuModel(), t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds(),
-                        t.getGpuModels(), t.getGpuTier()))
+                        t.getGpuModels(), t.getGpuTier(), t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile()))
                         .toList(), spec.getQueue(), spec.getPriorityClass(), topology == null ? null
                 : new JobSpec.Topology(topology.getRequired().name(), topology.getPreferred().name()));
     }

@@ -133,7 +133,26 @@ class JobSpecValidatorTest {
                 bad("a zero time limit", aJob().set("timeLimitSeconds", 0).build(), CLUSTER,
                         "timeLimitSeconds", "must be > 0"),
                 bad("a required field sent as null", aJob().set("name", null).build(), CLUSTER,
-                        "name", "is required"));
+                        "name", "is required"),
+                bad("a GPU fraction of 1000", aJob().noTasks().task(aTask("w").set("gpuMilli", 1000)).build(),
+                        CLUSTER, "tasks[0].gpuMilli", "must be 1-999 (thousandths of one GPU) and needs gpus = 0"),
+                bad("a GPU fraction of 0", aJob().noTasks().task(aTask("w").set("gpuMilli", 0)).build(),
+                        CLUSTER, "tasks[0].gpuMilli", "must be 1-999"),
+                bad("a GPU fraction with whole GPUs", aJob().noTasks().task(aTask("w").gpus(1).set("gpuMilli", 500))
+                        .build(), CLUSTER, "tasks[0].gpuMilli", "needs gpus = 0, not 1"),
+                bad("GPU memory without a fraction", aJob().noTasks().task(aTask("w").set("gpuMemoryMiB", 4096))
+                        .build(), CLUSTER, "tasks[0].gpuMemoryMiB", "needs gpuMilli"),
+                bad("a zero GPU memory", aJob().noTasks().task(aTask("w").set("gpuMilli", 500).set("gpuMemoryMiB", 0))
+                        .build(), CLUSTER, "tasks[0].gpuMemoryMiB", "must be > 0"),
+                bad("a MIG profile that is not one", aJob().noTasks().task(aTask("w").set("migProfile", "half"))
+                        .build(), CLUSTER, "tasks[0].migProfile", "must be a MIG profile such as 1g.10gb"),
+                bad("a MIG profile with whole GPUs", aJob().noTasks().task(aTask("w").gpus(2)
+                        .set("migProfile", "1g.10gb")).build(), CLUSTER, "tasks[0].migProfile", "needs gpus = 0"),
+                bad("a MIG profile and a fraction", aJob().noTasks().task(aTask("w").set("migProfile", "1g.10gb")
+                        .set("gpuMilli", 100)).build(), CLUSTER, "tasks[0].migProfile",
+                        "give gpuMilli or migProfile, not both"),
+                bad("a fraction before any node registered", aJob().noTasks().task(aTask("w").set("gpuMilli", 100))
+                        .build(), EMPTY, "tasks[0].gpuMilli", "no registered nodes yet"));
     }
 
     @ParameterizedTest(name = "rejects {0}")
@@ -203,6 +222,25 @@ class JobSpecValidatorTest {
         assertThat(v.spec().topology()).isEqualTo(new JobSpec.Topology("SPINE", "RACK"));
         assertThat(v.spec().tasks().get(0).gpuModels()).containsExactly("H100", "A100");
         assertThat(v.spec().tasks().get(1).gpuTier()).isEqualTo("inference");
+    }
+
+    @Test
+    void carriesGpuFractionsAndMigProfilesIntoTheSpec() {
+        Object tree = aJob().noTasks()
+                .task(aTask("half").set("gpuMilli", 500).set("gpuMemoryMiB", 20480).model("H100"))
+                .task(aTask("quarter").set("gpuMilli", 250))
+                .task(aTask("mig").set("migProfile", "3g.40gb"))
+                .build();
+
+        Validated v = validator.validate(tree, CLUSTER);
+
+        assertThat(v.errors()).isEmpty();
+        assertThat(v.spec().tasks()).extracting(TaskSpec::gpus).containsOnly(0);
+        assertThat(v.spec().tasks()).extracting(TaskSpec::gpuMilli).containsExactly(500, 250, null);
+        assertThat(v.spec().tasks()).extracting(TaskSpec::gpuMemoryMiB).containsExactly(20480L, null, null);
+        assertThat(v.spec().tasks()).extracting(TaskSpec::migProfile).containsExactly(null, null, "3g.40gb");
+        assertThat(validator.validate(JobSpecTree.toTree(v.spec()), CLUSTER).spec()).as("shown back, it validates the same")
+                .isEqualTo(v.spec());
     }
 
     @Test

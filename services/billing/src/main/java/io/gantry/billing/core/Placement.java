@@ -4,9 +4,11 @@ package io.gantry.billing.core;
  * One task's share of an allocation, as billing needs it.
  *
  * @param gpuModel the GPU model, or {@code null} for a CPU-only task
- * @param gpuCount how many GPUs the task held (the length of its GPU index list)
+ * @param gpuCount how many whole GPUs the task held (the length of its GPU index list)
+ * @param gpuMilli what the task held in thousandths of a GPU: 1000 per whole GPU plus each fraction or MIG
+ *                 instance's {@code milli}
  */
-public record Placement(String nodeId, String gpuModel, int gpuCount) {
+public record Placement(String nodeId, String gpuModel, int gpuCount, long gpuMilli) {
     public Placement {
         if (nodeId == null || nodeId.isBlank()) {
             throw new IllegalArgumentException("placements[].nodeId must not be blank");
@@ -14,8 +16,16 @@ public record Placement(String nodeId, String gpuModel, int gpuCount) {
         if (gpuCount < 0) {
             throw new IllegalArgumentException("placements[].gpuCount must be >= 0, was " + gpuCount);
         }
-        if (gpuCount > 0 && (gpuModel == null || gpuModel.isBlank())) {
+        if (gpuMilli < 1000L * gpuCount) {
+            throw new IllegalArgumentException("placements[].gpuMilli must be >= 1000 x gpuCount, was " + gpuMilli);
+        }
+        if (gpuMilli > 0 && (gpuModel == null || gpuModel.isBlank())) {
             throw new IllegalArgumentException("placements[].gpuModel is required when the task holds GPUs");
         }
+    }
+
+    /** Whole GPUs only. */
+    public Placement(String nodeId, String gpuModel, int gpuCount) {
+        this(nodeId, gpuModel, gpuCount, 1000L * gpuCount);
     }
 }

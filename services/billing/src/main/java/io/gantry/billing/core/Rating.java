@@ -7,7 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Rates a released allocation: one ledger entry per node, in the order the nodes first appear.
+ * Rates a released allocation: one ledger entry per node, in the order the nodes first appear. A whole GPU counts
+ * 1000 thousandths, a fraction or MIG instance its {@code milli}, and usage is thousandths x milliseconds, exact.
  *
  * <p>Time is billed at millisecond resolution, the resolution of the events ({@code timestamp-millis}); a
  * sub-millisecond part of an instant is dropped before rating so both ends are treated alike.
@@ -29,8 +30,9 @@ public final class Rating {
         for (NodeShare share : byNode.values()) {
             entries.add(new LedgerEntry(LedgerEntry.entryId(release.allocationId(), share.nodeId),
                     release.tenant(), release.jobId(), release.attempt(), release.allocationId(), share.nodeId,
-                    share.gpuModel, share.gpuCount, Instant.ofEpochMilli(start),
-                    Instant.ofEpochMilli(end), duration, Math.multiplyExact((long) share.gpuCount, duration)));
+                    share.gpuModel, share.gpuCount, Instant.ofEpochMilli(start), Instant.ofEpochMilli(end), duration,
+                    Math.multiplyExact(share.gpuMilli, duration) / 1000, share.gpuMilli,
+                    Math.multiplyExact(share.gpuMilli, duration)));
         }
         return entries;
     }
@@ -39,13 +41,14 @@ public final class Rating {
         final String nodeId;
         String gpuModel;
         int gpuCount;
+        long gpuMilli;
 
         NodeShare(String nodeId) {
             this.nodeId = nodeId;
         }
 
         void add(Placement p) {
-            if (p.gpuCount() == 0) {
+            if (p.gpuMilli() == 0) {
                 return;
             }
             if (gpuModel != null && !gpuModel.equals(p.gpuModel())) {
@@ -55,6 +58,7 @@ public final class Rating {
             }
             gpuModel = p.gpuModel();
             gpuCount = Math.addExact(gpuCount, p.gpuCount());
+            gpuMilli = Math.addExact(gpuMilli, p.gpuMilli());
         }
     }
 }

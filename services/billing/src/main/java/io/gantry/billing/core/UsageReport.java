@@ -9,15 +9,21 @@ public record UsageReport(UsageWindow window, List<UsageRow> rows) {
         rows = List.copyOf(rows);
     }
 
-    public long totalGpuMillis() {
+    /** Exact GPU-microseconds of every row. */
+    public long totalGpuMicros() {
         long total = 0;
         for (UsageRow row : rows) {
-            total = Math.addExact(total, row.gpuMillis());
+            total = Math.addExact(total, row.gpuMicros());
         }
         return total;
     }
 
+    /** GPU-milliseconds, rounded down once over the exact total (exact for whole GPUs). */
+    public long totalGpuMillis() {
+        return totalGpuMicros() / 1000;
+    }
+
     public BigDecimal totalGpuSeconds() {
-        return Usage.seconds(totalGpuMillis());
+        return Usage.secondsOfMicros(totalGpuMicros());
     }
 }

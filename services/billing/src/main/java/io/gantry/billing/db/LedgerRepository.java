@@ -17,13 +17,14 @@ public interface LedgerRepository extends GenericRepository<UsageEntryRow, Strin
     /** Inserts the row unless its entry id exists; answers how many rows were inserted (0 or 1). */
     @Query("""
             INSERT INTO usage_entry (entry_id, tenant, job_id, attempt, allocation_id, node_id, gpu_model, gpu_count,
-                                     started_at, ended_at, duration_millis, gpu_millis, recorded_at)
+                                     started_at, ended_at, duration_millis, gpu_millis, gpu_milli, gpu_micros,
+                                     recorded_at)
             VALUES (:entryId, :tenant, :jobId, :attempt, :allocationId, :nodeId, :gpuModel, :gpuCount,
-                    :startedAt, :endedAt, :durationMillis, :gpuMillis, :recordedAt)
+                    :startedAt, :endedAt, :durationMillis, :gpuMillis, :gpuMilli, :gpuMicros, :recordedAt)
             ON CONFLICT (entry_id) DO NOTHING""")
     int insertIfAbsent(String entryId, String tenant, String jobId, int attempt, String allocationId, String nodeId,
                        @Nullable String gpuModel, int gpuCount, Instant startedAt, Instant endedAt,
-                       long durationMillis, long gpuMillis, Instant recordedAt);
+                       long durationMillis, long gpuMillis, long gpuMilli, long gpuMicros, Instant recordedAt);
 
     Optional<UsageEntryRow> findById(String entryId);
 

@@ -11,10 +11,11 @@ import java.time.Instant;
 @MappedEntity("usage_entry")
 public record UsageEntryRow(@Id String entryId, String tenant, String jobId, int attempt, String allocationId,
                             String nodeId, @Nullable String gpuModel, int gpuCount, Instant startedAt,
-                            Instant endedAt, long durationMillis, long gpuMillis, Instant recordedAt) {
+                            Instant endedAt, long durationMillis, long gpuMillis, long gpuMilli, long gpuMicros,
+                            Instant recordedAt) {
 
     public LedgerEntry toEntry() {
         return new LedgerEntry(entryId, tenant, jobId, attempt, allocationId, nodeId, gpuModel, gpuCount, startedAt,
-                endedAt, durationMillis, gpuMillis);
+                endedAt, durationMillis, gpuMillis, gpuMilli, gpuMicros);
     }
 }

@@ -101,30 +101,34 @@ public class UsageController {
     }
 
     @Serdeable
-    public record UsageView(String from, String to, List<RowView> rows, String totalGpuSeconds, long totalGpuMillis) {
+    public record UsageView(String from, String to, List<RowView> rows, String totalGpuSeconds, long totalGpuMillis,
+                            long totalGpuMicros) {
         static UsageView of(UsageReport report) {
             return new UsageView(iso(report.window().from()), iso(report.window().to()),
                     report.rows().stream().map(RowView::of).toList(), report.totalGpuSeconds().toPlainString(),
-                    report.totalGpuMillis());
+                    report.totalGpuMillis(), report.totalGpuMicros());
         }
     }
 
     @Serdeable
-    public record RowView(String tenant, @Nullable String gpuModel, String gpuSeconds, long gpuMillis, long entries) {
+    public record RowView(String tenant, @Nullable String gpuModel, String gpuSeconds, long gpuMillis, long entries,
+                          long gpuMicros) {
         static RowView of(UsageRow row) {
             return new RowView(row.tenant(), row.gpuModel(), row.gpuSeconds().toPlainString(), row.gpuMillis(),
-                    row.entries());
+                    row.entries(), row.gpuMicros());
         }
     }
 
     @Serdeable
     public record EntryView(String entryId, String tenant, String jobId, int attempt, String allocationId,
                             String nodeId, @Nullable String gpuModel, int gpuCount, String startedAt, String endedAt,
-                            long durationMillis, long gpuMillis, String gpuSeconds, String recordedAt) {
+                            long durationMillis, long gpuMillis, String gpuSeconds, String recordedAt, long gpuMilli,
+                            long gpuMicros) {
         static EntryView of(UsageEntryRow r) {
             return new EntryView(r.entryId(), r.tenant(), r.jobId(), r.attempt(), r.allocationId(), r.nodeId(),
                     r.gpuModel(), r.gpuCount(), iso(r.startedAt()), iso(r.endedAt()), r.durationMillis(),
-                    r.gpuMillis(), Usage.seconds(r.gpuMillis()).toPlainString(), iso(r.recordedAt()));
+                    r.gpuMillis(), Usage.secondsOfMicros(r.gpuMicros()).toPlainString(), iso(r.recordedAt()),
+                    r.gpuMilli(), r.gpuMicros());
         }
     }
 

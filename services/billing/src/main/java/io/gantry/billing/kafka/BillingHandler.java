@@ -70,7 +70,11 @@ final class BillingHandler implements EventHandler {
     static Release release(String jobId, AllocationReleased r) {
         List<Placement> placements = new ArrayList<>(r.getPlacements().size());
         for (TaskPlacement p : r.getPlacements()) {
-            placements.add(new Placement(p.getNodeId(), p.getGpuModel(), p.getGpuIndices().size()));
+            long milli = 1000L * p.getGpuIndices().size();
+            for (io.gantry.events.GpuShare s : p.getGpuShares()) {
+                milli += s.getMilli();
+            }
+            placements.add(new Placement(p.getNodeId(), p.getGpuModel(), p.getGpuIndices().size(), milli));
         }
         return new Release(r.getTenant(), jobId, r.getAttempt(), r.getAllocationId(), r.getGrantedAt(),
                 r.getReleasedAt(), placements);

@@ -58,6 +58,12 @@ final class Fixtures {
             return this;
         }
 
+        /** A task holding part of one GPU: {@code milli} thousandths (a fraction or a MIG instance). */
+        ReleaseBuilder share(String node, String model, int milli) {
+            placements.add(new Placement(node, model, 0, milli));
+            return this;
+        }
+
         ReleaseBuilder cpuTask(String node) {
             placements.add(new Placement(node, null, 0));
             return this;

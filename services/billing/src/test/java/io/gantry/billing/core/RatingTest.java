@@ -17,6 +17,51 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 class RatingTest {
 
+    /** A share entry in short: entryId, gpuCount, gpuMilli, gpuMicros, gpuMillis, exact GPU-seconds. */
+    record RatedShare(String entryId, int gpuCount, long gpuMilli, long gpuMicros, long gpuMillis, String seconds) {
+        static RatedShare of(LedgerEntry e) {
+            return new RatedShare(e.entryId(), e.gpuCount(), e.gpuMilli(), e.gpuMicros(), e.gpuMillis(),
+                    Usage.secondsOfMicros(e.gpuMicros()).toPlainString());
+        }
+    }
+
+    static Stream<Arguments> shares() {
+        return Stream.of(
+                arguments(named("half a GPU for a minute is 30 GPU-seconds",
+                                aRelease("s1").heldMillis(0, 60_000).share("n1", "H100", 500).build()),
+                        new RatedShare("s1/n1", 0, 500, 30_000_000, 30_000, "30.000")),
+                arguments(named("a third of a GPU for 1 ms is billed exactly, not rounded",
+                                aRelease("s2").heldMillis(0, 1).share("n1", "H100", 333).build()),
+                        new RatedShare("s2/n1", 0, 333, 333, 0, "0.000333")),
+                arguments(named("a 1g MIG instance is rated at its 142 thousandths",
+                                aRelease("s3").heldMillis(0, 10_000).share("n1", "A100", 142).build()),
+                        new RatedShare("s3/n1", 0, 142, 1_420_000, 1_420, "1.420")),
+                arguments(named("whole GPUs and shares on one node add up in thousandths",
+                                aRelease("s4").heldMillis(0, 1_001).task("n1", "H100", 2).share("n1", "H100", 250)
+                                        .share("n1", "H100", 250).build()),
+                        new RatedShare("s4/n1", 2, 2_500, 2_502_500, 2_502, "2.5025")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("shares")
+    void aShareIsRatedAsItsThousandthsOfAGpuExactly(Release release, RatedShare expected) {
+        assertThat(Rating.rate(release).stream().map(RatedShare::of).toList()).containsExactly(expected);
+    }
+
+    @Test
+    void usageOfSharesInAWindowSumsExactlyAndRoundsOnlyTheLegacyMillis() {
+        List<LedgerEntry> entries = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            entries.addAll(Rating.rate(aRelease("t" + i).heldMillis(0, 1).share("n1", "H100", 333).build()));
+        }
+
+        UsageReport report = Usage.summarize(entries, UsageWindow.all());
+
+        assertThat(report.totalGpuMicros()).isEqualTo(999);
+        assertThat(report.totalGpuSeconds().toPlainString()).isEqualTo("0.000999");
+        assertThat(report.rows()).singleElement().satisfies(r -> assertThat(r.gpuMicros()).isEqualTo(999));
+    }
+
     /** An entry in short: entryId, gpuModel, gpuCount, durationMillis, gpuMillis. */
     record Rated(String entryId, String gpuModel, int gpuCount, long durationMillis, long gpuMillis) {
         static Rated of(LedgerEntry e) {

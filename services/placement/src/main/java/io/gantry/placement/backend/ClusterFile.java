@@ -36,7 +36,8 @@ import java.util.Set;
  *     spine: spine-0
  * </pre>
  *
- * <p>Per GPU group, {@code numaNode}, {@code pcieSwitch} and {@code nvlinkDomain} (-1 = no NVLink) set the
+ * <p>Per GPU group, {@code migCapable: true} lets its GPUs host MIG instances, and {@code numaNode},
+ * {@code pcieSwitch} and {@code nvlinkDomain} (-1 = no NVLink) set the
  * place of every GPU of the group; without them GPU {@code i} of {@code n} sits on socket
  * {@code i * sockets / n}, PCIe switch {@code i / 2}, NVLink domain 0.
  */
@@ -140,7 +141,7 @@ public final class ClusterFile {
         return List.copyOf(nodes);
     }
 
-    private record RawGpu(String model, long memoryMiB, long numa, long pcie, long nvlink, String at) {
+    private record RawGpu(String model, long memoryMiB, long numa, long pcie, long nvlink, boolean mig, String at) {
     }
 
     private static List<Gpu> gpus(Object value, String at, int sockets) {
@@ -163,8 +164,13 @@ public final class ClusterFile {
             long numa = number(m, "numaNode", where, -1);
             long pcie = number(m, "pcieSwitch", where, -1);
             long nvlink = number(m, "nvlinkDomain", where, 0);
+            Object migValue = m.get("migCapable");
+            if (migValue != null && !(migValue instanceof Boolean)) {
+                throw new IllegalArgumentException(where + ".migCapable: must be true or false");
+            }
+            boolean mig = Boolean.TRUE.equals(migValue);
             for (int i = 0; i < count; i++) {
-                gpus.add(new RawGpu(model, memory, numa, pcie, nvlink, where));
+                gpus.add(new RawGpu(model, memory, numa, pcie, nvlink, mig, where));
             }
         }
         // defaults need the node's GPU count: spread evenly over the sockets, two GPUs per PCIe switch
@@ -174,7 +180,7 @@ public final class ClusterFile {
             int numa = g.numa() >= 0 ? (int) g.numa() : (int) ((long) i * sockets / gpus.size());
             int pcie = g.pcie() >= 0 ? (int) g.pcie() : i / 2;
             try {
-                placed.add(new Gpu(i, g.model(), g.memoryMiB(), numa, pcie, (int) g.nvlink()));
+                placed.add(new Gpu(i, g.model(), g.memoryMiB(), numa, pcie, (int) g.nvlink(), g.mig()));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(g.at() + ": " + e.getMessage(), e);
             }

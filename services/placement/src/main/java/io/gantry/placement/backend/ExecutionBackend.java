@@ -30,6 +30,14 @@ public interface ExecutionBackend extends AutoCloseable {
      */
     Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now);
 
+    /**
+     * Asks the tasks to stop gracefully (a preemption: SIGTERM, so they can checkpoint); they may still exit on
+     * their own and be reported by {@link #poll}. The core's deadline ends the grace period with {@link #stop}.
+     * Default: nothing to ask (simulated tasks run until their end or the deadline). Idempotent.
+     */
+    default void terminate(String allocationId) {
+    }
+
     /** Stops whatever still runs of the allocation; no outcome is reported for it afterwards. Idempotent. */
     void stop(String allocationId);
 

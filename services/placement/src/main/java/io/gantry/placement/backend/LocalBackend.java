@@ -1,6 +1,7 @@
 package io.gantry.placement.backend;
 
 import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.GpuShare;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacedTask;
 import org.slf4j.Logger;
@@ -112,6 +113,16 @@ public final class LocalBackend implements ExecutionBackend {
             }
         }
 
+        synchronized void terminate() {
+            if (over) {
+                return;
+            }
+            for (Process p : processes.values()) {
+                p.descendants().forEach(ProcessHandle::destroy);
+                p.destroy();
+            }
+        }
+
         synchronized void kill() {
             over = true;
             killAll();
@@ -151,14 +162,7 @@ public final class LocalBackend implements ExecutionBackend {
                     String path = env.getOrDefault("PATH", "/usr/local/bin:/usr/bin:/bin");
                     // tasks must not inherit placement's own environment (credentials, tokens)
                     env.clear();
-                    env.put("PATH", path);
-                    env.put("HOME", dir.toString());
-                    env.put("CUDA_VISIBLE_DEVICES",
-                            p.gpuIndices().stream().map(String::valueOf).collect(Collectors.joining(",")));
-                    env.put("GANTRY_JOB_ID", allocation.jobId());
-                    env.put("GANTRY_TASK", p.task());
-                    env.put("GANTRY_REPLICA", Integer.toString(p.replica()));
-                    env.put("GANTRY_ATTEMPT", Integer.toString(allocation.attempt()));
+                    env.putAll(environment(allocation, p, dir, path));
                     pb.directory(dir.toFile());
                     pb.redirectErrorStream(true);
                     pb.redirectOutput(dir.resolve(label + ".log").toFile());
@@ -175,6 +179,40 @@ public final class LocalBackend implements ExecutionBackend {
                     process.onExit().thenAccept(p -> run.exited(label, p.exitValue())));
         }
         return Optional.empty();
+    }
+
+    /**
+     * The whole environment of one task: {@code PATH}, {@code HOME}, its identity and its devices. Whole GPUs:
+     * {@code CUDA_VISIBLE_DEVICES} = their indices. A fraction: {@code CUDA_VISIBLE_DEVICES} = the device,
+     * {@code CUDA_MPS_ACTIVE_THREAD_PERCENTAGE} = milli / 10 (at least 1), {@code CUDA_MPS_PINNED_DEVICE_MEM_LIMIT}
+     * = {@code 0=<MiB>M} and {@code GANTRY_GPU_MEMORY_MIB} (honoured when an MPS daemon runs; otherwise advisory).
+     * A MIG instance: {@code CUDA_VISIBLE_DEVICES} = {@code MIG-<gpu index>/<first slot>/0} (the legacy
+     * {@code MIG-<GPU>/<GI>/<CI>} form with the node-local GPU index for the GPU and the first placement slot
+     * standing for the GPU instance; a site wrapper maps it to the MIG UUID from {@code nvidia-smi -L}),
+     * {@code GANTRY_MIG_DEVICE} = {@code <gpu index>:<profile>:<first slot>} and {@code GANTRY_GPU_MEMORY_MIB}.
+     */
+    static Map<String, String> environment(Allocation allocation, PlacedTask p, Path dir, String path) {
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        env.put("PATH", path);
+        env.put("HOME", dir.toString());
+        env.put("CUDA_VISIBLE_DEVICES",
+                p.gpuIndices().stream().map(String::valueOf).collect(Collectors.joining(",")));
+        for (GpuShare s : p.gpuShares()) {
+            env.put("GANTRY_GPU_MEMORY_MIB", Long.toString(s.memoryMiB()));
+            if (s.isMig()) {
+                env.put("CUDA_VISIBLE_DEVICES", "MIG-" + s.index() + "/" + s.migSlice() + "/0");
+                env.put("GANTRY_MIG_DEVICE", s.index() + ":" + s.migProfile() + ":" + s.migSlice());
+            } else {
+                env.put("CUDA_VISIBLE_DEVICES", Integer.toString(s.index()));
+                env.put("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", Integer.toString(Math.max(1, s.milli() / 10)));
+                env.put("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=" + s.memoryMiB() + "M");
+            }
+        }
+        env.put("GANTRY_JOB_ID", allocation.jobId());
+        env.put("GANTRY_TASK", p.task());
+        env.put("GANTRY_REPLICA", Integer.toString(p.replica()));
+        env.put("GANTRY_ATTEMPT", Integer.toString(allocation.attempt()));
+        return env;
     }
 
     private List<String> wrap(List<String> command) {
@@ -200,6 +238,15 @@ public final class LocalBackend implements ExecutionBackend {
             }
         } catch (IOException | UnsupportedOperationException e) {
             LOG.debug("cannot hand {} to {}: {}", dir, runAs.user(), e.toString());
+        }
+    }
+
+    /** SIGTERM to every task and its children; the placement core sends SIGKILL ({@link #stop}) at the deadline. */
+    @Override
+    public void terminate(String allocationId) {
+        Run run = runs.get(allocationId);
+        if (run != null) {
+            run.terminate();
         }
     }
 

@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.UUID;
 
 /**
@@ -29,8 +30,12 @@ public final class ClusterState {
     private final Set<String> failed = new HashSet<>();
     private final Map<String, Allocation> liveByJob = new HashMap<>();
     private final Map<String, Allocation> liveById = new HashMap<>();
-    private final Set<String> started = new HashSet<>();
-    /** node id to (GPU index to job id); kept for nodes not registered yet too. */
+    /** Allocation id to when its run started: a time limit counts from there. */
+    private final Map<String, Instant> started = new HashMap<>();
+    /** Allocation id to the end of its preemption grace period, for runs being preempted. */
+    private final Map<String, Instant> stopDeadline = new HashMap<>();
+    /** Every pending deadline (grace ends, time limits), earliest first: a tick reads only the due head. */
+    private final TreeSet<Deadline> deadlines = new TreeSet<>();
     /** The free-capacity index placers search; kept in step with every replayed fact. */
     private final Inventory inventory;
     /** Live placements per node id, kept for nodes not registered yet too (replay order is not guaranteed). */
@@ -45,7 +50,7 @@ public final class ClusterState {
     public ClusterState(String backend, GangPlacer placer) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.placer = Objects.requireNonNull(placer, "placer");
-        this.inventory = new Inventory(backend);
+        this.inventory = new Inventory(backend, placer.sharing());
     }
 
     public GangPlacer placer() {
@@ -78,19 +83,23 @@ public final class ClusterState {
         List<PlacedTask> placements = withRunSeconds(gang, ((PlacementDecision.Placed) decision).placements());
         checkPlacements(gang, placements);
         Allocation a = new Allocation(allocationId(gang.jobId(), gang.attempt()), gang.jobId(), gang.tenant(),
-                gang.attempt(), placements, now, backend);
+                gang.attempt(), placements, now, backend, gang.timeLimitSeconds());
         return List.of(new Fact.AllocationGranted(a));
     }
 
     public List<Fact> runStarted(String allocationId, Instant now) {
         Allocation a = liveById.get(allocationId);
-        if (a == null || started.contains(allocationId)) {
+        if (a == null || started.containsKey(allocationId)) {
             return List.of();
         }
         return List.of(new Fact.RunStarted(a, now));
     }
 
-    /** The backend's outcome; ignored when the allocation was already released (cancelled, node failed). */
+    /**
+     * The backend's outcome; ignored when the allocation was already released (cancelled, node failed). While a
+     * preemption is pending, a failure is the stop's doing (the tasks got SIGTERM): the run is released
+     * {@code PREEMPTED} with no outcome; a success stands (the run ended naturally first).
+     */
     public List<Fact> runEnded(String allocationId, RunResult result) {
         Allocation a = liveById.get(allocationId);
         if (a == null) {
@@ -99,6 +108,9 @@ public final class ClusterState {
         Instant at = result.finishedAt().isBefore(a.grantedAt()) ? a.grantedAt() : result.finishedAt();
         if (result.succeeded()) {
             return List.of(new Fact.RunSucceeded(a, at), new Fact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, at));
+        }
+        if (stopDeadline.containsKey(allocationId)) {
+            return List.of(new Fact.AllocationReleased(a, ReleaseCause.PREEMPTED, at));
         }
         return List.of(new Fact.RunFailed(a, result.exitCode(), result.message(), at),
                 new Fact.AllocationReleased(a, ReleaseCause.RUN_FAILED, at));
@@ -127,6 +139,72 @@ public final class ClusterState {
         return List.of(new Fact.NodeRecovered(nodeId));
     }
 
+    /**
+     * The queue preempts {@code attempt} of the job: its tasks are asked to stop and the allocation is released
+     * {@code PREEMPTED} {@code graceSeconds} after {@code from} (never counted from before the grant), or when
+     * the run ends first. Nothing for an unknown job, another attempt, a released allocation or a preemption
+     * already pending (the first one's deadline stands).
+     *
+     * @param from when the grace period starts: the handling instant live, the request's time at restore
+     */
+    public List<Fact> preempt(String jobId, int attempt, int graceSeconds, Instant from) {
+        Allocation a = liveByJob.get(jobId);
+        if (a == null || a.attempt() != attempt || stopDeadline.containsKey(a.allocationId())) {
+            return List.of();
+        }
+        Instant start = from.isBefore(a.grantedAt()) ? a.grantedAt() : from;
+        return List.of(new Fact.PreemptionRequested(a, start.plusSeconds(Math.max(0, graceSeconds))));
+    }
+
+    /**
+     * The deadlines due at or before {@code now}, earliest first: a preemption whose grace period ended is
+     * released {@code PREEMPTED} at its deadline; a run at its time limit fails ({@code TIME_LIMIT}) and is
+     * released at the instant the limit was reached. Reads only the due head of a sorted set.
+     */
+    public List<Fact> expire(Instant now) {
+        return due(now, true);
+    }
+
+    /** Like {@link #expire} for deadlines strictly before {@code t}: what must happen before an outcome at {@code t}. */
+    public List<Fact> expireBefore(Instant t) {
+        return due(t, false);
+    }
+
+    private List<Fact> due(Instant upTo, boolean inclusive) {
+        List<Fact> facts = new ArrayList<>();
+        Set<String> handled = new HashSet<>();
+        for (Deadline d : deadlines) {
+            int c = d.at().compareTo(upTo);
+            if (c > 0 || (c == 0 && !inclusive)) {
+                break;
+            }
+            Allocation a = liveById.get(d.allocationId());
+            if (a == null || !handled.add(d.allocationId())) {
+                continue;
+            }
+            if (d.preemption()) {
+                facts.add(new Fact.AllocationReleased(a, ReleaseCause.PREEMPTED, d.at()));
+            } else {
+                facts.add(new Fact.RunFailed(a, null, "time limit " + a.timeLimitSeconds() + " s reached", d.at(),
+                        FailureCause.TIME_LIMIT));
+                facts.add(new Fact.AllocationReleased(a, ReleaseCause.TIME_LIMIT, d.at()));
+            }
+        }
+        return facts;
+    }
+
+    /** A pending stop: a preemption's grace end or a run's time limit. */
+    private record Deadline(Instant at, String allocationId, boolean preemption) implements Comparable<Deadline> {
+        @Override
+        public int compareTo(Deadline o) {
+            int c = at.compareTo(o.at);
+            if (c == 0) {
+                c = allocationId.compareTo(o.allocationId);
+            }
+            return c != 0 ? c : Boolean.compare(preemption, o.preemption);
+        }
+    }
+
     // ---------------------------------------------------------------- the only mutator
 
     public void replay(Fact fact) {
@@ -144,8 +222,18 @@ public final class ClusterState {
         } else if (fact instanceof Fact.AllocationGranted f) {
             grant(f.allocation());
         } else if (fact instanceof Fact.RunStarted f) {
-            if (liveById.containsKey(f.allocation().allocationId())) {
-                started.add(f.allocation().allocationId());
+            Allocation a = liveById.get(f.allocation().allocationId());
+            if (a != null && !started.containsKey(a.allocationId())) {
+                started.put(a.allocationId(), f.startedAt());
+                if (a.timeLimitSeconds() != null) {
+                    deadlines.add(new Deadline(f.startedAt().plusSeconds(a.timeLimitSeconds()), a.allocationId(), false));
+                }
+            }
+        } else if (fact instanceof Fact.PreemptionRequested f) {
+            Allocation a = liveById.get(f.allocation().allocationId());
+            if (a != null && !stopDeadline.containsKey(a.allocationId())) {
+                stopDeadline.put(a.allocationId(), f.deadline());
+                deadlines.add(new Deadline(f.deadline(), a.allocationId(), true));
             }
         } else if (fact instanceof Fact.AllocationReleased f) {
             release(f.allocation().allocationId());
@@ -173,7 +261,14 @@ public final class ClusterState {
             return;
         }
         liveByJob.remove(a.jobId(), a);
-        started.remove(allocationId);
+        Instant startedAt = started.remove(allocationId);
+        if (startedAt != null && a.timeLimitSeconds() != null) {
+            deadlines.remove(new Deadline(startedAt.plusSeconds(a.timeLimitSeconds()), allocationId, false));
+        }
+        Instant grace = stopDeadline.remove(allocationId);
+        if (grace != null) {
+            deadlines.remove(new Deadline(grace, allocationId, true));
+        }
         for (PlacedTask p : a.placements()) {
             List<Inventory.Holding> on = liveOnNode.get(p.nodeId());
             if (on != null) {
@@ -182,7 +277,7 @@ public final class ClusterState {
                     liveOnNode.remove(p.nodeId());
                 }
             }
-            inventory.give(p);
+            inventory.give(a.jobId(), p);
         }
     }
 
@@ -211,7 +306,30 @@ public final class ClusterState {
     }
 
     public boolean isStarted(String allocationId) {
-        return started.contains(allocationId);
+        return started.containsKey(allocationId);
+    }
+
+    /** The end of the grace period of a run being preempted. */
+    public Optional<Instant> stopDeadline(String allocationId) {
+        return Optional.ofNullable(stopDeadline.get(allocationId));
+    }
+
+    /** Live allocations being preempted, ordered by job id. */
+    public List<Allocation> stopping() {
+        return stopDeadline.keySet().stream().map(liveById::get).sorted(Comparator.comparing(Allocation::jobId)).toList();
+    }
+
+    /** How many deadlines (grace ends, time limits) are pending. */
+    public int pendingDeadlines() {
+        return deadlines.size();
+    }
+
+    /**
+     * Free whole GPUs per model on eligible nodes and the most on one node, models by name: what the queue
+     * needs to wake only parked gangs that could fit. Kept incrementally by the index.
+     */
+    public List<FreeCapacity> freeCapacity() {
+        return inventory.freeCapacity();
     }
 
     public boolean isHealthy(String nodeId) {
@@ -257,6 +375,12 @@ public final class ClusterState {
             for (int i : p.gpuIndices()) {
                 if (!inventory.isFree(p.nodeId(), i) || !taken.add(p.nodeId() + "#" + i)) {
                     throw new IllegalStateException("placer used unavailable GPU " + i + " of " + p.nodeId());
+                }
+            }
+            for (GpuShare s : p.gpuShares()) {
+                if (!inventory.canShare(p.nodeId(), s.index()) || taken.contains(p.nodeId() + "#" + s.index())) {
+                    throw new IllegalStateException("placer shared GPU " + s.index() + " of " + p.nodeId()
+                            + ", which is held whole");
                 }
             }
         }

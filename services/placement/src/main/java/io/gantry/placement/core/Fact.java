@@ -34,7 +34,28 @@ public sealed interface Fact {
     record RunSucceeded(Allocation allocation, Instant finishedAt) implements Fact {
     }
 
-    record RunFailed(Allocation allocation, Integer exitCode, String message, Instant finishedAt) implements Fact {
+    record RunFailed(Allocation allocation, Integer exitCode, String message, Instant finishedAt, FailureCause reason)
+            implements Fact {
+        public RunFailed {
+            reason = reason == null ? FailureCause.RUN_FAILED : reason;
+        }
+
+        /** A task failed (reason RUN_FAILED). */
+        public RunFailed(Allocation allocation, Integer exitCode, String message, Instant finishedAt) {
+            this(allocation, exitCode, message, finishedAt, FailureCause.RUN_FAILED);
+        }
+    }
+
+    /**
+     * The queue preempted the run: its tasks were asked to stop (SIGTERM) and the allocation is released
+     * {@code PREEMPTED} at {@code deadline} unless the run ends before. Not published (it is derived from
+     * {@code queue.preemption-events}, which is read back at restore).
+     */
+    record PreemptionRequested(Allocation allocation, Instant deadline) implements Fact {
+        public PreemptionRequested {
+            Objects.requireNonNull(allocation, "allocation");
+            Objects.requireNonNull(deadline, "deadline");
+        }
     }
 
     /** The whole held interval, so billing needs nothing else. */

@@ -16,6 +16,12 @@ public final class FirstFitPlacer implements GangPlacer {
 
     @Override
     public PlacementDecision place(InventorySnapshot inventory, GangRequest gang) {
+        for (TaskGroup t : gang.tasks()) {
+            if (t.shared()) {
+                return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, "task " + t.name()
+                        + " asks for part of a GPU; the first-fit placer places whole GPUs only (use the topology placer)");
+            }
+        }
         List<Free> nodes = new ArrayList<>();
         for (NodeView n : inventory.eligible()) {
             nodes.add(new Free(n));

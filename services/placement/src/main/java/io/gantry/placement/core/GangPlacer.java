@@ -10,6 +10,11 @@ package io.gantry.placement.core;
 public interface GangPlacer {
     PlacementDecision place(InventorySnapshot inventory, GangRequest gang);
 
+    /** How devices may be shared (fractions, MIG); the index needs it to account MIG slots. */
+    default GpuSharing sharing() {
+        return GpuSharing.DEFAULT;
+    }
+
     /** Placement over the live index; by default over a snapshot of it. */
     default PlacementDecision place(Inventory inventory, GangRequest gang) {
         return place(inventory.snapshot(), gang);

@@ -6,8 +6,12 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-/** Everything a dispatched run asks for: every replica of every task group, all or nothing, and where. */
-public record GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology) {
+/**
+ * Everything a dispatched run asks for: every replica of every task group, all or nothing, and where;
+ * {@code timeLimitSeconds} (null: none) is carried onto the allocation.
+ */
+public record GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology,
+                          Long timeLimitSeconds) {
     public GangRequest {
         Objects.requireNonNull(jobId, "jobId");
         Objects.requireNonNull(tenant, "tenant");
@@ -28,10 +32,17 @@ public record GangRequest(String jobId, String tenant, int attempt, List<TaskGro
         }
         tasks = List.copyOf(tasks);
         topology = topology == null ? Topology.ANYWHERE : topology;
+        if (timeLimitSeconds != null && timeLimitSeconds <= 0) {
+            throw new IllegalArgumentException("timeLimitSeconds must be > 0, was " + timeLimitSeconds);
+        }
+    }
+
+    public GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology) {
+        this(jobId, tenant, attempt, tasks, topology, null);
     }
 
     public GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks) {
-        this(jobId, tenant, attempt, tasks, Topology.ANYWHERE);
+        this(jobId, tenant, attempt, tasks, Topology.ANYWHERE, null);
     }
 
     public int totalGpus() {

@@ -7,7 +7,8 @@ import java.util.Objects;
  * the node: its NUMA socket, its PCIe switch (numbered within the node) and its NVLink domain ({@code -1}: no
  * NVLink). GPUs of one node with the same {@code nvlinkDomain} talk over NVLink/NVSwitch.
  */
-public record Gpu(int index, String model, long memoryMiB, int numaNode, int pcieSwitch, int nvlinkDomain) {
+public record Gpu(int index, String model, long memoryMiB, int numaNode, int pcieSwitch, int nvlinkDomain,
+                  boolean migCapable) {
     /** No NVLink: the GPU only reaches its peers over PCIe. */
     public static final int NO_NVLINK = -1;
 
@@ -31,6 +32,15 @@ public record Gpu(int index, String model, long memoryMiB, int numaNode, int pci
         if (nvlinkDomain < NO_NVLINK) {
             throw new IllegalArgumentException("gpu " + index + ": nvlinkDomain must be >= -1, was " + nvlinkDomain);
         }
+    }
+
+    /** Not MIG-capable. */
+    public Gpu(int index, String model, long memoryMiB, int numaNode, int pcieSwitch, int nvlinkDomain) {
+        this(index, model, memoryMiB, numaNode, pcieSwitch, nvlinkDomain, false);
+    }
+
+    public Gpu withMigCapable(boolean capable) {
+        return new Gpu(index, model, memoryMiB, numaNode, pcieSwitch, nvlinkDomain, capable);
     }
 
     /** A GPU on socket 0, PCIe switch 0, NVLink domain 0 (the wire defaults). */

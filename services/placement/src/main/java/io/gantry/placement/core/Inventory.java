@@ -21,6 +21,7 @@ public final class Inventory {
     private static final Comparator<Node> BY_ID = Comparator.comparing(n -> n.id);
 
     private final String backend;
+    private final GpuSharing sharing;
     private final TreeMap<String, Node> nodes = new TreeMap<>();
     private final TreeMap<String, Spine> spines = new TreeMap<>();
     private final TreeMap<String, Rack> racks = new TreeMap<>();
@@ -29,9 +30,21 @@ public final class Inventory {
     private int eligibleGpus;
     private int eligibleFree;
     private int eligibleNodes;
+    /** GPU model to a small id, for the per-model counters below. */
+    private final Map<String, Integer> modelIds = new java.util.HashMap<>();
+    private final List<String> modelNames = new ArrayList<>();
+    /** Per model id: free whole GPUs of that model on eligible nodes. */
+    private int[] modelFree = new int[4];
+    /** Per model id: how many eligible nodes with that model have f free of it (f = 0..64). */
+    private int[][] modelNodesByFree = new int[4][];
 
     public Inventory(String backend) {
+        this(backend, GpuSharing.DEFAULT);
+    }
+
+    public Inventory(String backend, GpuSharing sharing) {
         this.backend = backend;
+        this.sharing = java.util.Objects.requireNonNull(sharing, "sharing");
         for (int i = 0; i < byFree.length; i++) {
             byFree[i] = new TreeSet<>(BY_ID);
         }
@@ -41,11 +54,27 @@ public final class Inventory {
     public record Holding(String jobId, PlacedTask task) {
     }
 
+    /** Part of a GPU held by a job (a fraction or a MIG instance). */
+    public record ShareHolder(String jobId, GpuShare share) {
+    }
+
     /** An index over a snapshot, for placers called with a snapshot only (tests, the full-rebuild benchmark). */
     public static Inventory of(InventorySnapshot snapshot, String backend) {
-        Inventory inv = new Inventory(backend);
+        return of(snapshot, backend, GpuSharing.DEFAULT);
+    }
+
+    public static Inventory of(InventorySnapshot snapshot, String backend, GpuSharing sharing) {
+        Inventory inv = new Inventory(backend, sharing);
         for (NodeView v : snapshot.nodes()) {
             Node n = new Node(v.spec());
+            for (Map.Entry<Integer, List<ShareHolder>> e : v.shares().entrySet()) {
+                int pos = n.pos(e.getKey());
+                if (pos >= 0) {
+                    for (ShareHolder h : e.getValue()) {
+                        inv.shareOn(n, pos, h.jobId(), h.share(), true);
+                    }
+                }
+            }
             for (Map.Entry<Integer, String> e : v.allocatedTo().entrySet()) {
                 int pos = n.pos(e.getKey());
                 if (pos >= 0) {
@@ -98,16 +127,23 @@ public final class Inventory {
         }
     }
 
-    public void give(PlacedTask p) {
+    /** Gives back what {@code jobId} held with {@code p} (the job id tells identical shares of two jobs apart). */
+    public void give(String jobId, PlacedTask p) {
         Node n = nodes.get(p.nodeId());
         if (n != null) {
             detach(n);
-            apply(n, null, p, false);
+            apply(n, jobId, p, false);
             attach(n);
         }
     }
 
-    private static void apply(Node n, String jobId, PlacedTask p, boolean take) {
+    private void apply(Node n, String jobId, PlacedTask p, boolean take) {
+        for (GpuShare s : p.gpuShares()) {
+            int pos = n.pos(s.index());
+            if (pos >= 0) {
+                shareOn(n, pos, jobId, s, take);
+            }
+        }
         for (int index : p.gpuIndices()) {
             int pos = n.pos(index);
             if (pos >= 0) {
@@ -124,21 +160,100 @@ public final class Inventory {
         n.memFree += take ? -p.memoryMiB() : p.memoryMiB();
     }
 
+    /** The MIG slots a share covers on a device (all 8 when its profile is unknown here: never double-booked). */
+    int slotsOf(Node n, int pos, GpuShare s) {
+        if (!s.isMig()) {
+            return 0;
+        }
+        MigProfile profile = sharing.mig().profile(n.spec.gpus().get(pos), s.migProfile());
+        return profile == null ? (1 << MigProfile.SLOTS) - 1 : s.slotMask(profile);
+    }
+
+    /** Takes or gives back one share of device {@code pos}; the device leaves the whole-free mask while shared. */
+    private void shareOn(Node n, int pos, String jobId, GpuShare s, boolean take) {
+        int slots = slotsOf(n, pos, s);
+        if (take) {
+            shareDelta(n, pos, s.milli(), s.memoryMiB(), slots);
+            n.shareHolders(pos).add(new ShareHolder(jobId, s));
+        } else {
+            List<ShareHolder> holders = n.shareHolders(pos);
+            for (int i = 0; i < holders.size(); i++) {
+                if (holders.get(i).share().equals(s) && java.util.Objects.equals(holders.get(i).jobId(), jobId)) {
+                    holders.remove(i);
+                    shareUndo(n, pos, s.milli(), s.memoryMiB(), slots);
+                    break;
+                }
+            }
+        }
+    }
+
+    private static void shareDelta(Node n, int pos, int milli, long mem, int slots) {
+        if (n.shareCount[pos]++ == 0) {
+            n.free &= ~(1L << pos);
+        }
+        n.shareMilli[pos] += milli;
+        n.shareMem[pos] += mem;
+        n.migSlots[pos] |= slots;
+    }
+
+    private static void shareUndo(Node n, int pos, int milli, long mem, int slots) {
+        n.shareMilli[pos] -= milli;
+        n.shareMem[pos] -= mem;
+        n.migSlots[pos] &= ~slots;
+        if (--n.shareCount[pos] == 0) {
+            n.free |= 1L << pos;
+            n.shareMilli[pos] = 0;
+            n.shareMem[pos] = 0;
+            n.migSlots[pos] = 0;
+        }
+    }
+
+    /** A placer's trial share: no holder bookkeeping, undone with {@link #untakeShare}. */
+    void takeShare(Node n, int pos, int milli, long gpuMem, int slots, int socket, int cpu, long mem) {
+        detach(n, false);
+        shareDelta(n, pos, milli, gpuMem, slots);
+        n.cpuFree[socket] -= cpu;
+        n.memFree -= mem;
+        attach(n, false);
+    }
+
+    void untakeShare(Node n, int pos, int milli, long gpuMem, int slots, int socket, int cpu, long mem) {
+        detach(n, false);
+        shareUndo(n, pos, milli, gpuMem, slots);
+        n.cpuFree[socket] += cpu;
+        n.memFree += mem;
+        attach(n, false);
+    }
+
+    public GpuSharing sharing() {
+        return sharing;
+    }
+
+    /** Whether a share may go on this device: it exists and is not held whole (used to check a placer's answer). */
+    boolean canShare(String nodeId, int gpuIndex) {
+        Node n = nodes.get(nodeId);
+        if (n == null) {
+            return false;
+        }
+        int pos = n.pos(gpuIndex);
+        return pos >= 0 && ((n.free & (1L << pos)) != 0 || n.shareCount[pos] > 0);
+    }
+
     /** A placer's trial step: no holder bookkeeping, undone with {@link #untake}. */
     void takeRaw(Node n, long mask, int socket, int cpu, long mem) {
-        detach(n);
+        detach(n, false);
         n.free &= ~mask;
         n.cpuFree[socket] -= cpu;
         n.memFree -= mem;
-        attach(n);
+        attach(n, false);
     }
 
     void untake(Node n, long mask, int socket, int cpu, long mem) {
-        detach(n);
+        detach(n, false);
         n.free |= mask;
         n.cpuFree[socket] += cpu;
         n.memFree += mem;
-        attach(n);
+        attach(n, false);
     }
 
     private void remove(String nodeId) {
@@ -150,6 +265,13 @@ public final class Inventory {
     }
 
     private void insert(Node n) {
+        n.modelIds = new int[n.modelMasks.size()];
+        n.modelMaskArray = new long[n.modelMasks.size()];
+        int m = 0;
+        for (Map.Entry<String, Long> e : n.modelMasks.entrySet()) {
+            n.modelIds[m] = modelId(e.getKey());
+            n.modelMaskArray[m++] = e.getValue();
+        }
         nodes.put(n.id, n);
         Spine spine = spines.computeIfAbsent(n.spec.spine(), Spine::new);
         String key = n.spec.spine() + "/" + n.spec.rack();
@@ -160,10 +282,45 @@ public final class Inventory {
         attach(n);
     }
 
+    private int modelId(String model) {
+        Integer id = modelIds.get(model);
+        if (id != null) {
+            return id;
+        }
+        int next = modelNames.size();
+        modelIds.put(model, next);
+        modelNames.add(model);
+        if (next >= modelFree.length) {
+            modelFree = java.util.Arrays.copyOf(modelFree, next * 2);
+            modelNodesByFree = java.util.Arrays.copyOf(modelNodesByFree, next * 2);
+        }
+        modelNodesByFree[next] = new int[NodeSpec.MAX_GPUS + 1];
+        return next;
+    }
+
     private void detach(Node n) {
+        detach(n, true);
+    }
+
+    private void attach(Node n) {
+        attach(n, true);
+    }
+
+    /**
+     * {@code buckets = false} for a placer's trial steps: the counters follow, the free-count buckets do not (a
+     * placer iterates them while it tries; every trial is undone before it returns, so membership stays right).
+     */
+    private void detach(Node n, boolean buckets) {
         if (n.eligible) {
+            for (int k = 0; k < n.modelIds.length; k++) {
+                int f = Long.bitCount(n.free & n.modelMaskArray[k]);
+                modelFree[n.modelIds[k]] -= f;
+                modelNodesByFree[n.modelIds[k]][f]--;
+            }
             int free = n.freeCount();
-            byFree[free].remove(n);
+            if (buckets) {
+                byFree[free].remove(n);
+            }
             n.rack.free -= free;
             n.rack.total -= n.count;
             n.rack.spine.free -= free;
@@ -174,10 +331,17 @@ public final class Inventory {
         }
     }
 
-    private void attach(Node n) {
+    private void attach(Node n, boolean buckets) {
         if (n.eligible) {
+            for (int k = 0; k < n.modelIds.length; k++) {
+                int f = Long.bitCount(n.free & n.modelMaskArray[k]);
+                modelFree[n.modelIds[k]] += f;
+                modelNodesByFree[n.modelIds[k]][f]++;
+            }
             int free = n.freeCount();
-            byFree[free].add(n);
+            if (buckets) {
+                byFree[free].add(n);
+            }
             n.rack.free += free;
             n.rack.total += n.count;
             n.rack.spine.free += free;
@@ -275,6 +439,29 @@ public final class Inventory {
         };
     }
 
+    /**
+     * Per GPU model of the eligible nodes (by name): free whole GPUs and the most free on one node. O(models x 65)
+     * from counters kept on every change.
+     */
+    public List<FreeCapacity> freeCapacity() {
+        List<FreeCapacity> out = new ArrayList<>();
+        for (int id = 0; id < modelNames.size(); id++) {
+            int[] hist = modelNodesByFree[id];
+            int largest = -1;
+            for (int f = hist.length - 1; f >= 0; f--) {
+                if (hist[f] > 0) {
+                    largest = f;
+                    break;
+                }
+            }
+            if (largest >= 0) {
+                out.add(new FreeCapacity(modelNames.get(id), modelFree[id], largest));
+            }
+        }
+        out.sort(java.util.Comparator.comparing(FreeCapacity::gpuModel));
+        return out;
+    }
+
     /** The most free GPUs on one eligible node. */
     int maxNodeFree() {
         for (int f = byFree.length - 1; f > 0; f--) {
@@ -300,7 +487,16 @@ public final class Inventory {
                 cpu.add(c);
                 total += c;
             }
-            views.add(new NodeView(n.spec, n.healthy, n.eligible, held, total, n.memFree, cpu));
+            TreeMap<Integer, List<ShareHolder>> shares = new TreeMap<>();
+            for (int pos = 0; pos < n.count; pos++) {
+                if (n.shareCount[pos] > 0) {
+                    List<ShareHolder> h = new ArrayList<>(n.shareHolders(pos));
+                    h.sort(java.util.Comparator.comparing((ShareHolder x) -> x.jobId())
+                            .thenComparing(x -> x.share().toString()));
+                    shares.put(n.index[pos], h);
+                }
+            }
+            views.add(new NodeView(n.spec, n.healthy, n.eligible, held, total, n.memFree, cpu, shares));
         }
         return new InventorySnapshot(views);
     }
@@ -357,11 +553,20 @@ public final class Inventory {
         final long[] pcieMasks;
         final long[] socketMasks;
         final int[] cpuFree;
+        /** Per device: shares held, their thousandths, GPU memory and MIG slots; 0 for a device not shared. */
+        final int[] shareCount;
+        final int[] shareMilli;
+        final long[] shareMem;
+        final int[] migSlots;
+        private final List<ShareHolder>[] shareHolders;
         long free;
         long memFree;
         boolean healthy;
         boolean eligible;
         Rack rack;
+        /** The inventory's ids of this node's models and their masks, in the order of {@code modelMasks}. */
+        int[] modelIds = new int[0];
+        long[] modelMaskArray = new long[0];
 
         Node(NodeSpec spec) {
             this.spec = spec;
@@ -370,6 +575,13 @@ public final class Inventory {
             this.index = new int[count];
             this.numa = new int[count];
             this.holder = new String[count];
+            this.shareCount = new int[count];
+            this.shareMilli = new int[count];
+            this.shareMem = new long[count];
+            this.migSlots = new int[count];
+            @SuppressWarnings("unchecked")
+            List<ShareHolder>[] lists = new List[count];
+            this.shareHolders = lists;
             TreeMap<String, Long> models = new TreeMap<>();
             TreeMap<Integer, Long> nvl = new TreeMap<>();
             TreeMap<Integer, Long> pcie = new TreeMap<>();
@@ -399,6 +611,13 @@ public final class Inventory {
 
         int freeCount() {
             return Long.bitCount(free);
+        }
+
+        List<ShareHolder> shareHolders(int pos) {
+            if (shareHolders[pos] == null) {
+                shareHolders[pos] = new ArrayList<>(2);
+            }
+            return shareHolders[pos];
         }
 
         int pos(int gpuIndex) {

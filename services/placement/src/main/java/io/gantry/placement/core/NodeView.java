@@ -8,23 +8,35 @@ import java.util.TreeMap;
 
 /**
  * A node as placement sees it at one instant: what it offers, whether it may be placed on, and which job holds
- * each GPU.
+ * each GPU (whole, or in shares).
  *
- * @param allocatedTo         GPU index to the job id holding it; absent indices are free
+ * @param allocatedTo         GPU index to the job id holding it whole; absent indices are free or shared
+ * @param shares              GPU index to the fractions / MIG instances held on it (a shared GPU is not free)
  * @param eligible            healthy and served by the active backend, i.e. placement may put tasks here
  * @param freeSocketCpuMillis free CPU per NUMA socket (index = socket)
  */
 public record NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedMap<Integer, String> allocatedTo,
-                       int freeCpuMillis, long freeMemoryMiB, List<Integer> freeSocketCpuMillis) {
+                       int freeCpuMillis, long freeMemoryMiB, List<Integer> freeSocketCpuMillis,
+                       SortedMap<Integer, List<Inventory.ShareHolder>> shares) {
     public NodeView {
         Objects.requireNonNull(spec, "spec");
         allocatedTo = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(allocatedTo));
         freeSocketCpuMillis = freeSocketCpuMillis == null ? List.of(freeCpuMillis) : List.copyOf(freeSocketCpuMillis);
+        TreeMap<Integer, List<Inventory.ShareHolder>> copy = new TreeMap<>();
+        if (shares != null) {
+            shares.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+        }
+        shares = java.util.Collections.unmodifiableSortedMap(copy);
+    }
+
+    public NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedMap<Integer, String> allocatedTo,
+                    int freeCpuMillis, long freeMemoryMiB, List<Integer> freeSocketCpuMillis) {
+        this(spec, healthy, eligible, allocatedTo, freeCpuMillis, freeMemoryMiB, freeSocketCpuMillis, null);
     }
 
     public NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedMap<Integer, String> allocatedTo,
                     int freeCpuMillis, long freeMemoryMiB) {
-        this(spec, healthy, eligible, allocatedTo, freeCpuMillis, freeMemoryMiB, null);
+        this(spec, healthy, eligible, allocatedTo, freeCpuMillis, freeMemoryMiB, null, null);
     }
 
     public String nodeId() {
@@ -32,7 +44,8 @@ public record NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedM
     }
 
     public List<Gpu> freeGpus() {
-        return spec.gpus().stream().filter(g -> !allocatedTo.containsKey(g.index())).toList();
+        return spec.gpus().stream().filter(g -> !allocatedTo.containsKey(g.index()) && !shares.containsKey(g.index()))
+                .toList();
     }
 
     public int freeGpuCount() {

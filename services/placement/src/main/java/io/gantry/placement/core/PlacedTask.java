@@ -7,14 +7,28 @@ import java.util.Objects;
  * Where one replica of a task was bound: the node, its exact GPU indices, and the CPU cores it is pinned to (the
  * cores of the NUMA socket its CPU was taken from; empty when the placer does not pin). {@code runSeconds} is
  * the simulated run time from the spec, kept so a restarted placement can re-create the run from its own topic.
+ * {@code gpuShares} are the parts of GPUs it holds (a fraction or a MIG instance); whole GPUs are in
+ * {@code gpuIndices}.
  */
 public record PlacedTask(String task, int replica, String nodeId, String gpuModel, List<Integer> gpuIndices,
-                         int cpuMillis, long memoryMiB, List<Integer> cpuSet, Long runSeconds) {
+                         int cpuMillis, long memoryMiB, List<Integer> cpuSet, Long runSeconds,
+                         List<GpuShare> gpuShares) {
     public PlacedTask {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(nodeId, "nodeId");
         gpuIndices = List.copyOf(gpuIndices);
         cpuSet = cpuSet == null ? List.of() : List.copyOf(cpuSet);
+        gpuShares = gpuShares == null ? List.of() : List.copyOf(gpuShares);
+    }
+
+    public PlacedTask(String task, int replica, String nodeId, String gpuModel, List<Integer> gpuIndices,
+                      int cpuMillis, long memoryMiB, List<Integer> cpuSet, Long runSeconds) {
+        this(task, replica, nodeId, gpuModel, gpuIndices, cpuMillis, memoryMiB, cpuSet, runSeconds, List.of());
+    }
+
+    /** Thousandths of a GPU held: 1000 per whole GPU plus every share's {@code milli}. */
+    public long gpuMilli() {
+        return 1000L * gpuIndices.size() + gpuShares.stream().mapToLong(GpuShare::milli).sum();
     }
 
     public PlacedTask(String task, int replica, String nodeId, String gpuModel, List<Integer> gpuIndices,
@@ -23,7 +37,8 @@ public record PlacedTask(String task, int replica, String nodeId, String gpuMode
     }
 
     public PlacedTask withRunSeconds(Long seconds) {
-        return new PlacedTask(task, replica, nodeId, gpuModel, gpuIndices, cpuMillis, memoryMiB, cpuSet, seconds);
+        return new PlacedTask(task, replica, nodeId, gpuModel, gpuIndices, cpuMillis, memoryMiB, cpuSet, seconds,
+                gpuShares);
     }
 
     /**
@@ -39,7 +54,7 @@ public record PlacedTask(String task, int replica, String nodeId, String gpuMode
         }
         int[] count = new int[spec.sockets()];
         for (Gpu g : spec.gpus()) {
-            if (gpuIndices.contains(g.index())) {
+            if (gpuIndices.contains(g.index()) || gpuShares.stream().anyMatch(s -> s.index() == g.index())) {
                 count[g.numaNode()]++;
             }
         }

@@ -5,5 +5,9 @@ public enum ReleaseCause {
     RUN_SUCCEEDED,
     RUN_FAILED,
     CANCELLED,
-    NODE_FAILED
+    NODE_FAILED,
+    /** The queue preempted the run: its grace period ended, or its tasks stopped during it. */
+    PREEMPTED,
+    /** The run reached its job's time limit and was stopped. */
+    TIME_LIMIT
 }

@@ -10,9 +10,14 @@ import java.util.Objects;
  * <p>Which models are acceptable: {@code gpuModel} when set (required); otherwise {@code gpuModels} in order of
  * preference; otherwise the models of {@code gpuTier} (from the placer's configuration); otherwise any single
  * model. {@code runSeconds} is carried through to the granted placements for the simulated backend.
+ *
+ * <p>Instead of whole GPUs ({@code gpus = 0}), a task may ask for part of one GPU: {@code gpuMilli} thousandths
+ * of its compute (1-999) with {@code gpuMemoryMiB} of its memory (null: the same fraction of the device's
+ * memory), or a MIG instance of {@code migProfile} (e.g. {@code 1g.10gb}) on a MIG-capable GPU.
  */
 public record TaskGroup(String name, int replicas, int gpus, String gpuModel, int cpuMillis, long memoryMiB,
-                        List<String> gpuModels, String gpuTier, Long runSeconds) {
+                        List<String> gpuModels, String gpuTier, Long runSeconds, Integer gpuMilli,
+                        Long gpuMemoryMiB, String migProfile) {
     public TaskGroup {
         Objects.requireNonNull(name, "name");
         if (name.isBlank()) {
@@ -35,10 +40,46 @@ public record TaskGroup(String name, int replicas, int gpus, String gpuModel, in
         }
         gpuModels = gpuModels == null ? List.of()
                 : gpuModels.stream().filter(m -> m != null && !m.isBlank()).distinct().toList();
+        if (migProfile != null && migProfile.isBlank()) {
+            migProfile = null;
+        }
+        if (gpuMilli != null && (gpuMilli < 1 || gpuMilli > 999)) {
+            throw new IllegalArgumentException("task " + name + ": gpuMilli must be 1..999, was " + gpuMilli);
+        }
+        if ((gpuMilli != null || migProfile != null) && gpus != 0) {
+            throw new IllegalArgumentException("task " + name + ": gpuMilli and migProfile need gpus = 0");
+        }
+        if (gpuMilli != null && migProfile != null) {
+            throw new IllegalArgumentException("task " + name + ": give gpuMilli or migProfile, not both");
+        }
+        if (gpuMemoryMiB != null && (gpuMilli == null || gpuMemoryMiB < 1)) {
+            throw new IllegalArgumentException("task " + name + ": gpuMemoryMiB must be >= 1 and needs gpuMilli");
+        }
+    }
+
+    public TaskGroup(String name, int replicas, int gpus, String gpuModel, int cpuMillis, long memoryMiB,
+                     List<String> gpuModels, String gpuTier, Long runSeconds) {
+        this(name, replicas, gpus, gpuModel, cpuMillis, memoryMiB, gpuModels, gpuTier, runSeconds, null, null, null);
     }
 
     public TaskGroup(String name, int replicas, int gpus, String gpuModel, int cpuMillis, long memoryMiB) {
         this(name, replicas, gpus, gpuModel, cpuMillis, memoryMiB, List.of(), null, null);
+    }
+
+    /** Whether the task asks for part of one GPU (a fraction or a MIG instance) rather than whole GPUs. */
+    public boolean shared() {
+        return gpuMilli != null || migProfile != null;
+    }
+
+    /** Asks for {@code milli} thousandths of one GPU (and {@code memoryMiB} of it, null: the same fraction). */
+    public TaskGroup withFraction(int milli, Long memoryMiB) {
+        return new TaskGroup(name, replicas, 0, gpuModel, cpuMillis, this.memoryMiB, gpuModels, gpuTier, runSeconds,
+                milli, memoryMiB, null);
+    }
+
+    public TaskGroup withMig(String profile) {
+        return new TaskGroup(name, replicas, 0, gpuModel, cpuMillis, memoryMiB, gpuModels, gpuTier, runSeconds,
+                null, null, profile);
     }
 
     public int totalGpus() {
@@ -46,14 +87,17 @@ public record TaskGroup(String name, int replicas, int gpus, String gpuModel, in
     }
 
     public TaskGroup withModels(List<String> models) {
-        return new TaskGroup(name, replicas, gpus, gpuModel, cpuMillis, memoryMiB, models, gpuTier, runSeconds);
+        return new TaskGroup(name, replicas, gpus, gpuModel, cpuMillis, memoryMiB, models, gpuTier, runSeconds,
+                gpuMilli, gpuMemoryMiB, migProfile);
     }
 
     public TaskGroup withTier(String tier) {
-        return new TaskGroup(name, replicas, gpus, gpuModel, cpuMillis, memoryMiB, gpuModels, tier, runSeconds);
+        return new TaskGroup(name, replicas, gpus, gpuModel, cpuMillis, memoryMiB, gpuModels, tier, runSeconds,
+                gpuMilli, gpuMemoryMiB, migProfile);
     }
 
     public TaskGroup withRunSeconds(Long seconds) {
-        return new TaskGroup(name, replicas, gpus, gpuModel, cpuMillis, memoryMiB, gpuModels, gpuTier, seconds);
+        return new TaskGroup(name, replicas, gpus, gpuModel, cpuMillis, memoryMiB, gpuModels, gpuTier, seconds,
+                gpuMilli, gpuMemoryMiB, migProfile);
     }
 }

@@ -31,6 +31,7 @@ import java.util.Set;
 public final class TopologyPlacer implements GangPlacer {
     private final PlacementPolicy policy;
     private final Map<String, List<String>> tiers;
+    private final GpuSharing sharing;
 
     public TopologyPlacer() {
         this(PlacementPolicy.BINPACK, Map.of());
@@ -38,8 +39,19 @@ public final class TopologyPlacer implements GangPlacer {
 
     /** @param tiers GPU tier name to its models in order of preference */
     public TopologyPlacer(PlacementPolicy policy, Map<String, List<String>> tiers) {
+        this(policy, tiers, GpuSharing.DEFAULT);
+    }
+
+    /** @param sharing fraction overcommit and MIG profiles */
+    public TopologyPlacer(PlacementPolicy policy, Map<String, List<String>> tiers, GpuSharing sharing) {
         this.policy = Objects.requireNonNull(policy, "policy");
         this.tiers = Map.copyOf(tiers);
+        this.sharing = Objects.requireNonNull(sharing, "sharing");
+    }
+
+    @Override
+    public GpuSharing sharing() {
+        return sharing;
     }
 
     public PlacementPolicy policy() {
@@ -50,7 +62,7 @@ public final class TopologyPlacer implements GangPlacer {
     public PlacementDecision place(InventorySnapshot inventory, GangRequest gang) {
         String backend = inventory.nodes().stream().filter(NodeView::eligible).map(n -> n.spec().backend())
                 .findFirst().orElse("");
-        return place(Inventory.of(inventory, backend), gang);
+        return place(Inventory.of(inventory, backend, sharing), gang);
     }
 
     /** The models a task accepts, in order of preference; empty = any single model; null = an unknown tier. */
@@ -67,10 +79,19 @@ public final class TopologyPlacer implements GangPlacer {
         return List.of();
     }
 
-    private record Replica(int task, int replica, int gpus, int cpu, long mem) {
+    /** One task replica to fit: whole GPUs, or part of one GPU ({@code milli} > 0 or a MIG profile). */
+    private record Replica(int task, int replica, int gpus, int cpu, long mem, int milli, Long gpuMem, String mig) {
+        boolean shared() {
+            return milli > 0 || mig != null;
+        }
     }
 
-    private record Step(Node node, long mask, int socket, String model, Replica rep) {
+    /** Where a replica goes: whole GPUs ({@code mask}) or one share of device {@code sharePos}. */
+    private record Step(Node node, long mask, int socket, String model, Replica rep, int sharePos, GpuShare share,
+                        int slots) {
+        Step(Node node, long mask, int socket, String model, Replica rep) {
+            this(node, mask, socket, model, rep, -1, null, 0);
+        }
     }
 
     @Override
@@ -80,17 +101,18 @@ public final class TopologyPlacer implements GangPlacer {
         int ranks = 1;
         for (TaskGroup t : tasks) {
             List<String> a = acceptedModels(t);
-            if (a == null || (t.gpus() > 0 && t.gpuTier() != null && a.isEmpty())) {
+            if (a == null || ((t.gpus() > 0 || t.shared()) && t.gpuTier() != null && a.isEmpty())) {
                 return diagnose(inv, gang);
             }
-            prefs.add(t.gpus() == 0 ? List.of() : a);
+            prefs.add(t.gpus() == 0 && !t.shared() ? List.of() : a);
             ranks = Math.max(ranks, a.size());
         }
         List<Replica> reps = new ArrayList<>();
         for (int ti = 0; ti < tasks.size(); ti++) {
             TaskGroup t = tasks.get(ti);
             for (int r = 0; r < t.replicas(); r++) {
-                reps.add(new Replica(ti, r, t.gpus(), t.cpuMillis(), t.memoryMiB()));
+                reps.add(new Replica(ti, r, t.gpus(), t.cpuMillis(), t.memoryMiB(),
+                        t.gpuMilli() == null ? 0 : t.gpuMilli(), t.gpuMemoryMiB(), t.migProfile()));
             }
         }
         List<Replica> order = new ArrayList<>(reps);
@@ -134,8 +156,8 @@ public final class TopologyPlacer implements GangPlacer {
             }
             TaskGroup t = gang.tasks().get(s.rep.task());
             out[reps.indexOf(s.rep)] = new PlacedTask(t.name(), s.rep.replica(), s.node.id,
-                    s.rep.gpus() == 0 ? null : s.model, indices, t.cpuMillis(), t.memoryMiB(),
-                    s.node.spec.socketCoreIds(s.socket), null);
+                    s.rep.gpus() == 0 && s.share == null ? null : s.model, indices, t.cpuMillis(), t.memoryMiB(),
+                    s.node.spec.socketCoreIds(s.socket), null, s.share == null ? List.of() : List.of(s.share));
         }
         return new PlacementDecision.Placed(List.of(out));
     }
@@ -253,7 +275,12 @@ public final class TopologyPlacer implements GangPlacer {
                 if (step == null) {
                     return null;
                 }
-                inv.takeRaw(step.node, step.mask, step.socket, rep.cpu(), rep.mem());
+                if (step.share != null) {
+                    inv.takeShare(step.node, step.sharePos, step.share.milli(), step.share.memoryMiB(), step.slots,
+                            step.socket, rep.cpu(), rep.mem());
+                } else {
+                    inv.takeRaw(step.node, step.mask, step.socket, rep.cpu(), rep.mem());
+                }
                 steps.add(step);
                 used.add(step.node);
             }
@@ -261,7 +288,12 @@ public final class TopologyPlacer implements GangPlacer {
         } finally {
             for (int i = steps.size() - 1; i >= 0; i--) {
                 Step s = steps.get(i);
-                inv.untake(s.node, s.mask, s.socket, s.rep.cpu(), s.rep.mem());
+                if (s.share != null) {
+                    inv.untakeShare(s.node, s.sharePos, s.share.milli(), s.share.memoryMiB(), s.slots, s.socket,
+                            s.rep.cpu(), s.rep.mem());
+                } else {
+                    inv.untake(s.node, s.mask, s.socket, s.rep.cpu(), s.rep.mem());
+                }
             }
         }
     }
@@ -289,9 +321,12 @@ public final class TopologyPlacer implements GangPlacer {
     }
 
     /** The GPUs and socket one replica would get on node {@code n}, or null when it does not fit there. */
-    private static Step choose(Node n, Replica rep, String model, long allowed) {
+    private Step choose(Node n, Replica rep, String model, long allowed) {
         if (n.memFree < rep.mem()) {
             return null;
+        }
+        if (rep.shared()) {
+            return chooseShare(n, rep, model, allowed);
         }
         if (rep.gpus() == 0) {
             int socket = -1;
@@ -353,6 +388,96 @@ public final class TopologyPlacer implements GangPlacer {
         return new Step(n, mask, socket, model, rep);
     }
 
+    /**
+     * Part of one GPU for a replica on node {@code n}: binpacked onto a device already shared the same way (the
+     * fullest that still has room: most thousandths, or most MIG slots, in use), else a whole free device of the
+     * fullest NVLink domain / PCIe switch / socket, so whole GPUs stay free. A device is whole, fraction-shared or
+     * MIG-partitioned, never two at once. Null when nothing on the node fits.
+     */
+    private Step chooseShare(Node n, Replica rep, String model, long allowed) {
+        long cpuOk = 0;
+        for (int s = 0; s < n.cpuFree.length; s++) {
+            if (n.cpuFree[s] >= rep.cpu()) {
+                cpuOk |= n.socketMasks[s];
+            }
+        }
+        Step best = null;
+        int bestUsed = -1;
+        long whole = 0;
+        int milliCap = sharing.milliCapacity();
+        for (long m = cpuOk & allowed; m != 0; m &= m - 1) {
+            int pos = Long.numberOfTrailingZeros(m);
+            Gpu g = n.spec.gpus().get(pos);
+            if (model != null && !g.model().equals(model)) {
+                continue;
+            }
+            boolean wholeFree = (n.free & (1L << pos)) != 0;
+            if (rep.mig() != null) {
+                MigProfile p = sharing.mig().profile(g, rep.mig());
+                if (p == null) {
+                    continue;
+                }
+                if (wholeFree) {
+                    whole |= 1L << pos;
+                } else if (n.shareCount[pos] > 0 && n.migSlots[pos] != 0) {
+                    int start = firstStart(p, n.migSlots[pos]);
+                    int used = Integer.bitCount(n.migSlots[pos]);
+                    if (start >= 0 && used > bestUsed) {
+                        bestUsed = used;
+                        best = migStep(n, pos, g, p, start, rep);
+                    }
+                }
+            } else {
+                long need = fractionMemory(rep, g);
+                if (need > sharing.memoryCapacity(g.memoryMiB())) {
+                    continue;
+                }
+                if (wholeFree) {
+                    whole |= 1L << pos;
+                } else if (n.shareCount[pos] > 0 && n.migSlots[pos] == 0
+                        && n.shareMilli[pos] + rep.milli() <= milliCap
+                        && n.shareMem[pos] + need <= sharing.memoryCapacity(g.memoryMiB())
+                        && n.shareMilli[pos] > bestUsed) {
+                    bestUsed = n.shareMilli[pos];
+                    best = new Step(n, 0L, n.numa[pos], g.model(), rep, pos,
+                            GpuShare.fraction(g.index(), rep.milli(), need), 0);
+                }
+            }
+        }
+        if (best != null || whole == 0) {
+            return best;
+        }
+        long s = narrow(narrow(narrow(whole, n.nvlinkMasks, 1), n.pcieMasks, 1), n.socketMasks, 1);
+        int pos = Long.numberOfTrailingZeros(s);
+        Gpu g = n.spec.gpus().get(pos);
+        if (rep.mig() != null) {
+            MigProfile p = sharing.mig().profile(g, rep.mig());
+            return migStep(n, pos, g, p, p.starts().get(0), rep);
+        }
+        return new Step(n, 0L, n.numa[pos], g.model(), rep, pos, GpuShare.fraction(g.index(), rep.milli(),
+                fractionMemory(rep, g)), 0);
+    }
+
+    private static Step migStep(Node n, int pos, Gpu g, MigProfile p, int start, Replica rep) {
+        return new Step(n, 0L, n.numa[pos], g.model(), rep, pos,
+                new GpuShare(g.index(), p.milli(), p.memoryMiB(), p.name(), start), p.slots(start));
+    }
+
+    /** The GPU memory a fraction needs on device {@code g}: as asked, or the same fraction of its memory. */
+    private static long fractionMemory(Replica rep, Gpu g) {
+        return rep.gpuMem() != null ? rep.gpuMem() : g.memoryMiB() * rep.milli() / 1000;
+    }
+
+    /** The first valid start of the profile whose slots are all free, or -1. */
+    private static int firstStart(MigProfile p, int usedSlots) {
+        for (int start : p.starts()) {
+            if ((p.slots(start) & usedSlots) == 0) {
+                return start;
+            }
+        }
+        return -1;
+    }
+
     /** The fullest group of this level that still holds {@code g} candidates, or the candidates unchanged. */
     private static long narrow(long candidates, long[] groups, int g) {
         long best = 0;
@@ -384,7 +509,7 @@ public final class TopologyPlacer implements GangPlacer {
         }
         String have = models.isEmpty() ? "no GPUs" : String.join(", ", models);
         for (TaskGroup t : gang.tasks()) {
-            if (t.gpus() == 0) {
+            if (t.gpus() == 0 && !t.shared()) {
                 continue;
             }
             List<String> accepted = acceptedModels(t);
@@ -396,6 +521,12 @@ public final class TopologyPlacer implements GangPlacer {
             if (!accepted.isEmpty() && accepted.stream().noneMatch(models::contains)) {
                 return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, "task " + t.name()
                         + " needs GPU model " + describe(t, accepted) + "; healthy nodes have " + have);
+            }
+        }
+        for (TaskGroup t : gang.tasks()) {
+            PlacementDecision.Deferred never = neverShared(inv, t);
+            if (never != null) {
+                return never;
             }
         }
         for (TaskGroup t : gang.tasks()) {
@@ -464,10 +595,62 @@ public final class TopologyPlacer implements GangPlacer {
                         + "free on one node is " + most);
             }
         }
+        for (TaskGroup t : gang.tasks()) {
+            if (t.shared()) {
+                return new PlacementDecision.Deferred(DeferralCause.INSUFFICIENT_FREE_GPUS, "task " + t.name()
+                        + " needs " + sharedPhrase(t) + "; no healthy GPU" + modelPhrase(acceptedModels(t))
+                        + " has that much unshared room free (with the CPU on its NUMA socket and the memory)");
+            }
+        }
         return new PlacementDecision.Deferred(DeferralCause.INSUFFICIENT_FREE_GPUS, "needs " + need + " GPUs as "
                 + gang.shape() + (required == TopologyLevel.CLUSTER ? "" : within) + ", " + free + " free, but no "
                 + (required == TopologyLevel.CLUSTER ? "set of nodes" : noun(required))
                 + " fits every task with its GPU model, CPU (on the GPUs' NUMA socket) and memory");
+    }
+
+    /** Why a fraction / MIG task can never be placed on this pool (even empty), or null when it could. */
+    private PlacementDecision.Deferred neverShared(Inventory inv, TaskGroup t) {
+        if (!t.shared()) {
+            return null;
+        }
+        List<String> accepted = acceptedModels(t);
+        long largest = 0;
+        for (Node n : inv.nodes()) {
+            if (!n.eligible) {
+                continue;
+            }
+            for (Gpu g : n.spec.gpus()) {
+                if (!accepted.isEmpty() && !accepted.contains(g.model())) {
+                    continue;
+                }
+                if (t.migProfile() != null ? sharing.mig().profile(g, t.migProfile()) != null
+                        : t.gpuMemoryMiB() == null || t.gpuMemoryMiB() <= sharing.memoryCapacity(g.memoryMiB())) {
+                    return null;
+                }
+                largest = Math.max(largest, g.memoryMiB());
+            }
+        }
+        if (t.migProfile() != null) {
+            return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, "task " + t.name()
+                    + " asks for MIG profile " + t.migProfile() + "; no healthy MIG-capable GPU"
+                    + modelPhrase(accepted) + " offers it" + (MigProfiles.known(t.migProfile()) ? ""
+                    : " (it is not a standard profile of A100-40GB, A100-80GB or H100-80GB)"));
+        }
+        return new PlacementDecision.Deferred(DeferralCause.TASK_LARGER_THAN_ANY_NODE, "task " + t.name()
+                + " needs " + t.gpuMemoryMiB() + " MiB of one GPU's memory; the largest healthy GPU"
+                + modelPhrase(accepted) + " has " + largest + " MiB");
+    }
+
+    private static String sharedPhrase(TaskGroup t) {
+        if (t.migProfile() != null) {
+            return "a MIG instance " + t.migProfile();
+        }
+        return t.gpuMilli() + "/1000 of one GPU" + (t.gpuMemoryMiB() == null ? "" : " with " + t.gpuMemoryMiB()
+                + " MiB of its memory");
+    }
+
+    private static String modelPhrase(List<String> accepted) {
+        return accepted == null || accepted.isEmpty() ? "" : " of model " + String.join(" or ", accepted);
     }
 
     private static String describe(TaskGroup t, List<String> accepted) {

@@ -14,6 +14,12 @@
  * io.gantry.placement.core.FirstFitPlacer} stays as a baseline, with {@link io.gantry.placement.core.Deferrals}.
  * {@link io.gantry.placement.core.TraceClusters} parses real clusters (Lingjun, Alibaba openb) from trace lines.
  *
+ * <p>Devices are granted whole ({@code PlacedTask.gpuIndices}) or in parts, one unit for both kinds:
+ * {@link io.gantry.placement.core.GpuShare} (a fraction or a MIG instance, worth {@code milli / 1000} of a GPU),
+ * within {@link io.gantry.placement.core.GpuSharing} (overcommit, {@link io.gantry.placement.core.MigProfiles}).
+ * Runs also end by the state's own deadlines: a preemption's grace period and a job's time limit
+ * ({@code preempt}, {@code expire}), kept in a sorted set so a tick reads only what is due.
+ *
  * <p>Not decided here: running the tasks (the execution backends), time (every decision takes the instant it is
  * made at), the wire format, and whether an interrupted job runs again (recovery's call).
  */

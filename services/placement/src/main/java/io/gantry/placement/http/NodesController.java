@@ -35,7 +35,13 @@ public class NodesController {
 
     @Serdeable
     public record GpuView(int index, String model, long memoryMiB, int numaNode, int pcieSwitch, int nvlinkDomain,
-                          @Nullable String allocatedTo) {
+                          boolean migCapable, @Nullable String allocatedTo, List<ShareView> shares) {
+    }
+
+    /** A fraction or MIG instance on a GPU: who holds it and what it is. */
+    @Serdeable
+    public record ShareView(String job, int milli, long memoryMiB, @Nullable String migProfile,
+                            @Nullable Integer migSlice) {
     }
 
     @Serdeable
@@ -68,8 +74,16 @@ public class NodesController {
                 if (job != null && caller != null && !caller.mayAccess(s.tenants().getOrDefault(job, ""))) {
                     job = OTHER_TENANT;
                 }
+                List<ShareView> shares = n.shares().getOrDefault(g.index(), List.of()).stream().map(h -> {
+                    String holder = h.jobId();
+                    if (caller != null && !caller.mayAccess(s.tenants().getOrDefault(holder, ""))) {
+                        holder = OTHER_TENANT;
+                    }
+                    return new ShareView(holder, h.share().milli(), h.share().memoryMiB(), h.share().migProfile(),
+                            h.share().migSlice());
+                }).toList();
                 return new GpuView(g.index(), g.model(), g.memoryMiB(), g.numaNode(), g.pcieSwitch(), g.nvlinkDomain(),
-                        job);
+                        g.migCapable(), job, shares);
             }).toList();
             List<SocketView> sockets = new java.util.ArrayList<>();
             for (int i = 0; i < n.spec().sockets(); i++) {

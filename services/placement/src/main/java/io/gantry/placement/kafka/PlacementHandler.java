@@ -3,6 +3,7 @@ package io.gantry.placement.kafka;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.JobCancelled;
 import io.gantry.events.JobDispatched;
+import io.gantry.events.JobPreempted;
 import io.gantry.events.JobRunStarted;
 import io.gantry.events.JobSpec;
 import io.gantry.events.NodeEvent;
@@ -13,6 +14,7 @@ import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.NodeRecovered;
 import io.gantry.events.NodeRegistered;
 import io.gantry.events.QueueJobEvent;
+import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.placement.backend.ExecutionBackend;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.RunOutcome;
@@ -30,6 +32,7 @@ import io.gantry.schemas.Topics;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,6 +54,8 @@ public final class PlacementHandler implements EventHandler {
     private final Duration heartbeatInterval;
     /** Specs of dispatched runs seen during restore, keyed by job id; only needed to re-create live runs. */
     private final Map<String, JobDispatched> restoredDispatches = new HashMap<>();
+    /** Preemptions read back at restore, by job id, the first per attempt; applied once allocations are known. */
+    private final Map<String, Map<Integer, QueuePreemptionEvent>> restoredPreemptions = new HashMap<>();
     private final Map<String, Long> heartbeatSequence = new HashMap<>();
     /** Registrations read back at restore that were invalid, node id to why. */
     private final Map<String, String> rejectedRegistrations = new HashMap<>();
@@ -126,6 +131,9 @@ public final class PlacementHandler implements EventHandler {
             }
         } else if (value instanceof QueueJobEvent e && e.getPayload() instanceof JobDispatched d) {
             restoredDispatches.put(e.getJobId(), d);
+        } else if (value instanceof QueuePreemptionEvent e && e.getPayload() instanceof JobPreempted p) {
+            // cross-topic order is not guaranteed: the allocation may not be replayed yet
+            restoredPreemptions.computeIfAbsent(e.getJobId(), j -> new HashMap<>()).putIfAbsent(p.getAttempt(), e);
         }
     }
 
@@ -142,6 +150,14 @@ public final class PlacementHandler implements EventHandler {
         for (NodeSpec node : backend.nodes()) {
             emit(state.register(node), now, out);
         }
+        // a preemption pending at the restart: its grace period counts from the request's time
+        restoredPreemptions.values().stream().flatMap(m -> m.values().stream())
+                .sorted(Comparator.comparing(QueuePreemptionEvent::getOccurredAt)).forEach(e -> {
+                    JobPreempted p = (JobPreempted) e.getPayload();
+                    state.preempt(e.getJobId(), p.getAttempt(), p.getGraceSeconds(), e.getOccurredAt())
+                            .forEach(state::replay);
+                });
+        restoredPreemptions.clear();
         List<ExecutionBackend.LiveRun> live = new ArrayList<>();
         for (Allocation a : state.liveAllocations()) {
             RunPlan plan = Wire.plan(a);
@@ -154,9 +170,13 @@ public final class PlacementHandler implements EventHandler {
             live.add(new ExecutionBackend.LiveRun(a, plan));
         }
         restoredDispatches.clear();
-        for (RunOutcome o : backend.adopt(live, now)) {
-            finish(o, now, out);
+        List<RunOutcome> outcomes = new ArrayList<>(backend.adopt(live, now));
+        // runs that ended while placement was down, so they are ordered against deadlines that also passed
+        outcomes.addAll(backend.poll(now));
+        for (Allocation a : state.stopping()) {
+            backend.terminate(a.allocationId());
         }
+        settle(outcomes, now, out);
     }
 
     // ---------------------------------------------------------------- inputs
@@ -164,7 +184,9 @@ public final class PlacementHandler implements EventHandler {
     @Override
     public void handle(Topic<?> topic, String key, Object value, Output out) {
         Instant now = clock.instant();
-        if (value instanceof QueueJobEvent e) {
+        if (value instanceof QueuePreemptionEvent e && e.getPayload() instanceof JobPreempted p) {
+            emit(state.preempt(e.getJobId(), p.getAttempt(), p.getGraceSeconds(), now), now, out);
+        } else if (value instanceof QueueJobEvent e) {
             if (e.getPayload() instanceof JobDispatched d) {
                 dispatch(e.getJobId(), d, now, out);
             } else if (e.getPayload() instanceof JobCancelled c) {
@@ -199,9 +221,7 @@ public final class PlacementHandler implements EventHandler {
     @Override
     public void tick(Instant wallNow, Output out) {
         Instant now = clock.instant();
-        for (RunOutcome o : backend.poll(now)) {
-            finish(o, now, out);
-        }
+        settle(backend.poll(now), now, out);
         if (dirty) {
             dirty = false;
             fragmentation = state.inventory().fragmentation(typicalRequests);
@@ -219,6 +239,21 @@ public final class PlacementHandler implements EventHandler {
         }
     }
 
+    /**
+     * Applies the backend's outcomes and the core's due deadlines in time order, so a run that ended naturally
+     * before its grace period or time limit is a normal outcome, and one still running at the deadline is stopped
+     * there (an outcome at the very instant of a deadline counts as natural).
+     */
+    private void settle(List<RunOutcome> outcomes, Instant now, Output out) {
+        List<RunOutcome> ordered = new ArrayList<>(outcomes);
+        ordered.sort(Comparator.comparing((RunOutcome o) -> o.result().finishedAt()));
+        for (RunOutcome o : ordered) {
+            emit(state.expireBefore(o.result().finishedAt()), now, out);
+            finish(o, now, out);
+        }
+        emit(state.expire(now), now, out);
+    }
+
     private void finish(RunOutcome outcome, Instant now, Output out) {
         emit(state.runEnded(outcome.allocationId(), outcome.result()), now, out);
     }
@@ -232,7 +267,13 @@ public final class PlacementHandler implements EventHandler {
                 out.send(Topics.PLACEMENT_NODE_EVENTS, r.node().nodeId(), Wire.nodeRegistered(r.node(), now));
                 continue;
             }
-            AllocationEvent event = Wire.allocationEvent(f, now);
+            if (f instanceof Fact.PreemptionRequested p) {
+                backend.terminate(p.allocation().allocationId());
+                continue;
+            }
+            // a release carries the free capacity right after it, so the queue wakes only gangs that could fit
+            AllocationEvent event = Wire.allocationEvent(f, now,
+                    f instanceof Fact.AllocationReleased ? state.freeCapacity() : List.of());
             if (event != null) {
                 out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), event);
             }

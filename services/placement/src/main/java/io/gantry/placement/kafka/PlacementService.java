@@ -23,7 +23,8 @@ import java.util.function.Function;
 
 /**
  * Owns placement's event processor: restores from placement's topics (plus the dispatched specs on the queue's
- * topic, to re-create simulated runs), then consumes the queue's job events and recovery's node events.
+ * topic, to re-create simulated runs, and the queue's preemptions, to finish a grace period pending at a restart),
+ * then consumes the queue's job and preemption events and recovery's node events.
  */
 @Context
 public class PlacementService implements AutoCloseable {
@@ -47,12 +48,12 @@ public class PlacementService implements AutoCloseable {
         this.typicalGpus = List.copyOf(typicalGpus);
         // the dispatches are only read back for allocations written before TaskPlacement.runSeconds existed
         List<Topic<?>> restore = new ArrayList<>(List.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
-                Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS));
+                Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS));
         if (restoreDispatches) {
             restore.add(Topics.QUEUE_JOB_EVENTS);
         }
         this.processor = EventProcessor.builder(Service.PLACEMENT, bootstrap)
-                .inputs(Topics.QUEUE_JOB_EVENTS, Topics.RECOVERY_NODE_EVENTS)
+                .inputs(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.RECOVERY_NODE_EVENTS)
                 .restoreFrom(restore.toArray(Topic<?>[]::new))
                 .handler(() -> {
                     PlacementHandler h = new PlacementHandler(new ClusterState(backend.name(), placer), backend, clock,

@@ -4,6 +4,8 @@ import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationGranted;
 import io.gantry.events.AllocationReleased;
 import io.gantry.events.DeferralReason;
+import io.gantry.events.FailureReason;
+import io.gantry.events.FreeGpus;
 import io.gantry.events.GpuDevice;
 import io.gantry.events.JobDispatched;
 import io.gantry.events.JobRunFailed;
@@ -21,6 +23,7 @@ import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.DeferralCause;
 import io.gantry.placement.core.Fact;
+import io.gantry.placement.core.FreeCapacity;
 import io.gantry.placement.core.GangRequest;
 import io.gantry.placement.core.Gpu;
 import io.gantry.placement.core.NodeSpec;
@@ -49,14 +52,15 @@ final class Wire {
         for (TaskSpec t : d.getSpec().getTasks()) {
             tasks.add(new TaskGroup(t.getName(), t.getReplicas(), t.getGpus(), t.getGpuModel(), t.getCpuMillis(),
                     t.getMemoryMiB(), t.getGpuModels() == null ? List.of() : List.copyOf(t.getGpuModels()),
-                    t.getGpuTier(), t.getRunSeconds()));
+                    t.getGpuTier(), t.getRunSeconds(), t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile()));
         }
         Topology topology = Topology.ANYWHERE;
         TopologyConstraint c = d.getSpec().getTopology();
         if (c != null) {
             topology = new Topology(level(c.getRequired()), level(c.getPreferred()));
         }
-        return new GangRequest(jobId, d.getTenant(), d.getAttempt(), tasks, topology);
+        return new GangRequest(jobId, d.getTenant(), d.getAttempt(), tasks, topology,
+                d.getSpec().getTimeLimitSeconds());
     }
 
     private static io.gantry.placement.core.TopologyLevel level(io.gantry.events.TopologyLevel l) {
@@ -87,6 +91,11 @@ final class Wire {
 
     /** The envelope for a placement-owned fact, or null for facts placement only learns (node health). */
     static AllocationEvent allocationEvent(Fact fact, Instant now) {
+        return allocationEvent(fact, now, List.of());
+    }
+
+    /** As above; a release carries {@code free}, the free capacity right after it. */
+    static AllocationEvent allocationEvent(Fact fact, Instant now, List<FreeCapacity> free) {
         String jobId;
         Object payload;
         if (fact instanceof Fact.AllocationGranted f) {
@@ -94,7 +103,7 @@ final class Wire {
             jobId = a.jobId();
             payload = AllocationGranted.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setPlacements(placements(a)).setGrantedAt(a.grantedAt())
-                    .setBackend(a.backend()).build();
+                    .setBackend(a.backend()).setTimeLimitSeconds(a.timeLimitSeconds()).build();
         } else if (fact instanceof Fact.PlacementDeferred f) {
             jobId = f.jobId();
             payload = PlacementDeferred.newBuilder().setTenant(f.tenant()).setAttempt(f.attempt())
@@ -114,14 +123,14 @@ final class Wire {
             jobId = a.jobId();
             payload = JobRunFailed.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setFinishedAt(f.finishedAt()).setExitCode(f.exitCode())
-                    .setMessage(f.message()).build();
+                    .setMessage(f.message()).setReason(FailureReason.valueOf(f.reason().name())).build();
         } else if (fact instanceof Fact.AllocationReleased f) {
             Allocation a = f.allocation();
             jobId = a.jobId();
             payload = AllocationReleased.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setReason(ReleaseReason.valueOf(f.reason().name()))
                     .setGrantedAt(a.grantedAt()).setReleasedAt(f.releasedAt()).setPlacements(placements(a))
-                    .setBackend(a.backend()).build();
+                    .setBackend(a.backend()).setFreeCapacity(freeGpus(free)).build();
         } else {
             return null;
         }
@@ -129,10 +138,20 @@ final class Wire {
                 .setOccurredAt(now).setPayload(payload).build();
     }
 
+    static List<FreeGpus> freeGpus(List<FreeCapacity> free) {
+        List<FreeGpus> out = new ArrayList<>(free.size());
+        for (FreeCapacity c : free) {
+            out.add(FreeGpus.newBuilder().setGpuModel(c.gpuModel()).setFreeGpus(c.freeGpus())
+                    .setLargestFreeOnNode(c.largestFreeOnNode()).build());
+        }
+        return out;
+    }
+
     static NodeEvent nodeRegistered(NodeSpec n, Instant now) {
         List<GpuDevice> gpus = n.gpus().stream()
                 .map(g -> GpuDevice.newBuilder().setIndex(g.index()).setModel(g.model()).setMemoryMiB(g.memoryMiB())
-                        .setNumaNode(g.numaNode()).setPcieSwitch(g.pcieSwitch()).setNvlinkDomain(g.nvlinkDomain()).build())
+                        .setNumaNode(g.numaNode()).setPcieSwitch(g.pcieSwitch()).setNvlinkDomain(g.nvlinkDomain())
+                        .setMigCapable(g.migCapable()).build())
                 .toList();
         NodeRegistered payload = NodeRegistered.newBuilder().setGpus(new ArrayList<>(gpus)).setCpuMillis(n.cpuMillis())
                 .setMemoryMiB(n.memoryMiB()).setLabels(new HashMap<>(n.labels())).setBackend(n.backend())
@@ -147,7 +166,16 @@ final class Wire {
             out.add(TaskPlacement.newBuilder().setTask(p.task()).setReplica(p.replica()).setNodeId(p.nodeId())
                     .setGpuModel(p.gpuModel()).setGpuIndices(new ArrayList<>(p.gpuIndices()))
                     .setCpuMillis(p.cpuMillis()).setMemoryMiB(p.memoryMiB()).setCpuSet(new ArrayList<>(p.cpuSet()))
-                    .setRunSeconds(p.runSeconds()).build());
+                    .setRunSeconds(p.runSeconds()).setGpuShares(shares(p)).build());
+        }
+        return out;
+    }
+
+    private static List<io.gantry.events.GpuShare> shares(PlacedTask p) {
+        List<io.gantry.events.GpuShare> out = new ArrayList<>();
+        for (io.gantry.placement.core.GpuShare s : p.gpuShares()) {
+            out.add(io.gantry.events.GpuShare.newBuilder().setIndex(s.index()).setMilli(s.milli())
+                    .setMemoryMiB(s.memoryMiB()).setMigProfile(s.migProfile()).setMigSlice(s.migSlice()).build());
         }
         return out;
     }
@@ -159,7 +187,7 @@ final class Wire {
         Object p = e.getPayload();
         if (p instanceof AllocationGranted g) {
             return new Fact.AllocationGranted(allocation(e.getJobId(), g.getAllocationId(), g.getTenant(),
-                    g.getAttempt(), g.getPlacements(), g.getGrantedAt(), g.getBackend()));
+                    g.getAttempt(), g.getPlacements(), g.getGrantedAt(), g.getBackend(), g.getTimeLimitSeconds()));
         }
         if (p instanceof PlacementDeferred d) {
             return new Fact.PlacementDeferred(e.getJobId(), d.getTenant(), d.getAttempt(),
@@ -167,7 +195,7 @@ final class Wire {
         }
         if (p instanceof AllocationReleased r) {
             return new Fact.AllocationReleased(allocation(e.getJobId(), r.getAllocationId(), r.getTenant(),
-                    r.getAttempt(), r.getPlacements(), r.getGrantedAt(), r.getBackend()),
+                    r.getAttempt(), r.getPlacements(), r.getGrantedAt(), r.getBackend(), null),
                     ReleaseCause.valueOf(r.getReason().name()), r.getReleasedAt());
         }
         return null;
@@ -176,7 +204,7 @@ final class Wire {
     /** The node a registration describes; throws IllegalArgumentException naming what is wrong with it. */
     static NodeSpec node(String nodeId, NodeRegistered r) {
         List<Gpu> gpus = r.getGpus().stream().map(g -> new Gpu(g.getIndex(), g.getModel(), g.getMemoryMiB(),
-                g.getNumaNode(), g.getPcieSwitch(), g.getNvlinkDomain())).toList();
+                g.getNumaNode(), g.getPcieSwitch(), g.getNvlinkDomain(), g.getMigCapable())).toList();
         Map<String, String> labels = new HashMap<>();
         r.getLabels().forEach((k, v) -> labels.put(k.toString(), v.toString()));
         return new NodeSpec(nodeId, r.getBackend(), gpus, r.getCpuMillis(), r.getMemoryMiB(), labels,
@@ -184,10 +212,14 @@ final class Wire {
     }
 
     private static Allocation allocation(String jobId, String allocationId, String tenant, int attempt,
-                                         List<TaskPlacement> placements, Instant grantedAt, String backend) {
+                                         List<TaskPlacement> placements, Instant grantedAt, String backend,
+                                         Long timeLimitSeconds) {
         List<PlacedTask> tasks = placements.stream().map(t -> new PlacedTask(t.getTask(), t.getReplica(),
                 t.getNodeId(), t.getGpuModel(), t.getGpuIndices(), t.getCpuMillis(), t.getMemoryMiB(),
-                t.getCpuSet() == null ? List.of() : t.getCpuSet(), t.getRunSeconds())).toList();
-        return new Allocation(allocationId, jobId, tenant, attempt, tasks, grantedAt, backend);
+                t.getCpuSet() == null ? List.of() : t.getCpuSet(), t.getRunSeconds(),
+                t.getGpuShares() == null ? List.of() : t.getGpuShares().stream()
+                        .map(s -> new io.gantry.placement.core.GpuShare(s.getIndex(), s.getMilli(), s.getMemoryMiB(),
+                                s.getMigProfile(), s.getMigSlice())).toList())).toList();
+        return new Allocation(allocationId, jobId, tenant, attempt, tasks, grantedAt, backend, timeLimitSeconds);
     }
 }

@@ -116,4 +116,27 @@ class ClusterFileTest {
                     memoryMiB: 1024
                 """)).hasMessageContaining("nodes[0].gpus: gpu 0: memoryMiB must be >= 0");
     }
+
+    @Test
+    void aGpuGroupMayBeMigCapableAndTheFlagMustBeABoolean() {
+        List<NodeSpec> nodes = ClusterFile.parse("""
+                nodes:
+                  - id: mig
+                    gpus:
+                      - {count: 2, model: A100, memoryMiB: 81920, migCapable: true}
+                      - {count: 1, model: L4, memoryMiB: 24576}
+                    cpuMillis: 8000
+                    memoryMiB: 65536
+                """);
+
+        assertThat(nodes.get(0).gpus()).extracting(g -> g.model() + ":" + g.migCapable())
+                .containsExactly("A100:true", "A100:true", "L4:false");
+        assertThatThrownBy(() -> ClusterFile.parse("""
+                nodes:
+                  - id: bad
+                    gpus: {count: 1, model: A100, migCapable: "yes"}
+                    cpuMillis: 1000
+                    memoryMiB: 1024
+                """)).hasMessage("nodes[0].gpus.migCapable: must be true or false");
+    }
 }

@@ -2,6 +2,7 @@ package io.gantry.placement.backend;
 
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.Gpu;
+import io.gantry.placement.core.GpuShare;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacedTask;
 import org.junit.jupiter.api.AfterEach;
@@ -145,5 +146,44 @@ class LocalBackendTest {
             assertThat(o.allocationId()).isEqualTo(a.allocationId());
             assertThat(o.result().message()).isEqualTo("placement restarted; the process was lost");
         });
+    }
+
+    @Test
+    void terminateSendsSigtermSoATaskCanCheckpointAndExitOnItsOwn() throws Exception {
+        LocalBackend b = backend();
+        Allocation a = allocation("job-term", task("main", 0, 0));
+        // the task saves a "checkpoint" on SIGTERM and exits 143, as the default action would
+        String script = "trap 'echo checkpointed; exit 143' TERM; echo started; while true; do sleep 0.1; done";
+        RunPlan plan = new RunPlan(Map.of("main", new RunPlan.Task(List.of("sh", "-c", script), null)));
+        assertThat(b.start(a, plan, Instant.now())).isEmpty();
+        Path log = work.resolve("job-term/2/main-0.log");
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(log) && Files.readString(log).contains("started"));
+
+        b.terminate(a.allocationId());
+        RunOutcome outcome = awaitOutcome();
+
+        assertThat(outcome.result().succeeded()).isFalse();
+        assertThat(outcome.result().exitCode()).isEqualTo(143);
+        assertThat(Files.readString(log)).contains("checkpointed");
+    }
+
+    @Test
+    void aFractionIsRenderedAsItsDeviceWithAnMpsShareAndAMemoryLimitAndMigAsAMigDeviceReference() {
+        Allocation a = allocation("job-f");
+        PlacedTask fraction = new PlacedTask("f", 0, "local", "L4", List.of(), 100, 64, List.of(), null,
+                List.of(GpuShare.fraction(1, 250, 6_144)));
+        PlacedTask mig = new PlacedTask("m", 0, "local", "A100", List.of(), 100, 64, List.of(), null,
+                List.of(new GpuShare(0, 428, 40_960, "3g.40gb", 4)));
+
+        Map<String, String> f = LocalBackend.environment(a, fraction, work, "/bin");
+        Map<String, String> m = LocalBackend.environment(a, mig, work, "/bin");
+
+        assertThat(f).containsEntry("CUDA_VISIBLE_DEVICES", "1").containsEntry("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25")
+                .containsEntry("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=6144M").containsEntry("GANTRY_GPU_MEMORY_MIB", "6144")
+                .doesNotContainKey("GANTRY_MIG_DEVICE");
+        assertThat(m).containsEntry("CUDA_VISIBLE_DEVICES", "MIG-0/4/0").containsEntry("GANTRY_MIG_DEVICE", "0:3g.40gb:4")
+                .containsEntry("GANTRY_GPU_MEMORY_MIB", "40960").doesNotContainKey("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+        assertThat(LocalBackend.environment(a, task("w", 0, 0, 1), work, "/bin"))
+                .containsEntry("CUDA_VISIBLE_DEVICES", "0,1").doesNotContainKey("GANTRY_GPU_MEMORY_MIB");
     }
 }

@@ -47,6 +47,12 @@ final class Fixtures {
             return this;
         }
 
+        /** Every GPU added so far becomes MIG-capable. */
+        NodeBuilder migCapable() {
+            gpus.replaceAll(g -> g.withMigCapable(true));
+            return this;
+        }
+
         NodeBuilder cpuMillis(int cpu) {
             this.cpuMillis = cpu;
             return this;
@@ -103,6 +109,7 @@ final class Fixtures {
         private int attempt = 1;
         private final List<TaskGroup> tasks = new ArrayList<>();
         private Topology topology = Topology.ANYWHERE;
+        private Long timeLimitSeconds;
 
         GangBuilder(String jobId) {
             this.jobId = jobId;
@@ -158,6 +165,30 @@ final class Fixtures {
             return this;
         }
 
+        GangBuilder timeLimit(long seconds) {
+            this.timeLimitSeconds = seconds;
+            return this;
+        }
+
+        /** Replaces the last task group (for fields without their own builder method). */
+        GangBuilder last(java.util.function.UnaryOperator<TaskGroup> change) {
+            tasks.set(tasks.size() - 1, change.apply(last()));
+            return this;
+        }
+
+        /** The last task asks for {@code milli} thousandths of one GPU (memory: the same fraction). */
+        GangBuilder fraction(int milli) {
+            return last(t -> t.withFraction(milli, null));
+        }
+
+        GangBuilder fraction(int milli, long gpuMemoryMiB) {
+            return last(t -> t.withFraction(milli, gpuMemoryMiB));
+        }
+
+        GangBuilder mig(String profile) {
+            return last(t -> t.withMig(profile));
+        }
+
         GangBuilder tier(String tier) {
             TaskGroup t = last();
             tasks.set(tasks.size() - 1, t.withTier(tier));
@@ -169,7 +200,7 @@ final class Fixtures {
         }
 
         GangRequest build() {
-            return new GangRequest(jobId, tenant, attempt, tasks, topology);
+            return new GangRequest(jobId, tenant, attempt, tasks, topology, timeLimitSeconds);
         }
     }
 

@@ -5,6 +5,10 @@ import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationGranted;
 import io.gantry.events.AllocationReleased;
 import io.gantry.events.JobDispatched;
+import io.gantry.events.JobPreempted;
+import io.gantry.events.FailureReason;
+import io.gantry.events.PreemptionReason;
+import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.events.JobRunFailed;
 import io.gantry.events.JobRunStarted;
 import io.gantry.events.JobRunSucceeded;
@@ -124,5 +128,120 @@ class PlacementHandlerRestartTest {
                 f -> assertThat(f.getMessage()).isEqualTo("placement restarted; the process was lost"));
         assertThat(out.allocationPayloads().get(1)).isInstanceOfSatisfying(AllocationReleased.class,
                 r -> assertThat(r.getReason()).isEqualTo(ReleaseReason.RUN_FAILED));
+    }
+
+    private static PlacementHandler simulatedHandler(MutableClock wall) {
+        return new PlacementHandler(new ClusterState("simulated", new FirstFitPlacer()),
+                new SimulatedBackend(ClusterFile.defaultCluster()), new VirtualClock(wall, 1), Duration.ofSeconds(1));
+    }
+
+    private static void restoreGrant(PlacementHandler h, Long runSeconds, Long timeLimitSeconds) {
+        TaskPlacement p = TaskPlacement.newBuilder().setTask("w").setReplica(0).setNodeId("sim-0").setGpuModel("H100")
+                .setGpuIndices(List.of(0, 1)).setCpuMillis(1000).setMemoryMiB(1024).setRunSeconds(runSeconds).build();
+        String id = ClusterState.allocationId("job-1", 1);
+        h.restore(Topics.PLACEMENT_ALLOCATION_EVENTS, "job-1", AllocationEvent.newBuilder().setEventId("e1")
+                .setJobId("job-1").setOccurredAt(GRANTED)
+                .setPayload(AllocationGranted.newBuilder().setAllocationId(id).setTenant("vision").setAttempt(1)
+                        .setPlacements(List.of(p)).setGrantedAt(GRANTED).setBackend("simulated")
+                        .setTimeLimitSeconds(timeLimitSeconds).build()).build());
+        h.restore(Topics.PLACEMENT_ALLOCATION_EVENTS, "job-1", AllocationEvent.newBuilder().setEventId("e2")
+                .setJobId("job-1").setOccurredAt(GRANTED)
+                .setPayload(JobRunStarted.newBuilder().setAllocationId(id).setTenant("vision").setAttempt(1)
+                        .setStartedAt(GRANTED).build()).build());
+    }
+
+    private static void restorePreemption(PlacementHandler h, Instant at, int graceSeconds) {
+        h.restore(Topics.QUEUE_PREEMPTION_EVENTS, "job-1", QueuePreemptionEvent.newBuilder()
+                .setEventId("p-" + at).setJobId("job-1").setOccurredAt(at)
+                .setPayload(JobPreempted.newBuilder().setTenant("vision").setAttempt(1)
+                        .setReason(PreemptionReason.values()[0]).setGraceSeconds(graceSeconds)
+                        .setMessage("queue vision reclaims 2 x H100").build()).build());
+    }
+
+    @Test
+    void aPreemptionPendingAtARestartIsStillReleasedPreemptedAtTheEndOfItsGracePeriod() {
+        MutableClock wall = new MutableClock(GRANTED.plusSeconds(120));
+        PlacementHandler h = simulatedHandler(wall);
+        // cross-topic order: the preemption is read back before the allocation it is about
+        restorePreemption(h, GRANTED.plusSeconds(100), 60);
+        restoreGrant(h, 600L, null);
+        restorePreemption(h, GRANTED.plusSeconds(110), 5); // a repeat changes nothing
+        Recorded out = new Recorded();
+
+        h.restored(out);
+        wall.advance(Duration.ofSeconds(39));
+        h.tick(wall.instant(), out);
+        assertThat(out.allocationPayloads()).as("still in its grace period").isEmpty();
+        wall.advance(Duration.ofSeconds(2));
+        h.tick(wall.instant(), out);
+
+        assertThat(out.allocationPayloads()).singleElement().isInstanceOfSatisfying(AllocationReleased.class, r -> {
+            assertThat(r.getReason()).isEqualTo(ReleaseReason.PREEMPTED);
+            assertThat(r.getGrantedAt()).isEqualTo(GRANTED);
+            assertThat(r.getReleasedAt()).isEqualTo(GRANTED.plusSeconds(160));
+            assertThat(r.getFreeCapacity()).singleElement().satisfies(f -> {
+                assertThat(f.getGpuModel()).isEqualTo("H100");
+                assertThat(f.getFreeGpus()).isEqualTo(32);
+                assertThat(f.getLargestFreeOnNode()).isEqualTo(8);
+            });
+        });
+        assertThat(h.state().liveAllocations()).isEmpty();
+    }
+
+    @Test
+    void aGracePeriodThatEndedWhilePlacementWasDownIsReleasedAtOnceAtItsDeadline() {
+        PlacementHandler h = simulatedHandler(new MutableClock(GRANTED.plusSeconds(300)));
+        restoreGrant(h, 600L, null);
+        restorePreemption(h, GRANTED.plusSeconds(100), 60);
+        Recorded out = new Recorded();
+
+        h.restored(out);
+
+        assertThat(out.allocationPayloads()).singleElement().isInstanceOfSatisfying(AllocationReleased.class, r -> {
+            assertThat(r.getReason()).isEqualTo(ReleaseReason.PREEMPTED);
+            assertThat(r.getReleasedAt()).isEqualTo(GRANTED.plusSeconds(160));
+        });
+    }
+
+    @Test
+    void aRunThatEndedNaturallyBeforeItsRestoredDeadlineIsANormalSuccess() {
+        PlacementHandler h = simulatedHandler(new MutableClock(GRANTED.plusSeconds(300)));
+        restoreGrant(h, 120L, null);
+        restorePreemption(h, GRANTED.plusSeconds(100), 60);
+        Recorded out = new Recorded();
+
+        h.restored(out);
+
+        assertThat(out.allocationPayloads()).extracting(p -> p.getClass().getSimpleName())
+                .containsExactly("JobRunSucceeded", "AllocationReleased");
+        assertThat(((AllocationReleased) out.allocationPayloads().get(1)).getReason()).isEqualTo(ReleaseReason.RUN_SUCCEEDED);
+        assertThat(((AllocationReleased) out.allocationPayloads().get(1)).getReleasedAt()).isEqualTo(GRANTED.plusSeconds(120));
+    }
+
+    @Test
+    void aTimeLimitReadBackFromTheGrantStillStopsTheRunAfterARestart() {
+        MutableClock wall = new MutableClock(GRANTED.plusSeconds(10));
+        PlacementHandler h = simulatedHandler(wall);
+        restoreGrant(h, 1000L, 300L);
+        Recorded out = new Recorded();
+        h.restored(out);
+
+        wall.advance(Duration.ofSeconds(289));
+        h.tick(wall.instant(), out);
+        assertThat(out.allocationPayloads()).isEmpty();
+        wall.advance(Duration.ofSeconds(2));
+        h.tick(wall.instant(), out);
+
+        assertThat(out.allocationPayloads()).hasSize(2);
+        assertThat(out.allocationPayloads().get(0)).isInstanceOfSatisfying(JobRunFailed.class, f -> {
+            assertThat(f.getReason()).isEqualTo(FailureReason.TIME_LIMIT);
+            assertThat(f.getMessage()).isEqualTo("time limit 300 s reached");
+            assertThat(f.getExitCode()).isNull();
+            assertThat(f.getFinishedAt()).isEqualTo(GRANTED.plusSeconds(300));
+        });
+        assertThat(out.allocationPayloads().get(1)).isInstanceOfSatisfying(AllocationReleased.class, r -> {
+            assertThat(r.getReason()).isEqualTo(ReleaseReason.TIME_LIMIT);
+            assertThat(r.getReleasedAt()).isEqualTo(GRANTED.plusSeconds(300));
+        });
     }
 }
