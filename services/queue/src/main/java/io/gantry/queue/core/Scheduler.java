@@ -124,17 +124,31 @@ final class Scheduler {
         final Set<Charge> running = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
         /** Running charges per priority (class, then job priority), so "any lower-priority run?" is O(log n). */
         final TreeMap<Long, Integer> runningByPriority = new TreeMap<>();
+        /** Running charges oldest first, so the runs past the minimum run time are a head set. */
+        final TreeSet<Charge> byStart = new TreeSet<>(BY_START);
 
         void run(Charge c) {
             running.add(c);
+            byStart.add(c);
             runningByPriority.merge(priorityKey(c.classValue(), c.priority()), 1, Integer::sum);
         }
 
         void stop(Charge c) {
             if (running.remove(c)) {
+                byStart.remove(c);
                 runningByPriority.merge(priorityKey(c.classValue(), c.priority()), -1,
                         (a, b) -> a + b == 0 ? null : a + b);
             }
+        }
+
+        /** Whether a run of this queue has run at least until {@code cutoff}. */
+        boolean hasRunSince(long cutoff) {
+            return !byStart.isEmpty() && byStart.first().dispatchedMillis() <= cutoff;
+        }
+
+        /** The runs dispatched at or before {@code cutoff}. */
+        Iterable<Charge> runningSince(long cutoff) {
+            return byStart.headSet(new Charge("\uffff", Integer.MAX_VALUE, null, 0, 0, 0, 0, cutoff, null, 0, 0), true);
         }
 
         Q(FairShareConfig.QueueDef def, Cohort parent, List<String> resources, int gpuCount, Comparator<Pend> order) {
@@ -174,6 +188,9 @@ final class Scheduler {
             return def.name();
         }
     }
+
+    static final Comparator<Charge> BY_START = Comparator.comparingLong(Charge::dispatchedMillis)
+            .thenComparing(Charge::jobId).thenComparingInt(Charge::attempt);
 
     static long priorityKey(int classValue, int priority) {
         return ((long) classValue << 32) + ((long) priority - Integer.MIN_VALUE);
@@ -894,9 +911,26 @@ final class Scheduler {
      * quota goes to it (a reservation) and nothing else is preempted there until they are released.
      */
     private boolean preemptIn(String tree, long t, Sink sink) {
+        FairShareConfig.Preemption rules = config.preemption();
+        long cutoff = t - rules.minRunTime().toMillis();
+        // what reclaim could give back at most: the borrowed amounts of queues with a run old enough to preempt
+        long[] reclaimable = null;
+        if (rules.reclaim() != FairShareConfig.Reclaim.NEVER) {
+            for (Q q : trees.get(tree)) {
+                if (q.hasRunSince(cutoff)) {
+                    for (int r = 0; r < q.usage.length; r++) {
+                        if (q.has[r] && q.usage[r] > q.nominal[r]) {
+                            reclaimable = reclaimable == null ? new long[q.usage.length] : reclaimable;
+                            reclaimable[r] += q.usage[r] - q.nominal[r];
+                        }
+                    }
+                }
+            }
+        }
         List<Pend> heads = new ArrayList<>();
         for (Q q : trees.get(tree)) {
-            if (!q.ordered.isEmpty() && quotaFit(q.ordered.first()) == NO_FIT) {
+            if (!q.ordered.isEmpty() && quotaFit(q.ordered.first()) == NO_FIT
+                    && promising(q.ordered.first(), reclaimable, cutoff)) {
                 heads.add(q.ordered.first());
             }
         }
@@ -920,6 +954,35 @@ final class Scheduler {
             return true;
         }
         return false;
+    }
+
+    /**
+     * Cheap necessary conditions for a preemption in favour of {@code p}: a lower-priority run of its own queue old
+     * enough, or enough borrowed quota with old enough runs to reclaim what it lacks, or fair-share preemption on.
+     */
+    private boolean promising(Pend p, long[] reclaimable, long cutoff) {
+        FairShareConfig.Preemption policy = config.preemption();
+        if (policy.overFairShare()) {
+            return true;
+        }
+        if (policy.withinQueue() && p.q.hasRunSince(cutoff) && !p.q.runningByPriority.isEmpty()
+                && p.q.runningByPriority.firstKey() < priorityKey(p.view.classValue(), p.view.priority())) {
+            return true;
+        }
+        if (reclaimable == null || !withinNominal(p)) {
+            return false;
+        }
+        if (p.gpus > 0 && gpuFlavour(p) == NO_FIT) {
+            boolean any = false;
+            for (int f : p.candidates) {
+                any |= reclaimable[f] >= p.gpus - available(p.q, f);
+            }
+            if (!any) {
+                return false;
+            }
+        }
+        return (p.cpu <= available(p.q, cpu) || reclaimable[cpu] >= p.cpu - available(p.q, cpu))
+                && (p.mem <= available(p.q, mem) || reclaimable[mem] >= p.mem - available(p.q, mem));
     }
 
     /**
@@ -947,9 +1010,8 @@ final class Scheduler {
             if (q == p.q ? !byPriority : !policy.overFairShare() && !(byReclaim && borrowsAnything(q))) {
                 continue;
             }
-            for (Charge c : q.running) {
-                if (t - c.dispatchedMillis() < minRun || preempting.containsKey(c.jobId())
-                        && preempting.get(c.jobId()).attempt() == c.attempt()) {
+            for (Charge c : q.runningSince(t - minRun)) {
+                if (preempting.containsKey(c.jobId()) && preempting.get(c.jobId()).attempt() == c.attempt()) {
                     continue;
                 }
                 boolean helps = gpuShort && c.gpus() > 0 && contains(p.candidates, c.flavour())
