@@ -122,7 +122,8 @@ final class WireMapping {
                 s.getTopology().getRequired().name(), s.getTopology().getPreferred().name());
         return new JobSpec(s.getName(), s.getPriority(), s.getTimeLimitSeconds(), s.getTasks().stream()
                 .map(t -> new TaskGroup(t.getName(), t.getReplicas(), t.getCommand(), t.getGpus(), t.getGpuModel(),
-                        t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds(), t.getGpuModels(), t.getGpuTier()))
+                        t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds(), t.getGpuModels(), t.getGpuTier(),
+                        t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile()))
                 .toList(), s.getQueue(), s.getPriorityClass(), topology);
     }
 
@@ -132,7 +133,9 @@ final class WireMapping {
                 .setTasks(s.tasks().stream().map(t -> TaskSpec.newBuilder()
                         .setName(t.name()).setReplicas(t.replicas()).setCommand(t.command()).setGpus(t.gpus())
                         .setGpuModel(t.gpuModel()).setCpuMillis(t.cpuMillis()).setMemoryMiB(t.memoryMiB())
-                        .setRunSeconds(t.runSeconds()).setGpuModels(t.gpuModels()).setGpuTier(t.gpuTier()).build())
+                        .setRunSeconds(t.runSeconds()).setGpuModels(t.gpuModels()).setGpuTier(t.gpuTier())
+                        .setGpuMilli(t.gpuMilli()).setGpuMemoryMiB(t.gpuMemoryMiB()).setMigProfile(t.migProfile())
+                        .build())
                         .toList())
                 .setQueue(s.queue()).setPriorityClass(s.priorityClass())
                 .setTopology(s.topology() == null ? null : new io.gantry.events.TopologyConstraint(

@@ -38,7 +38,10 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
         gangGpus(tasks);
     }
 
-    /** GPUs of the whole gang: the sum over groups of replicas x gpus, the amount charged to the quota. */
+    /**
+     * GPUs of the whole gang: the sum over groups of replicas x GPUs per task (a part of a GPU counts as one, see
+     * {@link TaskGroup#quotaGpus}), the amount charged to the quota.
+     */
     public int gangGpus() {
         return gangGpus(tasks);
     }
@@ -47,7 +50,7 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
         try {
             int total = 0;
             for (TaskGroup t : tasks) {
-                total = Math.addExact(total, Math.multiplyExact(t.replicas(), t.gpus()));
+                total = Math.addExact(total, Math.multiplyExact(t.replicas(), t.quotaGpus()));
             }
             return total;
         } catch (ArithmeticException e) {

@@ -215,8 +215,7 @@ public final class QueueCore {
         boolean changed = false;
         for (TaskGroup t : spec.tasks()) {
             if (t.gpus() > 0 && t.gpuModel() == null) {
-                tasks.add(new TaskGroup(t.name(), t.replicas(), t.command(), t.gpus(), flavour, t.cpuMillis(),
-                        t.memoryMiB(), t.runSeconds(), List.of(), t.gpuTier()));
+                tasks.add(t.onModel(flavour));
                 changed = true;
             } else {
                 tasks.add(t);

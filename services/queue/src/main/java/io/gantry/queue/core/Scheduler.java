@@ -315,7 +315,7 @@ final class Scheduler {
 
     private static TaskGroup firstGpuTask(JobSpec spec) {
         for (TaskGroup t : spec.tasks()) {
-            if (t.gpus() > 0) {
+            if (t.quotaGpus() > 0) {
                 return t;
             }
         }

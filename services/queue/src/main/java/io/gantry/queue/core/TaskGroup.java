@@ -4,15 +4,45 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * One task group of a job spec, as the queue keeps it: the queue only reads {@code replicas * gpus}, but it carries
+ * One task group of a job spec, as the queue keeps it: the queue only reads what it charges to quota, but it carries
  * the whole group because {@link QueueFact.JobDispatched} hands the spec on to placement.
+ *
+ * @param gpuMilli     a fraction of one GPU in thousandths (with {@code gpus} = 0), or null
+ * @param gpuMemoryMiB GPU memory a fractional task needs, or null
+ * @param migProfile   a MIG profile (with {@code gpus} = 0), or null
  */
 public record TaskGroup(String name, int replicas, List<String> command, int gpus, String gpuModel, int cpuMillis,
-                        long memoryMiB, Long runSeconds, List<String> gpuModels, String gpuTier) {
+                        long memoryMiB, Long runSeconds, List<String> gpuModels, String gpuTier, Integer gpuMilli,
+                        Long gpuMemoryMiB, String migProfile) {
 
     public TaskGroup(String name, int replicas, List<String> command, int gpus, String gpuModel, int cpuMillis,
                      long memoryMiB, Long runSeconds) {
         this(name, replicas, command, gpus, gpuModel, cpuMillis, memoryMiB, runSeconds, List.of(), null);
+    }
+
+    public TaskGroup(String name, int replicas, List<String> command, int gpus, String gpuModel, int cpuMillis,
+                     long memoryMiB, Long runSeconds, List<String> gpuModels, String gpuTier) {
+        this(name, replicas, command, gpus, gpuModel, cpuMillis, memoryMiB, runSeconds, gpuModels, gpuTier, null, null,
+                null);
+    }
+
+    /** Whether each task takes part of one GPU (a fraction or a MIG instance) rather than whole GPUs. */
+    public boolean shared() {
+        return gpuMilli != null || migProfile != null;
+    }
+
+    /**
+     * GPUs each task counts against quota: its whole GPUs, or one for a part of a GPU (conservative: quota in
+     * whole GPUs never lets shares oversubscribe it; counting exact shares is a later step).
+     */
+    public int quotaGpus() {
+        return shared() ? 1 : gpus;
+    }
+
+    /** The same group placed on {@code model} (the flavour its quota was reserved on). */
+    TaskGroup onModel(String model) {
+        return new TaskGroup(name, replicas, command, gpus, model, cpuMillis, memoryMiB, runSeconds, List.of(), gpuTier,
+                gpuMilli, gpuMemoryMiB, migProfile);
     }
 
     public TaskGroup {
@@ -27,6 +57,13 @@ public record TaskGroup(String name, int replicas, List<String> command, int gpu
         }
         if (cpuMillis < 0) {
             throw new IllegalArgumentException("tasks[" + name + "].cpuMillis must be >= 0, was " + cpuMillis);
+        }
+        if (gpuMilli != null && (gpuMilli < 1 || gpuMilli > 999 || gpus != 0)) {
+            throw new IllegalArgumentException("tasks[" + name + "].gpuMilli must be 1-999 with gpus = 0, was "
+                    + gpuMilli);
+        }
+        if (migProfile != null && (gpus != 0 || gpuMilli != null)) {
+            throw new IllegalArgumentException("tasks[" + name + "].migProfile needs gpus = 0 and no gpuMilli");
         }
         if (memoryMiB < 0) {
             throw new IllegalArgumentException("tasks[" + name + "].memoryMiB must be >= 0, was " + memoryMiB);
