@@ -67,14 +67,20 @@ public enum Policy {
         return this == FIFO;
     }
 
-    /** The configuration for this policy: the base one, with usage decay switched off for drf-nodecay. */
+    /**
+     * The configuration for this policy: the base one for Gantry (with its preemption); the baselines do not
+     * preempt, and drf-nodecay also switches usage decay off.
+     */
     public FairShareConfig config(FairShareConfig base) {
-        if (this != DRF_NODECAY) {
+        if (this == GANTRY) {
             return base;
+        }
+        if (this != DRF_NODECAY) {
+            return base.withPreemption(FairShareConfig.Preemption.OFF);
         }
         return new FairShareConfig(base.flavours(), base.cohorts(), base.queues(), base.priorityClasses(),
                 base.defaultPriorityClass(), Duration.ofDays(365L * 1000), base.starvationWait(),
-                base.implicitQuotas());
+                base.implicitQuotas(), FairShareConfig.Preemption.OFF);
     }
 
     /**

@@ -26,12 +26,13 @@ public final class Report {
                           double p99Jct, double avgWait, double p50Wait, double p99Wait, double makespan,
                           double utilisation, double jain, long deferrals, long requeues, double gangsInOneRack,
                           double multiNodeInOneRack, long multiNodeGangs, double gpuHoursBilled,
-                          double gpuHoursLost, double decisionsPerSecond, double peakHeapMiB, int violations) {
+                          double gpuHoursLost, long preemptions, double gpuHoursPreempted,
+                          double decisionsPerSecond, double peakHeapMiB, int violations) {
         /** The figures that depend only on the inputs (not the wall-clock ones), for determinism checks. */
         public Summary virtualOnly() {
             return new Summary(policy, jobs, ended, failed, rejected, avgJct, p50Jct, p99Jct, avgWait, p50Wait, p99Wait,
                     makespan, utilisation, jain, deferrals, requeues, gangsInOneRack, multiNodeInOneRack,
-                    multiNodeGangs, gpuHoursBilled, gpuHoursLost, 0, 0, violations);
+                    multiNodeGangs, gpuHoursBilled, gpuHoursLost, preemptions, gpuHoursPreempted, 0, 0, violations);
         }
     }
 
@@ -75,7 +76,7 @@ public final class Report {
         return new Summary(r.policy, r.jobs.size(), r.ended, failed, rejected, mean(jct), pct(jct, 50), pct(jct, 99),
                 mean(wait), pct(wait, 50), pct(wait, 99), makespan, util, jain, r.deferrals, r.requeues,
                 ratio(r.multiGpuInOneRack, r.multiGpuGangs), ratio(r.multiNodeInOneRack, r.multiNodeGangs),
-                r.multiNodeGangs, r.billedGpuMs / 3.6e6, r.lostGpuMs / 3.6e6,
+                r.multiNodeGangs, r.billedGpuMs / 3.6e6, r.lostGpuMs / 3.6e6, r.preemptions, r.preemptedGpuMs / 3.6e6,
                 wallSeconds <= 0 ? 0 : r.decisions / wallSeconds, r.peakHeapBytes / 1048576.0, r.violations.size());
     }
 
@@ -168,13 +169,14 @@ public final class Report {
         StringBuilder csv = new StringBuilder("policy,jobs,ended,failed,rejected,avg_jct_s,p50_jct_s,p99_jct_s,"
                 + "avg_wait_s,p50_wait_s,p99_wait_s,makespan_s,utilisation,jain_slowdown,deferrals,requeues,"
                 + "multi_gpu_gangs_in_one_rack,multi_node_gangs_in_one_rack,multi_node_gangs,gpu_hours_billed,"
-                + "gpu_hours_lost,decisions_per_s,peak_heap_mib,violations\n");
+                + "gpu_hours_lost,preemptions,gpu_hours_preempted,decisions_per_s,peak_heap_mib,violations\n");
         for (Summary s : sums) {
             csv.append(String.join(",", s.policy(), "" + s.jobs(), "" + s.ended(), "" + s.failed(), "" + s.rejected(),
                     f(s.avgJct()), f(s.p50Jct()), f(s.p99Jct()), f(s.avgWait()), f(s.p50Wait()), f(s.p99Wait()),
                     f(s.makespan()), f(s.utilisation()), f(s.jain()), "" + s.deferrals(), "" + s.requeues(),
                     f(s.gangsInOneRack()), f(s.multiNodeInOneRack()), "" + s.multiNodeGangs(),
-                    f(s.gpuHoursBilled()), f(s.gpuHoursLost()), f(s.decisionsPerSecond()), f(s.peakHeapMiB()),
+                    f(s.gpuHoursBilled()), f(s.gpuHoursLost()), "" + s.preemptions(), f(s.gpuHoursPreempted()),
+                    f(s.decisionsPerSecond()), f(s.peakHeapMiB()),
                     "" + s.violations())).append('\n');
         }
         Files.writeString(out.resolve("summary.csv"), csv, StandardCharsets.UTF_8);
@@ -224,14 +226,14 @@ public final class Report {
                 + " (cluster GPUs x makespan). Jain = Jain's index over the tenants' mean slowdown (JCT / run time)."
                 + " Decisions/s and peak heap are wall-clock figures of this machine.\n\n");
         md.append("| policy | ended | avg JCT | p50 JCT | p99 JCT | avg wait | p50 wait | p99 wait | makespan | util |"
-                + " Jain | deferrals | gangs in 1 rack | decisions/s | peak heap MiB |\n");
-        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                + " Jain | deferrals | preemptions (GPU-h lost) | gangs in 1 rack | decisions/s | peak heap MiB |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Summary s : sums) {
             md.append(String.format(Locale.ROOT, "| %s | %d/%d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |"
-                            + " %.1f%% | %.3f | %d | %s | %.0f | %.0f |%n", s.policy(), s.ended(),
+                            + " %.1f%% | %.3f | %d | %d (%.1f) | %s | %.0f | %.0f |%n", s.policy(), s.ended(),
                     s.jobs() - s.rejected(), s.avgJct(), s.p50Jct(), s.p99Jct(), s.avgWait(), s.p50Wait(), s.p99Wait(),
-                    s.makespan(), 100 * s.utilisation(), s.jain(), s.deferrals(),
-                    Double.isNaN(s.gangsInOneRack()) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * s.gangsInOneRack()),
+                    s.makespan(), 100 * s.utilisation(), s.jain(), s.deferrals(), s.preemptions(),
+                    s.gpuHoursPreempted(), Double.isNaN(s.gangsInOneRack()) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * s.gangsInOneRack()),
                     s.decisionsPerSecond(), s.peakHeapMiB()));
         }
         if (sums.size() > 1) {

@@ -12,6 +12,7 @@ import io.gantry.placement.core.RunResult;
 import io.gantry.placement.core.Topology;
 import io.gantry.placement.core.TopologyLevel;
 import io.gantry.queue.core.FairShareConfig;
+import io.gantry.queue.core.FreeCapacity;
 import io.gantry.queue.core.Input;
 import io.gantry.queue.core.JobSpec;
 import io.gantry.queue.core.QueueCore;
@@ -51,7 +52,7 @@ public final class Simulation {
     public record Fault(long atMillis, String nodeId, Long recoverAfterMillis) {
     }
 
-    private enum Kind { SUBMIT, RUN_END, FAIL, RECOVER }
+    private enum Kind { SUBMIT, RUN_END, FAIL, RECOVER, DEADLINE }
 
     private record Event(long at, long seq, Kind kind, int job, String ref) {
     }
@@ -143,6 +144,7 @@ public final class Simulation {
                     }
                 }
                 case RUN_END -> placementFacts(placement.runEnded(e.ref, RunResult.succeeded(t)));
+                case DEADLINE -> placementFacts(placement.expire(t));
                 case FAIL -> {
                     r.nodeFailures++;
                     placementFacts(placement.nodeFailed(e.ref, t));
@@ -221,6 +223,10 @@ public final class Simulation {
             ended(fl.jobId(), false);
         } else if (f instanceof QueueFact.JobCancelled c) {
             ended(c.jobId(), false);
+        } else if (f instanceof QueueFact.JobPreempted p) {
+            // on queue.preemption-events: placement stops the run after the grace period
+            r.preemptions++;
+            placementFacts(placement.preempt(p.jobId(), p.attempt(), p.graceSeconds(), Instant.ofEpochMilli(now)));
         }
     }
 
@@ -266,6 +272,8 @@ public final class Simulation {
             } else if (f instanceof Fact.RunFailed fl) {
                 Allocation a = fl.allocation();
                 inbox.add(new ToQueue(new Input.RunFailed(a.jobId(), a.tenant(), a.attempt(), fl.message())));
+            } else if (f instanceof Fact.PreemptionRequested p) {
+                schedule(p.deadline().toEpochMilli(), Kind.DEADLINE, -1, p.allocation().allocationId());
             } else if (f instanceof Fact.AllocationReleased rel) {
                 released(rel);
             }
@@ -330,8 +338,12 @@ public final class Simulation {
             r.succeededGpuMs += gpuMs;
         } else if (rel.reason() == ReleaseCause.NODE_FAILED) {
             r.lostGpuMs += gpuMs;
+        } else if (rel.reason() == ReleaseCause.PREEMPTED) {
+            r.preemptedGpuMs += gpuMs; // no checkpoints in a trace: the preempted run's work is lost
         }
-        inbox.add(new ToQueue(new Input.Released(a.jobId(), a.tenant(), a.attempt(), rel.reason().name())));
+        // with the free capacity placement reports, so the queue wakes only parked gangs that might fit
+        inbox.add(new ToQueue(new Input.Released(a.jobId(), a.tenant(), a.attempt(), rel.reason().name(),
+                free(placement.freeCapacity()))));
         if (rel.reason() == ReleaseCause.NODE_FAILED) {
             // recovery's decision, as services/recovery makes it: requeue while restarts are left
             int done = restarts.getOrDefault(a.jobId(), 0);
@@ -345,6 +357,14 @@ public final class Simulation {
                         "restart limit " + MAX_RESTARTS + " reached")));
             }
         }
+    }
+
+    private static FreeCapacity free(List<io.gantry.placement.core.FreeCapacity> reported) {
+        java.util.Map<String, FreeCapacity.Model> byModel = new java.util.TreeMap<>();
+        for (io.gantry.placement.core.FreeCapacity c : reported) {
+            byModel.put(c.gpuModel(), new FreeCapacity.Model(c.freeGpus(), c.largestFreeOnNode()));
+        }
+        return new FreeCapacity(byModel);
     }
 
     /** Everything one replay measured; {@link Report} turns it into figures. */
@@ -364,6 +384,8 @@ public final class Simulation {
         public long grants;
         public long deferrals;
         public long requeues;
+        public long preemptions;
+        public long preemptedGpuMs;
         public long nodeFailures;
         public long multiGpuGangs;
         public long multiGpuInOneRack;
