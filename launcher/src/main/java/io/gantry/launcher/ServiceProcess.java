@@ -71,6 +71,11 @@ public final class ServiceProcess {
         }
     }
 
+    /** The OS process id of the running JVM, or -1 before the first start; the load test samples its CPU and RSS. */
+    public synchronized long pid() {
+        return process == null ? -1 : process.pid();
+    }
+
     public String name() {
         return spec.name();
     }
