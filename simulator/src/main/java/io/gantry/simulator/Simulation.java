@@ -362,7 +362,7 @@ public final class Simulation {
     private static FreeCapacity free(List<io.gantry.placement.core.FreeCapacity> reported) {
         java.util.Map<String, FreeCapacity.Model> byModel = new java.util.TreeMap<>();
         for (io.gantry.placement.core.FreeCapacity c : reported) {
-            byModel.put(c.gpuModel(), new FreeCapacity.Model(c.freeGpus(), c.largestFreeOnNode()));
+            byModel.put(c.gpuModel(), new FreeCapacity.Model(c.freeGpus(), c.largestFreeOnNode(), c.nodesWithFree()));
         }
         return new FreeCapacity(byModel);
     }

@@ -455,7 +455,11 @@ public final class Inventory {
                 }
             }
             if (largest >= 0) {
-                out.add(new FreeCapacity(modelNames.get(id), modelFree[id], largest));
+                List<Integer> counts = new ArrayList<>(largest + 1);
+                for (int f = 0; f <= largest; f++) {
+                    counts.add(hist[f]);
+                }
+                out.add(new FreeCapacity(modelNames.get(id), modelFree[id], largest, counts));
             }
         }
         out.sort(java.util.Comparator.comparing(FreeCapacity::gpuModel));

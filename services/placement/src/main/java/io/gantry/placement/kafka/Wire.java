@@ -142,7 +142,7 @@ final class Wire {
         List<FreeGpus> out = new ArrayList<>(free.size());
         for (FreeCapacity c : free) {
             out.add(FreeGpus.newBuilder().setGpuModel(c.gpuModel()).setFreeGpus(c.freeGpus())
-                    .setLargestFreeOnNode(c.largestFreeOnNode()).build());
+                    .setLargestFreeOnNode(c.largestFreeOnNode()).setNodesWithFree(c.nodesWithFree()).build());
         }
         return out;
     }

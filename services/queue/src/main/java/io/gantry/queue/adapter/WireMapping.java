@@ -109,7 +109,8 @@ final class WireMapping {
         }
         java.util.Map<String, FreeCapacity.Model> byModel = new java.util.TreeMap<>();
         for (FreeGpus f : reported) {
-            byModel.put(f.getGpuModel(), new FreeCapacity.Model(f.getFreeGpus(), f.getLargestFreeOnNode()));
+            byModel.put(f.getGpuModel(), new FreeCapacity.Model(f.getFreeGpus(), f.getLargestFreeOnNode(),
+                    f.getNodesWithFree()));
         }
         return new FreeCapacity(byModel);
     }

@@ -1,42 +1,129 @@
 package io.gantry.queue.core;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
  * Free whole GPUs per model as placement reported them with a release. The queue cannot tell whether a gang fits
- * (topology, CPU, memory are placement's business), but it can tell when it certainly does not: that is all this
- * is used for, so a parked job is only woken when it might fit.
+ * (topology, CPU and memory are placement's business), but it can tell when it certainly does not: that is all
+ * this is used for, so a parked job is only woken when it might fit.
  */
 public record FreeCapacity(Map<String, Model> byModel) {
-    /** One model: free GPUs on all healthy nodes, and the most free on any one of them. */
-    public record Model(int free, int largestOnNode) {
+    /**
+     * One model: free GPUs on all healthy nodes, the most free on any one of them, and {@code nodesWithFree.get(k)}
+     * = how many nodes have exactly k free (empty when not reported).
+     */
+    public record Model(int free, int largestOnNode, List<Integer> nodesWithFree) {
+        public Model {
+            nodesWithFree = List.copyOf(nodesWithFree);
+        }
+
+        public Model(int free, int largestOnNode) {
+            this(free, largestOnNode, List.of());
+        }
     }
 
     public FreeCapacity {
-        byModel = java.util.Collections.unmodifiableMap(new TreeMap<>(byModel));
+        byModel = Collections.unmodifiableMap(new TreeMap<>(byModel));
+    }
+
+    /** A copy that parked jobs are woken against one after the other, each taking what it would use. */
+    public Budget budget() {
+        return new Budget(byModel);
     }
 
     /**
-     * Whether a gang of {@code gangGpus} whose largest task needs {@code largestTask} GPUs on one node could fit on
-     * the models it accepts ({@code models} empty: any model). Placement puts a whole gang on one model, so one model
-     * must have room for all of it; with {@code mixedModels} (task groups requiring different models) the models are
-     * pooled instead. A necessary condition, never a sufficient one.
+     * What is left of the reported capacity while parked jobs are woken in order: a job that might fit takes its
+     * tasks from the nodes with the fewest free GPUs that hold them (as placement's binpacking would), so the jobs
+     * woken by one release are those that might fit together, not every parked job.
      */
-    public boolean mightFit(java.util.List<String> models, int gangGpus, int largestTask, boolean mixedModels) {
-        long pooled = 0;
-        int pooledLargest = 0;
-        for (Map.Entry<String, Model> e : byModel.entrySet()) {
-            if (!models.isEmpty() && !models.contains(e.getKey())) {
-                continue;
-            }
-            Model m = e.getValue();
-            if (!mixedModels && m.free() >= gangGpus && m.largestOnNode() >= largestTask) {
-                return true;
-            }
-            pooled += m.free();
-            pooledLargest = Math.max(pooledLargest, m.largestOnNode());
+    public static final class Budget {
+        private final Map<String, int[]> counts = new TreeMap<>();
+        private final Map<String, int[]> totals = new HashMap<>();
+
+        private Budget(Map<String, Model> byModel) {
+            byModel.forEach((m, c) -> {
+                counts.put(m, c.nodesWithFree().stream().mapToInt(Integer::intValue).toArray());
+                totals.put(m, new int[] {c.free(), c.largestOnNode()});
+            });
         }
-        return mixedModels && pooled >= gangGpus && pooledLargest >= largestTask;
+
+        /**
+         * Whether a gang might fit in what is left, and if so takes it.
+         *
+         * @param tasks    per task group: {replicas, GPUs per task}
+         * @param gangGpus all GPUs of the gang
+         */
+        public boolean take(List<String> models, List<int[]> tasks, int gangGpus, boolean mixedModels) {
+            if (mixedModels) {
+                long free = 0;
+                int largest = 0;
+                int need = 0;
+                for (Map.Entry<String, int[]> e : totals.entrySet()) {
+                    if (models.isEmpty() || models.contains(e.getKey())) {
+                        free += e.getValue()[0];
+                        largest = Math.max(largest, e.getValue()[1]);
+                    }
+                }
+                for (int[] t : tasks) {
+                    need = Math.max(need, t[1]);
+                }
+                return free >= gangGpus && largest >= need;
+            }
+            List<String> candidates = new ArrayList<>(models.isEmpty() ? counts.keySet() : models);
+            for (String m : candidates) {
+                int[] total = totals.get(m);
+                if (total == null || total[0] < gangGpus) {
+                    continue;
+                }
+                int[] hist = counts.get(m);
+                if (hist.length == 0) {
+                    int need = 0;
+                    for (int[] t : tasks) {
+                        need = Math.max(need, t[1]);
+                    }
+                    if (total[1] >= need) {
+                        total[0] -= gangGpus;
+                        return true;
+                    }
+                    continue;
+                }
+                int[] left = hist.clone();
+                if (place(left, tasks)) {
+                    counts.put(m, left);
+                    total[0] -= gangGpus;
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Binpacks the tasks (largest first) onto the per-node free counts; false if one does not fit. */
+        private static boolean place(int[] nodesWithFree, List<int[]> tasks) {
+            List<int[]> bySize = new ArrayList<>(tasks);
+            bySize.sort((a, b) -> Integer.compare(b[1], a[1]));
+            for (int[] t : bySize) {
+                int size = t[1];
+                if (size <= 0) {
+                    continue;
+                }
+                for (int r = 0; r < t[0]; r++) {
+                    int k = size;
+                    while (k < nodesWithFree.length && nodesWithFree[k] == 0) {
+                        k++;
+                    }
+                    if (k >= nodesWithFree.length) {
+                        return false;
+                    }
+                    nodesWithFree[k]--;
+                    nodesWithFree[k - size]++;
+                }
+            }
+            return true;
+        }
     }
 }

@@ -233,29 +233,42 @@ public final class QueueCore {
     }
 
     /**
-     * Offers parked jobs to placement again: all of them when {@code free} is unknown, otherwise only those that
-     * might fit in it (so a release does not send every parked gang back to placement: no retry storm).
+     * Offers parked jobs to placement again: all of them when {@code free} is unknown; otherwise, in queue order
+     * (priority class, job priority, submit time), those that might fit in what the jobs woken before them leave of
+     * it. So a release does not send every parked gang back to placement (no retry storm), and what it frees goes
+     * to the longest-waiting gang that could use it.
      */
     private void unpark(FreeCapacity free) {
-        List<JobState> jobs = new ArrayList<>();
+        List<JobState> parked = new ArrayList<>();
         for (String id : scheduler.parked) {
-            JobState job = live.get(id);
-            if (free == null || free.byModel().isEmpty() || mightFit(job, free)) {
-                jobs.add(job);
-            }
+            parked.add(live.get(id));
         }
-        scheduler.unpark(jobs);
+        if (free != null && !free.byModel().isEmpty()) {
+            parked.sort(java.util.Comparator.comparingInt((JobState j) -> -classValue(j))
+                    .thenComparingInt(j -> -j.spec().priority())
+                    .thenComparing(JobState::submittedAt).thenComparing(JobState::jobId));
+            FreeCapacity.Budget budget = free.budget();
+            parked.removeIf(job -> !mightFit(job, budget));
+        }
+        scheduler.unpark(parked);
     }
 
-    private static boolean mightFit(JobState job, FreeCapacity free) {
+    private int classValue(JobState job) {
+        String cls = job.spec().priorityClass() == null ? config.defaultPriorityClass() : job.spec().priorityClass();
+        return config.priorityClasses().getOrDefault(cls, 0);
+    }
+
+    private static boolean mightFit(JobState job, FreeCapacity.Budget budget) {
         List<String> models = null;
         boolean mixed = false;
-        int largest = 0;
+        List<int[]> tasks = new ArrayList<>();
+        int gang = 0;
         for (TaskGroup t : job.spec().tasks()) {
             if (t.gpus() <= 0) {
                 continue;
             }
-            largest = Math.max(largest, t.gpus());
+            tasks.add(new int[] {t.replicas(), t.gpus()});
+            gang += t.replicas() * t.gpus();
             // a tier is resolved by placement's configuration, which the queue does not know: any model then
             List<String> accepts = t.gpuTier() != null ? List.of()
                     : t.gpuModel() != null ? List.of(t.gpuModel()) : t.gpuModels();
@@ -273,9 +286,9 @@ public final class QueueCore {
             }
         }
         if (models == null) {
-            return true; // no whole GPUs (CPU-only or fractional): the report says nothing about it
+            return true; // no whole GPUs (CPU-only or a part of a GPU): the report says nothing about it
         }
-        return free.mightFit(models, job.gpus(), largest, mixed);
+        return budget.take(models, tasks, gang, mixed);
     }
 
     /** The live job, after checking the input names its real tenant; null if unknown or finished. */

@@ -824,6 +824,7 @@ final class Scheduler {
                 heap.add(q);
             }
         }
+        Set<String> preempted = new TreeSet<>();
         if (config.preemption().enabled()) {
             Set<String> trees = new TreeSet<>(timePassed || all ? this.trees.keySet() : touchedSet);
             for (Q q : dirtyQueues) {
@@ -831,6 +832,7 @@ final class Scheduler {
             }
             for (String tree : trees) {
                 if (!stopping.containsKey(tree) && preemptIn(tree, t, sink)) {
+                    preempted.add(tree);
                     Reservation r = reservation(tree, t, stopping(t));
                     if (r == null) {
                         reservations.remove(tree);
@@ -876,6 +878,13 @@ final class Scheduler {
         dirty.clear();
         dirtyQueues.clear();
         unparking.clear();
+        if (!preempted.isEmpty()) {
+            // the preemptor's reservation replaced what the admissions above were held back by (a starvation
+            // reservation without an estimate, say): admit again in those trees; they are stopping now, so this
+            // pass preempts nothing and does not recurse
+            dirty.addAll(preempted);
+            cycle(now, false, sink);
+        }
     }
 
     private static int maxClass(Q q) {

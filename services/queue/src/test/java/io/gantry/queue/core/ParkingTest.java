@@ -2,6 +2,7 @@ package io.gantry.queue.core;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Map;
 
 import static io.gantry.queue.core.JobBuilder.aJob;
@@ -107,5 +108,31 @@ class ParkingTest {
         q.capacityChanged().granted("big", 1);
         assertThat(q.core.status("big")).isEqualTo(JobStatus.DISPATCHED);
         assertThat(q.dispatchCount("big")).isEqualTo(12);
+    }
+
+    private static FreeCapacity free(String model, int free, int largest, Integer... nodesWithFree) {
+        return new FreeCapacity(Map.of(model, new FreeCapacity.Model(free, largest, List.of(nodesWithFree))));
+    }
+
+    @Test
+    void aGangOfFiveGpuTasksIsNotWokenByFreeGpusScatteredOverNodesWithFewerThanFiveEach() {
+        // 4 tasks x 5 GPUs: 24 free and one node with 5, but no four nodes with 5 each
+        QueueDriver q = bigParked(aJob("big").gang(4, 5));
+        q.succeeded("small", 1).apply(released("small", free("H100", 24, 5, 0, 0, 1, 1, 5, 1)));
+        assertThat(q.dispatchCount("big")).isEqualTo(1);
+        q.submit(aJob("other").gpus(1)).granted("other", 1).succeeded("other", 1)
+                .apply(new Input.Released("other", "a", 1, "RUN_SUCCEEDED", free("H100", 26, 6, 0, 0, 0, 0, 0, 4, 1)));
+        assertThat(q.dispatchCount("big")).isEqualTo(2);
+    }
+
+    @Test
+    void oneReleaseWakesOnlyAsManyParkedGangsAsMightFitTogetherOldestFirst() {
+        QueueDriver q = QueueDriver.withQuota(64).submit(aJob("small").gpus(1),
+                aJob("g1").gpus(8).submittedAt(1), aJob("g2").gpus(8).submittedAt(2), aJob("g3").gpus(8).submittedAt(3));
+        q.granted("small", 1).deferred("g1", 1).deferred("g2", 1).deferred("g3", 1);
+        // two empty nodes: room for two of the three 8-GPU gangs, the two that waited longest
+        q.succeeded("small", 1).apply(released("small", free("H100", 16, 8, 3, 0, 0, 0, 0, 0, 0, 0, 2)));
+        assertThat(List.of(q.dispatchCount("g1"), q.dispatchCount("g2"), q.dispatchCount("g3")))
+                .containsExactly(2L, 2L, 1L);
     }
 }
