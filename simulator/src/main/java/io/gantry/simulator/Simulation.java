@@ -52,7 +52,10 @@ public final class Simulation {
     public record Fault(long atMillis, String nodeId, Long recoverAfterMillis) {
     }
 
-    private enum Kind { SUBMIT, RUN_END, FAIL, RECOVER, DEADLINE }
+    private enum Kind { SUBMIT, RUN_END, FAIL, RECOVER, DEADLINE, TICK }
+
+    /** Virtual time between the queue's ticks (time-driven decisions: preemption once runs are old enough). */
+    static final long TICK_MILLIS = 10_000;
 
     private record Event(long at, long seq, Kind kind, int job, String ref) {
     }
@@ -128,6 +131,7 @@ public final class Simulation {
                 schedule(f.atMillis() + f.recoverAfterMillis(), Kind.RECOVER, -1, f.nodeId());
             }
         }
+        events.stream().mapToLong(Event::at).min().ifPresent(first -> schedule(first + TICK_MILLIS, Kind.TICK, -1, null));
         int toEnd = (int) java.util.stream.IntStream.range(0, jobs.size()).filter(i -> !r.rejected[i]).count();
         int step = Math.max(1, toEnd / 10);
         int nextReport = step;
@@ -145,6 +149,13 @@ public final class Simulation {
                 }
                 case RUN_END -> placementFacts(placement.runEnded(e.ref, RunResult.succeeded(t)));
                 case DEADLINE -> placementFacts(placement.expire(t));
+                case TICK -> {
+                    inbox.add(new ToQueue(new Input.Tick(false)));
+                    // only while something else is still to happen: ticks alone never end a replay
+                    if (!events.isEmpty()) {
+                        schedule(now + TICK_MILLIS, Kind.TICK, -1, null);
+                    }
+                }
                 case FAIL -> {
                     r.nodeFailures++;
                     placementFacts(placement.nodeFailed(e.ref, t));

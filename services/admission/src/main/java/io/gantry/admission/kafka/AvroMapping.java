@@ -104,8 +104,9 @@ public final class AvroMapping {
         String job = e.getJobId();
         Object payload = e.getPayload();
         if (payload instanceof JobQueued p) {
+            String again = p.getRequeuedBecause() == null ? "" : "; queued again: " + p.getRequeuedBecause();
             return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_QUEUED, p.getAttempt())
-                    .withMessage(p.getGpus() + " GPUs"), fromAvro(p.getSpec()), p.getSubmittedAt(), source);
+                    .withMessage(p.getGpus() + " GPUs" + again), fromAvro(p.getSpec()), p.getSubmittedAt(), source);
         }
         if (payload instanceof JobWaiting p) {
             return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_WAITING, p.getAttempt())
@@ -125,7 +126,7 @@ public final class AvroMapping {
         }
         if (payload instanceof JobFailed p) {
             return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_FAILED, p.getAttempt())
-                    .withMessage(p.getMessage()), null, null, source);
+                    .withReason(p.getReason().name()).withMessage(p.getMessage()), null, null, source);
         }
         if (payload instanceof JobCancelled p) {
             return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_CANCELLED, p.getAttempt())
@@ -159,7 +160,7 @@ public final class AvroMapping {
         if (payload instanceof JobRunFailed p) {
             String exit = p.getExitCode() == null ? "" : " (exit code " + p.getExitCode() + ")";
             return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_RUN_FAILED, p.getAttempt())
-                    .withMessage(p.getMessage() + exit), null, null, source);
+                    .withReason(p.getReason().name()).withMessage(p.getMessage() + exit), null, null, source);
         }
         if (payload instanceof AllocationReleased p) {
             return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.ALLOCATION_RELEASED, p.getAttempt())

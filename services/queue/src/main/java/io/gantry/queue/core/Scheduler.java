@@ -63,6 +63,11 @@ final class Scheduler {
     private final Map<String, Preempting> preempting = new TreeMap<>();
     /** Set by a tick: every cohort tree is checked for preemption in the next cycle, not only the changed ones. */
     private boolean timePassed;
+    /**
+     * Queues whose usage changed or that gained pending jobs since the last cycle: between ticks only their heads
+     * are looked at for preemption (anything else that time alone makes possible waits for the next tick).
+     */
+    private final Set<Q> preemptCheck = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
 
     Scheduler(FairShareConfig config, DispatchPolicy policy) {
         this.config = config;
@@ -466,8 +471,11 @@ final class Scheduler {
         for (Cohort c = q.parent; c != null && d != 0; c = c.parent) {
             c.usage[r] += d;
         }
-        if (real && delta < 0) {
-            dirty.add(q.tree);
+        if (real) {
+            preemptCheck.add(q);
+            if (delta < 0) {
+                dirty.add(q.tree);
+            }
         }
     }
 
@@ -826,12 +834,19 @@ final class Scheduler {
         }
         Set<String> preempted = new TreeSet<>();
         if (config.preemption().enabled()) {
-            Set<String> trees = new TreeSet<>(timePassed || all ? this.trees.keySet() : touchedSet);
-            for (Q q : dirtyQueues) {
-                trees.add(q.tree);
+            boolean everywhere = timePassed || all;
+            Map<String, List<Q>> changed = new TreeMap<>();
+            if (!everywhere) {
+                preemptCheck.addAll(dirtyQueues);
+                for (Q q : preemptCheck) {
+                    changed.computeIfAbsent(q.tree, k -> new ArrayList<>()).add(q);
+                }
+                changed.values().forEach(l -> l.sort(Comparator.comparing(Q::name)));
             }
+            Set<String> trees = everywhere ? new TreeSet<>(this.trees.keySet()) : changed.keySet();
             for (String tree : trees) {
-                if (!stopping.containsKey(tree) && preemptIn(tree, t, sink)) {
+                if (!stopping.containsKey(tree)
+                        && preemptIn(tree, everywhere ? this.trees.get(tree) : changed.get(tree), t, sink)) {
                     preempted.add(tree);
                     Reservation r = reservation(tree, t, stopping(t));
                     if (r == null) {
@@ -878,6 +893,7 @@ final class Scheduler {
         dirty.clear();
         dirtyQueues.clear();
         unparking.clear();
+        preemptCheck.clear();
         if (!preempted.isEmpty()) {
             // the preemptor's reservation replaced what the admissions above were held back by (a starvation
             // reservation without an estimate, say): admit again in those trees; they are stopping now, so this
@@ -919,12 +935,18 @@ final class Scheduler {
      * first one that a set of allowed victims would let in. At most one preemptor per tree at a time: its victims'
      * quota goes to it (a reservation) and nothing else is preempted there until they are released.
      */
-    private boolean preemptIn(String tree, long t, Sink sink) {
+    private boolean preemptIn(String tree, List<Q> looked, long t, Sink sink) {
         FairShareConfig.Preemption rules = config.preemption();
         long cutoff = t - rules.minRunTime().toMillis();
         // what reclaim could give back at most: the borrowed amounts of queues with a run old enough to preempt
+        // (only worth the walk over the tree when some blocked head stays within its nominal quota)
         long[] reclaimable = null;
-        if (rules.reclaim() != FairShareConfig.Reclaim.NEVER) {
+        boolean anyWithinNominal = false;
+        for (Q q : looked) {
+            anyWithinNominal |= !q.ordered.isEmpty() && quotaFit(q.ordered.first()) == NO_FIT
+                    && withinNominal(q.ordered.first());
+        }
+        if (rules.reclaim() != FairShareConfig.Reclaim.NEVER && anyWithinNominal) {
             for (Q q : trees.get(tree)) {
                 if (q.hasRunSince(cutoff)) {
                     for (int r = 0; r < q.usage.length; r++) {
@@ -937,7 +959,7 @@ final class Scheduler {
             }
         }
         List<Pend> heads = new ArrayList<>();
-        for (Q q : trees.get(tree)) {
+        for (Q q : looked) {
             if (!q.ordered.isEmpty() && quotaFit(q.ordered.first()) == NO_FIT
                     && promising(q.ordered.first(), reclaimable, cutoff)) {
                 heads.add(q.ordered.first());
