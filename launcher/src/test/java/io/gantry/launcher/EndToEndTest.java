@@ -57,13 +57,17 @@ class EndToEndTest {
                   - tenant: ops
                     role: admin
                     token: admin-token-0005
+                  - tenant: epsilon
+                    token: epsilon-token-0006
                 """);
         Path repo = Path.of("..").toAbsolutePath().normalize();
         cluster = new DevCluster(new DevCluster.Config(dataDir, repo, freePort(), freePort(), freePortRange(5),
                 Map.of("placement", Map.of("gantry.placement.simulated.speedup", Integer.toString(SPEEDUP),
                                 "gantry.placement.simulated.heartbeat-interval", "500ms"),
                         "recovery", Map.of("gantry.recovery.heartbeat-timeout", "3s"),
-                        "queue", Map.of("gantry.queue.default-gpu-quota", "64")),
+                        "queue", Map.of("gantry.queue.default-gpu-quota", "64", "gantry.queue.quotas.epsilon", "4",
+                                "gantry.queue.preemption-min-run-time", "1s",
+                                "gantry.queue.preemption-grace-period", "2s")),
                 "200m")).start();
         String api = cluster.url("admission");
         alpha = new Api(api, "alpha-token-0001");
@@ -242,6 +246,47 @@ class EndToEndTest {
             assertThat(billed).extracting(e -> e.path("attempt").asInt()).as("billed attempts of %s", job)
                     .doesNotHaveDuplicates().hasSize(attempts);
         }
+    }
+
+    @Test
+    @Order(8)
+    void aRunPastItsTimeLimitIsStoppedAndTheJobFailsWithReasonTimeLimit() {
+        String job = submit(beta, """
+                {"name":"too-long","timeLimitSeconds":30,"tasks":[{"name":"w","command":["x"],"gpus":1,"runSeconds":600}]}
+                """);
+        JsonNode failed = awaitState(beta, job, "FAILED");
+        assertThat(failed.path("history").toString()).contains("TIME_LIMIT: time limit 30 s reached");
+        Api usage = new Api(cluster.url("billing"), "beta-token-0002");
+        List<JsonNode> billed = await().atMost(LONG).until(() -> entries(usage, job), e -> e.size() == 1);
+        assertThat(billed.get(0).path("gpuMillis").asLong()).as("held exactly until the limit").isEqualTo(30_000L);
+    }
+
+    /**
+     * A tenant at its quota (4 GPUs) submits a more urgent job: the running lower-priority one is preempted after
+     * its minimum run time, released with reason PREEMPTED, queued again with its original submit time, and runs
+     * again once the urgent job is done; each run is billed once.
+     */
+    @Test
+    @Order(9)
+    void aHigherPriorityJobPreemptsALowerOneOfTheSameTenantWhichRunsAgainLater() {
+        Api epsilon = new Api(cluster.url("admission"), "epsilon-token-0006");
+        String low = submit(epsilon, """
+                {"name":"low","priority":0,"tasks":[{"name":"w","command":["x"],"gpus":4,"runSeconds":200}]}
+                """);
+        awaitState(epsilon, low, "RUNNING");
+        String urgent = submit(epsilon, """
+                {"name":"urgent","priority":10,"tasks":[{"name":"w","command":["x"],"gpus":4,"runSeconds":20}]}
+                """);
+        awaitState(epsilon, urgent, "SUCCEEDED");
+        JsonNode done = awaitState(epsilon, low, "SUCCEEDED");
+        assertThat(done.path("attempt").asInt()).isEqualTo(2);
+        assertThat(done.path("history").toString()).contains("PREEMPTED", "preempted (PRIORITY) for job " + urgent);
+
+        Api usage = new Api(cluster.url("billing"), "epsilon-token-0006");
+        List<JsonNode> billed = await().atMost(LONG).until(() -> entries(usage, low), e -> e.size() == 2);
+        assertThat(billed).extracting(e -> e.path("attempt").asInt()).containsExactlyInAnyOrder(1, 2);
+        assertThat(billed.stream().filter(e -> e.path("attempt").asInt() == 2).findFirst().orElseThrow()
+                .path("gpuMillis").asLong()).isEqualTo(200L * 4 * 1000);
     }
 
     private static String submit(Api api, String spec) {

@@ -152,7 +152,9 @@ final class LiveConfig {
                 + "defaultGpuQuota: " + settings.getDefaultGpuQuota() + "\n"
                 + "quotas: " + new java.util.TreeMap<>(settings.getQuotas()) + "\n"
                 + "halfLife: " + settings.getHalfLife() + "\n"
-                + "starvationWait: " + settings.getStarvationWait() + "\n";
+                + "starvationWait: " + settings.getStarvationWait() + "\n"
+                + "preemption: {withinQueue: lowerPriority, gracePeriod: " + settings.getPreemptionGracePeriod()
+                + ", minRunTime: " + settings.getPreemptionMinRunTime() + "}\n";
     }
 
     /** Every applied configuration on the topic, oldest first (committed records only). */

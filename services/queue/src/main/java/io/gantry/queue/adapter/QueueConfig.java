@@ -32,6 +32,8 @@ public class QueueConfig {
     private String starvationWait = "30m";
     private String parkedRecheck = "5m";
     private String configPoll = "5s";
+    private String preemptionGracePeriod = "30s";
+    private String preemptionMinRunTime = "5m";
 
     public String getConfigPoll() {
         return configPoll;
@@ -157,20 +159,49 @@ public class QueueConfig {
         }
     }
 
-    /** Without a configuration file: one implicit queue per tenant. */
+    /**
+     * Without a configuration file: one implicit queue per tenant. Preemption then happens only within a tenant's
+     * queue (a higher {@code JobSpec.priority} evicts a lower one), with the grace period and minimum run time below.
+     */
     public FairShareConfig implicitConfig() {
-        {
-            Duration h = FairShareConfig.parseDuration(halfLife);
-            Duration w = FairShareConfig.parseDuration(starvationWait);
-            if (h == null || h.isNegative()) {
-                throw new ConfigException(List.of("gantry.queue.half-life: must be a duration such as 7d, was '"
-                        + halfLife + "'"));
-            }
-            if (w == null || w.isNegative() || w.isZero()) {
-                throw new ConfigException(List.of("gantry.queue.starvation-wait: must be a duration > 0 such as 30m, "
-                        + "was '" + starvationWait + "'"));
-            }
-            return FairShareConfig.implicit(toQuotas(), h, w);
+        Duration h = FairShareConfig.parseDuration(halfLife);
+        Duration w = FairShareConfig.parseDuration(starvationWait);
+        Duration g = FairShareConfig.parseDuration(preemptionGracePeriod);
+        Duration m = FairShareConfig.parseDuration(preemptionMinRunTime);
+        if (h == null || h.isNegative()) {
+            throw new ConfigException(List.of("gantry.queue.half-life: must be a duration such as 7d, was '"
+                    + halfLife + "'"));
         }
+        if (w == null || w.isNegative() || w.isZero()) {
+            throw new ConfigException(List.of("gantry.queue.starvation-wait: must be a duration > 0 such as 30m, "
+                    + "was '" + starvationWait + "'"));
+        }
+        if (g == null || g.isNegative() || g.compareTo(Duration.ofHours(1)) > 0) {
+            throw new ConfigException(List.of("gantry.queue.preemption-grace-period: must be a duration from 0 to 1h "
+                    + "such as 30s, was '" + preemptionGracePeriod + "'"));
+        }
+        if (m == null || m.isNegative()) {
+            throw new ConfigException(List.of("gantry.queue.preemption-min-run-time: must be a duration >= 0 such as "
+                    + "5m, was '" + preemptionMinRunTime + "'"));
+        }
+        FairShareConfig.Preemption d = FairShareConfig.Preemption.DEFAULT;
+        return FairShareConfig.implicit(toQuotas(), h, w).withPreemption(
+                new FairShareConfig.Preemption(d.reclaim(), d.withinQueue(), d.overFairShare(), g, m));
+    }
+
+    public String getPreemptionGracePeriod() {
+        return preemptionGracePeriod;
+    }
+
+    public void setPreemptionGracePeriod(String preemptionGracePeriod) {
+        this.preemptionGracePeriod = preemptionGracePeriod;
+    }
+
+    public String getPreemptionMinRunTime() {
+        return preemptionMinRunTime;
+    }
+
+    public void setPreemptionMinRunTime(String preemptionMinRunTime) {
+        this.preemptionMinRunTime = preemptionMinRunTime;
     }
 }
