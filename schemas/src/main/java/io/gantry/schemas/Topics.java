@@ -8,6 +8,7 @@ import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.QueueConfigEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
+import io.gantry.events.QueueReservationEvent;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.events.UsageEvent;
 
@@ -25,6 +26,9 @@ public final class Topics {
     /** Runs the queue asks placement to stop (preemption); a topic of its own so v1 readers of the lifecycle stay valid. */
     public static final Topic<QueuePreemptionEvent> QUEUE_PREEMPTION_EVENTS =
             new Topic<>("queue.preemption-events", Service.QUEUE, "jobId", QueuePreemptionEvent.class);
+    /** Capacity the queue asks placement to reserve (drain) for starving gangs. */
+    public static final Topic<QueueReservationEvent> QUEUE_RESERVATION_EVENTS =
+            new Topic<>("queue.reservation-events", Service.QUEUE, "jobId", QueueReservationEvent.class);
     /** Every applied queue configuration; the newest is the live one after a restart. */
     public static final Topic<QueueConfigEvent> QUEUE_CONFIG_EVENTS =
             new Topic<>("queue.config-events", Service.QUEUE, "queue-config", QueueConfigEvent.class);
@@ -50,7 +54,8 @@ public final class Topics {
 
     /** The event topics, in pipeline order. */
     public static List<Topic<?>> eventTopics() {
-        return List.of(ADMISSION_JOB_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_CONFIG_EVENTS,
+        return List.of(ADMISSION_JOB_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
+                QUEUE_CONFIG_EVENTS,
                 PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_NODE_EVENTS,
                 PLACEMENT_HEARTBEAT_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS, BILLING_USAGE_EVENTS);
     }

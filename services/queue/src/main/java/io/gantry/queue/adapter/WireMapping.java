@@ -125,7 +125,7 @@ final class WireMapping {
                 .map(t -> new TaskGroup(t.getName(), t.getReplicas(), t.getCommand(), t.getGpus(), t.getGpuModel(),
                         t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds(), t.getGpuModels(), t.getGpuTier(),
                         t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile()))
-                .toList(), s.getQueue(), s.getPriorityClass(), topology);
+                .toList(), s.getQueue(), s.getPriorityClass(), topology, s.getPlacementPolicy());
     }
 
     static io.gantry.events.JobSpec toAvro(JobSpec s) {
@@ -138,7 +138,7 @@ final class WireMapping {
                         .setGpuMilli(t.gpuMilli()).setGpuMemoryMiB(t.gpuMemoryMiB()).setMigProfile(t.migProfile())
                         .build())
                         .toList())
-                .setQueue(s.queue()).setPriorityClass(s.priorityClass())
+                .setQueue(s.queue()).setPriorityClass(s.priorityClass()).setPlacementPolicy(s.placementPolicy())
                 .setTopology(s.topology() == null ? null : new io.gantry.events.TopologyConstraint(
                         io.gantry.events.TopologyLevel.valueOf(s.topology().required()),
                         io.gantry.events.TopologyLevel.valueOf(s.topology().preferred())))

@@ -10,9 +10,15 @@ import java.util.Objects;
  * @param queue         the tenant queue asked for, or null for the default one
  * @param priorityClass the priority class asked for, or null for the default one
  * @param topology      the gang's topology constraint as placement reads it (the queue only carries it), or null
+ * @param placementPolicy {@code binpack} or {@code spread} for placement (the queue only carries it), or null
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                      String priorityClass, Topology topology) {
+                      String priorityClass, Topology topology, String placementPolicy) {
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
+                   String priorityClass, Topology topology) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, null);
+    }
 
     /** A gang's topology constraint, carried through to placement: level names such as {@code RACK}. */
     public record Topology(String required, String preferred) {

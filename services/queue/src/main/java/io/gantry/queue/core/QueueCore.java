@@ -222,7 +222,7 @@ public final class QueueCore {
             }
         }
         return changed ? new JobSpec(spec.name(), spec.priority(), spec.timeLimitSeconds(), tasks, spec.queue(),
-                spec.priorityClass(), spec.topology()) : spec;
+                spec.priorityClass(), spec.topology(), spec.placementPolicy()) : spec;
     }
 
     private void waitIfChanged(JobState job, JobState.Wait wait, List<QueueFact> out) {
