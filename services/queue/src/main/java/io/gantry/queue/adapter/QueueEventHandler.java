@@ -2,6 +2,7 @@ package io.gantry.queue.adapter;
 
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
+import io.gantry.events.QueueReservationEvent;
 import io.gantry.queue.core.FairShareConfig;
 import io.gantry.queue.core.Input;
 import io.gantry.queue.core.QueueCore;
@@ -128,6 +129,10 @@ final class QueueEventHandler implements EventHandler {
             QueuePreemptionEvent e = (QueuePreemptionEvent) value;
             core.replay(WireMapping.fromPreemptionEnvelope(e), e.getOccurredAt());
             restoredFacts++;
+        } else if (topic.equals(Topics.QUEUE_RESERVATION_EVENTS)) {
+            QueueReservationEvent e = (QueueReservationEvent) value;
+            core.replay(WireMapping.fromReservationEnvelope(e), e.getOccurredAt());
+            restoredFacts++;
         }
     }
 
@@ -172,6 +177,10 @@ final class QueueEventHandler implements EventHandler {
             if (fact instanceof QueueFact.JobPreempted p) {
                 out.send(Topics.QUEUE_PREEMPTION_EVENTS, p.jobId(),
                         WireMapping.toPreemptionEnvelope(p, UUID.randomUUID().toString(), now));
+            } else if (fact instanceof QueueFact.CapacityReservationRequested
+                    || fact instanceof QueueFact.CapacityReservationCancelled) {
+                out.send(Topics.QUEUE_RESERVATION_EVENTS, fact.jobId(),
+                        WireMapping.toReservationEnvelope(fact, UUID.randomUUID().toString(), now));
             } else {
                 out.send(Topics.QUEUE_JOB_EVENTS, fact.jobId(),
                         WireMapping.toEnvelope(fact, UUID.randomUUID().toString(), now));

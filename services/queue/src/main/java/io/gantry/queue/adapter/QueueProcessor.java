@@ -32,7 +32,7 @@ public class QueueProcessor implements AutoCloseable {
         this.processor = EventProcessor.builder(Service.QUEUE, bootstrap)
                 .inputs(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
                         Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS)
-                .restoreFrom(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS)
+                .restoreFrom(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS)
                 .partitions(partitions)
                 .clock(clock)
                 .handler(() -> {

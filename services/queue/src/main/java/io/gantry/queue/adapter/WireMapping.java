@@ -29,6 +29,9 @@ import io.gantry.events.TaskSpec;
 import io.gantry.events.FreeGpus;
 import io.gantry.events.JobPreempted;
 import io.gantry.events.QueuePreemptionEvent;
+import io.gantry.events.QueueReservationEvent;
+import io.gantry.events.CapacityReservationCancelled;
+import io.gantry.events.CapacityReservationRequested;
 import io.gantry.queue.core.FailureReason;
 import io.gantry.queue.core.FreeCapacity;
 import io.gantry.queue.core.Input;
@@ -174,6 +177,30 @@ final class WireMapping {
         return new QueuePreemptionEvent(eventId, p.jobId(), occurredAt, new JobPreempted(p.tenant(), p.attempt(),
                 io.gantry.events.PreemptionReason.valueOf(p.reason().name()), p.preemptorJobId(), p.graceSeconds(),
                 p.message()));
+    }
+
+    static QueueReservationEvent toReservationEnvelope(QueueFact fact, String eventId, Instant occurredAt) {
+        Object payload;
+        if (fact instanceof QueueFact.CapacityReservationRequested r) {
+            payload = new CapacityReservationRequested(r.tenant(), r.attempt(), toAvro(r.spec()), r.message());
+        } else if (fact instanceof QueueFact.CapacityReservationCancelled c) {
+            payload = new CapacityReservationCancelled(c.tenant(), c.attempt(), c.reason());
+        } else {
+            throw new IllegalArgumentException("not a reservation fact: " + fact);
+        }
+        return new QueueReservationEvent(eventId, fact.jobId(), occurredAt, payload);
+    }
+
+    static QueueFact fromReservationEnvelope(QueueReservationEvent e) {
+        if (e.getPayload() instanceof CapacityReservationRequested r) {
+            return new QueueFact.CapacityReservationRequested(e.getJobId(), r.getTenant(), r.getAttempt(),
+                    toSpec(r.getSpec()), r.getMessage());
+        }
+        if (e.getPayload() instanceof CapacityReservationCancelled c) {
+            return new QueueFact.CapacityReservationCancelled(e.getJobId(), c.getTenant(), c.getAttempt(),
+                    c.getReason());
+        }
+        throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
     }
 
     static QueueFact fromPreemptionEnvelope(QueuePreemptionEvent e) {

@@ -42,6 +42,9 @@ public final class QueueCore {
     private final SortedSet<String> tenants = new TreeSet<>();
     /** The time of the latest input or replayed fact: usage accrues up to it. */
     private Instant clock = Instant.EPOCH;
+    /** The job (and attempt) placement is reserving capacity for, or null. */
+    private String capacityReservedFor;
+    private int capacityReservedAttempt;
 
     public QueueCore(FairShareConfig config, DispatchPolicy policy) {
         this.config = Objects.requireNonNull(config);
@@ -96,7 +99,11 @@ public final class QueueCore {
                 emit(new QueueFact.JobCancelled(job.jobId(), job.tenant(), lastDispatched, c.requestedBy()), out);
             }
         } else if (input instanceof Input.Granted g) {
-            known(g.jobId(), g.tenant());
+            JobState job = known(g.jobId(), g.tenant());
+            if (job != null && g.jobId().equals(capacityReservedFor) && g.attempt() == capacityReservedAttempt) {
+                emit(new QueueFact.CapacityReservationCancelled(job.jobId(), job.tenant(), g.attempt(), "granted"),
+                        out);
+            }
         } else if (input instanceof Input.Deferred d) {
             deferred(d, out);
         } else if (input instanceof Input.RunSucceeded r) {
@@ -130,6 +137,7 @@ public final class QueueCore {
                 unpark(null);
             }
             scheduler.timePassed();
+            reviewCapacityReservation(out);
         } else if (!(input instanceof Input.Restored)) {
             throw new IllegalArgumentException("unknown input " + input);
         }
@@ -142,6 +150,61 @@ public final class QueueCore {
             return; // admission may publish a job twice under the same id
         }
         emit(new QueueFact.JobQueued(s.jobId(), s.tenant(), 1, s.spec(), s.submittedAt(), s.spec().gangGpus()), out);
+    }
+
+    /**
+     * At most one parked gang at a time gets placement to reserve (drain) capacity for it: the highest-standing one
+     * (priority class, job priority, submit time) that has waited at least the starvation wait. It keeps the
+     * reservation until it is granted or leaves the queue (no switching: a drain half done would be wasted).
+     */
+    private void reviewCapacityReservation(List<QueueFact> out) {
+        if (capacityReservedFor != null) {
+            JobState held = live.get(capacityReservedFor);
+            if (held != null && held.attempt() == capacityReservedAttempt && !held.status().terminal()) {
+                return;
+            }
+            String tenant = held != null ? held.tenant() : finished.containsKey(capacityReservedFor)
+                    ? finished.get(capacityReservedFor).tenant() : null;
+            if (tenant != null) {
+                emit(new QueueFact.CapacityReservationCancelled(capacityReservedFor, tenant, capacityReservedAttempt,
+                        held == null || held.status().terminal() ? "finished" : "requeued"), out);
+            }
+            capacityReservedFor = null; // also when the job is unknown: nothing to tell placement
+        }
+        JobState best = null;
+        long wait = config.starvationWait().toMillis();
+        for (String id : scheduler.parked) {
+            JobState j = live.get(id);
+            if (clock.toEpochMilli() - j.submittedAt().toEpochMilli() < wait) {
+                continue;
+            }
+            if (best == null || standing(j, best) < 0) {
+                best = j;
+            }
+        }
+        if (best != null) {
+            long minutes = (clock.toEpochMilli() - best.submittedAt().toEpochMilli()) / 60_000;
+            emit(new QueueFact.CapacityReservationRequested(best.jobId(), best.tenant(), best.attempt(), best.spec(),
+                    "job waited " + minutes + " min (starvation wait " + config.starvationWait().toMinutes()
+                            + " min) and placement could not place it: " + (best.lastWait() == null ? "capacity"
+                            : best.lastWait().message())), out);
+        }
+    }
+
+    private int standing(JobState a, JobState b) {
+        int c = Integer.compare(classValue(b), classValue(a));
+        if (c == 0) {
+            c = Integer.compare(b.spec().priority(), a.spec().priority());
+        }
+        if (c == 0) {
+            c = a.submittedAt().compareTo(b.submittedAt());
+        }
+        return c != 0 ? c : a.jobId().compareTo(b.jobId());
+    }
+
+    /** The job placement is reserving capacity for, or null. */
+    public String capacityReservedFor() {
+        return capacityReservedFor;
     }
 
     private void released(Input.Released r, List<QueueFact> out) {
@@ -343,6 +406,17 @@ public final class QueueCore {
             }
             live.put(q.jobId(), after);
             scheduler.sync(job, after);
+            return;
+        }
+        if (fact instanceof QueueFact.CapacityReservationRequested c) {
+            capacityReservedFor = c.jobId();
+            capacityReservedAttempt = c.attempt();
+            return;
+        }
+        if (fact instanceof QueueFact.CapacityReservationCancelled c) {
+            if (c.jobId().equals(capacityReservedFor) && c.attempt() == capacityReservedAttempt) {
+                capacityReservedFor = null;
+            }
             return;
         }
         JobState job = live.get(fact.jobId());

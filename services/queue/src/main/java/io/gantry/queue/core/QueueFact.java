@@ -88,4 +88,23 @@ public sealed interface QueueFact {
             Objects.requireNonNull(requestedBy, "requestedBy");
         }
     }
+
+    /**
+     * The queue asks placement to reserve (drain) capacity for this parked gang, which has waited longer than the
+     * starvation wait (published on {@code queue.reservation-events}). At most one at a time.
+     */
+    record CapacityReservationRequested(String jobId, String tenant, int attempt, JobSpec spec, String message)
+            implements QueueFact {
+        public CapacityReservationRequested {
+            Objects.requireNonNull(spec, "spec");
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /** The reservation for this attempt is no longer needed: {@code reason} is granted, cancelled, finished, ... */
+    record CapacityReservationCancelled(String jobId, String tenant, int attempt, String reason) implements QueueFact {
+        public CapacityReservationCancelled {
+            Objects.requireNonNull(reason, "reason");
+        }
+    }
 }

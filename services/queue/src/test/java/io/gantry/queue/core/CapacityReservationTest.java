@@ -1,0 +1,78 @@
+package io.gantry.queue.core;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static io.gantry.queue.core.ConfigBuilder.aConfig;
+import static io.gantry.queue.core.ConfigBuilder.aQueue;
+import static io.gantry.queue.core.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A gang placement keeps deferring gets placement to reserve (drain) capacity once it has starved long enough. */
+class CapacityReservationTest {
+
+    private static QueueDriver twoGangsParked() {
+        FairShareConfig c = aConfig().flavours("H100").starvationWait("10m").queue(aQueue("team").quota("H100", 64))
+                .build();
+        QueueDriver q = QueueDriver.with(c).at(0).submit(aJob("old").tenant("team").gang(2, 8).submittedAt(0))
+                .submit(aJob("young").tenant("team").gang(4, 8).submittedAt(300));
+        return q.deferred("old", 1).deferred("young", 1);
+    }
+
+    private static List<QueueFact> reservations(QueueDriver q) {
+        return q.facts.stream().filter(f -> f instanceof QueueFact.CapacityReservationRequested
+                || f instanceof QueueFact.CapacityReservationCancelled).toList();
+    }
+
+    @Test
+    void theLongestStarvingParkedGangGetsTheOneReservationAtATickAndNoOtherMeanwhile() {
+        QueueDriver q = twoGangsParked();
+        q.at(500).apply(new Input.Tick(false));
+        assertThat(reservations(q)).isEmpty(); // nobody has waited 10 minutes yet
+
+        q.at(700).apply(new Input.Tick(false));
+        assertThat(reservations(q)).singleElement().isInstanceOfSatisfying(
+                QueueFact.CapacityReservationRequested.class, r -> {
+                    assertThat(r.jobId()).isEqualTo("old");
+                    assertThat(r.spec().gangGpus()).isEqualTo(16);
+                    assertThat(r.message()).startsWith("job waited 11 min (starvation wait 10 min)");
+                });
+        q.at(1000).apply(new Input.Tick(false));
+        assertThat(reservations(q)).hasSize(1); // "young" starves too, but one reservation at a time
+        assertThat(q.core.capacityReservedFor()).isEqualTo("old");
+    }
+
+    @Test
+    void theReservationEndsWhenTheGangIsGrantedAndTheNextStarvingGangGetsOne() {
+        QueueDriver q = twoGangsParked();
+        q.at(700).apply(new Input.Tick(false)).capacityChanged().granted("old", 1).deferred("young", 1);
+        assertThat(reservations(q)).last().isEqualTo(
+                new QueueFact.CapacityReservationCancelled("old", "team", 1, "granted"));
+
+        q.at(1000).apply(new Input.Tick(false));
+        assertThat(reservations(q)).last().isInstanceOfSatisfying(QueueFact.CapacityReservationRequested.class,
+                r -> assertThat(r.jobId()).isEqualTo("young"));
+    }
+
+    @Test
+    void aCancelledGangGivesItsReservationBackAtTheNextTick() {
+        QueueDriver q = twoGangsParked();
+        q.at(700).apply(new Input.Tick(false)).cancel("old");
+        q.at(1000).apply(new Input.Tick(false));
+        assertThat(reservations(q)).extracting(QueueFact::jobId, f -> f.getClass().getSimpleName()).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("old", "CapacityReservationRequested"),
+                org.assertj.core.groups.Tuple.tuple("old", "CapacityReservationCancelled"),
+                org.assertj.core.groups.Tuple.tuple("young", "CapacityReservationRequested"));
+    }
+
+    @Test
+    void aRestartedCoreKnowsWhichGangHoldsTheReservation() {
+        QueueDriver q = twoGangsParked();
+        q.at(700).apply(new Input.Tick(false));
+        QueueCore restarted = q.rebuilt();
+        assertThat(restarted.capacityReservedFor()).isEqualTo("old");
+        Input tick = new Input.Tick(false);
+        assertThat(restarted.apply(tick, q.now())).isEqualTo(q.core.apply(tick, q.now()));
+    }
+}
