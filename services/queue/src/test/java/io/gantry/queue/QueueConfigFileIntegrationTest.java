@@ -187,6 +187,33 @@ class QueueConfigFileIntegrationTest {
         }
     }
 
+    @Test
+    void afterARestartTheNewestAppliedConfigurationIsLiveUnlessTheFileChangedWhileDown() throws Exception {
+        Map<String, Object> props = properties(oneQueue(4, ""));
+        try (EmbeddedServer server = ApplicationContext.run(EmbeddedServer.class, props);
+             HttpClient http = HttpClient.create(server.getURL())) {
+            await().atMost(TIMEOUT).until(() -> server.getApplicationContext().getBean(QueueProcessor.class).isReady());
+            http.toBlocking().retrieve(put(oneQueue(8, "")).bearerAuth(tenant + "-admin"));
+        }
+        // same file: the admin's change survives the restart
+        try (EmbeddedServer server = ApplicationContext.run(EmbeddedServer.class, props);
+             HttpClient http = HttpClient.create(server.getURL())) {
+            await().atMost(TIMEOUT).until(() -> server.getApplicationContext().getBean(QueueProcessor.class).isReady());
+            JsonMapper json = server.getApplicationContext().getBean(JsonMapper.class);
+            assertThat(asMap(adminStatus(http, json).get("current")))
+                    .containsEntry("source", "admin").containsEntry("yaml", oneQueue(8, ""));
+        }
+        // the file changed while the service was down: the file wins, as a new version
+        Files.writeString(configFile, oneQueue(12, ""), StandardCharsets.UTF_8);
+        try (EmbeddedServer server = ApplicationContext.run(EmbeddedServer.class, props);
+             HttpClient http = HttpClient.create(server.getURL())) {
+            await().atMost(TIMEOUT).until(() -> server.getApplicationContext().getBean(QueueProcessor.class).isReady());
+            JsonMapper json = server.getApplicationContext().getBean(JsonMapper.class);
+            Map<String, Object> current = asMap(adminStatus(http, json).get("current"));
+            assertThat(current).containsEntry("source", "file").containsEntry("yaml", oneQueue(12, ""));
+        }
+    }
+
     private static MutableHttpRequest<String> put(String yaml) {
         return HttpRequest.PUT("/v1/admin/queue-config", yaml).contentType("application/yaml");
     }
