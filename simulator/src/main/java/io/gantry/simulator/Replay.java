@@ -29,17 +29,22 @@ import java.util.Map;
  */
 public final class Replay {
     static final String USAGE = """
-            usage: replay --trace philly|tiresias|kueue-baseline [options]
-              --cluster uniform:NxG|lingjun|FILE.yml  cluster (default uniform:64x8)
+            usage: replay --trace philly|tiresias|kueue-baseline|alibaba|scale|topology [options]
+              --cluster uniform:NxG|racks:RxNxG|lingjun|alibaba|FILE.yml  cluster (default uniform:64x8)
               --policy gantry,fifo,fifo-backfill,drf-nodecay|all   policies side by side (default gantry,fifo)
-              --max-jobs N          first N jobs of the trace (default: all)
+              --max-jobs N          first N jobs of the trace (default: all); generators: how many
+                                    (scale 50000, topology 1050, kueue-baseline 15000)
+              --min-gpus N          only jobs of at least N GPUs (default 1)
               --window-start T      Philly: start at this submit time, 'yyyy-MM-dd HH:mm:ss' (default: first job)
               --compress F          divide inter-arrival times by F (default 1)
               --seed S              seed of the synthetic generators (default 1)
               --placer topology|first-fit   placement algorithm (default topology)
               --queue-config FILE   the queue's fair-share YAML (default: one queue per tenant, quota by weight)
+              --quota-gpus N        generated quotas: split N GPUs by weight (default: the cluster's GPUs)
               --faults FILE         YAML list of {at: seconds, node: id, recoverAfter: seconds}
               --fail NODE@SEC[+REC] node failure(s) on the command line, comma separated
+              --fail-rate F         random node failures per node-day (seeded by --seed; default 0)
+              --recover-after SEC   how long a randomly failed node stays down (default 3600)
               --traces DIR          the shared traces folder (default: ../shared/traces or ../../shared/traces)
               --out DIR             output directory (default target/replay)
             """;
@@ -50,8 +55,18 @@ public final class Replay {
     /** Parsed command line. */
     public record Options(String trace, String cluster, List<Policy> policies, int maxJobs, LocalDateTime windowStart,
                           double compression, long seed, String placer, Path queueConfig, Path faultsFile,
-                          String fail, Path traces, Path out) {
+                          String fail, Path traces, Path out, int minGpus, double failRate, long recoverAfterSeconds,
+                          Integer quotaGpus) {
+        public Options(String trace, String cluster, List<Policy> policies, int maxJobs, LocalDateTime windowStart,
+                       double compression, long seed, String placer, Path queueConfig, Path faultsFile,
+                       String fail, Path traces, Path out) {
+            this(trace, cluster, policies, maxJobs, windowStart, compression, seed, placer, queueConfig, faultsFile,
+                    fail, traces, out, 1, 0, 3600, null);
+        }
     }
+
+    static final List<String> TRACES = List.of("philly", "tiresias", "kueue-baseline", "alibaba", "scale",
+            "topology");
 
     public static void main(String[] args) {
         try {
@@ -77,21 +92,28 @@ public final class Replay {
             a.put(args[i].substring(2), args[++i]);
         }
         List<String> known = List.of("trace", "cluster", "policy", "max-jobs", "window-start", "compress", "seed",
-                "placer", "queue-config", "faults", "fail", "traces", "out");
+                "placer", "queue-config", "faults", "fail", "traces", "out", "min-gpus", "fail-rate", "recover-after",
+                "quota-gpus");
         for (String k : a.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option --" + k);
             }
         }
         String trace = a.get("trace");
-        if (trace == null || !List.of("philly", "tiresias", "kueue-baseline").contains(trace)) {
-            throw new IllegalArgumentException("--trace: philly, tiresias or kueue-baseline");
+        if (trace == null || !TRACES.contains(trace)) {
+            throw new IllegalArgumentException("--trace: one of " + String.join(", ", TRACES));
         }
         String placer = a.getOrDefault("placer", "topology");
         if (!placer.equals("topology") && !placer.equals("first-fit")) {
             throw new IllegalArgumentException("--placer: topology or first-fit, got " + placer);
         }
         try {
+            double failRate = Double.parseDouble(a.getOrDefault("fail-rate", "0"));
+            long recoverAfter = Long.parseLong(a.getOrDefault("recover-after", "3600"));
+            int minGpus = Integer.parseInt(a.getOrDefault("min-gpus", "1"));
+            if (!(failRate >= 0) || recoverAfter < 1 || minGpus < 1) {
+                throw new IllegalArgumentException("--fail-rate must be >= 0, --recover-after and --min-gpus >= 1");
+            }
             return new Options(trace, a.getOrDefault("cluster", "uniform:64x8"),
                     Policy.parse(a.getOrDefault("policy", "gantry,fifo")),
                     Integer.parseInt(a.getOrDefault("max-jobs", "" + Integer.MAX_VALUE)),
@@ -101,7 +123,8 @@ public final class Replay {
                     placer, a.containsKey("queue-config") ? Path.of(a.get("queue-config")) : null,
                     a.containsKey("faults") ? Path.of(a.get("faults")) : null, a.get("fail"),
                     a.containsKey("traces") ? Path.of(a.get("traces")) : defaultTraces(),
-                    Path.of(a.getOrDefault("out", "target/replay")));
+                    Path.of(a.getOrDefault("out", "target/replay")), minGpus, failRate, recoverAfter,
+                    a.containsKey("quota-gpus") ? Integer.valueOf(Integer.parseInt(a.get("quota-gpus"))) : null);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
@@ -119,12 +142,17 @@ public final class Replay {
 
     public static Workload workload(Options o) throws IOException {
         Traces.Options t = new Traces.Options(o.maxJobs(), o.windowStart(), o.compression());
-        return switch (o.trace()) {
+        boolean all = o.maxJobs() == Integer.MAX_VALUE;
+        Workload w = switch (o.trace()) {
             case "philly" -> Traces.philly(read(o.traces().resolve("philly/philly.csv")),
                     read(o.traces().resolve("philly/philly_vc_nodes.csv")), t);
             case "tiresias" -> Traces.tiresias(read(o.traces().resolve("tiresias-60/60_job.csv")), t);
+            case "alibaba" -> Traces.alibaba(read(o.traces().resolve("alibaba-openb/openb_pod_list_default.csv")), t);
+            case "scale" -> Traces.scale(all ? 50_000 : o.maxJobs(), 10, o.seed());
+            case "topology" -> Traces.topology(all ? 1_050 : o.maxJobs(), 10, o.seed());
             default -> Traces.kueueBaseline(30, o.seed(), o.maxJobs());
         };
+        return o.minGpus() > 1 ? Traces.atLeast(w, o.minGpus()) : w;
     }
 
     /** The queue configuration: the given file, the Kueue baseline's cohorts, or one cohort with quota by weight. */
@@ -135,7 +163,7 @@ public final class Replay {
         if (w.name().equals("kueue-baseline")) {
             return Policy.queues(w.tenantWeights(), clusterGpus, 5, 20L, 100L);
         }
-        return Policy.queues(w.tenantWeights(), clusterGpus, 0, null, null);
+        return Policy.queues(w.tenantWeights(), o.quotaGpus() != null ? o.quotaGpus() : clusterGpus, 0, null, null);
     }
 
     public static GangPlacer placer(String name) {
@@ -143,7 +171,17 @@ public final class Replay {
     }
 
     public static List<Simulation.Fault> faults(Options o) throws IOException {
+        return faults(o, List.of(), 0);
+    }
+
+    /** The scheduled failures (file, command line) plus the random ones drawn over [0, horizon) on {@code nodes}. */
+    public static List<Simulation.Fault> faults(Options o, List<NodeSpec> nodes, long horizonMillis)
+            throws IOException {
         List<Simulation.Fault> out = new ArrayList<>();
+        if (o.failRate() > 0) {
+            out.addAll(Simulation.randomFaults(nodes, o.failRate(), o.recoverAfterSeconds() * 1000, horizonMillis,
+                    o.seed()));
+        }
         if (o.faultsFile() != null) {
             Object doc = yaml().load(Files.readString(o.faultsFile(), StandardCharsets.UTF_8));
             if (!(doc instanceof List<?> list)) {
@@ -179,7 +217,7 @@ public final class Replay {
         Workload w = workload(o);
         int gpus = Clusters.totalGpus(nodes);
         FairShareConfig config = queueConfig(o, w, gpus);
-        List<Simulation.Fault> faults = faults(o);
+        List<Simulation.Fault> faults = faults(o, nodes, Simulation.horizon(w));
         progress.printf(Locale.ROOT, "replay: %s, %d jobs, %d tenants on %s (%d nodes, %d GPUs), policies %s%n",
                 w.name(), w.jobs().size(), w.tenantWeights().size(), o.cluster(), nodes.size(), gpus,
                 o.policies().stream().map(Policy::label).toList());
@@ -196,7 +234,10 @@ public final class Replay {
         List<String> context = List.of("workload: " + w.note(),
                 "cluster: " + o.cluster() + " (" + nodes.size() + " nodes, " + gpus + " GPUs), placer " + o.placer(),
                 "policies: " + o.policies().stream().map(Policy::label).toList() + ", seed " + o.seed(),
-                "faults: " + (faults.isEmpty() ? "none" : faults.size() + " node failures"),
+                "faults: " + (faults.isEmpty() ? "none" : faults.size() + " node failures" + (o.failRate() > 0
+                        ? String.format(Locale.ROOT, " (random: %.3g per node-day, down %d s, seed %d, drawn over the"
+                        + " workload's no-wait horizon)", o.failRate(), o.recoverAfterSeconds(), o.seed()) : "")),
+                "machine: " + machine(),
                 "command: replay " + commandLine(o));
         Report.write(o.out(), "Replay: " + w.name() + " on " + o.cluster(), context, w, results);
         out.println("report: " + o.out().resolve("report.md"));
@@ -215,7 +256,37 @@ public final class Replay {
         if (o.compression() != 1.0) {
             s.append(" --compress ").append(o.compression());
         }
+        if (o.minGpus() > 1) {
+            s.append(" --min-gpus ").append(o.minGpus());
+        }
+        if (o.quotaGpus() != null) {
+            s.append(" --quota-gpus ").append(o.quotaGpus());
+        }
+        if (o.failRate() > 0) {
+            s.append(" --fail-rate ").append(o.failRate()).append(" --recover-after ").append(o.recoverAfterSeconds());
+        }
+        if (!o.placer().equals("topology")) {
+            s.append(" --placer ").append(o.placer());
+        }
         return s.append(" --seed ").append(o.seed()).toString();
+    }
+
+    /** Processors, CPU model, RAM and JDK of this machine, for wall-clock figures. */
+    static String machine() {
+        String cpu = "?";
+        String ram = "?";
+        try {
+            cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
+                    .map(l -> l.substring(l.indexOf(':') + 1).strip()).findFirst().orElse("?");
+            ram = Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(l -> l.startsWith("MemTotal"))
+                    .map(l -> String.format(Locale.ROOT, "%.1f GiB",
+                            Long.parseLong(l.replaceAll("[^0-9]", "")) / 1048576.0)).findFirst().orElse("?");
+        } catch (IOException | RuntimeException e) {
+            // not Linux: leave the unknowns as ?
+        }
+        return Runtime.getRuntime().availableProcessors() + " processors, " + cpu + ", " + ram + " RAM, JDK "
+                + System.getProperty("java.version") + ", max heap "
+                + Runtime.getRuntime().maxMemory() / 1048576 + " MiB";
     }
 
     private static List<String> read(Path p) throws IOException {

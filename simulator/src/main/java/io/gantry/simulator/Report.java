@@ -27,13 +27,22 @@ public final class Report {
                           double utilisation, double jain, long deferrals, long requeues, double gangsInOneRack,
                           double multiNodeInOneRack, long multiNodeGangs, double gpuHoursBilled,
                           double gpuHoursLost, long preemptions, double gpuHoursPreempted,
-                          double decisionsPerSecond, double peakHeapMiB, int violations) {
+                          double decisionsPerSecond, double peakHeapMiB, int violations, double ftfMean,
+                          double ftfMax, double ftfOverOne, double avgQueue, long maxQueue, double avgStranded,
+                          double avgFree, long nodeFailures, double wallSeconds, double grantsPerSecond,
+                          double peakAllocated) {
         /** The figures that depend only on the inputs (not the wall-clock ones), for determinism checks. */
         public Summary virtualOnly() {
             return new Summary(policy, jobs, ended, failed, rejected, avgJct, p50Jct, p99Jct, avgWait, p50Wait, p99Wait,
                     makespan, utilisation, jain, deferrals, requeues, gangsInOneRack, multiNodeInOneRack,
-                    multiNodeGangs, gpuHoursBilled, gpuHoursLost, preemptions, gpuHoursPreempted, 0, 0, violations);
+                    multiNodeGangs, gpuHoursBilled, gpuHoursLost, preemptions, gpuHoursPreempted, 0, 0, violations,
+                    ftfMean, ftfMax, ftfOverOne, avgQueue, maxQueue, avgStranded, avgFree, nodeFailures, 0, 0,
+                    peakAllocated);
         }
+    }
+
+    /** Finish-time fairness per policy: mean and max of rho, and the share of jobs with rho > 1. */
+    public record Ftf(double mean, double max, double overOne) {
     }
 
     /** Per tenant: jobs, GPU-hours, share of the GPU time vs entitled share, mean wait and slowdown. */
@@ -70,14 +79,130 @@ public final class Report {
             wait.add((r.firstGrant[i] - j.submitMillis()) / 1000.0);
         }
         double makespan = firstSubmit == Long.MAX_VALUE ? 0 : (lastFinish - firstSubmit) / 1000.0;
-        double util = makespan <= 0 ? 0 : r.billedGpuMs / 1000.0 / (r.clusterGpus * makespan);
+        double util = makespan <= 0 ? 0 : r.billedMilliGpuMs / 1e6 / (r.clusterGpus * makespan);
         double jain = jain(tenants(r, Map.of()).stream().mapToDouble(TenantRow::avgSlowdown).toArray());
         double wallSeconds = r.wallNanos / 1e9;
+        Ftf ftf = finishTimeFairness(r);
         return new Summary(r.policy, r.jobs.size(), r.ended, failed, rejected, mean(jct), pct(jct, 50), pct(jct, 99),
                 mean(wait), pct(wait, 50), pct(wait, 99), makespan, util, jain, r.deferrals, r.requeues,
                 ratio(r.multiGpuInOneRack, r.multiGpuGangs), ratio(r.multiNodeInOneRack, r.multiNodeGangs),
-                r.multiNodeGangs, r.billedGpuMs / 3.6e6, r.lostGpuMs / 3.6e6, r.preemptions, r.preemptedGpuMs / 3.6e6,
-                wallSeconds <= 0 ? 0 : r.decisions / wallSeconds, r.peakHeapBytes / 1048576.0, r.violations.size());
+                r.multiNodeGangs, r.billedMilliGpuMs / 3.6e9, r.lostMilliGpuMs / 3.6e9, r.preemptions,
+                r.preemptedMilliGpuMs / 3.6e9, wallSeconds <= 0 ? 0 : r.decisions / wallSeconds,
+                r.peakHeapBytes / 1048576.0, r.violations.size(), ftf.mean(), ftf.max(), ftf.overOne(),
+                r.queueLength.mean(r.endMillis), r.queueLength.max(), r.stranded.mean(r.endMillis),
+                r.freeGpus.mean(r.endMillis), r.nodeFailures, wallSeconds,
+                wallSeconds <= 0 ? 0 : r.grants / wallSeconds, peakAllocated(r));
+    }
+
+    /** The most GPUs (shares counted by their size) held at any one time. */
+    public static double peakAllocated(Simulation.Result r) {
+        long[][] ev = new long[r.intervals.size() * 2][];
+        int k = 0;
+        for (long[] iv : r.intervals) {
+            ev[k++] = new long[] {iv[0], iv[2]};
+            ev[k++] = new long[] {iv[1], -iv[2]};
+        }
+        // releases before grants at the same instant: a device handed over is not held twice
+        Arrays.sort(ev, (a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
+        long held = 0;
+        long peak = 0;
+        for (long[] e : ev) {
+            held += e[1];
+            peak = Math.max(peak, held);
+        }
+        return peak / 1000.0;
+    }
+
+    /**
+     * Finish-time fairness after Themis (Mahajan et al., NSDI'20): per successful job, rho = JCT / (run time x N),
+     * N = the tenants with a job in the system (arrived, not ended) when it arrives, its own included: the time
+     * it would take on a 1/N share of the cluster. rho <= 1 means the job did at least as well as on its fair
+     * slice; the mean, the max and the share of jobs with rho > 1 are reported.
+     */
+    public static Ftf finishTimeFairness(Simulation.Result r) {
+        List<Integer> live = new ArrayList<>();
+        Map<String, Integer> tenantIds = new TreeMap<>();
+        for (int i = 0; i < r.jobs.size(); i++) {
+            if (!r.rejected[i]) {
+                live.add(i);
+                tenantIds.putIfAbsent(r.jobs.get(i).tenant(), tenantIds.size());
+            }
+        }
+        if (live.isEmpty()) {
+            return new Ftf(0, 0, 0);
+        }
+        Integer[] bySubmit = live.toArray(new Integer[0]);
+        Arrays.sort(bySubmit, (a, b) -> Long.compare(r.jobs.get(a).submitMillis(), r.jobs.get(b).submitMillis()));
+        Integer[] byEnd = live.toArray(new Integer[0]);
+        Arrays.sort(byEnd, (a, b) -> Long.compare(end(r, a), end(r, b)));
+        int[] active = new int[tenantIds.size()];
+        int tenantsActive = 0;
+        int e = 0;
+        double sum = 0;
+        double max = 0;
+        int over = 0;
+        int n = 0;
+        for (int s = 0; s < bySubmit.length; ) {
+            long t = r.jobs.get(bySubmit[s]).submitMillis();
+            while (e < byEnd.length && end(r, byEnd[e]) <= t) {
+                if (--active[tenantIds.get(r.jobs.get(byEnd[e]).tenant())] == 0) {
+                    tenantsActive--;
+                }
+                e++;
+            }
+            int from = s;
+            while (s < bySubmit.length && r.jobs.get(bySubmit[s]).submitMillis() == t) {
+                if (active[tenantIds.get(r.jobs.get(bySubmit[s]).tenant())]++ == 0) {
+                    tenantsActive++;
+                }
+                s++;
+            }
+            for (int k = from; k < s; k++) {
+                int i = bySubmit[k];
+                if (r.finish[i] < 0 || !r.succeeded[i]) {
+                    continue;
+                }
+                SimJob j = r.jobs.get(i);
+                double rho = (double) (r.finish[i] - j.submitMillis()) / ((double) j.durationMillis() * tenantsActive);
+                sum += rho;
+                max = Math.max(max, rho);
+                over += rho > 1 ? 1 : 0;
+                n++;
+            }
+        }
+        return n == 0 ? new Ftf(0, 0, 0) : new Ftf(sum / n, max, (double) over / n);
+    }
+
+    private static long end(Simulation.Result r, int i) {
+        return r.finish[i] >= 0 ? r.finish[i] : Long.MAX_VALUE;
+    }
+
+    /** Per tenant and bucket: GPUs held / cluster GPUs, time-averaged over {@link #BUCKETS} buckets of [0, end]. */
+    public static Map<String, double[]> shareSeries(Simulation.Result r, long endMillis) {
+        Map<String, double[]> out = new TreeMap<>();
+        double width = Math.max(1.0, endMillis / (double) BUCKETS);
+        for (long[] iv : r.intervals) {
+            double[] busy = out.computeIfAbsent(r.jobs.get((int) iv[3]).tenant(), t -> new double[BUCKETS]);
+            addInterval(busy, iv, width);
+        }
+        for (double[] busy : out.values()) {
+            for (int b = 0; b < BUCKETS; b++) {
+                busy[b] /= width * r.clusterGpus * 1000.0;
+            }
+        }
+        return out;
+    }
+
+    private static void addInterval(double[] busy, long[] iv, double width) {
+        int b0 = (int) Math.min(BUCKETS - 1, iv[0] / width);
+        int b1 = (int) Math.min(BUCKETS - 1, iv[1] / width);
+        for (int b = b0; b <= b1; b++) {
+            double lo = Math.max(iv[0], b * width);
+            double hi = Math.min(iv[1], (b + 1) * width);
+            if (hi > lo) {
+                busy[b] += iv[2] * (hi - lo);
+            }
+        }
     }
 
     public static List<TenantRow> tenants(Simulation.Result r, Map<String, Double> weights) {
@@ -96,9 +221,9 @@ public final class Report {
             }
         }
         for (long[] iv : r.intervals) {
-            acc.get(r.jobs.get((int) iv[3]).tenant())[1] += iv[2] * (iv[1] - iv[0]);
+            acc.get(r.jobs.get((int) iv[3]).tenant())[1] += iv[2] * (iv[1] - iv[0]) / 1000.0;
         }
-        double totalGpuMs = Math.max(1, r.billedGpuMs);
+        double totalGpuMs = Math.max(1, r.billedMilliGpuMs / 1000.0);
         double totalWeight = weights.values().stream().mapToDouble(Double::doubleValue).sum();
         List<TenantRow> rows = new ArrayList<>();
         acc.forEach((t, a) -> rows.add(new TenantRow(t, (int) a[0], a[1] / 3.6e6, a[1] / totalGpuMs,
@@ -112,18 +237,10 @@ public final class Report {
         double[] busy = new double[BUCKETS];
         double width = Math.max(1.0, endMillis / (double) BUCKETS);
         for (long[] iv : r.intervals) {
-            int b0 = (int) Math.min(BUCKETS - 1, iv[0] / width);
-            int b1 = (int) Math.min(BUCKETS - 1, iv[1] / width);
-            for (int b = b0; b <= b1; b++) {
-                double lo = Math.max(iv[0], b * width);
-                double hi = Math.min(iv[1], (b + 1) * width);
-                if (hi > lo) {
-                    busy[b] += iv[2] * (hi - lo);
-                }
-            }
+            addInterval(busy, iv, width);
         }
         for (int b = 0; b < BUCKETS; b++) {
-            busy[b] /= width * r.clusterGpus;
+            busy[b] /= width * r.clusterGpus * 1000.0;
         }
         return busy;
     }
@@ -169,7 +286,9 @@ public final class Report {
         StringBuilder csv = new StringBuilder("policy,jobs,ended,failed,rejected,avg_jct_s,p50_jct_s,p99_jct_s,"
                 + "avg_wait_s,p50_wait_s,p99_wait_s,makespan_s,utilisation,jain_slowdown,deferrals,requeues,"
                 + "multi_gpu_gangs_in_one_rack,multi_node_gangs_in_one_rack,multi_node_gangs,gpu_hours_billed,"
-                + "gpu_hours_lost,preemptions,gpu_hours_preempted,decisions_per_s,peak_heap_mib,violations\n");
+                + "gpu_hours_lost,preemptions,gpu_hours_preempted,decisions_per_s,peak_heap_mib,violations,ftf_mean,"
+                + "ftf_max,ftf_share_over_1,avg_queue_length,max_queue_length,avg_stranded_gpus,avg_free_gpus,"
+                + "node_failures,wall_s,grants_per_wall_s,peak_allocated_gpus\n");
         for (Summary s : sums) {
             csv.append(String.join(",", s.policy(), "" + s.jobs(), "" + s.ended(), "" + s.failed(), "" + s.rejected(),
                     f(s.avgJct()), f(s.p50Jct()), f(s.p99Jct()), f(s.avgWait()), f(s.p50Wait()), f(s.p99Wait()),
@@ -177,7 +296,9 @@ public final class Report {
                     f(s.gangsInOneRack()), f(s.multiNodeInOneRack()), "" + s.multiNodeGangs(),
                     f(s.gpuHoursBilled()), f(s.gpuHoursLost()), "" + s.preemptions(), f(s.gpuHoursPreempted()),
                     f(s.decisionsPerSecond()), f(s.peakHeapMiB()),
-                    "" + s.violations())).append('\n');
+                    "" + s.violations(), f(s.ftfMean()), f(s.ftfMax()), f(s.ftfOverOne()), f(s.avgQueue()),
+                    "" + s.maxQueue(), f(s.avgStranded()), f(s.avgFree()), "" + s.nodeFailures(), f(s.wallSeconds()),
+                    f(s.grantsPerSecond()), f(s.peakAllocated()))).append('\n');
         }
         Files.writeString(out.resolve("summary.csv"), csv, StandardCharsets.UTF_8);
 
@@ -191,12 +312,13 @@ public final class Report {
         }
         Files.writeString(out.resolve("tenants.csv"), tcsv, StandardCharsets.UTF_8);
 
-        StringBuilder jcsv = new StringBuilder("policy,job,tenant,gpus,submit_s,first_grant_s,finish_s,duration_s,"
-                + "outcome\n");
+        StringBuilder jcsv = new StringBuilder("policy,job,tenant,gpus,gpu_milli,submit_s,first_grant_s,finish_s,"
+                + "duration_s,outcome\n");
         for (Simulation.Result r : results) {
             for (int i = 0; i < r.jobs.size(); i++) {
                 SimJob j = r.jobs.get(i);
-                jcsv.append(String.join(",", r.policy, j.id(), j.tenant(), "" + j.gpus(), f(j.submitMillis() / 1e3),
+                jcsv.append(String.join(",", r.policy, j.id(), j.tenant(), "" + j.gpus(), "" + j.milliGpus(),
+                        f(j.submitMillis() / 1e3),
                         r.firstGrant[i] < 0 ? "" : f(r.firstGrant[i] / 1e3), r.finish[i] < 0 ? "" : f(r.finish[i] / 1e3),
                         f(j.durationMillis() / 1e3), r.rejected[i] ? "rejected" : r.finish[i] < 0 ? "unfinished"
                                 : r.succeeded[i] ? "succeeded" : "failed")).append('\n');
@@ -218,7 +340,48 @@ public final class Report {
         }
         Files.writeString(out.resolve("utilisation.csv"), ucsv, StandardCharsets.UTF_8);
 
+        Map<String, double[]> queueLen = new LinkedHashMap<>();
+        Map<String, double[]> stranded = new LinkedHashMap<>();
+        Map<String, Map<String, double[]>> shares = new LinkedHashMap<>();
+        for (Simulation.Result r : results) {
+            queueLen.put(r.policy, r.queueLength.buckets(end, BUCKETS));
+            stranded.put(r.policy, r.stranded.buckets(end, BUCKETS));
+            shares.put(r.policy, shareSeries(r, end));
+        }
+        StringBuilder tscsv = new StringBuilder("t_hours");
+        for (String p : queueLen.keySet()) {
+            tscsv.append(',').append(p).append("_queue_length,").append(p).append("_stranded_gpus");
+        }
+        tscsv.append('\n');
+        StringBuilder scsv = new StringBuilder("policy,tenant");
+        for (int b = 0; b < BUCKETS; b++) {
+            tscsv.append(f((b + 0.5) * end / BUCKETS / 3.6e6));
+            for (String p : queueLen.keySet()) {
+                tscsv.append(',').append(f(queueLen.get(p)[b])).append(',').append(f(stranded.get(p)[b]));
+            }
+            tscsv.append('\n');
+            scsv.append(',').append(f((b + 0.5) * end / BUCKETS / 3.6e6));
+        }
+        scsv.append('\n');
+        Files.writeString(out.resolve("timeseries.csv"), tscsv, StandardCharsets.UTF_8);
+        shares.forEach((p, byTenant) -> byTenant.forEach((t, y) -> {
+            scsv.append(p).append(',').append(t);
+            for (double v : y) {
+                scsv.append(',').append(f(v));
+            }
+            scsv.append('\n');
+        }));
+        Files.writeString(out.resolve("shares.csv"), scsv, StandardCharsets.UTF_8);
+
         plots(out, results, util, end);
+        line(out.resolve("queue-length.png"), "Jobs waiting (arrived, not running, not ended)", "jobs waiting",
+                queueLen, end);
+        line(out.resolve("stranded.png"), "Stranded GPUs: free but too scattered for the typical request",
+                "stranded GPUs", stranded, end);
+        for (Map.Entry<String, Map<String, double[]>> e : shares.entrySet()) {
+            line(out.resolve("shares-" + e.getKey() + ".png"), "Per-tenant share of the cluster's GPUs ("
+                    + e.getKey() + ")", "GPUs held / cluster GPUs", e.getValue(), end);
+        }
 
         StringBuilder md = new StringBuilder("# ").append(title).append("\n\n");
         context.forEach(c -> md.append("- ").append(c).append('\n'));
@@ -246,6 +409,24 @@ public final class Report {
                         .append(" | ").append(r(s.makespan(), base.makespan())).append(" |\n");
             }
         }
+        md.append("\nFairness, queue and fragmentation. FTF rho = JCT / (run time x tenants with a job in the system"
+                + " at its arrival), after Themis (NSDI'20); > 1 = worse than a 1/N slice of the cluster. Queue ="
+                + " jobs arrived, not running, not ended (time-weighted). Stranded = free whole GPUs on nodes that"
+                + " cannot host the typical request (placement's `Inventory.fragmentation`, sizes weighted by the"
+                + " GPUs the workload asks for). Wall and grants/s are wall-clock figures.\n\n");
+        md.append("| policy | FTF rho mean | FTF rho max | jobs rho > 1 | avg queue | max queue | avg stranded GPUs |"
+                + " avg free GPUs | peak GPUs held | multi-node gangs (in 1 rack) | node failures | requeues | GPU-h lost |"
+                + " wall s | grants/s |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (Summary s : sums) {
+            md.append(String.format(Locale.ROOT, "| %s | %.2f | %.1f | %.1f%% | %.1f | %d | %.1f | %.1f | %.1f (%.1f%%) |"
+                            + " %d (%s) | %d | %d | %.1f | %.1f | %.0f |%n", s.policy(), s.ftfMean(), s.ftfMax(),
+                    100 * s.ftfOverOne(), s.avgQueue(), s.maxQueue(), s.avgStranded(), s.avgFree(),
+                    s.peakAllocated(), 100 * s.peakAllocated() / Math.max(1, results.get(0).clusterGpus),
+                    s.multiNodeGangs(), Double.isNaN(s.multiNodeInOneRack()) ? "-"
+                            : String.format(Locale.ROOT, "%.1f%%", 100 * s.multiNodeInOneRack()),
+                    s.nodeFailures(), s.requeues(), s.gpuHoursLost(), s.wallSeconds(), s.grantsPerSecond()));
+        }
         md.append("\nInvariants: ");
         for (Simulation.Result r : results) {
             md.append(r.policy).append(": ").append(r.violations.isEmpty() ? "no violations" : r.violations.size()
@@ -261,7 +442,9 @@ public final class Report {
                         t.avgWait(), t.avgSlowdown()));
             }
         }
-        md.append("\nPlots: `utilisation.png`, `jct-cdf.png`. Data: `summary.csv`, `tenants.csv`, `utilisation.csv`, `jobs.csv` (per job).\n");
+        md.append("\nPlots: `utilisation.png`, `jct-cdf.png`, `queue-length.png`, `stranded.png`, `shares-<policy>.png`."
+                + " Data: `summary.csv`, `tenants.csv`, `utilisation.csv`, `timeseries.csv`, `shares.csv`, `jobs.csv`"
+                + " (per job).\n");
         Files.writeString(out.resolve("report.md"), md, StandardCharsets.UTF_8);
     }
 
@@ -303,6 +486,22 @@ public final class Report {
             c.addSeries(r.policy, xs, ys).setMarker(SeriesMarkers.NONE);
         }
         BitmapEncoder.saveBitmap(c, out.resolve("jct-cdf.png").toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    private static void line(Path file, String title, String yTitle, Map<String, double[]> series, long end)
+            throws IOException {
+        XYChart c = new XYChartBuilder().width(900).height(450).title(title).xAxisTitle("virtual time (hours)")
+                .yAxisTitle(yTitle).build();
+        c.getStyler().setXAxisDecimalPattern("#,##0.#");
+        double[] x = new double[BUCKETS];
+        for (int b = 0; b < BUCKETS; b++) {
+            x[b] = (b + 0.5) * end / BUCKETS / 3.6e6;
+        }
+        series.forEach((name, y) -> c.addSeries(name, x, y).setMarker(SeriesMarkers.NONE));
+        if (series.isEmpty()) {
+            c.addSeries("none", x, new double[BUCKETS]).setMarker(SeriesMarkers.NONE);
+        }
+        BitmapEncoder.saveBitmap(c, file.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 
     private static String r(double a, double b) {

@@ -1,10 +1,18 @@
 package io.gantry.simulator;
 
+import java.util.List;
+
 /**
  * One job of a workload: who submits it, how many GPUs its gang needs, when it arrives and how long it runs once
  * placed (virtual milliseconds from the start of the replay).
+ *
+ * <p>{@code gpuMilli} (1-999, null: whole GPUs) asks for that many thousandths of one GPU instead ({@code gpus} is
+ * then 1: the job touches one device); {@code cpuMillis} and {@code memoryMiB} are asked per task;
+ * {@code gpuModels} (empty: any) are the acceptable GPU models; {@code topology} (null: anywhere) is the gang's
+ * preferred topology level (a placement {@code TopologyLevel} name such as {@code RACK}).
  */
-public record SimJob(String id, String tenant, int gpus, long submitMillis, long durationMillis) {
+public record SimJob(String id, String tenant, int gpus, long submitMillis, long durationMillis, Integer gpuMilli,
+                     int cpuMillis, long memoryMiB, List<String> gpuModels, String topology) {
     public SimJob {
         if (gpus < 1) {
             throw new IllegalArgumentException("job " + id + ": gpus must be >= 1, was " + gpus);
@@ -12,5 +20,26 @@ public record SimJob(String id, String tenant, int gpus, long submitMillis, long
         if (submitMillis < 0 || durationMillis < 1) {
             throw new IllegalArgumentException("job " + id + ": submit must be >= 0 and duration >= 1 ms");
         }
+        if (gpuMilli != null && (gpuMilli < 1 || gpuMilli > 999 || gpus != 1)) {
+            throw new IllegalArgumentException("job " + id + ": gpuMilli must be 1..999 with gpus = 1");
+        }
+        if (cpuMillis < 0 || memoryMiB < 0) {
+            throw new IllegalArgumentException("job " + id + ": cpuMillis and memoryMiB must be >= 0");
+        }
+        gpuModels = gpuModels == null ? List.of() : List.copyOf(gpuModels);
+    }
+
+    /** Whole GPUs, anywhere, no CPU or memory asked. */
+    public SimJob(String id, String tenant, int gpus, long submitMillis, long durationMillis) {
+        this(id, tenant, gpus, submitMillis, durationMillis, null, 0, 0, List.of(), null);
+    }
+
+    /** Thousandths of a GPU the job holds while it runs: 1000 per whole GPU, or its share. */
+    public long milliGpus() {
+        return gpuMilli != null ? gpuMilli : 1000L * gpus;
+    }
+
+    public boolean fractional() {
+        return gpuMilli != null;
     }
 }

@@ -151,6 +151,126 @@ public final class Traces {
                 + " queues x (350 x 1 GPU 200 ms, 100 x 5 GPU 500 ms, 50 x 20 GPU 1 s), seed " + seed);
     }
 
+    /**
+     * Alibaba openb pods ({@code name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,
+     * deletion_time,scheduled_time}, seconds): tenant = the QoS class; submit = creation time; run time = deletion
+     * - scheduled time (creation time when never scheduled), at least 1 s; {@code num_gpu} = 1 with
+     * {@code gpu_milli} < 1000 asks for that share of one GPU; {@code gpu_spec} (models separated by {@code |})
+     * constrains the model; CPU and memory are asked as listed. Pods without GPUs are not replayed (a GPU
+     * scheduler's workload); their count is in the note. Equal tenant weights.
+     */
+    public static Workload alibaba(List<String> lines, Options o) {
+        record Row(long created, int line, SimJob job) {
+        }
+        List<Row> rows = new ArrayList<>();
+        int cpuOnly = 0;
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i).strip();
+            if (line.isEmpty() || (i == 0 && line.startsWith("name,"))) {
+                continue;
+            }
+            String[] f = line.split(",", -1);
+            if (f.length != 11) {
+                throw new IllegalArgumentException("openb pod line " + (i + 1) + ": expected 11 fields, got " + line);
+            }
+            try {
+                int gpus = Integer.parseInt(f[3].strip());
+                int milli = Integer.parseInt(f[4].strip());
+                if (gpus < 1 || milli < 1) {
+                    cpuOnly++;
+                    continue;
+                }
+                long created = Long.parseLong(f[8].strip());
+                long deleted = f[9].isBlank() ? created + 1 : Long.parseLong(f[9].strip());
+                long started = f[10].isBlank() ? created : Long.parseLong(f[10].strip());
+                List<String> models = f[5].isBlank() ? List.of()
+                        : java.util.Arrays.stream(f[5].split("\\|")).map(String::strip).filter(m -> !m.isEmpty())
+                        .toList();
+                Integer share = gpus == 1 && milli < 1000 ? milli : null;
+                SimJob j = new SimJob(f[0].strip(), tenantName(f[6]), gpus, 0,
+                        Math.max(1, deleted - started) * 1000, share, Integer.parseInt(f[1].strip()),
+                        Long.parseLong(f[2].strip()), models, null);
+                rows.add(new Row(created, i + 1, j));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("openb pod line " + (i + 1) + ": " + e.getMessage(), e);
+            }
+        }
+        rows.sort(Comparator.comparingLong(Row::created).thenComparingInt(Row::line));
+        List<SimJob> jobs = new ArrayList<>();
+        Map<String, Double> weights = new TreeMap<>();
+        long first = rows.isEmpty() ? 0 : rows.get(0).created();
+        long start = o.windowStart() == null ? Long.MIN_VALUE : o.windowStart().toEpochSecond(ZoneOffset.UTC);
+        for (Row r : rows) {
+            if (jobs.size() >= o.maxJobs()) {
+                break;
+            }
+            if (r.created() < start) {
+                continue;
+            }
+            SimJob j = r.job();
+            jobs.add(new SimJob(j.id(), j.tenant(), j.gpus(), Math.round((r.created() - first) * 1000.0 / o.compression()),
+                    j.durationMillis(), j.gpuMilli(), j.cpuMillis(), j.memoryMiB(), j.gpuModels(), null));
+            weights.put(j.tenant(), 1.0);
+        }
+        long shares = jobs.stream().filter(SimJob::fractional).count();
+        return new Workload("alibaba", jobs, weights, "Alibaba openb pods (Weng et al., ATC'23), " + jobs.size()
+                + " GPU pods (" + shares + " ask for a fraction of a GPU; " + cpuOnly + " CPU-only pods not replayed),"
+                + " tenant = QoS class, time compression x" + o.compression());
+    }
+
+    /**
+     * The scale shape: {@code jobs} 1-GPU jobs of {@code tenants} equal tenants, 100 submitted per virtual
+     * millisecond from time 0, run times uniform in [60, 600) s (seeded): a placement-throughput test like the
+     * kube-scheduler / YuniKorn / Armada / Slurm throughput figures.
+     */
+    public static Workload scale(int jobs, int tenants, long seed) {
+        Random rnd = new Random(seed);
+        List<SimJob> out = new ArrayList<>();
+        Map<String, Double> weights = new TreeMap<>();
+        for (int t = 0; t < tenants; t++) {
+            weights.put(String.format("t%02d", t), 1.0);
+        }
+        for (int i = 0; i < jobs; i++) {
+            out.add(new SimJob(String.format("s%06d", i), String.format("t%02d", i % tenants), 1, i / 100,
+                    60_000 + rnd.nextInt(540_000)));
+        }
+        return new Workload("scale", out, weights, "synthetic scale shape: " + jobs + " x 1-GPU jobs, " + tenants
+                + " tenants, 100 per ms from t=0, run time U[60, 600) s, seed " + seed);
+    }
+
+    /**
+     * The topology shape: {@code gangs} gangs of 4, 8, 16 or 32 GPUs (equally likely, seeded) preferring one rack,
+     * of {@code tenants} equal tenants, 10 submitted per virtual millisecond from time 0, run times uniform in
+     * [60, 600) s: the Kueue topology-aware-scheduling benchmark's size (its 640 nodes are
+     * {@code --cluster racks:10x64x8}).
+     */
+    public static Workload topology(int gangs, int tenants, long seed) {
+        Random rnd = new Random(seed);
+        int[] sizes = {4, 8, 16, 32};
+        List<SimJob> out = new ArrayList<>();
+        Map<String, Double> weights = new TreeMap<>();
+        for (int t = 0; t < tenants; t++) {
+            weights.put(String.format("t%02d", t), 1.0);
+        }
+        for (int i = 0; i < gangs; i++) {
+            out.add(new SimJob(String.format("g%05d", i), String.format("t%02d", i % tenants),
+                    sizes[rnd.nextInt(sizes.length)], i / 10, 60_000 + rnd.nextInt(540_000), null, 0, 0, List.of(),
+                    "RACK"));
+        }
+        return new Workload("topology", out, weights, "synthetic topology shape: " + gangs + " gangs of 4/8/16/32 GPUs"
+                + " preferring one rack, " + tenants + " tenants, 10 per ms from t=0, run time U[60, 600) s, seed "
+                + seed);
+    }
+
+    /** Only the jobs of at least {@code minGpus} GPUs (e.g. Philly's multi-GPU jobs), submit times kept. */
+    public static Workload atLeast(Workload w, int minGpus) {
+        List<SimJob> jobs = w.jobs().stream().filter(j -> j.gpus() >= minGpus).toList();
+        Map<String, Double> weights = new TreeMap<>();
+        jobs.forEach(j -> weights.put(j.tenant(), w.tenantWeights().get(j.tenant())));
+        return new Workload(w.name(), jobs, weights, w.note() + ", only the " + jobs.size() + " jobs of >= " + minGpus
+                + " GPUs");
+    }
+
     /** Queue names must be lower-case DNS-like labels; trace VC ids are hex, so only the prefix is added. */
     static String tenantName(String raw) {
         String s = raw.strip().toLowerCase().replaceAll("[^a-z0-9-]", "-");

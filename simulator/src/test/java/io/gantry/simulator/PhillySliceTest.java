@@ -54,10 +54,10 @@ class PhillySliceTest {
         assertThat(r.ended).isEqualTo(replayed);
         assertThat(r.violations).isEmpty();
         assertThat(r.leftAllocated).isZero();
-        assertThat(r.succeededGpuMs).isEqualTo(expectedGpuMs);
+        assertThat(r.succeededMilliGpuMs).isEqualTo(1000 * expectedGpuMs);
         // every granted interval is billed once: the successful runs, plus the runs preempted before they ended
-        assertThat(r.billedGpuMs).isEqualTo(expectedGpuMs + r.preemptedGpuMs);
-        assertThat(r.billedGpuMs).isEqualTo(r.intervals.stream().mapToLong(iv -> iv[2] * (iv[1] - iv[0])).sum());
+        assertThat(r.billedMilliGpuMs).isEqualTo(1000 * expectedGpuMs + r.preemptedMilliGpuMs);
+        assertThat(r.billedMilliGpuMs).isEqualTo(r.intervals.stream().mapToLong(iv -> iv[2] * (iv[1] - iv[0])).sum());
         assertThat(r.grants).isEqualTo(replayed + r.preemptions);
         if (p != Policy.GANTRY) {
             assertThat(r.preemptions).as("baselines do not preempt").isZero();

@@ -32,6 +32,11 @@ class ReplayTest {
         assertThat(Files.readAllLines(out.resolve("summary.csv"))).hasSize(3);
         assertThat(out.resolve("utilisation.png")).isNotEmptyFile();
         assertThat(out.resolve("jct-cdf.png")).isNotEmptyFile();
+        for (String f : List.of("queue-length.png", "stranded.png", "shares-gantry.png", "shares-fifo.png",
+                "timeseries.csv", "shares.csv")) {
+            assertThat(out.resolve(f)).isNotEmptyFile();
+        }
+        assertThat(out.resolve("report.md")).content().contains("FTF rho mean", "avg stranded GPUs");
         assertThat(progress.toString()).contains("[fifo] 60/60 jobs ended (100%)");
     }
 
@@ -49,6 +54,26 @@ class ReplayTest {
 
         assertThat(faultsOf(o)).containsExactly(new Simulation.Fault(30_000, "node-00001", 5_000L),
                 new Simulation.Fault(60_000, "node-00002", null));
+    }
+
+    @Test
+    void the_shapes_random_failures_and_quota_options_are_read() throws Exception {
+        Replay.Options o = Replay.parse(new String[] {"--trace", "topology", "--cluster", "racks:10x64x8",
+                "--max-jobs", "40", "--fail-rate", "2", "--recover-after", "600", "--quota-gpus", "1000",
+                "--seed", "9"});
+        Workload w = Replay.workload(o);
+        var nodes = Clusters.resolve(o.cluster(), TRACES);
+
+        assertThat(w.jobs()).hasSize(40);
+        assertThat(nodes).hasSize(640);
+        assertThat(Replay.queueConfig(o, w, 5120).queues()).extracting(q -> q.quotas().values().iterator().next()
+                .nominal()).containsOnly(100L);
+        List<Simulation.Fault> faults = Replay.faults(o, nodes, 86_400_000L);
+        assertThat(faults).isNotEmpty().allMatch(f -> f.recoverAfterMillis() == 600_000L);
+        assertThat(Replay.workload(Replay.parse(new String[] {"--trace", "scale", "--max-jobs", "5"})).jobs())
+                .hasSize(5);
+        assertThatThrownBy(() -> Replay.parse(new String[] {"--trace", "scale", "--fail-rate", "-1"}))
+                .hasMessageContaining("--fail-rate");
     }
 
     private static List<Simulation.Fault> faultsOf(Replay.Options o) {

@@ -59,9 +59,9 @@ class SimulationTest {
         assertThat(r.requeues).isEqualTo(1);
         assertThat(r.succeeded[0]).isTrue();
         assertThat(r.finish[0]).isEqualTo(75_000);
-        assertThat(r.lostGpuMs).isEqualTo(8 * 10_000L);
-        assertThat(r.succeededGpuMs).isEqualTo(8 * 60_000L);
-        assertThat(r.billedGpuMs).isEqualTo(r.succeededGpuMs + r.lostGpuMs);
+        assertThat(r.lostMilliGpuMs).isEqualTo(8_000 * 10_000L);
+        assertThat(r.succeededMilliGpuMs).isEqualTo(8_000 * 60_000L);
+        assertThat(r.billedMilliGpuMs).isEqualTo(r.succeededMilliGpuMs + r.lostMilliGpuMs);
         assertThat(r.violations).isEmpty();
     }
 

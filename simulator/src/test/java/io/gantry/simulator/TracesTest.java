@@ -71,4 +71,29 @@ class TracesTest {
         assertThat(w.jobs().stream().filter(j -> j.gpus() == 20 && j.durationMillis() == 1000).count()).isEqualTo(1_500);
         assertThat(Traces.kueueBaseline(30, 7, 100).jobs()).isEqualTo(w.jobs().subList(0, 100));
     }
+
+    @Test
+    void openb_pods_keep_their_share_models_cpu_memory_and_qos_tenant_in_creation_order() {
+        Workload w = Traces.alibaba(List.of("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+                        + "creation_time,deletion_time,scheduled_time",
+                "b,6000,12288,1,460,V100M16|V100M32,BE,Running,20,120,25",
+                "a,12000,16384,2,1000,,LS,Pending,10,40,"), Traces.Options.ALL);
+
+        assertThat(w.jobs()).containsExactly(
+                new SimJob("a", "ls", 2, 0, 30_000, null, 12000, 16384, List.of(), null),
+                new SimJob("b", "be", 1, 10_000, 95_000, 460, 6000, 12288, List.of("V100M16", "V100M32"), null));
+        assertThat(w.jobs().get(1).milliGpus()).isEqualTo(460);
+        assertThat(w.tenantWeights()).containsOnlyKeys("ls", "be");
+    }
+
+    @Test
+    void min_gpus_keeps_only_the_multi_gpu_jobs_and_their_tenants() {
+        Workload w = new Workload("w", List.of(new SimJob("a", "x", 1, 0, 1), new SimJob("b", "y", 4, 5, 1)),
+                java.util.Map.of("x", 1.0, "y", 2.0), "inline");
+
+        Workload multi = Traces.atLeast(w, 2);
+
+        assertThat(multi.jobs()).extracting(SimJob::id).containsExactly("b");
+        assertThat(multi.tenantWeights()).containsOnlyKeys("y");
+    }
 }

@@ -1,0 +1,75 @@
+package io.gantry.simulator;
+
+import io.gantry.queue.core.FairShareConfig;
+import io.gantry.placement.core.TopologyPlacer;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+/** The report's derived figures on hand-checkable replays. */
+class ReportTest {
+    private static Simulation.Result run(List<SimJob> jobs, Map<String, Double> weights) {
+        Workload w = new Workload("t", jobs, weights, "inline");
+        FairShareConfig config = Policy.queues(weights, 8, 0, null, null);
+        return new Simulation(Clusters.uniform(1, 8), w, Policy.FIFO_BACKFILL, config, new TopologyPlacer(), List.of(),
+                null).run();
+    }
+
+    @Test
+    void finish_time_fairness_is_jct_over_run_time_times_the_tenants_in_the_system() {
+        // a and b arrive together and both need the whole node: a runs first (rho = 100 / (100 x 2)), b waits
+        // (rho = 200 / (100 x 2)); c arrives alone later (rho = 1)
+        Simulation.Result r = run(List.of(new SimJob("a", "x", 8, 0, 100_000), new SimJob("b", "y", 8, 0, 100_000),
+                new SimJob("c", "x", 8, 500_000, 100_000)), Map.of("x", 1.0, "y", 1.0));
+
+        Report.Ftf ftf = Report.finishTimeFairness(r);
+
+        assertThat(ftf.max()).isCloseTo(1.0, within(1e-9));
+        assertThat(ftf.mean()).isCloseTo((0.5 + 1.0 + 1.0) / 3, within(1e-9));
+        assertThat(ftf.overOne()).isZero();
+    }
+
+    @Test
+    void queue_length_counts_jobs_that_arrived_and_neither_run_nor_ended() {
+        Simulation.Result r = run(List.of(new SimJob("a", "x", 8, 0, 100_000), new SimJob("b", "y", 8, 0, 100_000),
+                new SimJob("c", "y", 8, 0, 100_000)), Map.of("x", 1.0, "y", 1.0));
+
+        assertThat(r.queueLength.max()).isEqualTo(2);
+        // 2 waiting for 100 s, 1 for the next 100 s, none for the last 100 s
+        assertThat(r.queueLength.mean(300_000)).isCloseTo(1.0, within(1e-9));
+        assertThat(r.queueLength.buckets(300_000, 3)).containsExactly(2.0, 1.0, 0.0);
+    }
+
+    @Test
+    void per_tenant_shares_over_time_add_up_to_the_utilisation() {
+        Simulation.Result r = run(List.of(new SimJob("a", "x", 4, 0, 100_000), new SimJob("b", "y", 2, 0, 50_000)),
+                Map.of("x", 1.0, "y", 1.0));
+
+        Map<String, double[]> shares = Report.shareSeries(r, r.endMillis);
+        double[] util = Report.utilisationSeries(r, r.endMillis);
+
+        assertThat(shares).containsOnlyKeys("x", "y");
+        for (int b = 0; b < Report.BUCKETS; b++) {
+            assertThat(shares.get("x")[b] + shares.get("y")[b]).isCloseTo(util[b], within(1e-9));
+        }
+        assertThat(shares.get("x")[0]).isCloseTo(0.5, within(1e-9));
+        assertThat(shares.get("y")[Report.BUCKETS - 1]).isZero();
+    }
+
+    @Test
+    void stranded_gpus_are_free_gpus_on_nodes_too_empty_for_the_typical_request() {
+        // typical request 8 GPUs (all the GPU demand); while a 1-GPU job runs the node's 7 free GPUs are stranded
+        Workload w = new Workload("t", List.of(new SimJob("small", "x", 1, 0, 1_000_000),
+                new SimJob("big", "x", 8, 0, 1_000_000), new SimJob("big2", "x", 8, 0, 1_000_000)),
+                Map.of("x", 1.0), "inline");
+        Simulation.Result r = new Simulation(Clusters.uniform(2, 8), w, Policy.FIFO_BACKFILL,
+                Policy.queues(w.tenantWeights(), 16, 0, null, null), new TopologyPlacer(), List.of(), null).run();
+
+        assertThat(r.stranded.max()).isEqualTo(7);
+        assertThat(r.violations).isEmpty();
+    }
+}
