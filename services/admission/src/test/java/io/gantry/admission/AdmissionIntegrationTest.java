@@ -142,17 +142,30 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    void aJobsPlacementPolicyIsCarriedOntoTheSubmittedSpec() throws Exception {
+        Reply reply = post(VISION, spec("spread-me", 8).replaceFirst("\\{\"name\"", "{\"placementPolicy\":\"SPREAD\",\"name\""),
+                null);
+
+        assertThat(reply.status).as(reply.raw).isEqualTo(202);
+        String jobId = (String) reply.body().get("jobId");
+        AdmissionJobEvent event = awaitRecord(Topics.ADMISSION_JOB_EVENTS, jobId,
+                e -> e.getPayload() instanceof JobSubmitted);
+        assertThat(((JobSubmitted) event.getPayload()).getSpec().getPlacementPolicy()).isEqualTo("spread");
+    }
+
+    @Test
     void anInvalidSpecIsRejectedNamingEveryBadFieldAndNothingIsPublished() throws Exception {
         long before = endOffset(Topics.ADMISSION_JOB_EVENTS);
         String bad = """
-                {"name":"x","colour":"red","tasks":[{"name":"w","command":["python",""],"gpus":9,"gpuModel":"B200"}]}""";
+                {"name":"x","colour":"red","placementPolicy":"random",
+                 "tasks":[{"name":"w","command":["python",""],"gpus":9,"gpuModel":"B200"}]}""";
 
         Reply reply = post(VISION, bad, null);
 
         assertThat(reply.status).isEqualTo(400);
         assertThat(reply.header("Content-Type")).contains("application/problem+json");
-        assertThat(errorFields(reply)).containsExactlyInAnyOrder("colour", "tasks[0].command[1]", "tasks[0].gpus",
-                "tasks[0].gpuModel");
+        assertThat(errorFields(reply)).containsExactlyInAnyOrder("colour", "placementPolicy", "tasks[0].command[1]",
+                "tasks[0].gpus", "tasks[0].gpuModel");
         assertThat(reply.raw).contains("no registered node has more than 8 GPUs");
 
         Reply malformed = post(VISION, "{\"name\": ", null);

@@ -12,6 +12,7 @@ import io.gantry.placement.core.GpuSharing;
 import io.gantry.placement.core.MigProfiles;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacementPolicy;
+import io.gantry.placement.core.RdmaNic;
 import io.gantry.placement.core.TopologyPlacer;
 import io.micronaut.context.env.Environment;
 import io.gantry.placement.kafka.PlacementService;
@@ -127,7 +128,8 @@ public class BackendFactory {
                              @Value("${gantry.placement.local.cpu-millis:0}") int cpuMillis,
                              @Value("${gantry.placement.local.memory-mib:0}") long memoryMiB,
                              @Value("${gantry.placement.local.work-dir:}") String workDir,
-                             @Value("${gantry.placement.local.run-as:nobody}") String runAs) throws IOException {
+                             @Value("${gantry.placement.local.run-as:nobody}") String runAs,
+                             @Value("${gantry.placement.local.rdma-nics:}") String rdmaNics) throws IOException {
         if (SimulatedBackend.NAME.equals(backendName)) {
             List<NodeSpec> nodes;
             try {
@@ -148,8 +150,13 @@ public class BackendFactory {
         }
         int cpu = cpuMillis > 0 ? cpuMillis : Runtime.getRuntime().availableProcessors() * 1000;
         long memory = memoryMiB > 0 ? memoryMiB : hostMemoryMiB();
-        NodeSpec node = new NodeSpec(LocalBackend.NODE_ID, LocalBackend.NAME, devices, cpu, memory,
-                Map.of("host", hostname()));
+        NodeSpec node;
+        try {
+            node = new NodeSpec(LocalBackend.NODE_ID, LocalBackend.NAME, devices, cpu, memory,
+                    Map.of("host", hostname()), List.of(), localNics(rdmaNics));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("gantry.placement.local.rdma-nics: " + e.getMessage(), e);
+        }
         Path dir = workDir.isBlank() ? Path.of(System.getProperty("java.io.tmpdir"), "gantry-placement")
                 : Path.of(workDir);
         boolean root = "root".equals(System.getProperty("user.name"));
@@ -157,6 +164,26 @@ public class BackendFactory {
         LOG.warn("the local backend runs tenants' commands on this host (work dir {}, {})", dir,
                 as == null ? "as " + System.getProperty("user.name") : "as " + runAs + " via setpriv");
         return new LocalBackend(node, dir, as, clock);
+    }
+
+    /** {@code mlx5_0:0:0:200,mlx5_1:0:1:200}: name, NUMA socket, PCIe switch (-1: none), Gbit/s. */
+    static List<RdmaNic> localNics(String value) {
+        List<RdmaNic> nics = new ArrayList<>();
+        for (String item : value.split(",")) {
+            if (item.isBlank()) {
+                continue;
+            }
+            String[] f = item.trim().split(":");
+            try {
+                nics.add(new RdmaNic(f[0], f.length > 1 ? Integer.parseInt(f[1]) : 0,
+                        f.length > 2 ? Integer.parseInt(f[2]) : RdmaNic.NO_SWITCH,
+                        f.length > 3 ? Integer.parseInt(f[3]) : 0));
+            } catch (NumberFormatException e) {
+                throw new ConfigurationException("gantry.placement.local.rdma-nics: `" + item
+                        + "` must be name[:numaNode[:pcieSwitch[:gbps]]]");
+            }
+        }
+        return nics;
     }
 
     private static long hostMemoryMiB() {

@@ -5,6 +5,8 @@ import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationGranted;
 import io.gantry.events.AllocationReleased;
+import io.gantry.events.CapacityReservationRequested;
+import io.gantry.events.QueueReservationEvent;
 import io.gantry.events.DeferralReason;
 import io.gantry.events.FailureReason;
 import io.gantry.events.JobDispatched;
@@ -409,6 +411,79 @@ class PlacementIntegrationTest implements TestPropertyProvider {
                 HttpRequest.POST("/v1/admin/simulation/nodes/sim-3/revive", "").bearerAuth(ADMIN_TOKEN), Map.class);
         assertThat(revived.code()).isEqualTo(200);
         await().atMost(Duration.ofSeconds(10)).until(() -> heartbeats("sim-3") > before);
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aReservationDrainsANodeDefersTheReservedJobDrainingAndGrantsItThereWhenTheBlockingRunEnds() throws Exception {
+        // isolate one empty node: cordon the others for the length of the test (which also checks the admin API)
+        String target = await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+            List<Map> nodes = http.toBlocking().retrieve(HttpRequest.GET("/v1/nodes").bearerAuth(ADMIN_TOKEN),
+                    Argument.listOf(Map.class));
+            return nodes.stream().filter(n -> Boolean.TRUE.equals(n.get("healthy")) && n.get("freeGpus").equals(8))
+                    .map(n -> (String) n.get("nodeId")).findFirst().orElse(null);
+        }, t -> t != null);
+        List<String> others = new ArrayList<>(List.of("sim-0", "sim-1", "sim-2", "sim-3"));
+        others.remove(target);
+        assertThatThrownBy(() -> http.toBlocking().exchange(
+                HttpRequest.POST("/v1/admin/nodes/" + others.get(0) + "/cordon", "").bearerAuth(TENANT_TOKEN)))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(403));
+        assertThatThrownBy(() -> http.toBlocking().exchange(
+                HttpRequest.POST("/v1/admin/nodes/nope/cordon", "").bearerAuth(ADMIN_TOKEN)))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> {
+                    assertThat(e.code()).isEqualTo(404);
+                    assertThat(e.getResponse().getContentType().map(Object::toString)).contains("application/problem+json");
+                });
+        try {
+            for (String other : others) {
+                HttpResponse<Map> cordoned = http.toBlocking().exchange(
+                        HttpRequest.POST("/v1/admin/nodes/" + other + "/cordon", "").bearerAuth(ADMIN_TOKEN), Map.class);
+                assertThat(cordoned.body()).containsEntry("cordoned", true);
+                assertThat(node(other)).containsEntry("cordoned", true);
+            }
+            String blocker = "blocker-" + UUID.randomUUID();
+            produce(Topics.QUEUE_JOB_EVENTS, blocker, dispatched(blocker, 1, List.of(task("w", 1, 8, 10_000L)), 20_000L));
+            AllocationGranted held = (AllocationGranted) awaitPayloads(blocker, 2).get(0);
+            assertThat(held.getPlacements().get(0).getNodeId()).isEqualTo(target);
+
+            String starving = "starving-" + UUID.randomUUID();
+            QueueJobEvent dispatch = dispatched(starving, 1, List.of(task("w", 1, 8, 1L)));
+            produce(Topics.QUEUE_RESERVATION_EVENTS, starving, QueueReservationEvent.newBuilder()
+                    .setEventId(UUID.randomUUID().toString()).setJobId(starving).setOccurredAt(Instant.now())
+                    .setPayload(CapacityReservationRequested.newBuilder().setTenant("vision").setAttempt(1)
+                            .setSpec(((JobDispatched) dispatch.getPayload()).getSpec())
+                            .setMessage("job waited 47 min (starvation wait 30m): FRAGMENTED").build()).build());
+            await().atMost(Duration.ofSeconds(10)).until(() -> starving.equals(node(target).get("reservedFor")));
+            Map<String, Object> cluster = http.toBlocking().retrieve(HttpRequest.GET("/v1/cluster")
+                    .bearerAuth(TENANT_TOKEN), Map.class);
+            assertThat((List<String>) cluster.get("cordonedNodes")).containsExactlyInAnyOrderElementsOf(others);
+            assertThat((List<Map<String, Object>>) cluster.get("reservations")).singleElement().satisfies(r -> {
+                assertThat(r).containsEntry("job", starving).containsEntry("domain", "node " + target)
+                        .containsEntry("nodes", List.of(target));
+                assertThat(r.get("estimate")).as("the blocking run's time limit").isNotNull();
+            });
+
+            produce(Topics.QUEUE_JOB_EVENTS, starving, dispatch);
+            assertThat(awaitPayloads(starving, 1).get(0)).isInstanceOfSatisfying(PlacementDeferred.class, d -> {
+                assertThat(d.getReason()).isEqualTo(DeferralReason.DRAINING);
+                assertThat(d.getMessage()).startsWith("reserved: waiting for node drain of node " + target + " (est. ");
+            });
+
+            List<Object> ended = awaitPayloads(blocker, 4);
+            assertThat(ended.get(3)).isInstanceOfSatisfying(AllocationReleased.class, r -> assertThat(
+                    r.getFreeCapacity().get(0).getLargestFreeOnNode()).as("drained capacity is reported free").isEqualTo(8));
+            produce(Topics.QUEUE_JOB_EVENTS, starving, dispatched(starving, 1, List.of(task("w", 1, 8, 1L))));
+            List<Object> payloads = awaitPayloads(starving, 2);
+            assertThat(payloads.get(1)).isInstanceOfSatisfying(AllocationGranted.class,
+                    g -> assertThat(g.getPlacements().get(0).getNodeId()).isEqualTo(target));
+            await().atMost(Duration.ofSeconds(10)).until(() -> node(target).get("reservedFor") == null);
+        } finally {
+            for (String other : others) {
+                http.toBlocking().exchange(HttpRequest.POST("/v1/admin/nodes/" + other + "/uncordon", "")
+                        .bearerAuth(ADMIN_TOKEN), Map.class);
+            }
+        }
+        assertThat(node(others.get(0))).containsEntry("cordoned", false);
     }
 
     private static long heartbeats(String nodeId) {

@@ -8,9 +8,19 @@ import java.util.List;
  * @param queue         the tenant queue asked for, or null for the tenant's default queue
  * @param priorityClass a priority class of the queue configuration, or null for the default class
  * @param topology      where the gang's tasks must / should sit relative to each other, or null for no constraint
+ * @param placementPolicy {@code binpack} or {@code spread} for this job, or null for the pool's policy
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
-                      String priorityClass, Topology topology) {
+                      String priorityClass, Topology topology, String placementPolicy) {
+
+    /** Placement policies a job may ask for, overriding the pool's. */
+    public static final List<String> PLACEMENT_POLICIES = List.of("binpack", "spread");
+
+    /** With the pool's placement policy. */
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, null);
+    }
 
     /** Topology levels, tightest first, as the contract names them. */
     public static final List<String> TOPOLOGY_LEVELS = List.of("NVLINK", "NODE", "RACK", "SPINE", "CLUSTER");

@@ -28,6 +28,9 @@ public final class JobSpecTree {
         if (spec.priorityClass() != null) {
             job.put("priorityClass", spec.priorityClass());
         }
+        if (spec.placementPolicy() != null) {
+            job.put("placementPolicy", spec.placementPolicy());
+        }
         if (spec.topology() != null) {
             Map<String, Object> topology = new LinkedHashMap<>();
             topology.put("required", spec.topology().required());

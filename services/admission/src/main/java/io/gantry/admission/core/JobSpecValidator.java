@@ -28,7 +28,8 @@ public final class JobSpecValidator {
     public static final long DEFAULT_MEMORY_MIB = 1024;
 
     private static final Set<String> JOB_FIELDS =
-            Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology");
+            Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology",
+                    "placementPolicy");
     private static final Set<String> TASK_FIELDS = Set.of("name", "replicas", "command", "gpus", "gpuModel",
             "gpuModels", "gpuTier", "cpus", "memoryMiB", "runSeconds", "gpuMilli", "gpuMemoryMiB", "migProfile");
     /** NVIDIA's MIG profile names: compute slices, then memory, e.g. {@code 1g.10gb}, {@code 3g.40gb}. */
@@ -52,11 +53,24 @@ public final class JobSpecValidator {
         String queue = identifier(job.get("queue"), "queue", errors);
         String priorityClass = identifier(job.get("priorityClass"), "priorityClass", errors);
         JobSpec.Topology topology = topology(job.get("topology"), errors);
+        String policy = placementPolicy(job.get("placementPolicy"), errors);
         if (!errors.isEmpty()) {
             return Validated.invalid(errors);
         }
         return Validated.ok(new JobSpec(name, priority == null ? DEFAULT_PRIORITY : priority.intValue(), timeLimit,
-                tasks, queue, priorityClass, topology));
+                tasks, queue, priorityClass, topology, policy));
+    }
+
+    private static String placementPolicy(Object value, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        String policy = value instanceof String s ? s.toLowerCase(java.util.Locale.ROOT) : null;
+        if (policy == null || !JobSpec.PLACEMENT_POLICIES.contains(policy)) {
+            errors.add(new FieldError("placementPolicy", "must be one of " + JobSpec.PLACEMENT_POLICIES));
+            return null;
+        }
+        return policy;
     }
 
     private static JobSpec.Topology topology(Object value, List<FieldError> errors) {

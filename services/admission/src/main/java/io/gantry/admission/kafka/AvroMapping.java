@@ -62,6 +62,7 @@ public final class AvroMapping {
                         .build()).toList())
                 .setQueue(spec.queue())
                 .setPriorityClass(spec.priorityClass())
+                .setPlacementPolicy(spec.placementPolicy())
                 .setTopology(spec.topology() == null ? null : new TopologyConstraint(
                         TopologyLevel.valueOf(spec.topology().required()),
                         TopologyLevel.valueOf(spec.topology().preferred())))
@@ -75,7 +76,8 @@ public final class AvroMapping {
                         t.getGpus(), t.getGpuModel(), t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds(),
                         t.getGpuModels(), t.getGpuTier(), t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile()))
                         .toList(), spec.getQueue(), spec.getPriorityClass(), topology == null ? null
-                : new JobSpec.Topology(topology.getRequired().name(), topology.getPreferred().name()));
+                : new JobSpec.Topology(topology.getRequired().name(), topology.getPreferred().name()),
+                spec.getPlacementPolicy());
     }
 
     /** The model of each GPU of a registered node, one entry per device. */

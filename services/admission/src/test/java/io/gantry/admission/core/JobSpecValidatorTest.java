@@ -46,6 +46,10 @@ class JobSpecValidatorTest {
                         "queue", "lower-case name"),
                 bad("a priority class that is a number", aJob().set("priorityClass", 5).build(), CLUSTER,
                         "priorityClass", "lower-case name"),
+                bad("an unknown placement policy", aJob().set("placementPolicy", "random").build(), CLUSTER,
+                        "placementPolicy", "must be one of [binpack, spread]"),
+                bad("a placement policy that is not a string", aJob().set("placementPolicy", 1).build(), CLUSTER,
+                        "placementPolicy", "must be one of"),
                 bad("a topology given as a string", aJob().set("topology", "rack").build(), CLUSTER,
                         "topology", "must be an object"),
                 bad("an unknown topology level", aJob().set("topology", Map.of("required", "row")).build(), CLUSTER,
@@ -222,6 +226,18 @@ class JobSpecValidatorTest {
         assertThat(v.spec().topology()).isEqualTo(new JobSpec.Topology("SPINE", "RACK"));
         assertThat(v.spec().tasks().get(0).gpuModels()).containsExactly("H100", "A100");
         assertThat(v.spec().tasks().get(1).gpuTier()).isEqualTo("inference");
+    }
+
+    @Test
+    void carriesThePlacementPolicyLowerCasedAndLeavesItNullWhenNotGiven() {
+        Validated spread = validator.validate(aJob().set("placementPolicy", "Spread").build(), CLUSTER);
+        Validated none = validator.validate(aJob().build(), CLUSTER);
+
+        assertThat(spread.errors()).isEmpty();
+        assertThat(spread.spec().placementPolicy()).isEqualTo("spread");
+        assertThat(JobSpecTree.toTree(spread.spec())).containsEntry("placementPolicy", "spread");
+        assertThat(validator.validate(JobSpecTree.toTree(spread.spec()), CLUSTER).spec()).isEqualTo(spread.spec());
+        assertThat(none.spec().placementPolicy()).isNull();
     }
 
     @Test

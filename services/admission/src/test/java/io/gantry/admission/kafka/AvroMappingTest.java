@@ -23,4 +23,17 @@ class AvroMappingTest {
         assertThat(wire.getTasks().get(1).getMigProfile()).isEqualTo("1g.10gb");
         assertThat(AvroMapping.fromAvro(wire)).isEqualTo(spec);
     }
+
+    @Test
+    void thePlacementPolicyIsCarriedOnTheWireBothWays() {
+        JobSpec spec = new JobSpec("train", 0, null, List.of(new TaskSpec("w", 1, List.of("run"), 8, "H100", 1000,
+                1024, null)), null, null, null, "spread");
+
+        io.gantry.events.JobSpec wire = AvroMapping.toAvro(spec);
+
+        assertThat(wire.getPlacementPolicy()).isEqualTo("spread");
+        assertThat(AvroMapping.fromAvro(wire)).isEqualTo(spec);
+        assertThat(AvroMapping.fromAvro(AvroMapping.toAvro(new JobSpec("t", 0, null, spec.tasks())))
+                .placementPolicy()).isNull();
+    }
 }

@@ -2,6 +2,7 @@ package io.gantry.placement.backend;
 
 import io.gantry.placement.core.Gpu;
 import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.RdmaNic;
 import io.gantry.placement.core.TraceClusters;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -34,6 +35,8 @@ import java.util.Set;
  *     sockets: 2          # optional, default 1: NUMA sockets, CPU split evenly unless numaCpuMillis is given
  *     rack: rack-0        # optional: labels rack / spine (the switch hierarchy)
  *     spine: spine-0
+ *     rdmaNics:           # optional: RDMA NICs, each on a socket the node has
+ *       - {name: mlx5_0, numaNode: 0, pcieSwitch: 0, gbps: 400}
  * </pre>
  *
  * <p>Per GPU group, {@code migCapable: true} lets its GPUs host MIG instances, and {@code numaNode},
@@ -126,19 +129,47 @@ public final class ClusterFile {
                     numa.add((int) (cpu / sockets + (s < cpu % sockets ? 1 : 0)));
                 }
             }
+            List<RdmaNic> nics = nics(m.get("rdmaNics"), at + ".rdmaNics");
             for (int n = 0; n < count; n++) {
                 String nodeId = m.containsKey("count") ? id + "-" + n : id;
                 if (!ids.add(nodeId)) {
                     throw new IllegalArgumentException(at + ".id: node id " + nodeId + " appears twice");
                 }
                 try {
-                    nodes.add(new NodeSpec(nodeId, SimulatedBackend.NAME, gpus, (int) cpu, memory, labels, numa));
+                    nodes.add(new NodeSpec(nodeId, SimulatedBackend.NAME, gpus, (int) cpu, memory, labels, numa, nics));
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException(at + ": " + e.getMessage(), e);
                 }
             }
         }
         return List.copyOf(nodes);
+    }
+
+    /** {@code rdmaNics: [{name: mlx5_0, numaNode: 0, pcieSwitch: 0, gbps: 400}]}; socket 0, no switch, 0 by default. */
+    private static List<RdmaNic> nics(Object value, String at) {
+        if (value == null) {
+            return List.of();
+        }
+        if (!(value instanceof List<?> list)) {
+            throw new IllegalArgumentException(at + ": must be a list of {name, numaNode, pcieSwitch, gbps}");
+        }
+        List<RdmaNic> nics = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            String where = at + "[" + i + "]";
+            if (!(list.get(i) instanceof Map<?, ?> m)) {
+                throw new IllegalArgumentException(where + ": must be a mapping with name, numaNode, pcieSwitch, gbps");
+            }
+            String name = string(m, "name", where);
+            long numa = number(m, "numaNode", where, 0);
+            long pcie = number(m, "pcieSwitch", where, RdmaNic.NO_SWITCH);
+            long gbps = number(m, "gbps", where, 0);
+            try {
+                nics.add(new RdmaNic(name, (int) numa, (int) pcie, (int) gbps));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
+            }
+        }
+        return nics;
     }
 
     private record RawGpu(String model, long memoryMiB, long numa, long pcie, long nvlink, boolean mig, String at) {

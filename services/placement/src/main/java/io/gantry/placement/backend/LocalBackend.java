@@ -208,6 +208,10 @@ public final class LocalBackend implements ExecutionBackend {
                 env.put("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=" + s.memoryMiB() + "M");
             }
         }
+        if (!p.rdmaNics().isEmpty()) {
+            // the NICs next to the task's GPUs (GPUDirect RDMA without crossing a socket)
+            env.put("NCCL_IB_HCA", String.join(",", p.rdmaNics()));
+        }
         env.put("GANTRY_JOB_ID", allocation.jobId());
         env.put("GANTRY_TASK", p.task());
         env.put("GANTRY_REPLICA", Integer.toString(p.replica()));

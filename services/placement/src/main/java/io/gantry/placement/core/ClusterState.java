@@ -42,6 +42,12 @@ public final class ClusterState {
     private final Map<String, List<Inventory.Holding>> liveOnNode = new HashMap<>();
     /** Highest attempt of each job that was ever granted: a dispatch of that attempt or older is stale. */
     private final Map<String, Integer> grantedAttempt = new HashMap<>();
+    /** Cordoned nodes (from their registrations' control label). */
+    private final TreeSet<String> cordoned = new TreeSet<>();
+    /** Job id to the nodes drained for its capacity reservation (from the registrations' control labels). */
+    private final TreeMap<String, TreeSet<String>> reservedNodes = new TreeMap<>();
+    /** What an allocation without a time limit is assumed to have left to run when a drain is costed. */
+    static final long NO_LIMIT_SECONDS = 1_000_000_000L;
 
     /**
      * @param backend the execution backend of this placement; only its nodes are placed on
@@ -63,11 +69,22 @@ public final class ClusterState {
 
     // ---------------------------------------------------------------- decisions
 
+    /**
+     * A node (re-)registers. A node placement already knows keeps its control labels (cordon, reservation) from
+     * the previous registration: the backend re-registers every node at start and must not undo an operator's
+     * cordon or a drain under way.
+     */
     public List<Fact> register(NodeSpec node) {
-        return List.of(new Fact.NodeRegistered(node));
+        NodeSpec previous = nodes.get(node.nodeId());
+        return List.of(new Fact.NodeRegistered(previous == null ? node : node.withControlOf(previous)));
     }
 
-    /** A dispatched run: place the whole gang now or defer it; nothing for a job already holding devices. */
+    /**
+     * A dispatched run: place the whole gang now or defer it; nothing for a job already holding devices.
+     * Cordoned nodes and capacity drained for another gang are not placed on (except backfill that ends before
+     * that drain does); a gang with a reservation of its own tries its drained nodes first, and its grant ends the
+     * reservation.
+     */
     public List<Fact> dispatch(GangRequest gang, Instant now) {
         if (liveByJob.containsKey(gang.jobId())) {
             return List.of();
@@ -75,16 +92,336 @@ public final class ClusterState {
         if (grantedAttempt.getOrDefault(gang.jobId(), 0) >= gang.attempt()) {
             return List.of();
         }
-        PlacementDecision decision = placer.place(inventory, gang);
+        PlacementDecision decision = decide(gang, now);
         if (decision instanceof PlacementDecision.Deferred d) {
             return List.of(new Fact.PlacementDeferred(gang.jobId(), gang.tenant(), gang.attempt(), d.reason(),
                     d.message()));
         }
         List<PlacedTask> placements = withRunSeconds(gang, ((PlacementDecision.Placed) decision).placements());
+        placements = placements.stream().map(p -> p.withRdmaNics(p.closestNics(nodes.get(p.nodeId())))).toList();
         checkPlacements(gang, placements);
         Allocation a = new Allocation(allocationId(gang.jobId(), gang.attempt()), gang.jobId(), gang.tenant(),
                 gang.attempt(), placements, now, backend, gang.timeLimitSeconds());
-        return List.of(new Fact.AllocationGranted(a));
+        List<Fact> facts = new ArrayList<>();
+        facts.add(new Fact.AllocationGranted(a));
+        facts.addAll(endReservation(gang.jobId()));
+        return facts;
+    }
+
+    private PlacementDecision decide(GangRequest gang, Instant now) {
+        if (cordoned.isEmpty() && reservedNodes.isEmpty()) {
+            return placer.place(inventory, gang); // the common case costs nothing extra
+        }
+        TreeSet<String> own = activeReservation(gang.jobId()) ? reservedNodes.get(gang.jobId()) : null;
+        List<CapacityReservation> blocking = new ArrayList<>();
+        Set<String> reserved = new TreeSet<>();
+        for (String job : reservedNodes.keySet()) {
+            if (!job.equals(gang.jobId()) && activeReservation(job) && !mayBackfill(gang, job, now)) {
+                blocking.add(reservation(job).orElseThrow());
+                reserved.addAll(reservedNodes.get(job));
+            }
+        }
+        if (own != null) {
+            Set<String> outside = new HashSet<>(nodes.keySet());
+            outside.removeAll(own);
+            outside.addAll(cordoned);
+            PlacementDecision there = placeWithout(gang, outside);
+            if (there instanceof PlacementDecision.Placed) {
+                return there;
+            }
+        }
+        Set<String> hidden = new TreeSet<>(cordoned);
+        hidden.addAll(reserved);
+        PlacementDecision d = placeWithout(gang, hidden);
+        if (d instanceof PlacementDecision.Placed || (own == null && hidden.isEmpty())) {
+            return d;
+        }
+        if (own != null) {
+            CapacityReservation r = reservation(gang.jobId()).orElseThrow();
+            return new PlacementDecision.Deferred(DeferralCause.DRAINING, "reserved: waiting for node drain of "
+                    + r.domain() + " (" + estimatePhrase(estimate(gang.jobId(), now), now) + ")");
+        }
+        PlacementDecision whole = null; // the whole pool's answer, when already known
+        PlacementDecision withReserved = reserved.isEmpty() ? null : placeWithout(gang, cordoned);
+        if (cordoned.isEmpty()) {
+            whole = withReserved;
+        }
+        if (withReserved instanceof PlacementDecision.Placed) {
+            StringBuilder m = new StringBuilder("would fit only on capacity reserved for ");
+            for (int i = 0; i < blocking.size() && i < 3; i++) {
+                CapacityReservation r = blocking.get(i);
+                m.append(i == 0 ? "" : "; ").append("job ").append(r.jobId()).append(" (").append(r.domain())
+                        .append(", drain ").append(estimatePhrase(estimate(r.jobId(), now), now)).append(")");
+            }
+            if (blocking.size() > 3) {
+                m.append(" and ").append(blocking.size() - 3).append(" more");
+            }
+            m.append("; a run whose time limit ends before the drain may use it");
+            return new PlacementDecision.Deferred(DeferralCause.RESERVED, m.toString());
+        }
+        if (!cordoned.isEmpty()) {
+            PlacementDecision withCordoned = placeWithout(gang, reserved);
+            boolean needsBoth = false;
+            if (!(withCordoned instanceof PlacementDecision.Placed) && !reserved.isEmpty()) {
+                withCordoned = placer.place(inventory, gang);
+                needsBoth = true;
+            }
+            if (withCordoned instanceof PlacementDecision.Placed) {
+                List<String> names = new ArrayList<>(cordoned);
+                String list = String.join(", ", names.subList(0, Math.min(5, names.size())))
+                        + (names.size() > 5 ? " and " + (names.size() - 5) + " more" : "");
+                return new PlacementDecision.Deferred(DeferralCause.CORDONED, "would fit only with cordoned nodes ("
+                        + list + ")" + (needsBoth ? " and capacity reserved for other gangs" : ""));
+            }
+            return withCordoned;
+        }
+        return whole != null ? whole : placer.place(inventory, gang);
+    }
+
+    /** The placer's answer with {@code hidden} nodes out of the search; the index is left as it was. */
+    private PlacementDecision placeWithout(GangRequest gang, Set<String> hidden) {
+        if (hidden.isEmpty()) {
+            return placer.place(inventory, gang);
+        }
+        hidden.forEach(inventory::block);
+        try {
+            return placer.place(inventory, gang);
+        } finally {
+            hidden.forEach(inventory::unblock);
+        }
+    }
+
+    // ---------------------------------------------------------------- cordon, reservations
+
+    /** Cordon (or uncordon) a node: it gets no new work, running work continues. Nothing when already so. */
+    public List<Fact> cordon(String nodeId, boolean cordon) {
+        NodeSpec n = nodes.get(nodeId);
+        if (n == null || n.cordoned() == cordon) {
+            return List.of();
+        }
+        return List.of(new Fact.NodeRegistered(n.withLabel(NodeSpec.CORDONED_LABEL, cordon ? "true" : null)));
+    }
+
+    /**
+     * The queue asks to reserve capacity for a starving gang. Picks the cheapest domain of the gang's required
+     * level where the gang would fit once the allocations running there were gone ("cheapest": the least
+     * GPU-seconds still to run there by their time limits, one without a limit counting {@value #NO_LIMIT_SECONDS}
+     * s; then fewer allocations; then domain order), and drains the nodes the gang would use there. Within a
+     * domain nodes are taken cheapest first, so free capacity is used before busy nodes are drained. Nothing when
+     * the job holds an allocation, was granted this attempt, already has a reservation, or fits nowhere even
+     * empty (cordoned and otherwise reserved nodes are not considered).
+     */
+    public List<Fact> reserve(GangRequest gang, Instant now) {
+        String job = gang.jobId();
+        if (liveByJob.containsKey(job) || grantedAttempt.getOrDefault(job, 0) >= gang.attempt()
+                || reservedNodes.containsKey(job)) {
+            return List.of();
+        }
+        TopologyLevel level = gang.topology().required();
+        Map<String, List<NodeSpec>> domains = new TreeMap<>();
+        for (NodeSpec n : nodes.values()) {
+            String reservedFor = n.reservedFor();
+            if (!inventory.isEligible(n.nodeId()) || n.cordoned()
+                    || (reservedFor != null && activeReservation(reservedFor))) {
+                continue;
+            }
+            String key = switch (level) {
+                case NVLINK, NODE -> "node " + n.nodeId();
+                case RACK -> "rack " + (n.spine().equals(NodeSpec.UNLABELLED) ? n.rack() : n.spine() + "/" + n.rack());
+                case SPINE -> "spine " + n.spine();
+                case CLUSTER -> "";
+            };
+            domains.computeIfAbsent(key, k -> new ArrayList<>()).add(n);
+        }
+        Drain best = null;
+        for (Map.Entry<String, List<NodeSpec>> e : domains.entrySet()) {
+            Drain d = drain(gang, e.getKey(), e.getValue(), now);
+            if (d != null && (best == null || d.compareTo(best) < 0)) {
+                best = d;
+            }
+        }
+        if (best == null) {
+            return List.of();
+        }
+        String domain = best.domain().isEmpty() ? (best.nodes().size() == 1 ? "node " : "nodes ")
+                + String.join(", ", best.nodes()) : best.domain();
+        List<Fact> facts = new ArrayList<>();
+        for (String id : best.nodes()) {
+            NodeSpec n = nodes.get(id).withLabel(NodeSpec.RESERVED_FOR_LABEL, job)
+                    .withLabel(NodeSpec.RESERVED_TENANT_LABEL, gang.tenant())
+                    .withLabel(NodeSpec.RESERVED_ATTEMPT_LABEL, Integer.toString(gang.attempt()))
+                    .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, domain);
+            facts.add(new Fact.NodeRegistered(n));
+        }
+        return facts;
+    }
+
+    /** A candidate drain: its cost (milli-GPU-seconds still to run), blocking allocations, domain and nodes. */
+    private record Drain(long cost, int allocations, String domain, List<String> nodes) implements Comparable<Drain> {
+        @Override
+        public int compareTo(Drain o) {
+            int c = Long.compare(cost, o.cost);
+            if (c == 0) {
+                c = Integer.compare(allocations, o.allocations);
+            }
+            if (c == 0) {
+                c = domain.compareTo(o.domain);
+            }
+            return c != 0 ? c : String.join(",", nodes).compareTo(String.join(",", o.nodes));
+        }
+    }
+
+    /** The cheapest set of nodes of one domain the gang fits once emptied, or null when it never fits there. */
+    private Drain drain(GangRequest gang, String domain, List<NodeSpec> candidates, Instant now) {
+        Map<String, Long> cost = new HashMap<>();
+        Map<String, Set<String>> blockers = new HashMap<>();
+        for (NodeSpec n : candidates) {
+            long c = 0;
+            Set<String> allocs = new TreeSet<>();
+            for (Inventory.Holding h : liveOnNode.getOrDefault(n.nodeId(), List.of())) {
+                Allocation a = liveByJob.get(h.jobId());
+                if (a == null) {
+                    continue;
+                }
+                allocs.add(a.allocationId());
+                long left = a.timeLimitSeconds() == null ? NO_LIMIT_SECONDS
+                        : Math.max(0, java.time.Duration.between(now, runEnd(a)).toSeconds());
+                c += Math.max(1, h.task().gpuMilli()) * left;
+            }
+            cost.put(n.nodeId(), c);
+            blockers.put(n.nodeId(), allocs);
+        }
+        List<NodeSpec> order = new ArrayList<>(candidates);
+        order.sort(Comparator.comparingLong((NodeSpec n) -> cost.get(n.nodeId()))
+                .thenComparingInt(n -> blockers.get(n.nodeId()).size()).thenComparing(NodeSpec::nodeId));
+        Inventory trial = new Inventory(backend, placer.sharing());
+        int gpus = 0;
+        for (NodeSpec n : order) {
+            trial.put(n, true, List.of());
+            gpus += n.gpuCount();
+            if (gpus < gang.totalGpus()) {
+                continue;
+            }
+            if (placer.place(trial, gang) instanceof PlacementDecision.Placed p) {
+                TreeSet<String> used = new TreeSet<>();
+                p.placements().forEach(t -> used.add(t.nodeId()));
+                long total = 0;
+                Set<String> allocs = new HashSet<>();
+                for (String id : used) {
+                    total += cost.get(id);
+                    allocs.addAll(blockers.get(id));
+                }
+                return new Drain(total, allocs.size(), domain, List.copyOf(used));
+            }
+        }
+        return null;
+    }
+
+    /** The queue no longer needs the reservation of {@code attempt} (or older) of the job. */
+    public List<Fact> cancelReservation(String jobId, int attempt) {
+        Optional<CapacityReservation> r = reservation(jobId);
+        if (r.isEmpty() || r.get().attempt() > attempt) {
+            return List.of();
+        }
+        return endReservation(jobId);
+    }
+
+    private List<Fact> endReservation(String jobId) {
+        TreeSet<String> on = reservedNodes.get(jobId);
+        if (on == null) {
+            return List.of();
+        }
+        List<Fact> facts = new ArrayList<>();
+        for (String id : on) {
+            NodeSpec n = nodes.get(id).withLabel(NodeSpec.RESERVED_FOR_LABEL, null)
+                    .withLabel(NodeSpec.RESERVED_TENANT_LABEL, null).withLabel(NodeSpec.RESERVED_ATTEMPT_LABEL, null)
+                    .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, null);
+            facts.add(new Fact.NodeRegistered(n));
+        }
+        return facts;
+    }
+
+    /** A reservation still counts while its job holds nothing and its attempt was not granted. */
+    private boolean activeReservation(String jobId) {
+        Optional<CapacityReservation> r = reservation(jobId);
+        return r.isPresent() && !liveByJob.containsKey(jobId)
+                && grantedAttempt.getOrDefault(jobId, 0) < r.get().attempt();
+    }
+
+    /** Backfill: a run whose time limit ends no later than the drain of {@code jobId}'s reservation is expected to. */
+    private boolean mayBackfill(GangRequest gang, String jobId, Instant now) {
+        if (gang.timeLimitSeconds() == null) {
+            return false;
+        }
+        Instant drained = estimate(jobId, now);
+        return drained != null && !now.plusSeconds(gang.timeLimitSeconds()).isAfter(drained);
+    }
+
+    /**
+     * When the drain for {@code jobId} is expected to end: when the last allocation on its nodes (other than the
+     * job's own) reaches its time limit; {@code now} when none is left; null (unknown) when one has no limit.
+     */
+    public Instant estimate(String jobId, Instant now) {
+        Instant end = now;
+        Set<String> seen = new HashSet<>();
+        for (String id : reservedNodes.getOrDefault(jobId, new TreeSet<>())) {
+            for (Inventory.Holding h : liveOnNode.getOrDefault(id, List.of())) {
+                Allocation a = liveByJob.get(h.jobId());
+                if (a == null || a.jobId().equals(jobId) || !seen.add(a.allocationId())) {
+                    continue;
+                }
+                if (a.timeLimitSeconds() == null) {
+                    return null;
+                }
+                Instant e = runEnd(a);
+                end = e.isAfter(end) ? e : end;
+            }
+        }
+        return end;
+    }
+
+    private Instant runEnd(Allocation a) {
+        return started.getOrDefault(a.allocationId(), a.grantedAt()).plusSeconds(a.timeLimitSeconds());
+    }
+
+    private static String estimatePhrase(Instant estimate, Instant now) {
+        if (estimate == null) {
+            return "est. unknown: a run there has no time limit";
+        }
+        long seconds = Math.max(0, java.time.Duration.between(now, estimate).toSeconds());
+        return "est. " + (seconds + 59) / 60 + " min";
+    }
+
+    public boolean knows(String nodeId) {
+        return nodes.containsKey(nodeId);
+    }
+
+    public boolean isCordoned(String nodeId) {
+        return cordoned.contains(nodeId);
+    }
+
+    /** The job's capacity reservation, as its nodes' labels record it (also one that no longer counts). */
+    public Optional<CapacityReservation> reservation(String jobId) {
+        TreeSet<String> on = reservedNodes.get(jobId);
+        if (on == null) {
+            return Optional.empty();
+        }
+        NodeSpec first = nodes.get(on.first());
+        int attempt;
+        try {
+            attempt = Integer.parseInt(first.labels().getOrDefault(NodeSpec.RESERVED_ATTEMPT_LABEL, "1"));
+        } catch (NumberFormatException e) {
+            attempt = 1;
+        }
+        return Optional.of(new CapacityReservation(jobId, first.labels().getOrDefault(NodeSpec.RESERVED_TENANT_LABEL, ""),
+                attempt, first.labels().getOrDefault(NodeSpec.RESERVED_DOMAIN_LABEL, "node " + first.nodeId()),
+                List.copyOf(on)));
+    }
+
+    /** Reservations that still hold capacity, by job id. */
+    public List<CapacityReservation> reservations() {
+        return reservedNodes.keySet().stream().filter(this::activeReservation)
+                .map(j -> reservation(j).orElseThrow()).toList();
     }
 
     public List<Fact> runStarted(String allocationId, Instant now) {
@@ -119,10 +456,12 @@ public final class ClusterState {
     /** The job was cancelled at {@code attempt}: release its allocation unless that belongs to a newer run. */
     public List<Fact> cancel(String jobId, int attempt, Instant now) {
         Allocation a = liveByJob.get(jobId);
+        List<Fact> facts = new ArrayList<>(cancelReservation(jobId, attempt));
         if (a == null || a.attempt() > attempt) {
-            return List.of();
+            return facts;
         }
-        return List.of(new Fact.AllocationReleased(a, ReleaseCause.CANCELLED, releaseTime(a, now)));
+        facts.add(0, new Fact.AllocationReleased(a, ReleaseCause.CANCELLED, releaseTime(a, now)));
+        return facts;
     }
 
     /** The node is gone: never place on it again until it recovers, and release every allocation touching it. */
@@ -210,7 +549,9 @@ public final class ClusterState {
     public void replay(Fact fact) {
         Objects.requireNonNull(fact, "fact");
         if (fact instanceof Fact.NodeRegistered f) {
-            nodes.put(f.node().nodeId(), f.node());
+            NodeSpec old = nodes.put(f.node().nodeId(), f.node());
+            index(old, false);
+            index(f.node(), true);
             inventory.put(f.node(), !failed.contains(f.node().nodeId()),
                     liveOnNode.getOrDefault(f.node().nodeId(), List.of()));
         } else if (fact instanceof Fact.NodeFailed f) {
@@ -239,6 +580,34 @@ public final class ClusterState {
             release(f.allocation().allocationId());
         }
         // PlacementDeferred, RunSucceeded and RunFailed hold nothing: the release that follows frees the devices.
+    }
+
+    /** Keeps the cordon and reservation indexes in step with the nodes' control labels. */
+    private void index(NodeSpec n, boolean add) {
+        if (n == null) {
+            return;
+        }
+        if (n.cordoned()) {
+            if (add) {
+                cordoned.add(n.nodeId());
+            } else {
+                cordoned.remove(n.nodeId());
+            }
+        }
+        String job = n.reservedFor();
+        if (job != null) {
+            if (add) {
+                reservedNodes.computeIfAbsent(job, j -> new TreeSet<>()).add(n.nodeId());
+            } else {
+                TreeSet<String> on = reservedNodes.get(job);
+                if (on != null) {
+                    on.remove(n.nodeId());
+                    if (on.isEmpty()) {
+                        reservedNodes.remove(job);
+                    }
+                }
+            }
+        }
     }
 
     private void grant(Allocation a) {

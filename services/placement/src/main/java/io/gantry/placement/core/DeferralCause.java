@@ -15,5 +15,11 @@ public enum DeferralCause {
     /** Enough GPUs are free, but not within one domain of the required topology level (or no domain is that big). */
     TOPOLOGY_UNSATISFIABLE,
     /** Enough GPUs are free in total, but scattered so that no node can host some task. */
-    FRAGMENTED
+    FRAGMENTED,
+    /** Capacity is being drained for this very gang (its capacity reservation); it is placed when the drain ends. */
+    DRAINING,
+    /** It would fit only on capacity reserved (being drained) for another gang. */
+    RESERVED,
+    /** It would fit only on nodes an operator cordoned. */
+    CORDONED
 }

@@ -8,10 +8,11 @@ import java.util.stream.Collectors;
 
 /**
  * Everything a dispatched run asks for: every replica of every task group, all or nothing, and where;
- * {@code timeLimitSeconds} (null: none) is carried onto the allocation.
+ * {@code timeLimitSeconds} (null: none) is carried onto the allocation; {@code policy} (null: the pool's) overrides
+ * the placer's binpack / spread for this gang.
  */
 public record GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology,
-                          Long timeLimitSeconds) {
+                          Long timeLimitSeconds, PlacementPolicy policy) {
     public GangRequest {
         Objects.requireNonNull(jobId, "jobId");
         Objects.requireNonNull(tenant, "tenant");
@@ -35,6 +36,16 @@ public record GangRequest(String jobId, String tenant, int attempt, List<TaskGro
         if (timeLimitSeconds != null && timeLimitSeconds <= 0) {
             throw new IllegalArgumentException("timeLimitSeconds must be > 0, was " + timeLimitSeconds);
         }
+    }
+
+    /** With the pool's placement policy. */
+    public GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology,
+                       Long timeLimitSeconds) {
+        this(jobId, tenant, attempt, tasks, topology, timeLimitSeconds, null);
+    }
+
+    public GangRequest withPolicy(PlacementPolicy p) {
+        return new GangRequest(jobId, tenant, attempt, tasks, topology, timeLimitSeconds, p);
     }
 
     public GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology) {

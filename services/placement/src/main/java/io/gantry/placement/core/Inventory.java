@@ -118,6 +118,29 @@ public final class Inventory {
         attach(n);
     }
 
+    /**
+     * Takes the node out of the search for the decision under way (cordoned, or reserved for another gang): it
+     * counts as ineligible, so every counter, bucket and the placers skip it. Always undone with {@link #unblock}
+     * before the decision returns; at most once per node.
+     */
+    void block(String nodeId) {
+        Node n = nodes.get(nodeId);
+        if (n != null && n.eligible && !n.blocked) {
+            detach(n);
+            n.eligible = false;
+            n.blocked = true;
+        }
+    }
+
+    void unblock(String nodeId) {
+        Node n = nodes.get(nodeId);
+        if (n != null && n.blocked) {
+            n.blocked = false;
+            n.eligible = true;
+            attach(n);
+        }
+    }
+
     public void take(String jobId, PlacedTask p) {
         Node n = nodes.get(p.nodeId());
         if (n != null) {
@@ -567,6 +590,10 @@ public final class Inventory {
         long memFree;
         boolean healthy;
         boolean eligible;
+        /** Out of the search for the decision under way (see {@link Inventory#block}). */
+        boolean blocked;
+        /** GPUs with an RDMA NIC on their PCIe switch (GPUDirect RDMA without crossing a socket). */
+        final long nicMask;
         Rack rack;
         /** The inventory's ids of this node's models and their masks, in the order of {@code modelMasks}. */
         int[] modelIds = new int[0];
@@ -603,6 +630,14 @@ public final class Inventory {
                 socketMasks[g.numaNode()] |= bit;
             }
             modelMasks.putAll(models);
+            long nics = 0;
+            for (int pos = 0; pos < count; pos++) {
+                int sw = spec.gpus().get(pos).pcieSwitch();
+                if (spec.rdmaNics().stream().anyMatch(nic -> nic.pcieSwitch() == sw)) {
+                    nics |= 1L << pos;
+                }
+            }
+            nicMask = nics;
             nvlinkMasks = nvl.values().stream().mapToLong(Long::longValue).toArray();
             pcieMasks = pcie.values().stream().mapToLong(Long::longValue).toArray();
             free = count == 64 ? -1L : (1L << count) - 1;

@@ -20,8 +20,21 @@ import java.util.TreeMap;
  * under spine {@code b} are two racks.
  */
 public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMillis, long memoryMiB,
-                       Map<String, String> labels, List<Integer> numaCpuMillis) {
+                       Map<String, String> labels, List<Integer> numaCpuMillis, List<RdmaNic> rdmaNics) {
     public static final String RACK_LABEL = "rack";
+    /**
+     * Labels under this prefix are placement's own control state, re-published on {@code placement.node-events}
+     * so a restart rebuilds it: a re-registration by the backend keeps the previous registration's values.
+     */
+    public static final String CONTROL_PREFIX = "gantry.io/";
+    /** {@code true}: an operator cordoned the node; it gets no new work. */
+    public static final String CORDONED_LABEL = "gantry.io/cordoned";
+    /** The job whose capacity reservation drains this node. */
+    public static final String RESERVED_FOR_LABEL = "gantry.io/reserved-for";
+    public static final String RESERVED_TENANT_LABEL = "gantry.io/reserved-tenant";
+    public static final String RESERVED_ATTEMPT_LABEL = "gantry.io/reserved-attempt";
+    /** The drained domain as the tenant reads it, e.g. {@code rack P1/S3}. */
+    public static final String RESERVED_DOMAIN_LABEL = "gantry.io/reserved-domain";
     public static final String SPINE_LABEL = "spine";
     public static final String UNLABELLED = "-";
     /** Devices are indexed in 64-bit masks by the placer. */
@@ -70,12 +83,70 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
         }
         gpus = List.copyOf(sorted);
         labels = Map.copyOf(new TreeMap<>(labels == null ? Map.of() : labels));
+        rdmaNics = List.copyOf(rdmaNics == null ? List.of() : rdmaNics);
+        Set<String> nicNames = new HashSet<>();
+        for (RdmaNic nic : rdmaNics) {
+            if (!nicNames.add(nic.name())) {
+                throw new IllegalArgumentException("node " + nodeId + ": RDMA NIC " + nic.name() + " appears twice");
+            }
+            if (nic.numaNode() >= sockets) {
+                throw new IllegalArgumentException("node " + nodeId + ": RDMA NIC " + nic.name() + " is on NUMA socket "
+                        + nic.numaNode() + " but the node has " + sockets + " socket" + (sockets == 1 ? "" : "s")
+                        + " (numaCpuMillis)");
+            }
+        }
+    }
+
+    /** Without RDMA NICs. */
+    public NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMillis, long memoryMiB,
+                    Map<String, String> labels, List<Integer> numaCpuMillis) {
+        this(nodeId, backend, gpus, cpuMillis, memoryMiB, labels, numaCpuMillis, List.of());
     }
 
     /** One socket holding all the CPU. */
     public NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMillis, long memoryMiB,
                     Map<String, String> labels) {
         this(nodeId, backend, gpus, cpuMillis, memoryMiB, labels, List.of());
+    }
+
+    public NodeSpec withLabels(Map<String, String> newLabels) {
+        return new NodeSpec(nodeId, backend, gpus, cpuMillis, memoryMiB, newLabels, numaCpuMillis, rdmaNics);
+    }
+
+    public NodeSpec withRdmaNics(List<RdmaNic> nics) {
+        return new NodeSpec(nodeId, backend, gpus, cpuMillis, memoryMiB, labels, numaCpuMillis, nics);
+    }
+
+    /** This spec with {@code key} set to {@code value} ({@code null}: removed). */
+    public NodeSpec withLabel(String key, String value) {
+        Map<String, String> l = new TreeMap<>(labels);
+        if (value == null) {
+            l.remove(key);
+        } else {
+            l.put(key, value);
+        }
+        return withLabels(l);
+    }
+
+    /** This spec with its control labels replaced by those of {@code previous} (a re-registration keeps them). */
+    public NodeSpec withControlOf(NodeSpec previous) {
+        Map<String, String> l = new TreeMap<>(labels);
+        l.keySet().removeIf(k -> k.startsWith(CONTROL_PREFIX));
+        previous.labels().forEach((k, v) -> {
+            if (k.startsWith(CONTROL_PREFIX)) {
+                l.put(k, v);
+            }
+        });
+        return l.equals(labels) ? this : withLabels(l);
+    }
+
+    public boolean cordoned() {
+        return "true".equals(labels.get(CORDONED_LABEL));
+    }
+
+    /** The job a capacity reservation drains this node for, or null. */
+    public String reservedFor() {
+        return labels.get(RESERVED_FOR_LABEL);
     }
 
     public int gpuCount() {

@@ -12,13 +12,22 @@ import java.util.Objects;
  */
 public record PlacedTask(String task, int replica, String nodeId, String gpuModel, List<Integer> gpuIndices,
                          int cpuMillis, long memoryMiB, List<Integer> cpuSet, Long runSeconds,
-                         List<GpuShare> gpuShares) {
+                         List<GpuShare> gpuShares, List<String> rdmaNics) {
     public PlacedTask {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(nodeId, "nodeId");
         gpuIndices = List.copyOf(gpuIndices);
         cpuSet = cpuSet == null ? List.of() : List.copyOf(cpuSet);
         gpuShares = gpuShares == null ? List.of() : List.copyOf(gpuShares);
+        rdmaNics = rdmaNics == null ? List.of() : List.copyOf(rdmaNics);
+    }
+
+    /** Without RDMA NICs. */
+    public PlacedTask(String task, int replica, String nodeId, String gpuModel, List<Integer> gpuIndices,
+                      int cpuMillis, long memoryMiB, List<Integer> cpuSet, Long runSeconds,
+                      List<GpuShare> gpuShares) {
+        this(task, replica, nodeId, gpuModel, gpuIndices, cpuMillis, memoryMiB, cpuSet, runSeconds, gpuShares,
+                List.of());
     }
 
     public PlacedTask(String task, int replica, String nodeId, String gpuModel, List<Integer> gpuIndices,
@@ -38,7 +47,38 @@ public record PlacedTask(String task, int replica, String nodeId, String gpuMode
 
     public PlacedTask withRunSeconds(Long seconds) {
         return new PlacedTask(task, replica, nodeId, gpuModel, gpuIndices, cpuMillis, memoryMiB, cpuSet, seconds,
-                gpuShares);
+                gpuShares, rdmaNics);
+    }
+
+    public PlacedTask withRdmaNics(List<String> nics) {
+        return new PlacedTask(task, replica, nodeId, gpuModel, gpuIndices, cpuMillis, memoryMiB, cpuSet, runSeconds,
+                gpuShares, nics);
+    }
+
+    /**
+     * The NICs closest to this task's devices on {@code spec}: those on a PCIe switch of its GPUs, else those on
+     * its socket, else every NIC of the node (RDMA still works across the socket link, only slower); empty when
+     * the node has none.
+     */
+    public List<String> closestNics(NodeSpec spec) {
+        if (spec.rdmaNics().isEmpty()) {
+            return List.of();
+        }
+        java.util.Set<Integer> switches = new java.util.HashSet<>();
+        for (Gpu g : spec.gpus()) {
+            if (gpuIndices.contains(g.index()) || gpuShares.stream().anyMatch(s -> s.index() == g.index())) {
+                switches.add(g.pcieSwitch());
+            }
+        }
+        List<String> same = spec.rdmaNics().stream().filter(n -> switches.contains(n.pcieSwitch()))
+                .map(RdmaNic::name).toList();
+        if (!same.isEmpty()) {
+            return same;
+        }
+        int socket = socket(spec);
+        List<String> onSocket = spec.rdmaNics().stream().filter(n -> n.numaNode() == socket)
+                .map(RdmaNic::name).toList();
+        return !onSocket.isEmpty() ? onSocket : spec.rdmaNics().stream().map(RdmaNic::name).toList();
     }
 
     /**

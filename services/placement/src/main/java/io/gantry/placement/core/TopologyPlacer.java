@@ -123,6 +123,7 @@ public final class TopologyPlacer implements GangPlacer {
             return diagnose(inv, gang); // no node has that many free: no level can help
         }
         TopologyLevel start = need >= 2 ? TopologyLevel.NVLINK : TopologyLevel.NODE;
+        boolean spread = (gang.policy() != null ? gang.policy() : policy) == PlacementPolicy.SPREAD;
         String[] previous = null;
         for (int rank = 0; rank < ranks; rank++) {
             String[] models = new String[tasks.size()];
@@ -138,7 +139,7 @@ public final class TopologyPlacer implements GangPlacer {
                 if (level.tighterThan(start) || gang.topology().required().tighterThan(level)) {
                     continue;
                 }
-                List<Step> steps = tryLevel(inv, level, order, models, need);
+                List<Step> steps = tryLevel(inv, level, order, models, need, spread);
                 if (steps != null) {
                     return placed(gang, reps, steps);
                 }
@@ -164,8 +165,10 @@ public final class TopologyPlacer implements GangPlacer {
 
     // ------------------------------------------------------------------ levels
 
-    private List<Step> tryLevel(Inventory inv, TopologyLevel level, List<Replica> order, String[] models, int need) {
-        boolean spread = policy == PlacementPolicy.SPREAD;
+    private List<Step> tryLevel(Inventory inv, TopologyLevel level, List<Replica> order, String[] models, int need,
+                                boolean spread) {
+        // a gang over several nodes talks over the fabric: among equally good nodes, take GPUs next to a NIC
+        boolean nics = !level.tighterThan(TopologyLevel.RACK);
         switch (level) {
             case NVLINK, NODE -> {
                 if (need > inv.maxNodeFree()) {
@@ -173,7 +176,7 @@ public final class TopologyPlacer implements GangPlacer {
                 }
                 for (Node n : inv.byFree(need, spread)) {
                     if (level == TopologyLevel.NODE) {
-                        List<Step> s = fit(inv, List.of(n), -1L, order, models);
+                        List<Step> s = fit(inv, List.of(n), -1L, order, models, spread, false);
                         if (s != null) {
                             return s;
                         }
@@ -183,7 +186,7 @@ public final class TopologyPlacer implements GangPlacer {
                     sortMasks(domains, n.free, spread);
                     for (long d : domains) {
                         if (Long.bitCount(d & n.free) >= need) {
-                            List<Step> s = fit(inv, List.of(n), d, order, models);
+                            List<Step> s = fit(inv, List.of(n), d, order, models, spread, false);
                             if (s != null) {
                                 return s;
                             }
@@ -201,7 +204,7 @@ public final class TopologyPlacer implements GangPlacer {
                 }
                 racks.sort(Comparator.comparingInt((Rack r) -> spread ? -r.free : r.free));
                 for (Rack r : racks) {
-                    List<Step> s = fit(inv, List.of(r), -1L, order, models);
+                    List<Step> s = fit(inv, List.of(r), -1L, order, models, spread, nics);
                     if (s != null) {
                         return s;
                     }
@@ -217,7 +220,7 @@ public final class TopologyPlacer implements GangPlacer {
                 }
                 spines.sort(Comparator.comparingInt((Spine sp) -> spread ? -sp.free : sp.free));
                 for (Spine sp : spines) {
-                    List<Step> s = fit(inv, racksByFree(sp.racks.values()), -1L, order, models);
+                    List<Step> s = fit(inv, racksByFree(sp.racks.values()), -1L, order, models, spread, nics);
                     if (s != null) {
                         return s;
                     }
@@ -230,7 +233,7 @@ public final class TopologyPlacer implements GangPlacer {
                 }
                 List<Rack> all = new ArrayList<>();
                 inv.racks().forEach(all::add);
-                return fit(inv, racksByFree(all), -1L, order, models);
+                return fit(inv, racksByFree(all), -1L, order, models, spread, nics);
             }
         }
     }
@@ -256,17 +259,18 @@ public final class TopologyPlacer implements GangPlacer {
     }
 
     /** Fits every replica onto the nodes of {@code domain} (nodes, or racks in the order to try), or returns null. */
-    private List<Step> fit(Inventory inv, List<?> domain, long allowed, List<Replica> order, String[] models) {
+    private List<Step> fit(Inventory inv, List<?> domain, long allowed, List<Replica> order, String[] models,
+                           boolean spread, boolean nics) {
         List<Step> steps = new ArrayList<>(order.size());
         Set<Node> used = new LinkedHashSet<>();
         try {
             for (Replica rep : order) {
                 String model = models[rep.task()];
-                Step step = best(used, rep, model, allowed);
+                Step step = best(used, rep, model, allowed, spread, nics);
                 if (step == null) {
                     for (Object d : domain) {
                         Iterable<Node> candidates = d instanceof Rack r ? r.nodes.values() : List.of((Node) d);
-                        step = best(candidates, rep, model, allowed);
+                        step = best(candidates, rep, model, allowed, spread, nics);
                         if (step != null) {
                             break;
                         }
@@ -298,23 +302,34 @@ public final class TopologyPlacer implements GangPlacer {
         }
     }
 
-    /** The best-fitting node for one replica among {@code nodes}: fewest free GPUs (spread: most), then node order. */
-    private Step best(Iterable<Node> nodes, Replica rep, String model, long allowed) {
+    /**
+     * The best-fitting node for one replica among {@code nodes}: fewest free GPUs (spread: most), then, with
+     * {@code nics}, one whose chosen GPUs share a PCIe switch with an RDMA NIC, then node order.
+     */
+    private Step best(Iterable<Node> nodes, Replica rep, String model, long allowed, boolean spread, boolean nics) {
         Step best = null;
         int bestFree = 0;
-        boolean spread = policy == PlacementPolicy.SPREAD;
+        boolean bestNic = false;
         for (Node n : nodes) {
             if (!n.eligible || n.memFree < rep.mem() || Long.bitCount(n.free & allowed) < rep.gpus()) {
                 continue;
             }
             int free = n.freeCount();
-            if (best != null && (spread ? free <= bestFree : free >= bestFree)) {
+            if (best != null && (spread ? free < bestFree : free > bestFree)) {
+                continue;
+            }
+            if (best != null && free == bestFree && (!nics || bestNic || n.nicMask == 0 || rep.gpus() == 0)) {
                 continue;
             }
             Step s = choose(n, rep, model, allowed);
             if (s != null) {
+                boolean nic = (s.mask & n.nicMask) != 0;
+                if (best != null && free == bestFree && !nic) {
+                    continue;
+                }
                 best = s;
                 bestFree = free;
+                bestNic = nic;
             }
         }
         return best;

@@ -20,6 +20,11 @@
  * Runs also end by the state's own deadlines: a preemption's grace period and a job's time limit
  * ({@code preempt}, {@code expire}), kept in a sorted set so a tick reads only what is due.
  *
+ * <p>Capacity reservations for starving gangs ({@code reserve}: the cheapest domain to drain, backfill that ends
+ * before the drain, {@link io.gantry.placement.core.DeferralCause#DRAINING} / {@code RESERVED}) and cordons are
+ * recorded as {@code gantry.io/*} control labels on the nodes' registrations, so the same replay rebuilds them;
+ * {@link io.gantry.placement.core.RdmaNic RDMA NICs} closest to each task's GPUs are named on its placement.
+ *
  * <p>Not decided here: running the tasks (the execution backends), time (every decision takes the instant it is
  * made at), the wire format, and whether an interrupted job runs again (recovery's call).
  */

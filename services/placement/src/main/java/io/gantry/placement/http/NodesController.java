@@ -1,6 +1,7 @@
 package io.gantry.placement.http;
 
 import io.gantry.placement.core.Gpu;
+import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.NodeView;
 import io.gantry.placement.kafka.PlacementService;
 import io.gantry.runtime.http.Caller;
@@ -49,9 +50,14 @@ public class NodesController {
     }
 
     @Serdeable
+    public record NicView(String name, int numaNode, int pcieSwitch, int gbps) {
+    }
+
+    @Serdeable
     public record NodeBody(String nodeId, String backend, boolean healthy, Map<String, String> labels, String spine,
                            String rack, List<GpuView> gpus, int freeGpus, int cpuMillis, long memoryMiB,
-                           int freeCpuMillis, long freeMemoryMiB, List<SocketView> sockets) {
+                           int freeCpuMillis, long freeMemoryMiB, List<SocketView> sockets, boolean cordoned,
+                           @Nullable String reservedFor, List<NicView> rdmaNics) {
     }
 
     @Get
@@ -90,9 +96,19 @@ public class NodesController {
                 sockets.add(new SocketView(i, n.spec().socketCpuMillis(i), n.freeSocketCpuMillis().get(i),
                         n.spec().socketCoreIds(i)));
             }
-            return new NodeBody(n.nodeId(), n.spec().backend(), n.healthy(), n.labels(), n.spec().spine(),
+            Map<String, String> labels = new java.util.TreeMap<>(n.labels());
+            String reservedFor = n.spec().reservedFor();
+            String reservedTenant = labels.getOrDefault(NodeSpec.RESERVED_TENANT_LABEL, "");
+            if (reservedFor != null && caller != null && !caller.mayAccess(reservedTenant)) {
+                reservedFor = OTHER_TENANT;
+                labels.put(NodeSpec.RESERVED_FOR_LABEL, OTHER_TENANT);
+                labels.put(NodeSpec.RESERVED_TENANT_LABEL, OTHER_TENANT);
+            }
+            List<NicView> nics = n.spec().rdmaNics().stream()
+                    .map(x -> new NicView(x.name(), x.numaNode(), x.pcieSwitch(), x.gbps())).toList();
+            return new NodeBody(n.nodeId(), n.spec().backend(), n.healthy(), labels, n.spec().spine(),
                     n.spec().rack(), gpus, n.freeGpuCount(), n.spec().cpuMillis(), n.spec().memoryMiB(),
-                    n.freeCpuMillis(), n.freeMemoryMiB(), sockets);
+                    n.freeCpuMillis(), n.freeMemoryMiB(), sockets, n.spec().cordoned(), reservedFor, nics);
         }).toList();
         return HttpResponse.ok(body);
     }

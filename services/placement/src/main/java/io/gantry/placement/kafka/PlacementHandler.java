@@ -1,6 +1,9 @@
 package io.gantry.placement.kafka;
 
 import io.gantry.events.AllocationEvent;
+import io.gantry.events.CapacityReservationCancelled;
+import io.gantry.events.CapacityReservationRequested;
+import io.gantry.events.QueueReservationEvent;
 import io.gantry.events.JobCancelled;
 import io.gantry.events.JobDispatched;
 import io.gantry.events.JobPreempted;
@@ -89,6 +92,11 @@ public final class PlacementHandler implements EventHandler {
     /** The fragmentation of the eligible pool as of the last tick (see {@code Inventory#fragmentation}). */
     public double fragmentation() {
         return fragmentation;
+    }
+
+    /** Placement's (virtual) clock now. */
+    public Instant now() {
+        return clock.instant();
     }
 
     public Map<String, String> rejectedRegistrations() {
@@ -186,6 +194,18 @@ public final class PlacementHandler implements EventHandler {
         Instant now = clock.instant();
         if (value instanceof QueuePreemptionEvent e && e.getPayload() instanceof JobPreempted p) {
             emit(state.preempt(e.getJobId(), p.getAttempt(), p.getGraceSeconds(), now), now, out);
+        } else if (value instanceof QueueReservationEvent e) {
+            if (e.getPayload() instanceof CapacityReservationRequested r) {
+                GangRequest gang = Wire.gang(e.getJobId(), r); // throws on a malformed spec before anything changes
+                List<Fact> facts = state.reserve(gang, now);
+                if (facts.isEmpty()) {
+                    LOG.info("no capacity reserved for job {} attempt {} (already reserved, placed, or it fits "
+                            + "nowhere even when drained)", e.getJobId(), r.getAttempt());
+                }
+                emit(facts, now, out);
+            } else if (e.getPayload() instanceof CapacityReservationCancelled c) {
+                emit(state.cancelReservation(e.getJobId(), c.getAttempt()), now, out);
+            }
         } else if (value instanceof QueueJobEvent e) {
             if (e.getPayload() instanceof JobDispatched d) {
                 dispatch(e.getJobId(), d, now, out);
@@ -199,6 +219,19 @@ public final class PlacementHandler implements EventHandler {
                 emit(state.nodeRecovered(e.getNodeId()), now, out);
             }
         }
+    }
+
+    /**
+     * An operator cordons or uncordons a node: the new registration (with or without the control label) is
+     * published on {@code placement.node-events}, so a restart keeps it. Empty when the node is unknown.
+     */
+    public Optional<Boolean> cordon(String nodeId, boolean cordon, Output out) {
+        if (!state.knows(nodeId)) {
+            return Optional.empty();
+        }
+        Instant now = clock.instant();
+        emit(state.cordon(nodeId, cordon), now, out);
+        return Optional.of(state.isCordoned(nodeId));
     }
 
     private void dispatch(String jobId, JobDispatched d, Instant now, Output out) {

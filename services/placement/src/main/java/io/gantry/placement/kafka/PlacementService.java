@@ -24,7 +24,7 @@ import java.util.function.Function;
 /**
  * Owns placement's event processor: restores from placement's topics (plus the dispatched specs on the queue's
  * topic, to re-create simulated runs, and the queue's preemptions, to finish a grace period pending at a restart),
- * then consumes the queue's job and preemption events and recovery's node events.
+ * then consumes the queue's job, preemption and capacity-reservation events and recovery's node events.
  */
 @Context
 public class PlacementService implements AutoCloseable {
@@ -53,7 +53,8 @@ public class PlacementService implements AutoCloseable {
             restore.add(Topics.QUEUE_JOB_EVENTS);
         }
         this.processor = EventProcessor.builder(Service.PLACEMENT, bootstrap)
-                .inputs(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.RECOVERY_NODE_EVENTS)
+                .inputs(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
+                        Topics.RECOVERY_NODE_EVENTS)
                 .restoreFrom(restore.toArray(Topic<?>[]::new))
                 .handler(() -> {
                     PlacementHandler h = new PlacementHandler(new ClusterState(backend.name(), placer), backend, clock,
@@ -71,6 +72,11 @@ public class PlacementService implements AutoCloseable {
     /** Runs {@code query} against the live state on the loop thread. */
     public <T> CompletableFuture<T> query(Function<PlacementHandler, T> query) {
         return processor.submit(out -> query.apply(current));
+    }
+
+    /** Runs {@code command} on the loop thread; what it sends commits in the loop's transaction. */
+    public <T> CompletableFuture<T> command(java.util.function.BiFunction<PlacementHandler, io.gantry.runtime.kafka.Output, T> command) {
+        return processor.submit(out -> command.apply(current, out));
     }
 
     public GangPlacer placer() {

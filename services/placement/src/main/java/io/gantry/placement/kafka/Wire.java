@@ -28,6 +28,9 @@ import io.gantry.placement.core.GangRequest;
 import io.gantry.placement.core.Gpu;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacedTask;
+import io.gantry.placement.core.PlacementPolicy;
+import io.gantry.placement.core.RdmaNic;
+import io.gantry.events.CapacityReservationRequested;
 import io.gantry.placement.core.ReleaseCause;
 import io.gantry.placement.core.TaskGroup;
 import io.gantry.placement.core.Topology;
@@ -48,19 +51,43 @@ final class Wire {
         if (d.getSpec() == null || d.getSpec().getTasks() == null) {
             throw new IllegalArgumentException("JobDispatched.spec.tasks is missing");
         }
+        return gang(jobId, d.getTenant(), d.getAttempt(), d.getSpec());
+    }
+
+    /** The gang a reservation request is for (the spec as the queue dispatches it). */
+    static GangRequest gang(String jobId, CapacityReservationRequested r) {
+        if (r.getSpec() == null || r.getSpec().getTasks() == null) {
+            throw new IllegalArgumentException("CapacityReservationRequested.spec.tasks is missing");
+        }
+        return gang(jobId, r.getTenant(), r.getAttempt(), r.getSpec());
+    }
+
+    private static GangRequest gang(String jobId, String tenant, int attempt, JobSpec spec) {
         List<TaskGroup> tasks = new ArrayList<>();
-        for (TaskSpec t : d.getSpec().getTasks()) {
+        for (TaskSpec t : spec.getTasks()) {
             tasks.add(new TaskGroup(t.getName(), t.getReplicas(), t.getGpus(), t.getGpuModel(), t.getCpuMillis(),
                     t.getMemoryMiB(), t.getGpuModels() == null ? List.of() : List.copyOf(t.getGpuModels()),
                     t.getGpuTier(), t.getRunSeconds(), t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile()));
         }
         Topology topology = Topology.ANYWHERE;
-        TopologyConstraint c = d.getSpec().getTopology();
+        TopologyConstraint c = spec.getTopology();
         if (c != null) {
             topology = new Topology(level(c.getRequired()), level(c.getPreferred()));
         }
-        return new GangRequest(jobId, d.getTenant(), d.getAttempt(), tasks, topology,
-                d.getSpec().getTimeLimitSeconds());
+        return new GangRequest(jobId, tenant, attempt, tasks, topology, spec.getTimeLimitSeconds(),
+                policy(spec.getPlacementPolicy()));
+    }
+
+    /** {@code binpack} / {@code spread} (admission validated it); null: the pool's policy. */
+    static PlacementPolicy policy(String name) {
+        if (name == null || name.isBlank()) {
+            return null;
+        }
+        return switch (name.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "binpack" -> PlacementPolicy.BINPACK;
+            case "spread" -> PlacementPolicy.SPREAD;
+            default -> throw new IllegalArgumentException("spec.placementPolicy must be binpack or spread, was " + name);
+        };
     }
 
     private static io.gantry.placement.core.TopologyLevel level(io.gantry.events.TopologyLevel l) {
@@ -155,7 +182,10 @@ final class Wire {
                 .toList();
         NodeRegistered payload = NodeRegistered.newBuilder().setGpus(new ArrayList<>(gpus)).setCpuMillis(n.cpuMillis())
                 .setMemoryMiB(n.memoryMiB()).setLabels(new HashMap<>(n.labels())).setBackend(n.backend())
-                .setNumaCpuMillis(new ArrayList<>(n.numaCpuMillis())).build();
+                .setNumaCpuMillis(new ArrayList<>(n.numaCpuMillis()))
+                .setRdmaNics(new ArrayList<>(n.rdmaNics().stream().map(nic -> io.gantry.events.RdmaNic.newBuilder()
+                        .setName(nic.name()).setNumaNode(nic.numaNode()).setPcieSwitch(nic.pcieSwitch())
+                        .setGbps(nic.gbps()).build()).toList())).build();
         return NodeEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setNodeId(n.nodeId())
                 .setOccurredAt(now).setPayload(payload).build();
     }
@@ -166,7 +196,8 @@ final class Wire {
             out.add(TaskPlacement.newBuilder().setTask(p.task()).setReplica(p.replica()).setNodeId(p.nodeId())
                     .setGpuModel(p.gpuModel()).setGpuIndices(new ArrayList<>(p.gpuIndices()))
                     .setCpuMillis(p.cpuMillis()).setMemoryMiB(p.memoryMiB()).setCpuSet(new ArrayList<>(p.cpuSet()))
-                    .setRunSeconds(p.runSeconds()).setGpuShares(shares(p)).build());
+                    .setRunSeconds(p.runSeconds()).setGpuShares(shares(p))
+                    .setRdmaNics(new ArrayList<>(p.rdmaNics())).build());
         }
         return out;
     }
@@ -207,8 +238,10 @@ final class Wire {
                 g.getNumaNode(), g.getPcieSwitch(), g.getNvlinkDomain(), g.getMigCapable())).toList();
         Map<String, String> labels = new HashMap<>();
         r.getLabels().forEach((k, v) -> labels.put(k.toString(), v.toString()));
+        List<RdmaNic> nics = r.getRdmaNics() == null ? List.of() : r.getRdmaNics().stream()
+                .map(n -> new RdmaNic(n.getName(), n.getNumaNode(), n.getPcieSwitch(), n.getGbps())).toList();
         return new NodeSpec(nodeId, r.getBackend(), gpus, r.getCpuMillis(), r.getMemoryMiB(), labels,
-                r.getNumaCpuMillis() == null ? List.of() : List.copyOf(r.getNumaCpuMillis()));
+                r.getNumaCpuMillis() == null ? List.of() : List.copyOf(r.getNumaCpuMillis()), nics);
     }
 
     private static Allocation allocation(String jobId, String allocationId, String tenant, int attempt,
@@ -219,7 +252,9 @@ final class Wire {
                 t.getCpuSet() == null ? List.of() : t.getCpuSet(), t.getRunSeconds(),
                 t.getGpuShares() == null ? List.of() : t.getGpuShares().stream()
                         .map(s -> new io.gantry.placement.core.GpuShare(s.getIndex(), s.getMilli(), s.getMemoryMiB(),
-                                s.getMigProfile(), s.getMigSlice())).toList())).toList();
+                                s.getMigProfile(), s.getMigSlice())).toList(),
+                t.getRdmaNics() == null ? List.of() : t.getRdmaNics().stream().map(CharSequence::toString).toList()))
+                .toList();
         return new Allocation(allocationId, jobId, tenant, attempt, tasks, grantedAt, backend, timeLimitSeconds);
     }
 }

@@ -1,6 +1,7 @@
 package io.gantry.placement.backend;
 
 import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.RdmaNic;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -115,6 +116,41 @@ class ClusterFileTest {
                     cpuMillis: 1000
                     memoryMiB: 1024
                 """)).hasMessageContaining("nodes[0].gpus: gpu 0: memoryMiB must be >= 0");
+    }
+
+    @Test
+    void aNodeListsItsRdmaNicsAndANicOnASocketTheNodeDoesNotHaveIsRefused() {
+        List<NodeSpec> nodes = ClusterFile.parse("""
+                nodes:
+                  - id: ib
+                    count: 2
+                    sockets: 2
+                    gpus: {count: 8, model: H100, memoryMiB: 81920}
+                    rdmaNics:
+                      - {name: mlx5_0, numaNode: 0, pcieSwitch: 0, gbps: 400}
+                      - {name: mlx5_1, numaNode: 1}
+                    cpuMillis: 96000
+                    memoryMiB: 1048576
+                """);
+
+        assertThat(nodes).allSatisfy(n -> assertThat(n.rdmaNics()).containsExactly(
+                new RdmaNic("mlx5_0", 0, 0, 400), new RdmaNic("mlx5_1", 1, RdmaNic.NO_SWITCH, 0)));
+        assertThatThrownBy(() -> ClusterFile.parse("""
+                nodes:
+                  - id: bad
+                    gpus: {count: 2, model: H100}
+                    rdmaNics: [{name: mlx5_0, numaNode: 1}]
+                    cpuMillis: 1000
+                    memoryMiB: 1024
+                """)).hasMessage("nodes[0]: node bad: RDMA NIC mlx5_0 is on NUMA socket 1 but the node has 1 socket "
+                + "(numaCpuMillis)");
+        assertThatThrownBy(() -> ClusterFile.parse("""
+                nodes:
+                  - id: bad
+                    rdmaNics: [{numaNode: 0}]
+                    cpuMillis: 1000
+                    memoryMiB: 1024
+                """)).hasMessage("nodes[0].rdmaNics[0].name: required, a non-empty string");
     }
 
     @Test

@@ -184,6 +184,15 @@ class LocalBackendTest {
         assertThat(m).containsEntry("CUDA_VISIBLE_DEVICES", "MIG-0/4/0").containsEntry("GANTRY_MIG_DEVICE", "0:3g.40gb:4")
                 .containsEntry("GANTRY_GPU_MEMORY_MIB", "40960").doesNotContainKey("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
         assertThat(LocalBackend.environment(a, task("w", 0, 0, 1), work, "/bin"))
-                .containsEntry("CUDA_VISIBLE_DEVICES", "0,1").doesNotContainKey("GANTRY_GPU_MEMORY_MIB");
+                .containsEntry("CUDA_VISIBLE_DEVICES", "0,1").doesNotContainKey("GANTRY_GPU_MEMORY_MIB")
+                .doesNotContainKey("NCCL_IB_HCA");
+    }
+
+    @Test
+    void aTaskIsToldTheRdmaNicsClosestToItsGpus() {
+        PlacedTask p = task("w", 0, 0, 1).withRdmaNics(List.of("mlx5_0", "mlx5_1"));
+
+        assertThat(LocalBackend.environment(allocation("job-nic", p), p, work, "/bin"))
+                .containsEntry("NCCL_IB_HCA", "mlx5_0,mlx5_1");
     }
 }

@@ -34,7 +34,13 @@ final class Fixtures {
         private long memoryMiB = 1_048_576;
         private String backend = SIM;
         private final Map<String, String> labels = new HashMap<>();
+        private final List<RdmaNic> nics = new ArrayList<>();
         private boolean server;
+
+        NodeBuilder nic(String name, int numa, int pcieSwitch) {
+            nics.add(new RdmaNic(name, numa, pcieSwitch, 400));
+            return this;
+        }
 
         NodeBuilder(String id) {
             this.id = id;
@@ -92,14 +98,15 @@ final class Fixtures {
 
         NodeSpec build() {
             if (server) {
-                return TraceClusters.eightGpuServer(id, backend, "H100", 81_920, cpuMillis, memoryMiB, labels);
+                return TraceClusters.eightGpuServer(id, backend, "H100", 81_920, cpuMillis, memoryMiB, labels)
+                        .withRdmaNics(nics);
             }
             int sockets = gpus.stream().mapToInt(Gpu::numaNode).max().orElse(0) + 1;
             List<Integer> numa = new ArrayList<>();
             for (int s = 0; sockets > 1 && s < sockets; s++) {
                 numa.add(cpuMillis / sockets + (s == 0 ? cpuMillis % sockets : 0));
             }
-            return new NodeSpec(id, backend, gpus, cpuMillis, memoryMiB, labels, numa);
+            return new NodeSpec(id, backend, gpus, cpuMillis, memoryMiB, labels, numa, nics);
         }
     }
 
@@ -110,6 +117,12 @@ final class Fixtures {
         private final List<TaskGroup> tasks = new ArrayList<>();
         private Topology topology = Topology.ANYWHERE;
         private Long timeLimitSeconds;
+        private PlacementPolicy policy;
+
+        GangBuilder policy(PlacementPolicy policy) {
+            this.policy = policy;
+            return this;
+        }
 
         GangBuilder(String jobId) {
             this.jobId = jobId;
@@ -200,7 +213,7 @@ final class Fixtures {
         }
 
         GangRequest build() {
-            return new GangRequest(jobId, tenant, attempt, tasks, topology, timeLimitSeconds);
+            return new GangRequest(jobId, tenant, attempt, tasks, topology, timeLimitSeconds, policy);
         }
     }
 

@@ -16,10 +16,14 @@ import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Invariants of the topology placer over random Clos clusters and random gang sequences with constraints. */
+/**
+ * Invariants of the topology placer over random Clos clusters and random gang sequences with constraints (and,
+ * for half the jobs, a placement policy of their own).
+ */
 class TopologyProperties {
 
-    record Job(int replicas, int gpus, TopologyLevel required, boolean release) {
+    /** {@code policy}: the job's own placement policy, null for the pool's. */
+    record Job(int replicas, int gpus, TopologyLevel required, boolean release, PlacementPolicy policy) {
     }
 
     record World(int spines, int racksPerSpine, int nodesPerRack, List<Job> jobs, PlacementPolicy policy) {
@@ -28,7 +32,8 @@ class TopologyProperties {
     @Provide
     Arbitrary<World> worlds() {
         Arbitrary<Job> job = Combinators.combine(Arbitraries.integers().between(1, 6),
-                Arbitraries.of(0, 1, 2, 4, 8), Arbitraries.of(TopologyLevel.class), Arbitraries.of(true, false, false))
+                Arbitraries.of(0, 1, 2, 4, 8), Arbitraries.of(TopologyLevel.class), Arbitraries.of(true, false, false),
+                Arbitraries.of(PlacementPolicy.class).injectNull(0.5))
                 .as(Job::new);
         return Combinators.combine(Arbitraries.integers().between(1, 2), Arbitraries.integers().between(1, 3),
                 Arbitraries.integers().between(1, 3), job.list().ofMinSize(1).ofMaxSize(30),
@@ -62,7 +67,7 @@ class TopologyProperties {
             String id = "j" + i++;
             InventorySnapshot before = state.snapshot();
             GangRequest gang = new GangRequest(id, "t", 1, List.of(new TaskGroup("w", j.replicas(), j.gpus(), null,
-                    1_000, 1_024)), Topology.required(j.required()));
+                    1_000, 1_024)), Topology.required(j.required()), null, j.policy());
             List<Fact> facts = state.dispatch(gang, Fixtures.T0);
             apply(state, facts, all);
             Fact f = facts.get(0);
@@ -148,7 +153,7 @@ class TopologyProperties {
         int i = 0;
         for (Job j : w.jobs()) {
             GangRequest gang = new GangRequest("j" + i++, "t", 1, List.of(new TaskGroup("w", j.replicas(), j.gpus(),
-                    null, 1_000, 1_024)), Topology.required(j.required()));
+                    null, 1_000, 1_024)), Topology.required(j.required()), null, j.policy());
             PlacementDecision full = state.placer().place(state.snapshot(), gang);
             List<Fact> facts = state.dispatch(gang, Fixtures.T0);
             if (facts.get(0) instanceof Fact.AllocationGranted g) {

@@ -58,6 +58,20 @@ public final class Recovery {
     }
 
     /**
+     * The node's registration was received. A first registration is a sign of life; a re-registration of a node
+     * already declared failed is not (placement re-publishes registrations when an operator cordons a node or a
+     * drain starts or ends, and at every placement restart): only a heartbeat recovers a failed node.
+     */
+    public List<RecoveryFact> onRegistration(String nodeId, Instant receivedAt) {
+        requireNodeId(nodeId);
+        Node node = nodes.get(nodeId);
+        if (node != null && node.state == NodeState.FAILED) {
+            return List.of();
+        }
+        return onSignOfLife(nodeId, receivedAt);
+    }
+
+    /**
      * Recovery (re)started. Every known node gets a fresh grace period: while recovery was down nobody measured
      * silence, so a restart must not fail nodes by itself.
      */

@@ -64,7 +64,7 @@ final class RecoveryHandler implements EventHandler {
     public void handle(Topic<?> topic, String key, Object value, Output out) {
         if (value instanceof NodeEvent e) {
             // liveness is measured when the heartbeat is received, on our clock, never by e.getOccurredAt()
-            apply(core.onSignOfLife(e.getNodeId(), clock.instant()), out);
+            apply(core.onRegistration(e.getNodeId(), clock.instant()), out);
         } else if (value instanceof NodeHeartbeatEvent e) {
             apply(core.onSignOfLife(e.getNodeId(), clock.instant()), out);
         } else if (value instanceof AllocationEvent e && e.getPayload() instanceof AllocationReleased released

@@ -33,6 +33,10 @@ final class RecoveryScenario {
         return apply(recovery.onSignOfLife(node, at(at)));
     }
 
+    RecoveryScenario registration(String node, double at) {
+        return apply(recovery.onRegistration(node, at(at)));
+    }
+
     RecoveryScenario tick(double at) {
         return apply(recovery.tick(at(at)));
     }

@@ -43,6 +43,15 @@ class RecoveryTest {
                         "NodeFailed sim-1: no heartbeat for 12 s (timeout 10 s)",
                         "NodeRecovered sim-1",
                         "NodeFailed sim-1: no heartbeat for 11 s (timeout 10 s)"),
+                scenario("a re-registration does not recover a failed node (a cordon or drain re-publishes it); "
+                                + "its next heartbeat does",
+                        s -> s.registration("sim-1", 0).tick(12).registration("sim-1", 13).tick(14)
+                                .heartbeat("sim-1", 15),
+                        "NodeFailed sim-1: no heartbeat for 12 s (timeout 10 s)",
+                        "NodeRecovered sim-1"),
+                scenario("a first registration is a sign of life",
+                        s -> s.registration("sim-1", 0).tick(9).registration("sim-2", 9).tick(12),
+                        "NodeFailed sim-1: no heartbeat for 12 s (timeout 10 s)"),
                 scenario("a restart gives every known node a fresh grace period",
                         s -> s.heartbeat("sim-1", 0).restart(100).tick(105).tick(111),
                         "NodeFailed sim-1: no heartbeat for 11 s (timeout 10 s)"),

@@ -1,0 +1,66 @@
+package io.gantry.placement.http;
+
+import io.gantry.placement.kafka.PlacementService;
+import io.gantry.runtime.http.Caller;
+import io.gantry.runtime.http.Problem;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.HttpStatus;
+import io.micronaut.http.annotation.Controller;
+import io.micronaut.http.annotation.PathVariable;
+import io.micronaut.http.annotation.Post;
+import io.micronaut.http.annotation.RequestAttribute;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
+import io.micronaut.serde.annotation.Serdeable;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Cordon and uncordon: a cordoned node gets no new work (running work continues). Recorded as the control label
+ * {@code gantry.io/cordoned=true} on a re-published {@code NodeRegistered}, so it survives a restart.
+ */
+@Controller("/v1/admin/nodes/{nodeId}")
+@ExecuteOn(TaskExecutors.BLOCKING)
+public class NodeAdminController {
+    private final PlacementService placement;
+
+    public NodeAdminController(PlacementService placement) {
+        this.placement = placement;
+    }
+
+    @Serdeable
+    public record CordonState(String nodeId, boolean cordoned) {
+    }
+
+    @Post("/cordon")
+    public HttpResponse<?> cordon(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                  @PathVariable String nodeId) throws Exception {
+        return change(caller, nodeId, true);
+    }
+
+    @Post("/uncordon")
+    public HttpResponse<?> uncordon(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                    @PathVariable String nodeId) throws Exception {
+        return change(caller, nodeId, false);
+    }
+
+    private HttpResponse<?> change(Caller caller, String nodeId, boolean cordon) throws Exception {
+        if (caller == null || !caller.admin()) {
+            return Problem.response(HttpStatus.FORBIDDEN, "Forbidden", "the admin role is required", List.of());
+        }
+        if (!placement.isReady()) {
+            return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", "placement is restoring its state",
+                    List.of());
+        }
+        Optional<Boolean> now = placement.command((h, out) -> h.cordon(nodeId, cordon, out))
+                .get(10, TimeUnit.SECONDS);
+        if (now.isEmpty()) {
+            return Problem.response(HttpStatus.NOT_FOUND, "Not found", "no node " + nodeId,
+                    List.of(new Problem.FieldError("nodeId", "unknown node")));
+        }
+        return HttpResponse.ok(new CordonState(nodeId, now.get()));
+    }
+}

@@ -1,0 +1,71 @@
+package io.gantry.placement.kafka;
+
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobSpec;
+import io.gantry.events.NodeRegistered;
+import io.gantry.events.TaskSpec;
+import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.Fact;
+import io.gantry.placement.core.Gpu;
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.placement.core.PlacedTask;
+import io.gantry.placement.core.PlacementPolicy;
+import io.gantry.placement.core.RdmaNic;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The new wire fields map both ways: NICs and control labels on registrations, NICs on placements, the policy. */
+class WireRdmaAndPolicyTest {
+    private static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
+
+    @Test
+    void aRegistrationKeepsItsNicsAndControlLabelsOnTheWire() {
+        NodeSpec node = new NodeSpec("n1", "simulated", List.of(new Gpu(0, "H100", 81_920)), 1000, 1024,
+                Map.of("rack", "r1", NodeSpec.CORDONED_LABEL, "true"), List.of(), List.of(new RdmaNic("mlx5_0", 0, 0, 400)));
+
+        NodeRegistered wire = (NodeRegistered) Wire.nodeRegistered(node, T0).getPayload();
+
+        assertThat(wire.getRdmaNics()).singleElement().satisfies(n -> {
+            assertThat(n.getName()).isEqualTo("mlx5_0");
+            assertThat(n.getGbps()).isEqualTo(400);
+        });
+        assertThat(Wire.node("n1", wire)).isEqualTo(node);
+        assertThat(Wire.node("n1", wire).cordoned()).isTrue();
+    }
+
+    @Test
+    void aPlacementCarriesItsNicsAndAReadBackGrantHasThem() {
+        PlacedTask p = new PlacedTask("w", 0, "n1", "H100", List.of(0), 1000, 1024, List.of(), 60L, List.of(),
+                List.of("mlx5_0"));
+        Allocation a = new Allocation("a1", "j", "vision", 1, List.of(p), T0, "simulated");
+
+        AllocationEvent e = Wire.allocationEvent(new Fact.AllocationGranted(a), T0);
+
+        assertThat(((AllocationGranted) e.getPayload()).getPlacements().get(0).getRdmaNics()).containsExactly("mlx5_0");
+        assertThat(((Fact.AllocationGranted) Wire.fact(e)).allocation()).isEqualTo(a);
+    }
+
+    private static JobDispatched dispatched(String policy) {
+        return JobDispatched.newBuilder().setTenant("vision").setAttempt(1).setGpus(1)
+                .setSpec(JobSpec.newBuilder().setName("t").setPriority(0).setPlacementPolicy(policy)
+                        .setTasks(List.of(TaskSpec.newBuilder().setName("w").setReplicas(1).setCommand(List.of("x"))
+                                .setGpus(1).setCpuMillis(1000).setMemoryMiB(1024).build())).build()).build();
+    }
+
+    @Test
+    void theJobsPlacementPolicyReachesTheGangAndAnUnknownOneIsRefused() {
+        assertThat(Wire.gang("j", dispatched("spread")).policy()).isEqualTo(PlacementPolicy.SPREAD);
+        assertThat(Wire.gang("j", dispatched("binpack")).policy()).isEqualTo(PlacementPolicy.BINPACK);
+        assertThat(Wire.gang("j", dispatched(null)).policy()).isNull();
+        assertThatThrownBy(() -> Wire.gang("j", dispatched("random")))
+                .hasMessage("spec.placementPolicy must be binpack or spread, was random");
+    }
+}
