@@ -383,6 +383,13 @@ public final class Simulation {
             ended(fl.jobId(), false);
         } else if (f instanceof QueueFact.JobCancelled c) {
             ended(c.jobId(), false);
+        } else if (f instanceof QueueFact.CapacityReservationRequested c) {
+            // on queue.reservation-events: placement drains the cheapest domain for the starving gang
+            r.capacityReservations++;
+            placementFacts(placement.reserve(gang(c.jobId(), c.tenant(), c.attempt(), c.spec()),
+                    Instant.ofEpochMilli(now)));
+        } else if (f instanceof QueueFact.CapacityReservationCancelled c) {
+            placementFacts(placement.cancelReservation(c.jobId(), c.attempt()));
         } else if (f instanceof QueueFact.JobPreempted p) {
             // on queue.preemption-events: placement stops the run after the grace period
             r.preemptions++;
@@ -398,18 +405,22 @@ public final class Simulation {
     }
 
     private static GangRequest gang(QueueFact.JobDispatched d) {
+        return gang(d.jobId(), d.tenant(), d.attempt(), d.spec());
+    }
+
+    private static GangRequest gang(String jobId, String tenant, int attempt, JobSpec spec) {
         List<io.gantry.placement.core.TaskGroup> tasks = new ArrayList<>();
-        for (TaskGroup t : d.spec().tasks()) {
+        for (TaskGroup t : spec.tasks()) {
             tasks.add(new io.gantry.placement.core.TaskGroup(t.name(), t.replicas(), t.gpus(), t.gpuModel(),
                     t.cpuMillis(), t.memoryMiB(), t.gpuModels(), t.gpuTier(), t.runSeconds(), t.gpuMilli(),
                     t.gpuMemoryMiB(), t.migProfile()));
         }
         Topology topology = Topology.ANYWHERE;
-        if (d.spec().topology() != null) {
-            topology = new Topology(TopologyLevel.valueOf(d.spec().topology().required()),
-                    TopologyLevel.valueOf(d.spec().topology().preferred()));
+        if (spec.topology() != null) {
+            topology = new Topology(TopologyLevel.valueOf(spec.topology().required()),
+                    TopologyLevel.valueOf(spec.topology().preferred()));
         }
-        return new GangRequest(d.jobId(), d.tenant(), d.attempt(), tasks, topology);
+        return new GangRequest(jobId, tenant, attempt, tasks, topology, spec.timeLimitSeconds());
     }
 
     /** Placement's facts, replayed into its state and delivered to the queue (and recovery) as the topics would. */
@@ -433,6 +444,9 @@ public final class Simulation {
             } else if (f instanceof Fact.RunFailed fl) {
                 Allocation a = fl.allocation();
                 inbox.add(new ToQueue(new Input.RunFailed(a.jobId(), a.tenant(), a.attempt(), fl.message())));
+            } else if (f instanceof Fact.NodeRegistered n) {
+                // a drain starting or ending re-publishes registrations, which the queue reads as a capacity change
+                inbox.add(new ToQueue(new Input.CapacityChanged("node " + n.node().nodeId() + " registered")));
             } else if (f instanceof Fact.PreemptionRequested p) {
                 schedule(p.deadline().toEpochMilli(), Kind.DEADLINE, -1, p.allocation().allocationId());
             } else if (f instanceof Fact.AllocationReleased rel) {
@@ -562,7 +576,8 @@ public final class Simulation {
     private static FreeCapacity free(List<io.gantry.placement.core.FreeCapacity> reported) {
         java.util.Map<String, FreeCapacity.Model> byModel = new java.util.TreeMap<>();
         for (io.gantry.placement.core.FreeCapacity c : reported) {
-            byModel.put(c.gpuModel(), new FreeCapacity.Model(c.freeGpus(), c.largestFreeOnNode(), c.nodesWithFree()));
+            byModel.put(c.gpuModel(), new FreeCapacity.Model(c.freeGpus(), c.largestFreeOnNode(), c.nodesWithFree(),
+                    c.largestFreeMilli()));
         }
         return new FreeCapacity(byModel);
     }
@@ -674,6 +689,7 @@ public final class Simulation {
         public long deferrals;
         public long requeues;
         public long preemptions;
+        public long capacityReservations;
         public long preemptedMilliGpuMs;
         public long nodeFailures;
         public long multiGpuGangs;

@@ -33,6 +33,9 @@ public final class Inventory {
     /** GPU model to a small id, for the per-model counters below. */
     private final Map<String, Integer> modelIds = new java.util.HashMap<>();
     private final List<String> modelNames = new ArrayList<>();
+    /** Nodes with at least one shared (fraction or MIG) device: where a fraction may fit when no whole GPU is free. */
+    private final java.util.Set<Node> sharedNodes =
+            java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     /** Per model id: free whole GPUs of that model on eligible nodes. */
     private int[] modelFree = new int[4];
     /** Per model id: how many eligible nodes with that model have f free of it (f = 0..64). */
@@ -198,6 +201,7 @@ public final class Inventory {
         if (take) {
             shareDelta(n, pos, s.milli(), s.memoryMiB(), slots);
             n.shareHolders(pos).add(new ShareHolder(jobId, s));
+            sharedNodes.add(n);
         } else {
             List<ShareHolder> holders = n.shareHolders(pos);
             for (int i = 0; i < holders.size(); i++) {
@@ -206,6 +210,13 @@ public final class Inventory {
                     shareUndo(n, pos, s.milli(), s.memoryMiB(), slots);
                     break;
                 }
+            }
+            boolean any = false;
+            for (int c : n.shareCount) {
+                any |= c > 0;
+            }
+            if (!any) {
+                sharedNodes.remove(n);
             }
         }
     }
@@ -482,11 +493,31 @@ public final class Inventory {
                 for (int f = 0; f <= largest; f++) {
                     counts.add(hist[f]);
                 }
-                out.add(new FreeCapacity(modelNames.get(id), modelFree[id], largest, counts));
+                out.add(new FreeCapacity(modelNames.get(id), modelFree[id], largest, counts,
+                        modelFree[id] > 0 ? 1000 : largestFreeShare(modelNames.get(id))));
             }
         }
         out.sort(java.util.Comparator.comparing(FreeCapacity::gpuModel));
         return out;
+    }
+
+    /**
+     * The most thousandths free on one fraction-shared device of {@code model} on an eligible node (MIG-partitioned
+     * devices excluded), 0 if none: O(shared devices), only asked when no whole GPU of the model is free.
+     */
+    private int largestFreeShare(String model) {
+        int best = 0;
+        for (Node n : sharedNodes) {
+            if (!n.eligible) {
+                continue;
+            }
+            for (int pos = 0; pos < n.count; pos++) {
+                if (n.shareCount[pos] > 0 && n.migSlots[pos] == 0 && n.spec.gpus().get(pos).model().equals(model)) {
+                    best = Math.max(best, Math.min(999, sharing.milliCapacity() - n.shareMilli[pos]));
+                }
+            }
+        }
+        return Math.max(0, best);
     }
 
     /** The most free GPUs on one eligible node. */

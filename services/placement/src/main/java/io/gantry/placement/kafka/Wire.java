@@ -169,7 +169,8 @@ final class Wire {
         List<FreeGpus> out = new ArrayList<>(free.size());
         for (FreeCapacity c : free) {
             out.add(FreeGpus.newBuilder().setGpuModel(c.gpuModel()).setFreeGpus(c.freeGpus())
-                    .setLargestFreeOnNode(c.largestFreeOnNode()).setNodesWithFree(c.nodesWithFree()).build());
+                    .setLargestFreeOnNode(c.largestFreeOnNode()).setNodesWithFree(c.nodesWithFree())
+                    .setLargestFreeMilli(c.largestFreeMilli()).build());
         }
         return out;
     }

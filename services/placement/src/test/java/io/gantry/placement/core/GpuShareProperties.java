@@ -151,7 +151,8 @@ class GpuShareProperties {
             if (facts.size() == 1 && facts.get(0) instanceof Fact.AllocationGranted g) {
                 state.cancel(g.allocation().jobId(), g.allocation().attempt(), T0).forEach(state::replay);
                 assertThat(state.snapshot()).isEqualTo(before);
-                assertThat(state.freeCapacity()).isEqualTo(Inventory.of(before, "simulated").freeCapacity());
+                assertThat(state.freeCapacity())
+                        .isEqualTo(Inventory.of(before, "simulated", state.inventory().sharing()).freeCapacity());
                 facts.forEach(state::replay);
             }
         }

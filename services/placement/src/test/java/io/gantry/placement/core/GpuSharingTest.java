@@ -40,8 +40,19 @@ class GpuSharingTest {
         assertThat(a.placements().get(0).gpuModel()).isEqualTo("H100");
         assertThat(a.placements().get(0).gpuMilli()).isEqualTo(500);
         assertThat(c.state.freeCapacity()).as("a shared device is not a free whole GPU")
-                .usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree")
+                .usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli")
                 .containsExactly(new FreeCapacity("H100", 1, 1));
+    }
+
+    @Test
+    void whenNoWholeGpuIsFreeTheLargestFreePartOfASharedDeviceIsReportedForParkedFractions() {
+        Fixtures.Cluster c = cluster(aNode("n1").gpus(1, "H100"));
+        c.granted(aGang("a").task("w", 1, 0).fraction(400));
+        assertThat(c.state.freeCapacity()).singleElement()
+                .satisfies(f -> assertThat(f.largestFreeMilli()).isEqualTo(600));
+        c.granted(aGang("b").task("w", 1, 0).fraction(600));
+        assertThat(c.state.freeCapacity()).singleElement()
+                .satisfies(f -> assertThat(f.largestFreeMilli()).isZero());
     }
 
     @Test
@@ -54,7 +65,7 @@ class GpuSharingTest {
 
         assertThat(second.index()).as("fills the shared device to exactly 1000").isEqualTo(first.index());
         assertThat(third.index()).isNotEqualTo(first.index());
-        assertThat(c.state.freeCapacity()).usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree")
+        assertThat(c.state.freeCapacity()).usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli")
                 .containsExactly(new FreeCapacity("H100", 2, 2));
     }
 

@@ -113,7 +113,7 @@ final class WireMapping {
         java.util.Map<String, FreeCapacity.Model> byModel = new java.util.TreeMap<>();
         for (FreeGpus f : reported) {
             byModel.put(f.getGpuModel(), new FreeCapacity.Model(f.getFreeGpus(), f.getLargestFreeOnNode(),
-                    f.getNodesWithFree()));
+                    f.getNodesWithFree(), f.getLargestFreeMilli()));
         }
         return new FreeCapacity(byModel);
     }

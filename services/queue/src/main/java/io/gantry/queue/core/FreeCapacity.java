@@ -14,16 +14,21 @@ import java.util.TreeMap;
  */
 public record FreeCapacity(Map<String, Model> byModel) {
     /**
-     * One model: free GPUs on all healthy nodes, the most free on any one of them, and {@code nodesWithFree.get(k)}
-     * = how many nodes have exactly k free (empty when not reported).
+     * One model: free GPUs on all healthy nodes, the most free on any one of them, {@code nodesWithFree.get(k)} = how
+     * many nodes have exactly k free (empty when not reported), and the most thousandths of one GPU free on a single
+     * device ({@code largestFreeMilli}, 1000 when a whole GPU is free; -1 when not reported).
      */
-    public record Model(int free, int largestOnNode, List<Integer> nodesWithFree) {
+    public record Model(int free, int largestOnNode, List<Integer> nodesWithFree, int largestFreeMilli) {
         public Model {
             nodesWithFree = List.copyOf(nodesWithFree);
         }
 
+        public Model(int free, int largestOnNode, List<Integer> nodesWithFree) {
+            this(free, largestOnNode, nodesWithFree, -1);
+        }
+
         public Model(int free, int largestOnNode) {
-            this(free, largestOnNode, List.of());
+            this(free, largestOnNode, List.of(), -1);
         }
     }
 
@@ -44,12 +49,43 @@ public record FreeCapacity(Map<String, Model> byModel) {
     public static final class Budget {
         private final Map<String, int[]> counts = new TreeMap<>();
         private final Map<String, int[]> totals = new HashMap<>();
+        /** Per model: the largest free part of one device (-1 unknown), and what shares may still take of it. */
+        private final Map<String, int[]> shares = new HashMap<>();
 
         private Budget(Map<String, Model> byModel) {
             byModel.forEach((m, c) -> {
                 counts.put(m, c.nodesWithFree().stream().mapToInt(Integer::intValue).toArray());
                 totals.put(m, new int[] {c.free(), c.largestOnNode()});
+                shares.put(m, new int[] {c.largestFreeMilli(), c.largestFreeMilli() < 0 ? -1
+                        : c.largestFreeMilli() + 1000 * c.free()});
             });
+        }
+
+        /**
+         * Whether a task group of {@code replicas} parts of {@code milli} thousandths might fit on a model it accepts,
+         * and if so takes them: it needs a device with that much free, and the parts together must stay within the
+         * largest free part plus the whole free GPUs. Unknown (not reported): always.
+         */
+        public boolean takeShares(List<String> models, int replicas, int milli) {
+            boolean unknown = shares.isEmpty();
+            for (Map.Entry<String, int[]> e : shares.entrySet()) {
+                if (!models.isEmpty() && !models.contains(e.getKey())) {
+                    continue;
+                }
+                int[] s = e.getValue();
+                if (s[0] < 0) {
+                    unknown = true;
+                    continue;
+                }
+                long need = (long) replicas * milli;
+                if (s[0] >= milli && s[1] >= need) {
+                    s[1] -= (int) need;
+                    // conservative: later parts are checked against what is left, never against the same device twice
+                    s[0] = Math.min(s[0], s[1] >= 1000 ? 1000 : s[1]);
+                    return true;
+                }
+            }
+            return unknown;
         }
 
         /**

@@ -327,6 +327,15 @@ public final class QueueCore {
         List<int[]> tasks = new ArrayList<>();
         int gang = 0;
         for (TaskGroup t : job.spec().tasks()) {
+            if (t.gpuMilli() != null) {
+                // a fraction of one GPU: wake only if some device of an accepted model has that much free
+                List<String> accepts = t.gpuTier() != null ? List.of()
+                        : t.gpuModel() != null ? List.of(t.gpuModel()) : t.gpuModels();
+                if (!budget.takeShares(accepts, t.replicas(), t.gpuMilli())) {
+                    return false;
+                }
+                continue;
+            }
             if (t.gpus() <= 0) {
                 continue;
             }
@@ -349,7 +358,7 @@ public final class QueueCore {
             }
         }
         if (models == null) {
-            return true; // no whole GPUs (CPU-only or a part of a GPU): the report says nothing about it
+            return true; // no whole GPUs (CPU-only, fractions checked above, or MIG): nothing more to check
         }
         return budget.take(models, tasks, gang, mixed);
     }

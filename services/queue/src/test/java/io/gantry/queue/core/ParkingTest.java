@@ -135,4 +135,30 @@ class ParkingTest {
         assertThat(List.of(q.dispatchCount("g1"), q.dispatchCount("g2"), q.dispatchCount("g3")))
                 .containsExactly(2L, 2L, 1L);
     }
+
+    private static Input.Submitted shareJob(String id, int milli) {
+        JobSpec spec = new JobSpec(id, 0, null, List.of(new TaskGroup("infer", 1, List.of("serve"), 0, null, 0, 0,
+                60L, List.of(), null, milli, null, null)));
+        return new Input.Submitted(id, "a", spec, JobBuilder.EPOCH.plusSeconds(id.length()));
+    }
+
+    private static FreeCapacity shares(int wholeFree, int largestFreeMilli) {
+        return new FreeCapacity(Map.of("H100", new FreeCapacity.Model(wholeFree, wholeFree > 0 ? 1 : 0, List.of(),
+                largestFreeMilli)));
+    }
+
+    @Test
+    void aParkedFractionIsWokenOnlyWhenSomeDeviceHasItsShareFreeAndOneReleaseWakesOnlyWhatFits() {
+        QueueDriver q = QueueDriver.withQuota(64).submit(aJob("small").gpus(1));
+        q.granted("small", 1);
+        q.apply(shareJob("p7", 700)).apply(shareJob("p6aa", 600)).deferred("p7", 1).deferred("p6aa", 1);
+
+        q.succeeded("small", 1).apply(new Input.Released("small", "a", 1, "RUN_SUCCEEDED", shares(0, 300)));
+        assertThat(List.of(q.dispatchCount("p7"), q.dispatchCount("p6aa"))).containsExactly(1L, 1L);
+
+        // a shared device with 700 free: room for one of them, the one that waited longest
+        q.submit(aJob("other").gpus(1)).granted("other", 1).succeeded("other", 1)
+                .apply(new Input.Released("other", "a", 1, "RUN_SUCCEEDED", shares(0, 700)));
+        assertThat(List.of(q.dispatchCount("p7"), q.dispatchCount("p6aa"))).containsExactly(2L, 1L);
+    }
 }
