@@ -427,6 +427,21 @@ public final class Report {
                             : String.format(Locale.ROOT, "%.1f%%", 100 * s.multiNodeInOneRack()),
                     s.nodeFailures(), s.requeues(), s.gpuHoursLost(), s.wallSeconds(), s.grantsPerSecond()));
         }
+        md.append("\nQueue inputs by kind: ");
+        for (Simulation.Result r : results) {
+            md.append(r.policy).append(": ").append(r.queueInputs).append("; ");
+        }
+        md.append('\n');
+        md.append("\nPlacement deferrals by reason: ");
+        for (Simulation.Result r : results) {
+            md.append(r.policy).append(": ").append(r.deferralsByReason.isEmpty() ? "none" : r.deferralsByReason)
+                    .append("; ");
+        }
+        md.append('\n');
+        for (Simulation.Result r : results) {
+            r.deferralExample.forEach((reason, message) -> md.append("- ").append(r.policy).append(", first ")
+                    .append(reason).append(": ").append(message).append('\n'));
+        }
         md.append("\nInvariants: ");
         for (Simulation.Result r : results) {
             md.append(r.policy).append(": ").append(r.violations.isEmpty() ? "no violations" : r.violations.size()

@@ -363,6 +363,7 @@ public final class Simulation {
             Instant t = Instant.ofEpochMilli(now);
             if (m instanceof ToQueue q) {
                 r.decisions++;
+                r.queueInputs.merge(q.input().getClass().getSimpleName(), 1L, Long::sum);
                 for (QueueFact f : queue.apply(q.input(), t)) {
                     queueFact(f);
                 }
@@ -436,6 +437,8 @@ public final class Simulation {
                         a.allocationId());
             } else if (f instanceof Fact.PlacementDeferred d) {
                 r.deferrals++;
+                r.deferralsByReason.merge(d.reason().name(), 1L, Long::sum);
+                r.deferralExample.putIfAbsent(d.reason().name(), d.message());
                 inbox.add(new ToQueue(new Input.Deferred(d.jobId(), d.tenant(), d.attempt(), d.reason().name(),
                         d.message())));
             } else if (f instanceof Fact.RunSucceeded s) {
@@ -577,7 +580,7 @@ public final class Simulation {
         java.util.Map<String, FreeCapacity.Model> byModel = new java.util.TreeMap<>();
         for (io.gantry.placement.core.FreeCapacity c : reported) {
             byModel.put(c.gpuModel(), new FreeCapacity.Model(c.freeGpus(), c.largestFreeOnNode(), c.nodesWithFree(),
-                    c.largestFreeMilli()));
+                    c.largestFreeMilli(), c.largestFreeCpuMillis(), c.largestFreeMemoryMiB()));
         }
         return new FreeCapacity(byModel);
     }
@@ -687,6 +690,12 @@ public final class Simulation {
         public long dispatches;
         public long grants;
         public long deferrals;
+        /** Placement deferrals by reason, to tell capacity waits from a wake-up that could not fit. */
+        public final java.util.SortedMap<String, Long> deferralsByReason = new java.util.TreeMap<>();
+        /** Inputs the queue core was given, by kind. */
+        public final java.util.SortedMap<String, Long> queueInputs = new java.util.TreeMap<>();
+        /** The first deferral message of each reason. */
+        public final java.util.SortedMap<String, String> deferralExample = new java.util.TreeMap<>();
         public long requeues;
         public long preemptions;
         public long capacityReservations;

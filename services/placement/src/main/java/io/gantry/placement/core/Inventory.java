@@ -479,6 +479,26 @@ public final class Inventory {
      */
     public List<FreeCapacity> freeCapacity() {
         List<FreeCapacity> out = new ArrayList<>();
+        // the most CPU (one socket) and memory next to a GPU of each model that is free, or has a free share
+        long[] cpuNext = new long[modelNames.size()];
+        long[] memNext = new long[modelNames.size()];
+        java.util.Arrays.fill(cpuNext, 0);
+        for (int f = 1; f < byFree.length; f++) {
+            for (Node n : byFree[f]) {
+                besideFree(n, n.free, cpuNext, memNext);
+            }
+        }
+        for (Node n : sharedNodes) {
+            if (n.eligible) {
+                long roomy = 0;
+                for (int pos = 0; pos < n.count; pos++) {
+                    if (n.shareCount[pos] > 0 && n.migSlots[pos] == 0 && n.shareMilli[pos] < sharing.milliCapacity()) {
+                        roomy |= 1L << pos;
+                    }
+                }
+                besideFree(n, roomy, cpuNext, memNext);
+            }
+        }
         for (int id = 0; id < modelNames.size(); id++) {
             int[] hist = modelNodesByFree[id];
             int largest = -1;
@@ -494,11 +514,30 @@ public final class Inventory {
                     counts.add(hist[f]);
                 }
                 out.add(new FreeCapacity(modelNames.get(id), modelFree[id], largest, counts,
-                        modelFree[id] > 0 ? 1000 : largestFreeShare(modelNames.get(id))));
+                        modelFree[id] > 0 ? 1000 : largestFreeShare(modelNames.get(id)), cpuNext[id], memNext[id]));
             }
         }
         out.sort(java.util.Comparator.comparing(FreeCapacity::gpuModel));
         return out;
+    }
+
+    private void besideFree(Node n, long gpus, long[] cpuNext, long[] memNext) {
+        if (gpus == 0) {
+            return;
+        }
+        for (int i = 0; i < n.modelIds.length; i++) {
+            long mask = gpus & n.modelMaskArray[i];
+            if (mask == 0) {
+                continue;
+            }
+            int id = n.modelIds[i];
+            for (int s = 0; s < n.socketMasks.length; s++) {
+                if ((mask & n.socketMasks[s]) != 0) {
+                    cpuNext[id] = Math.max(cpuNext[id], n.cpuFree[s]);
+                }
+            }
+            memNext[id] = Math.max(memNext[id], n.memFree);
+        }
     }
 
     /**

@@ -170,7 +170,8 @@ final class Wire {
         for (FreeCapacity c : free) {
             out.add(FreeGpus.newBuilder().setGpuModel(c.gpuModel()).setFreeGpus(c.freeGpus())
                     .setLargestFreeOnNode(c.largestFreeOnNode()).setNodesWithFree(c.nodesWithFree())
-                    .setLargestFreeMilli(c.largestFreeMilli()).build());
+                    .setLargestFreeMilli(c.largestFreeMilli()).setLargestFreeCpuMillis(c.largestFreeCpuMillis())
+                    .setLargestFreeMemoryMiB(c.largestFreeMemoryMiB()).build());
         }
         return out;
     }

@@ -40,8 +40,19 @@ class GpuSharingTest {
         assertThat(a.placements().get(0).gpuModel()).isEqualTo("H100");
         assertThat(a.placements().get(0).gpuMilli()).isEqualTo(500);
         assertThat(c.state.freeCapacity()).as("a shared device is not a free whole GPU")
-                .usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli")
+                .usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli", "largestFreeCpuMillis", "largestFreeMemoryMiB")
                 .containsExactly(new FreeCapacity("H100", 1, 1));
+    }
+
+    @Test
+    void theCpuAndMemoryNextToAFreeGpuAreReportedSoAGangShortOfCpuIsNotWokenByFreeGpusAlone() {
+        Fixtures.Cluster c = cluster(aNode("n1").gpus(2, "H100"));
+        long cpuBefore = c.state.freeCapacity().get(0).largestFreeCpuMillis();
+        c.granted(aGang("cpu-hog").task("w", 1, 1).cpuMillis((int) (cpuBefore - 500)));
+        FreeCapacity after = c.state.freeCapacity().get(0);
+        assertThat(after.freeGpus()).isEqualTo(1);
+        assertThat(after.largestFreeCpuMillis()).isEqualTo(500);
+        assertThat(after.largestFreeMemoryMiB()).isPositive();
     }
 
     @Test
@@ -65,7 +76,7 @@ class GpuSharingTest {
 
         assertThat(second.index()).as("fills the shared device to exactly 1000").isEqualTo(first.index());
         assertThat(third.index()).isNotEqualTo(first.index());
-        assertThat(c.state.freeCapacity()).usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli")
+        assertThat(c.state.freeCapacity()).usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli", "largestFreeCpuMillis", "largestFreeMemoryMiB")
                 .containsExactly(new FreeCapacity("H100", 2, 2));
     }
 

@@ -172,7 +172,9 @@ class PreemptionAndTimeLimitTest {
 
         assertThat(small.placements().get(0).nodeId()).isEqualTo("h2");
         // nodesWithFree: index k = nodes with exactly k free GPUs of that model (h1 is full, h2 empty again)
-        assertThat(c.state.freeCapacity()).containsExactly(
+        assertThat(c.state.freeCapacity())
+                .usingRecursiveFieldByFieldElementComparatorIgnoringFields("largestFreeCpuMillis", "largestFreeMemoryMiB")
+                .containsExactly(
                 new FreeCapacity("A100", 3, 2, List.of(0, 1, 1), 1000),
                 new FreeCapacity("H100", 8, 8, List.of(1, 0, 0, 0, 0, 0, 0, 0, 1), 1000),
                 new FreeCapacity("L4", 2, 2, List.of(0, 0, 1), 1000));
@@ -182,14 +184,14 @@ class PreemptionAndTimeLimitTest {
     void freeCapacityFollowsGrantsFailuresAndRecoveries() {
         Fixtures.Cluster c = Fixtures.Cluster.topology(aNode("h1").gpus(8, "H100"), aNode("h2").gpus(8, "H100"));
         c.granted(aGang("x").task("w", 1, 5));
-        assertThat(c.state.freeCapacity()).usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli")
+        assertThat(c.state.freeCapacity()).usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli", "largestFreeCpuMillis", "largestFreeMemoryMiB")
                 .containsExactly(new FreeCapacity("H100", 11, 8));
 
         c.fail("h2");
-        assertThat(c.state.freeCapacity()).usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli")
+        assertThat(c.state.freeCapacity()).usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli", "largestFreeCpuMillis", "largestFreeMemoryMiB")
                 .containsExactly(new FreeCapacity("H100", 3, 3));
         c.apply(c.state.nodeRecovered("h2"));
-        assertThat(c.state.freeCapacity()).usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli")
+        assertThat(c.state.freeCapacity()).usingRecursiveFieldByFieldElementComparatorIgnoringFields("nodesWithFree", "largestFreeMilli", "largestFreeCpuMillis", "largestFreeMemoryMiB")
                 .containsExactly(new FreeCapacity("H100", 11, 8));
     }
 }

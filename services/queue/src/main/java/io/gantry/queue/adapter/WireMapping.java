@@ -113,7 +113,8 @@ final class WireMapping {
         java.util.Map<String, FreeCapacity.Model> byModel = new java.util.TreeMap<>();
         for (FreeGpus f : reported) {
             byModel.put(f.getGpuModel(), new FreeCapacity.Model(f.getFreeGpus(), f.getLargestFreeOnNode(),
-                    f.getNodesWithFree(), f.getLargestFreeMilli()));
+                    f.getNodesWithFree(), f.getLargestFreeMilli(), f.getLargestFreeCpuMillis(),
+                    f.getLargestFreeMemoryMiB()));
         }
         return new FreeCapacity(byModel);
     }

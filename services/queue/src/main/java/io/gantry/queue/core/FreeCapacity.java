@@ -18,17 +18,28 @@ public record FreeCapacity(Map<String, Model> byModel) {
      * many nodes have exactly k free (empty when not reported), and the most thousandths of one GPU free on a single
      * device ({@code largestFreeMilli}, 1000 when a whole GPU is free; -1 when not reported).
      */
-    public record Model(int free, int largestOnNode, List<Integer> nodesWithFree, int largestFreeMilli) {
+    public record Model(int free, int largestOnNode, List<Integer> nodesWithFree, int largestFreeMilli,
+                        long largestFreeCpuMillis, long largestFreeMemoryMiB) {
         public Model {
             nodesWithFree = List.copyOf(nodesWithFree);
         }
 
+        public Model(int free, int largestOnNode, List<Integer> nodesWithFree, int largestFreeMilli) {
+            this(free, largestOnNode, nodesWithFree, largestFreeMilli, -1, -1);
+        }
+
         public Model(int free, int largestOnNode, List<Integer> nodesWithFree) {
-            this(free, largestOnNode, nodesWithFree, -1);
+            this(free, largestOnNode, nodesWithFree, -1, -1, -1);
         }
 
         public Model(int free, int largestOnNode) {
-            this(free, largestOnNode, List.of(), -1);
+            this(free, largestOnNode, List.of(), -1, -1, -1);
+        }
+
+        /** Whether one task of {@code cpuMillis} and {@code memoryMiB} could sit next to a free GPU of the model. */
+        boolean roomBeside(long cpuMillis, long memoryMiB) {
+            return (largestFreeCpuMillis < 0 || cpuMillis <= largestFreeCpuMillis)
+                    && (largestFreeMemoryMiB < 0 || memoryMiB <= largestFreeMemoryMiB);
         }
     }
 
@@ -51,8 +62,10 @@ public record FreeCapacity(Map<String, Model> byModel) {
         private final Map<String, int[]> totals = new HashMap<>();
         /** Per model: the largest free part of one device (-1 unknown), and what shares may still take of it. */
         private final Map<String, int[]> shares = new HashMap<>();
+        private final Map<String, Model> reported;
 
         private Budget(Map<String, Model> byModel) {
+            this.reported = byModel;
             byModel.forEach((m, c) -> {
                 counts.put(m, c.nodesWithFree().stream().mapToInt(Integer::intValue).toArray());
                 totals.put(m, new int[] {c.free(), c.largestOnNode()});
@@ -66,10 +79,11 @@ public record FreeCapacity(Map<String, Model> byModel) {
          * and if so takes them: it needs a device with that much free, and the parts together must stay within the
          * largest free part plus the whole free GPUs. Unknown (not reported): always.
          */
-        public boolean takeShares(List<String> models, int replicas, int milli) {
+        public boolean takeShares(List<String> models, int replicas, int milli, long cpuMillis, long memoryMiB) {
             boolean unknown = shares.isEmpty();
             for (Map.Entry<String, int[]> e : shares.entrySet()) {
-                if (!models.isEmpty() && !models.contains(e.getKey())) {
+                if (!models.isEmpty() && !models.contains(e.getKey())
+                        || !reported.get(e.getKey()).roomBeside(cpuMillis, memoryMiB)) {
                     continue;
                 }
                 int[] s = e.getValue();
@@ -91,10 +105,10 @@ public record FreeCapacity(Map<String, Model> byModel) {
         /**
          * Whether a gang might fit in what is left, and if so takes it.
          *
-         * @param tasks    per task group: {replicas, GPUs per task}
+         * @param tasks    per task group: {replicas, GPUs per task, CPU millicores per task, memory MiB per task}
          * @param gangGpus all GPUs of the gang
          */
-        public boolean take(List<String> models, List<int[]> tasks, int gangGpus, boolean mixedModels) {
+        public boolean take(List<String> models, List<long[]> tasks, int gangGpus, boolean mixedModels) {
             if (mixedModels) {
                 long free = 0;
                 int largest = 0;
@@ -105,8 +119,8 @@ public record FreeCapacity(Map<String, Model> byModel) {
                         largest = Math.max(largest, e.getValue()[1]);
                     }
                 }
-                for (int[] t : tasks) {
-                    need = Math.max(need, t[1]);
+                for (long[] t : tasks) {
+                    need = (int) Math.max(need, t[1]);
                 }
                 return free >= gangGpus && largest >= need;
             }
@@ -116,11 +130,18 @@ public record FreeCapacity(Map<String, Model> byModel) {
                 if (total == null || total[0] < gangGpus) {
                     continue;
                 }
+                boolean roomy = true;
+                for (long[] t : tasks) {
+                    roomy &= reported.get(m).roomBeside(t[2], t[3]);
+                }
+                if (!roomy) {
+                    continue; // GPUs free, but no node next to them has the CPU or memory of a task
+                }
                 int[] hist = counts.get(m);
                 if (hist.length == 0) {
                     int need = 0;
-                    for (int[] t : tasks) {
-                        need = Math.max(need, t[1]);
+                    for (long[] t : tasks) {
+                        need = (int) Math.max(need, t[1]);
                     }
                     if (total[1] >= need) {
                         total[0] -= gangGpus;
@@ -139,11 +160,11 @@ public record FreeCapacity(Map<String, Model> byModel) {
         }
 
         /** Binpacks the tasks (largest first) onto the per-node free counts; false if one does not fit. */
-        private static boolean place(int[] nodesWithFree, List<int[]> tasks) {
-            List<int[]> bySize = new ArrayList<>(tasks);
-            bySize.sort((a, b) -> Integer.compare(b[1], a[1]));
-            for (int[] t : bySize) {
-                int size = t[1];
+        private static boolean place(int[] nodesWithFree, List<long[]> tasks) {
+            List<long[]> bySize = new ArrayList<>(tasks);
+            bySize.sort((a, b) -> Long.compare(b[1], a[1]));
+            for (long[] t : bySize) {
+                int size = (int) t[1];
                 if (size <= 0) {
                     continue;
                 }

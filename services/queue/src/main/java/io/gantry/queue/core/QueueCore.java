@@ -324,14 +324,14 @@ public final class QueueCore {
     private static boolean mightFit(JobState job, FreeCapacity.Budget budget) {
         List<String> models = null;
         boolean mixed = false;
-        List<int[]> tasks = new ArrayList<>();
+        List<long[]> tasks = new ArrayList<>();
         int gang = 0;
         for (TaskGroup t : job.spec().tasks()) {
             if (t.gpuMilli() != null) {
                 // a fraction of one GPU: wake only if some device of an accepted model has that much free
                 List<String> accepts = t.gpuTier() != null ? List.of()
                         : t.gpuModel() != null ? List.of(t.gpuModel()) : t.gpuModels();
-                if (!budget.takeShares(accepts, t.replicas(), t.gpuMilli())) {
+                if (!budget.takeShares(accepts, t.replicas(), t.gpuMilli(), t.cpuMillis(), t.memoryMiB())) {
                     return false;
                 }
                 continue;
@@ -339,7 +339,7 @@ public final class QueueCore {
             if (t.gpus() <= 0) {
                 continue;
             }
-            tasks.add(new int[] {t.replicas(), t.gpus()});
+            tasks.add(new long[] {t.replicas(), t.gpus(), t.cpuMillis(), t.memoryMiB()});
             gang += t.replicas() * t.gpus();
             // a tier is resolved by placement's configuration, which the queue does not know: any model then
             List<String> accepts = t.gpuTier() != null ? List.of()
