@@ -129,7 +129,8 @@ public class BackendFactory {
                              @Value("${gantry.placement.local.memory-mib:0}") long memoryMiB,
                              @Value("${gantry.placement.local.work-dir:}") String workDir,
                              @Value("${gantry.placement.local.run-as:nobody}") String runAs,
-                             @Value("${gantry.placement.local.rdma-nics:}") String rdmaNics) throws IOException {
+                             @Value("${gantry.placement.local.rdma-nics:}") String rdmaNics,
+                             @Value("${gantry.placement.local.pin-cpus:false}") boolean pinCpus) throws IOException {
         if (SimulatedBackend.NAME.equals(backendName)) {
             List<NodeSpec> nodes;
             try {
@@ -163,7 +164,7 @@ public class BackendFactory {
         LocalBackend.RunAs as = root ? LocalBackend.resolveRunAs(runAs) : null;
         LOG.warn("the local backend runs tenants' commands on this host (work dir {}, {})", dir,
                 as == null ? "as " + System.getProperty("user.name") : "as " + runAs + " via setpriv");
-        return new LocalBackend(node, dir, as, clock);
+        return new LocalBackend(node, dir, as, clock, pinCpus);
     }
 
     /** {@code mlx5_0:0:0:200,mlx5_1:0:1:200}: name, NUMA socket, PCIe switch (-1: none), Gbit/s. */

@@ -51,11 +51,19 @@ public final class LocalBackend implements ExecutionBackend {
     }
 
     public LocalBackend(NodeSpec node, Path workDir, RunAs runAs, Clock clock) {
+        this(node, workDir, runAs, clock, false);
+    }
+
+    /** @param pinCpus run each task under {@code taskset -c <its cpuSet>} (the cores must exist on this host) */
+    public LocalBackend(NodeSpec node, Path workDir, RunAs runAs, Clock clock, boolean pinCpus) {
         this.node = node;
         this.workDir = workDir;
         this.runAs = runAs;
         this.clock = clock;
+        this.pinCpus = pinCpus;
     }
+
+    private final boolean pinCpus;
 
     /** Resolves {@code user} from /etc/passwd, so setpriv gets numeric ids; falls back to the name. */
     public static RunAs resolveRunAs(String user) {
@@ -157,7 +165,7 @@ public final class LocalBackend implements ExecutionBackend {
                 try {
                     Files.createDirectories(dir);
                     giveTo(dir);
-                    ProcessBuilder pb = new ProcessBuilder(wrap(command));
+                    ProcessBuilder pb = new ProcessBuilder(wrap(pin(command, p.cpuSet())));
                     Map<String, String> env = pb.environment();
                     String path = env.getOrDefault("PATH", "/usr/local/bin:/usr/bin:/bin");
                     // tasks must not inherit placement's own environment (credentials, tokens)
@@ -208,6 +216,10 @@ public final class LocalBackend implements ExecutionBackend {
                 env.put("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=" + s.memoryMiB() + "M");
             }
         }
+        if (!p.cpuSet().isEmpty()) {
+            // the cores on the socket of the task's GPUs; pinned with taskset when gantry.placement.local.pin-cpus
+            env.put("GANTRY_CPU_SET", cpuList(p.cpuSet()));
+        }
         if (!p.rdmaNics().isEmpty()) {
             // the NICs next to the task's GPUs (GPUDirect RDMA without crossing a socket)
             env.put("NCCL_IB_HCA", String.join(",", p.rdmaNics()));
@@ -217,6 +229,31 @@ public final class LocalBackend implements ExecutionBackend {
         env.put("GANTRY_REPLICA", Integer.toString(p.replica()));
         env.put("GANTRY_ATTEMPT", Integer.toString(allocation.attempt()));
         return env;
+    }
+
+    /** CPU affinity: {@code taskset -c <cores> <command>} when pinning is on and the task has a CPU set. */
+    List<String> pin(List<String> command, List<Integer> cpuSet) {
+        if (!pinCpus || cpuSet.isEmpty()) {
+            return command;
+        }
+        List<String> pinned = new ArrayList<>(List.of("taskset", "-c", cpuList(cpuSet)));
+        pinned.addAll(command);
+        return pinned;
+    }
+
+    /** {@code [0,1,2,3,8,9]} as {@code 0-3,8-9} (the list format of taskset and cpusets). */
+    static String cpuList(List<Integer> cpus) {
+        List<Integer> sorted = cpus.stream().sorted().distinct().toList();
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < sorted.size(); i++) {
+            int start = sorted.get(i);
+            int end = start;
+            while (i + 1 < sorted.size() && sorted.get(i + 1) == end + 1) {
+                end = sorted.get(++i);
+            }
+            out.append(out.length() == 0 ? "" : ",").append(start == end ? "" + start : start + "-" + end);
+        }
+        return out.toString();
     }
 
     private List<String> wrap(List<String> command) {

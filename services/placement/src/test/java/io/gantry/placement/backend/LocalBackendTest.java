@@ -30,9 +30,13 @@ class LocalBackendTest {
     private LocalBackend backend;
     private final List<RunOutcome> outcomes = new ArrayList<>();
 
-    private LocalBackend backend() {
-        NodeSpec node = new NodeSpec("local", "local", List.of(new Gpu(0, "L4", 0), new Gpu(1, "L4", 0)), 4000, 4096,
+    private static NodeSpec node() {
+        return new NodeSpec("local", "local", List.of(new Gpu(0, "L4", 0), new Gpu(1, "L4", 0)), 4000, 4096,
                 Map.of());
+    }
+
+    private LocalBackend backend() {
+        NodeSpec node = node();
         backend = new LocalBackend(node, work, ROOT ? LocalBackend.resolveRunAs("nobody") : null,
                 new VirtualClock(Clock.systemUTC(), 1));
         return backend;
@@ -194,5 +198,21 @@ class LocalBackendTest {
 
         assertThat(LocalBackend.environment(allocation("job-nic", p), p, work, "/bin"))
                 .containsEntry("NCCL_IB_HCA", "mlx5_0,mlx5_1");
+    }
+
+    @Test
+    void aTaskIsToldItsCpuSetAndIsPinnedToItWithTasksetOnlyWhenPinningIsOn() {
+        PlacedTask p = new PlacedTask("w", 0, "local", "L4", List.of(0), 4000, 64, List.of(3, 0, 1, 2, 8, 9, 11),
+                null);
+
+        assertThat(LocalBackend.environment(allocation("job-cpu", p), p, work, "/bin"))
+                .containsEntry("GANTRY_CPU_SET", "0-3,8-9,11");
+        assertThat(LocalBackend.cpuList(List.of(5))).isEqualTo("5");
+        LocalBackend pinning = new LocalBackend(node(), work, null, java.time.Clock.systemUTC(), true);
+        assertThat(pinning.pin(List.of("python", "train.py"), p.cpuSet()))
+                .containsExactly("taskset", "-c", "0-3,8-9,11", "python", "train.py");
+        assertThat(pinning.pin(List.of("python"), List.of())).containsExactly("python");
+        assertThat(new LocalBackend(node(), work, null, java.time.Clock.systemUTC()).pin(List.of("python"),
+                p.cpuSet())).as("pinning is off by default").containsExactly("python");
     }
 }
