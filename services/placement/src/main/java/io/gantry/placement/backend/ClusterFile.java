@@ -33,6 +33,8 @@ import java.util.Set;
  *     cpuMillis: 96000
  *     memoryMiB: 1048576
  *     sockets: 2          # optional, default 1: NUMA sockets, CPU split evenly unless numaCpuMillis is given
+ *     numaMemoryMiB: [...] # optional: memory per socket (adds up to memoryMiB); tasks then take memory from the
+ *                         # socket of their GPUs. Default: memory per node only
  *     rack: rack-0        # optional: labels rack / spine (the switch hierarchy)
  *     spine: spine-0
  *     rdmaNics:           # optional: RDMA NICs, each on a socket the node has
@@ -130,13 +132,25 @@ public final class ClusterFile {
                 }
             }
             List<RdmaNic> nics = nics(m.get("rdmaNics"), at + ".rdmaNics");
+            List<Long> numaMemory = new ArrayList<>();
+            if (m.get("numaMemoryMiB") instanceof List<?> l) {
+                for (Object v : l) {
+                    if (!(v instanceof Number n)) {
+                        throw new IllegalArgumentException(at + ".numaMemoryMiB: must be a list of numbers");
+                    }
+                    numaMemory.add(n.longValue());
+                }
+            } else if (m.get("numaMemoryMiB") != null) {
+                throw new IllegalArgumentException(at + ".numaMemoryMiB: must be a list of MiB per socket");
+            }
             for (int n = 0; n < count; n++) {
                 String nodeId = m.containsKey("count") ? id + "-" + n : id;
                 if (!ids.add(nodeId)) {
                     throw new IllegalArgumentException(at + ".id: node id " + nodeId + " appears twice");
                 }
                 try {
-                    nodes.add(new NodeSpec(nodeId, SimulatedBackend.NAME, gpus, (int) cpu, memory, labels, numa, nics));
+                    nodes.add(new NodeSpec(nodeId, SimulatedBackend.NAME, gpus, (int) cpu, memory, labels, numa, nics,
+                            numaMemory));
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException(at + ": " + e.getMessage(), e);
                 }

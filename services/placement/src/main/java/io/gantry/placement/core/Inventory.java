@@ -89,6 +89,10 @@ public final class Inventory {
                 n.cpuFree[s] = v.freeSocketCpuMillis().get(s);
             }
             n.memFree = v.freeMemoryMiB();
+            for (int s = 0; n.memSocketFree != null && s < n.memSocketFree.length
+                    && s < v.freeSocketMemoryMiB().size(); s++) {
+                n.memSocketFree[s] = v.freeSocketMemoryMiB().get(s);
+            }
             n.healthy = v.healthy();
             n.eligible = v.eligible();
             inv.insert(n);
@@ -183,7 +187,7 @@ public final class Inventory {
         }
         int socket = p.socket(n.spec);
         n.cpuFree[socket] += take ? -p.cpuMillis() : p.cpuMillis();
-        n.memFree += take ? -p.memoryMiB() : p.memoryMiB();
+        n.takeMem(socket, take ? p.memoryMiB() : -p.memoryMiB());
     }
 
     /** The MIG slots a share covers on a device (all 8 when its profile is unknown here: never double-booked). */
@@ -247,7 +251,7 @@ public final class Inventory {
         detach(n, false);
         shareDelta(n, pos, milli, gpuMem, slots);
         n.cpuFree[socket] -= cpu;
-        n.memFree -= mem;
+        n.takeMem(socket, mem);
         attach(n, false);
     }
 
@@ -255,7 +259,7 @@ public final class Inventory {
         detach(n, false);
         shareUndo(n, pos, milli, gpuMem, slots);
         n.cpuFree[socket] += cpu;
-        n.memFree += mem;
+        n.takeMem(socket, -mem);
         attach(n, false);
     }
 
@@ -278,7 +282,7 @@ public final class Inventory {
         detach(n, false);
         n.free &= ~mask;
         n.cpuFree[socket] -= cpu;
-        n.memFree -= mem;
+        n.takeMem(socket, mem);
         attach(n, false);
     }
 
@@ -286,7 +290,7 @@ public final class Inventory {
         detach(n, false);
         n.free |= mask;
         n.cpuFree[socket] += cpu;
-        n.memFree += mem;
+        n.takeMem(socket, -mem);
         attach(n, false);
     }
 
@@ -534,9 +538,9 @@ public final class Inventory {
             for (int s = 0; s < n.socketMasks.length; s++) {
                 if ((mask & n.socketMasks[s]) != 0) {
                     cpuNext[id] = Math.max(cpuNext[id], n.cpuFree[s]);
+                    memNext[id] = Math.max(memNext[id], n.memSocketFree == null ? n.memFree : n.memSocketFree[s]);
                 }
             }
-            memNext[id] = Math.max(memNext[id], n.memFree);
         }
     }
 
@@ -593,7 +597,14 @@ public final class Inventory {
                     shares.put(n.index[pos], h);
                 }
             }
-            views.add(new NodeView(n.spec, n.healthy, n.eligible, held, total, n.memFree, cpu, shares));
+            List<Long> socketMem = null;
+            if (n.memSocketFree != null) {
+                socketMem = new ArrayList<>();
+                for (long v : n.memSocketFree) {
+                    socketMem.add(v);
+                }
+            }
+            views.add(new NodeView(n.spec, n.healthy, n.eligible, held, total, n.memFree, cpu, shares, socketMem));
         }
         return new InventorySnapshot(views);
     }
@@ -658,6 +669,8 @@ public final class Inventory {
         private final List<ShareHolder>[] shareHolders;
         long free;
         long memFree;
+        /** Free memory per NUMA socket, or null when the node registers memory per node only. */
+        long[] memSocketFree;
         boolean healthy;
         boolean eligible;
         /** Out of the search for the decision under way (see {@link Inventory#block}). */
@@ -716,6 +729,36 @@ public final class Inventory {
                 cpuFree[s] = spec.socketCpuMillis(s);
             }
             memFree = spec.memoryMiB();
+            if (spec.memoryPerSocket()) {
+                memSocketFree = new long[spec.sockets()];
+                for (int s = 0; s < memSocketFree.length; s++) {
+                    memSocketFree[s] = spec.socketMemoryMiB(s);
+                }
+            }
+        }
+
+        /** Whether a task of {@code mem} MiB could take its memory on socket {@code s} (or anywhere on the node). */
+        boolean memOn(int s, long mem) {
+            return memSocketFree == null ? memFree >= mem : memSocketFree[s] >= mem;
+        }
+
+        void takeMem(int s, long mem) {
+            memFree -= mem;
+            if (memSocketFree != null) {
+                memSocketFree[s] -= mem;
+            }
+        }
+
+        /** The most free memory on one socket (the node's when memory is not per socket). */
+        long maxSocketMemFree() {
+            if (memSocketFree == null) {
+                return memFree;
+            }
+            long m = 0;
+            for (long v : memSocketFree) {
+                m = Math.max(m, v);
+            }
+            return m;
         }
 
         int freeCount() {

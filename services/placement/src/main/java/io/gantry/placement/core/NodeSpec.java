@@ -14,13 +14,15 @@ import java.util.TreeMap;
  *
  * <p>{@code numaCpuMillis} is the allocatable CPU per NUMA socket (index = socket); empty means one socket with
  * all of {@code cpuMillis}. When given, it must add up to {@code cpuMillis} and every GPU's {@code numaNode} must
- * name one of its sockets. The node's place in the switch hierarchy comes from the labels {@code rack} (its
+ * name one of its sockets. {@code numaMemoryMiB}, when given, is the memory per socket (adding up to
+ * {@code memoryMiB}): a task's memory then comes from the socket of its GPUs, like its CPU. The node's place in the switch hierarchy comes from the labels {@code rack} (its
  * top-of-rack switch) and {@code spine} (its aggregation switch / block); a missing label means
  * {@value #UNLABELLED}. Rack names are scoped by spine: rack {@code r1} under spine {@code a} and rack {@code r1}
  * under spine {@code b} are two racks.
  */
 public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMillis, long memoryMiB,
-                       Map<String, String> labels, List<Integer> numaCpuMillis, List<RdmaNic> rdmaNics) {
+                       Map<String, String> labels, List<Integer> numaCpuMillis, List<RdmaNic> rdmaNics,
+                       List<Long> numaMemoryMiB) {
     public static final String RACK_LABEL = "rack";
     /**
      * Labels under this prefix are placement's own control state, re-published on {@code placement.node-events}
@@ -84,6 +86,25 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
         gpus = List.copyOf(sorted);
         labels = Map.copyOf(new TreeMap<>(labels == null ? Map.of() : labels));
         rdmaNics = List.copyOf(rdmaNics == null ? List.of() : rdmaNics);
+        numaMemoryMiB = List.copyOf(numaMemoryMiB == null ? List.of() : numaMemoryMiB);
+        if (!numaMemoryMiB.isEmpty()) {
+            if (numaMemoryMiB.size() != sockets) {
+                throw new IllegalArgumentException("node " + nodeId + ": numaMemoryMiB lists " + numaMemoryMiB.size()
+                        + " sockets but the node has " + sockets + " (numaCpuMillis)");
+            }
+            long mem = 0;
+            for (int s = 0; s < numaMemoryMiB.size(); s++) {
+                if (numaMemoryMiB.get(s) < 0) {
+                    throw new IllegalArgumentException("node " + nodeId + ": numaMemoryMiB[" + s
+                            + "] must be >= 0, was " + numaMemoryMiB.get(s));
+                }
+                mem += numaMemoryMiB.get(s);
+            }
+            if (mem != memoryMiB) {
+                throw new IllegalArgumentException("node " + nodeId + ": numaMemoryMiB adds up to " + mem
+                        + " but memoryMiB is " + memoryMiB);
+            }
+        }
         Set<String> nicNames = new HashSet<>();
         for (RdmaNic nic : rdmaNics) {
             if (!nicNames.add(nic.name())) {
@@ -95,6 +116,12 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
                         + " (numaCpuMillis)");
             }
         }
+    }
+
+    /** Memory per node only (not per NUMA socket). */
+    public NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMillis, long memoryMiB,
+                    Map<String, String> labels, List<Integer> numaCpuMillis, List<RdmaNic> rdmaNics) {
+        this(nodeId, backend, gpus, cpuMillis, memoryMiB, labels, numaCpuMillis, rdmaNics, List.of());
     }
 
     /** Without RDMA NICs. */
@@ -110,11 +137,12 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
     }
 
     public NodeSpec withLabels(Map<String, String> newLabels) {
-        return new NodeSpec(nodeId, backend, gpus, cpuMillis, memoryMiB, newLabels, numaCpuMillis, rdmaNics);
+        return new NodeSpec(nodeId, backend, gpus, cpuMillis, memoryMiB, newLabels, numaCpuMillis, rdmaNics,
+                numaMemoryMiB);
     }
 
     public NodeSpec withRdmaNics(List<RdmaNic> nics) {
-        return new NodeSpec(nodeId, backend, gpus, cpuMillis, memoryMiB, labels, numaCpuMillis, nics);
+        return new NodeSpec(nodeId, backend, gpus, cpuMillis, memoryMiB, labels, numaCpuMillis, nics, numaMemoryMiB);
     }
 
     /** This spec with {@code key} set to {@code value} ({@code null}: removed). */
@@ -165,6 +193,21 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
 
     public int sockets() {
         return Math.max(1, numaCpuMillis.size());
+    }
+
+    /** Whether memory is registered per NUMA socket (a task's memory must then come from its GPUs' socket). */
+    public boolean memoryPerSocket() {
+        return !numaMemoryMiB.isEmpty();
+    }
+
+    /** What one task can get: the largest socket's memory, or the node's when memory is not per socket. */
+    public long maxSocketMemoryMiB() {
+        return numaMemoryMiB.isEmpty() ? memoryMiB : numaMemoryMiB.stream().mapToLong(Long::longValue).max().orElse(0);
+    }
+
+    /** Memory of a socket; the whole node's when memory is not registered per socket. */
+    public long socketMemoryMiB(int socket) {
+        return numaMemoryMiB.isEmpty() ? memoryMiB : numaMemoryMiB.get(socket);
     }
 
     public int socketCpuMillis(int socket) {

@@ -17,8 +17,9 @@ import java.util.TreeMap;
  */
 public record NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedMap<Integer, String> allocatedTo,
                        int freeCpuMillis, long freeMemoryMiB, List<Integer> freeSocketCpuMillis,
-                       SortedMap<Integer, List<Inventory.ShareHolder>> shares) {
+                       SortedMap<Integer, List<Inventory.ShareHolder>> shares, List<Long> freeSocketMemoryMiB) {
     public NodeView {
+        freeSocketMemoryMiB = freeSocketMemoryMiB == null ? List.of() : List.copyOf(freeSocketMemoryMiB);
         Objects.requireNonNull(spec, "spec");
         allocatedTo = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(allocatedTo));
         freeSocketCpuMillis = freeSocketCpuMillis == null ? List.of(freeCpuMillis) : List.copyOf(freeSocketCpuMillis);
@@ -30,13 +31,19 @@ public record NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedM
     }
 
     public NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedMap<Integer, String> allocatedTo,
+                    int freeCpuMillis, long freeMemoryMiB, List<Integer> freeSocketCpuMillis,
+                    SortedMap<Integer, List<Inventory.ShareHolder>> shares) {
+        this(spec, healthy, eligible, allocatedTo, freeCpuMillis, freeMemoryMiB, freeSocketCpuMillis, shares, null);
+    }
+
+    public NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedMap<Integer, String> allocatedTo,
                     int freeCpuMillis, long freeMemoryMiB, List<Integer> freeSocketCpuMillis) {
-        this(spec, healthy, eligible, allocatedTo, freeCpuMillis, freeMemoryMiB, freeSocketCpuMillis, null);
+        this(spec, healthy, eligible, allocatedTo, freeCpuMillis, freeMemoryMiB, freeSocketCpuMillis, null, null);
     }
 
     public NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedMap<Integer, String> allocatedTo,
                     int freeCpuMillis, long freeMemoryMiB) {
-        this(spec, healthy, eligible, allocatedTo, freeCpuMillis, freeMemoryMiB, null, null);
+        this(spec, healthy, eligible, allocatedTo, freeCpuMillis, freeMemoryMiB, null, null, null);
     }
 
     public String nodeId() {

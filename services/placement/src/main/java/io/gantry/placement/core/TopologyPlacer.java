@@ -346,7 +346,8 @@ public final class TopologyPlacer implements GangPlacer {
         if (rep.gpus() == 0) {
             int socket = -1;
             for (int s = 0; s < n.cpuFree.length; s++) {
-                if (n.cpuFree[s] >= rep.cpu() && (socket < 0 || n.cpuFree[s] > n.cpuFree[socket])) {
+                if (n.cpuFree[s] >= rep.cpu() && n.memOn(s, rep.mem())
+                        && (socket < 0 || n.cpuFree[s] > n.cpuFree[socket])) {
                     socket = s;
                 }
             }
@@ -354,7 +355,8 @@ public final class TopologyPlacer implements GangPlacer {
         }
         long cpuOk = 0;
         for (int s = 0; s < n.cpuFree.length; s++) {
-            if (n.cpuFree[s] >= rep.cpu()) {
+            // CPU, and memory when the node registers it per socket, come from the socket of the task's GPUs
+            if (n.cpuFree[s] >= rep.cpu() && n.memOn(s, rep.mem())) {
                 cpuOk |= n.socketMasks[s];
             }
         }
@@ -412,7 +414,7 @@ public final class TopologyPlacer implements GangPlacer {
     private Step chooseShare(Node n, Replica rep, String model, long allowed) {
         long cpuOk = 0;
         for (int s = 0; s < n.cpuFree.length; s++) {
-            if (n.cpuFree[s] >= rep.cpu()) {
+            if (n.cpuFree[s] >= rep.cpu() && n.memOn(s, rep.mem())) {
                 cpuOk |= n.socketMasks[s];
             }
         }
@@ -557,14 +559,16 @@ public final class TopologyPlacer implements GangPlacer {
                 int g = capacity(n, accepted);
                 gpus = Math.max(gpus, g);
                 cpu = Math.max(cpu, n.maxSocketCapacity());
-                mem = Math.max(mem, n.spec.memoryMiB());
-                fits |= g >= t.gpus() && n.maxSocketCapacity() >= t.cpuMillis() && n.spec.memoryMiB() >= t.memoryMiB();
+                mem = Math.max(mem, n.spec.maxSocketMemoryMiB());
+                fits |= g >= t.gpus() && n.maxSocketCapacity() >= t.cpuMillis()
+                        && n.spec.maxSocketMemoryMiB() >= t.memoryMiB();
             }
             if (!fits) {
                 String word = accepted.isEmpty() ? " GPUs" : " " + String.join("/", accepted) + " GPUs";
                 return new PlacementDecision.Deferred(DeferralCause.TASK_LARGER_THAN_ANY_NODE, "task " + t.name()
                         + " needs " + t.gpus() + word + ", " + t.cpuMillis() + " mCPU on one NUMA socket and "
-                        + t.memoryMiB() + " MiB on one node; the largest healthy node has " + gpus + word + ", "
+                        + t.memoryMiB() + " MiB on one node (on its socket, where memory is per socket); the largest"
+                        + " healthy node has " + gpus + word + ", "
                         + cpu + " mCPU per socket and " + mem + " MiB");
             }
         }

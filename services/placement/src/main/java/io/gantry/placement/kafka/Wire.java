@@ -185,6 +185,7 @@ final class Wire {
         NodeRegistered payload = NodeRegistered.newBuilder().setGpus(new ArrayList<>(gpus)).setCpuMillis(n.cpuMillis())
                 .setMemoryMiB(n.memoryMiB()).setLabels(new HashMap<>(n.labels())).setBackend(n.backend())
                 .setNumaCpuMillis(new ArrayList<>(n.numaCpuMillis()))
+                .setNumaMemoryMiB(new ArrayList<>(n.numaMemoryMiB()))
                 .setRdmaNics(new ArrayList<>(n.rdmaNics().stream().map(nic -> io.gantry.events.RdmaNic.newBuilder()
                         .setName(nic.name()).setNumaNode(nic.numaNode()).setPcieSwitch(nic.pcieSwitch())
                         .setGbps(nic.gbps()).build()).toList())).build();
@@ -243,7 +244,8 @@ final class Wire {
         List<RdmaNic> nics = r.getRdmaNics() == null ? List.of() : r.getRdmaNics().stream()
                 .map(n -> new RdmaNic(n.getName(), n.getNumaNode(), n.getPcieSwitch(), n.getGbps())).toList();
         return new NodeSpec(nodeId, r.getBackend(), gpus, r.getCpuMillis(), r.getMemoryMiB(), labels,
-                r.getNumaCpuMillis() == null ? List.of() : List.copyOf(r.getNumaCpuMillis()), nics);
+                r.getNumaCpuMillis() == null ? List.of() : List.copyOf(r.getNumaCpuMillis()), nics,
+                r.getNumaMemoryMiB() == null ? List.of() : List.copyOf(r.getNumaMemoryMiB()));
     }
 
     private static Allocation allocation(String jobId, String allocationId, String tenant, int attempt,

@@ -36,6 +36,19 @@ final class Fixtures {
         private final Map<String, String> labels = new HashMap<>();
         private final List<RdmaNic> nics = new ArrayList<>();
         private boolean server;
+        private final List<Long> numaMemory = new ArrayList<>();
+
+        /** Memory per NUMA socket (must add up to the node's memory). */
+        NodeBuilder socketMemoryMiB(long... perSocket) {
+            numaMemory.clear();
+            long sum = 0;
+            for (long m : perSocket) {
+                numaMemory.add(m);
+                sum += m;
+            }
+            this.memoryMiB = sum;
+            return this;
+        }
 
         NodeBuilder nic(String name, int numa, int pcieSwitch) {
             nics.add(new RdmaNic(name, numa, pcieSwitch, 400));
@@ -106,7 +119,7 @@ final class Fixtures {
             for (int s = 0; sockets > 1 && s < sockets; s++) {
                 numa.add(cpuMillis / sockets + (s == 0 ? cpuMillis % sockets : 0));
             }
-            return new NodeSpec(id, backend, gpus, cpuMillis, memoryMiB, labels, numa, nics);
+            return new NodeSpec(id, backend, gpus, cpuMillis, memoryMiB, labels, numa, nics, numaMemory);
         }
     }
 
