@@ -289,6 +289,21 @@ class EndToEndTest {
                 .path("gpuMillis").asLong()).isEqualTo(200L * 4 * 1000);
     }
 
+    /** Half a GPU: placed as a share of one device, told its share, and billed exactly half the GPU time. */
+    @Test
+    @Order(10)
+    void aHalfGpuJobRunsOnAShareOfOneDeviceAndIsBilledHalfItsRunTime() {
+        String job = submit(beta, """
+                {"name":"half","tasks":[{"name":"w","command":["x"],"gpus":0,"gpuMilli":500,"runSeconds":40}]}
+                """);
+        JsonNode done = awaitState(beta, job, "SUCCEEDED");
+        assertThat(done.path("spec").path("tasks").get(0).path("gpuMilli").asInt()).isEqualTo(500);
+        Api usage = new Api(cluster.url("billing"), "beta-token-0002");
+        List<JsonNode> billed = await().atMost(LONG).until(() -> entries(usage, job), e -> e.size() == 1);
+        assertThat(billed.get(0).path("gpuMilli").asInt()).isEqualTo(500);
+        assertThat(billed.get(0).path("gpuMillis").asLong()).as("0.5 GPU x 40 s").isEqualTo(20_000L);
+    }
+
     private static String submit(Api api, String spec) {
         Api.Response r = api.post("/v1/jobs", spec);
         assertThat(r.status()).as(r.body().toString()).isEqualTo(202);
