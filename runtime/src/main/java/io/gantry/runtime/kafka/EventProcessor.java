@@ -349,6 +349,10 @@ public final class EventProcessor implements AutoCloseable {
         if (transactionalId != null) {
             p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
             p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 30_000);
+            // a transaction begun right after a commit often finds the coordinator still writing the last one's
+            // markers (CONCURRENT_TRANSACTIONS) and retries after this backoff: at the 100 ms default that wait
+            // sat on every hop of a job
+            p.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 10);
         }
         p.putAll(clientOverrides);
         return new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
