@@ -282,6 +282,9 @@ public final class Simulation {
         return r;
     }
 
+    /** Gangs placement deferred and has not placed since, the longest-deferred first. */
+    private final java.util.LinkedHashMap<String, GangRequest> deferredGangs = new java.util.LinkedHashMap<>();
+
     private void schedule(long at, Kind kind, int job, String ref) {
         if (kind != Kind.TICK && kind != Kind.SAMPLE) {
             realPending++;
@@ -369,7 +372,21 @@ public final class Simulation {
                 }
             } else if (m instanceof Dispatch d) {
                 r.decisions++;
-                placementFacts(placement.dispatch(gang(d.fact()), t));
+                GangRequest g = gang(d.fact());
+                List<Fact> facts = placement.dispatch(g, t);
+                for (Fact f : facts) {
+                    // as the placement service does: remember deferred gangs so releases can check them
+                    if (f instanceof Fact.PlacementDeferred) {
+                        GangRequest known = deferredGangs.get(g.jobId());
+                        if (known == null || known.attempt() != g.attempt()) {
+                            deferredGangs.remove(g.jobId());
+                            deferredGangs.put(g.jobId(), g);
+                        }
+                    } else if (f instanceof Fact.AllocationGranted) {
+                        deferredGangs.remove(g.jobId());
+                    }
+                }
+                placementFacts(facts);
             }
         }
     }
@@ -399,6 +416,7 @@ public final class Simulation {
     }
 
     private void ended(String jobId, boolean ok) {
+        deferredGangs.remove(jobId);
         int i = index.get(jobId);
         r.finish[i] = now;
         r.succeeded[i] = ok;
@@ -559,8 +577,11 @@ public final class Simulation {
             r.preemptedMilliGpuMs += billed; // no checkpoints in a trace: the preempted run's work is lost
         }
         // with the free capacity placement reports, so the queue wakes only parked gangs that might fit
+        List<Input.DeferredCheck> checks = placement.checkDeferred(deferredGangs.values(),
+                Instant.ofEpochMilli(now), 1024).stream()
+                .map(c -> new Input.DeferredCheck(c.jobId(), c.attempt(), c.fits())).toList();
         inbox.add(new ToQueue(new Input.Released(a.jobId(), a.tenant(), a.attempt(), rel.reason().name(),
-                free(placement.freeCapacity()))));
+                free(placement.freeCapacity()), checks)));
         if (rel.reason() == ReleaseCause.NODE_FAILED) {
             // recovery's decision, as services/recovery makes it: requeue while restarts are left
             int done = restarts.getOrDefault(a.jobId(), 0);

@@ -64,7 +64,7 @@ final class Wire implements AutoCloseable {
         allocation(jobId, new JobRunStarted(allocationId, tenant, attempt, t0));
         allocation(jobId, new JobRunSucceeded(allocationId, tenant, attempt, t0.plusSeconds(60)));
         allocation(jobId, new AllocationReleased(allocationId, tenant, attempt, ReleaseReason.RUN_SUCCEEDED, t0,
-                t0.plusSeconds(60), placements, "simulated", List.of()));
+                t0.plusSeconds(60), placements, "simulated", List.of(), List.of()));
     }
 
     private void allocation(String jobId, Object payload) {

@@ -108,6 +108,48 @@ public final class ClusterState {
         return facts;
     }
 
+    /** A deferred gang checked again: whether it would be placed now, on its own. */
+    public record DeferredCheck(String jobId, int attempt, boolean fits) {
+    }
+
+    /**
+     * Checks gangs deferred earlier against the capacity now, the first {@code limit} of them in the order given
+     * (the longest-deferred first): whether each would be placed now, after the earlier ones that fit. Changes
+     * nothing (what the check holds is given back). This is what lets
+     * the queue wake only the parked gangs that fit, where the free-capacity summary cannot tell (GPUs, CPU and
+     * memory free on different nodes).
+     */
+    public List<DeferredCheck> checkDeferred(Iterable<GangRequest> deferred, Instant now, int limit) {
+        List<DeferredCheck> out = new ArrayList<>();
+        // each gang that fits holds its place while the later ones are checked, so the gangs reported as fitting
+        // fit together; everything is given back before returning
+        List<Map.Entry<String, List<PlacedTask>>> held = new ArrayList<>();
+        try {
+            for (GangRequest g : deferred) {
+                if (out.size() >= limit) {
+                    break;
+                }
+                if (liveByJob.containsKey(g.jobId()) || grantedAttempt.getOrDefault(g.jobId(), 0) >= g.attempt()) {
+                    continue;
+                }
+                PlacementDecision d = decide(g, now);
+                boolean fits = d instanceof PlacementDecision.Placed;
+                if (fits) {
+                    List<PlacedTask> placements = ((PlacementDecision.Placed) d).placements();
+                    placements.forEach(p -> inventory.take(g.jobId(), p));
+                    held.add(Map.entry(g.jobId(), placements));
+                }
+                out.add(new DeferredCheck(g.jobId(), g.attempt(), fits));
+            }
+        } finally {
+            for (int i = held.size() - 1; i >= 0; i--) {
+                Map.Entry<String, List<PlacedTask>> h = held.get(i);
+                h.getValue().forEach(p -> inventory.give(h.getKey(), p));
+            }
+        }
+        return out;
+    }
+
     private PlacementDecision decide(GangRequest gang, Instant now) {
         if (cordoned.isEmpty() && reservedNodes.isEmpty()) {
             return placer.place(inventory, gang); // the common case costs nothing extra

@@ -60,6 +60,10 @@ public final class PlacementHandler implements EventHandler {
     /** Preemptions read back at restore, by job id, the first per attempt; applied once allocations are known. */
     private final Map<String, Map<Integer, QueuePreemptionEvent>> restoredPreemptions = new HashMap<>();
     private final Map<String, Long> heartbeatSequence = new HashMap<>();
+    /** Gangs deferred and not placed since, the longest-deferred first (lost at a restart: then not checked). */
+    private final java.util.LinkedHashMap<String, GangRequest> deferredGangs = new java.util.LinkedHashMap<>();
+    /** How many deferred gangs a release checks at most (each check is one trial placement). */
+    static final int DEFERRED_CHECKS = 1024;
     /** Registrations read back at restore that were invalid, node id to why. */
     private final Map<String, String> rejectedRegistrations = new HashMap<>();
     private Instant newestRestored;
@@ -210,7 +214,11 @@ public final class PlacementHandler implements EventHandler {
             if (e.getPayload() instanceof JobDispatched d) {
                 dispatch(e.getJobId(), d, now, out);
             } else if (e.getPayload() instanceof JobCancelled c) {
+                deferredGangs.remove(e.getJobId());
                 emit(state.cancel(e.getJobId(), c.getAttempt(), now), now, out);
+            } else if (e.getPayload() instanceof io.gantry.events.JobSucceeded
+                    || e.getPayload() instanceof io.gantry.events.JobFailed) {
+                deferredGangs.remove(e.getJobId());
             }
         } else if (value instanceof NodeHealthEvent e) {
             if (e.getPayload() instanceof NodeFailed) {
@@ -237,6 +245,18 @@ public final class PlacementHandler implements EventHandler {
     private void dispatch(String jobId, JobDispatched d, Instant now, Output out) {
         GangRequest gang = Wire.gang(jobId, d); // throws on a malformed spec before anything changes
         List<Fact> facts = state.dispatch(gang, now);
+        for (Fact f : facts) {
+            if (f instanceof Fact.PlacementDeferred) {
+                // remembered (in deferral order) so releases can tell the queue which parked gangs fit now
+                deferredGangs.putIfAbsent(jobId, gang);
+                if (deferredGangs.get(jobId).attempt() != gang.attempt()) {
+                    deferredGangs.remove(jobId);
+                    deferredGangs.put(jobId, gang);
+                }
+            } else if (f instanceof Fact.AllocationGranted) {
+                deferredGangs.remove(jobId);
+            }
+        }
         emit(facts, now, out);
         for (Fact f : facts) {
             if (f instanceof Fact.AllocationGranted g) {
@@ -304,9 +324,11 @@ public final class PlacementHandler implements EventHandler {
                 backend.terminate(p.allocation().allocationId());
                 continue;
             }
-            // a release carries the free capacity right after it, so the queue wakes only gangs that could fit
-            AllocationEvent event = Wire.allocationEvent(f, now,
-                    f instanceof Fact.AllocationReleased ? state.freeCapacity() : List.of());
+            // a release carries the free capacity right after it, and which deferred gangs fit now, so the queue
+            // wakes only gangs that could fit
+            boolean release = f instanceof Fact.AllocationReleased;
+            AllocationEvent event = Wire.allocationEvent(f, now, release ? state.freeCapacity() : List.of(),
+                    release ? state.checkDeferred(deferredGangs.values(), now, DEFERRED_CHECKS) : List.of());
             if (event != null) {
                 out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), event);
             }

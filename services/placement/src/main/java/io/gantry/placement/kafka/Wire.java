@@ -123,6 +123,12 @@ final class Wire {
 
     /** As above; a release carries {@code free}, the free capacity right after it. */
     static AllocationEvent allocationEvent(Fact fact, Instant now, List<FreeCapacity> free) {
+        return allocationEvent(fact, now, free, List.of());
+    }
+
+    /** As above, with the deferred gangs checked against the capacity right after the release. */
+    static AllocationEvent allocationEvent(Fact fact, Instant now, List<FreeCapacity> free,
+                                           List<io.gantry.placement.core.ClusterState.DeferredCheck> checks) {
         String jobId;
         Object payload;
         if (fact instanceof Fact.AllocationGranted f) {
@@ -157,7 +163,10 @@ final class Wire {
             payload = AllocationReleased.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setReason(ReleaseReason.valueOf(f.reason().name()))
                     .setGrantedAt(a.grantedAt()).setReleasedAt(f.releasedAt()).setPlacements(placements(a))
-                    .setBackend(a.backend()).setFreeCapacity(freeGpus(free)).build();
+                    .setBackend(a.backend()).setFreeCapacity(freeGpus(free))
+                    .setDeferredChecks(checks.stream().map(c -> io.gantry.events.DeferredCheck.newBuilder()
+                            .setJobId(c.jobId()).setAttempt(c.attempt()).setFits(c.fits()).build()).toList())
+                    .build();
         } else {
             return null;
         }

@@ -77,7 +77,8 @@ final class WireMapping {
             }
             if (p instanceof AllocationReleased r) {
                 return new Input.Released(e.getJobId(), r.getTenant(), r.getAttempt(), r.getReason().name(),
-                        free(r.getFreeCapacity()));
+                        free(r.getFreeCapacity()), r.getDeferredChecks().stream()
+                        .map(c -> new Input.DeferredCheck(c.getJobId(), c.getAttempt(), c.getFits())).toList());
             }
             if (p instanceof JobRunStarted) {
                 return null;

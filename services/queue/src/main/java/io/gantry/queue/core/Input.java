@@ -68,15 +68,25 @@ public sealed interface Input {
      * placement: the devices of the attempt are free again; {@code reason} is the ReleaseReason symbol;
      * {@code free} is the cluster's free capacity right after, or null when placement did not say.
      */
-    record Released(String jobId, String tenant, int attempt, String reason, FreeCapacity free) implements Input {
+    record Released(String jobId, String tenant, int attempt, String reason, FreeCapacity free,
+                    java.util.List<DeferredCheck> checks) implements Input {
         public Released {
             requireJob(jobId, tenant, attempt);
             Objects.requireNonNull(reason, "reason");
+            checks = checks == null ? java.util.List.of() : java.util.List.copyOf(checks);
+        }
+
+        public Released(String jobId, String tenant, int attempt, String reason, FreeCapacity free) {
+            this(jobId, tenant, attempt, reason, free, java.util.List.of());
         }
 
         public Released(String jobId, String tenant, int attempt, String reason) {
-            this(jobId, tenant, attempt, reason, null);
+            this(jobId, tenant, attempt, reason, null, java.util.List.of());
         }
+    }
+
+    /** placement's check of a gang it deferred earlier, made right after a release: whether it would fit now. */
+    record DeferredCheck(String jobId, int attempt, boolean fits) {
     }
 
     /** recovery: the interrupted attempt runs again. */

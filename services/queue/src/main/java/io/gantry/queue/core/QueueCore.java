@@ -131,10 +131,10 @@ public final class QueueCore {
                         FailureReason.RECOVERY_ABANDONED), out);
             }
         } else if (input instanceof Input.CapacityChanged) {
-            unpark(null);
+            unpark(null, List.of());
         } else if (input instanceof Input.Tick t) {
             if (t.recheckParked()) {
-                unpark(null);
+                unpark(null, List.of());
             }
             scheduler.timePassed();
             reviewCapacityReservation(out);
@@ -221,7 +221,7 @@ public final class QueueCore {
                         job.submittedAt(), job.gpus(), because), out);
             }
         }
-        unpark(r.free());
+        unpark(r.free(), r.checks());
     }
 
     private void deferred(Input.Deferred d, List<QueueFact> out) {
@@ -301,10 +301,18 @@ public final class QueueCore {
      * it. So a release does not send every parked gang back to placement (no retry storm), and what it frees goes
      * to the longest-waiting gang that could use it.
      */
-    private void unpark(FreeCapacity free) {
+    private void unpark(FreeCapacity free, List<Input.DeferredCheck> checks) {
         List<JobState> parked = new ArrayList<>();
         for (String id : scheduler.parked) {
             parked.add(live.get(id));
+        }
+        // placement's own verdict on a gang it checked is exact; the summary is only a necessary condition
+        Map<String, Boolean> verdict = new HashMap<>();
+        for (Input.DeferredCheck c : checks) {
+            verdict.put(c.jobId() + "#" + c.attempt(), c.fits());
+        }
+        if (!verdict.isEmpty()) {
+            parked.removeIf(job -> Boolean.FALSE.equals(verdict.get(job.jobId() + "#" + job.attempt())));
         }
         if (free != null && !free.byModel().isEmpty()) {
             parked.sort(java.util.Comparator.comparingInt((JobState j) -> -classValue(j))

@@ -161,4 +161,24 @@ class ParkingTest {
                 .apply(new Input.Released("other", "a", 1, "RUN_SUCCEEDED", shares(0, 700)));
         assertThat(List.of(q.dispatchCount("p7"), q.dispatchCount("p6aa"))).containsExactly(2L, 1L);
     }
+
+    @Test
+    void placementsOwnCheckOfADeferredGangOverridesTheSummaryBothWays() {
+        // the summary says 8 free on one node: might fit; placement, which knows CPU and memory, says it does not
+        QueueDriver no = bigParked(aJob("big").gpus(8).model("H100"));
+        no.succeeded("small", 1).apply(new Input.Released("small", "a", 1, "RUN_SUCCEEDED", free("H100", 8, 8),
+                List.of(new Input.DeferredCheck("big", 1, false))));
+        assertThat(no.dispatchCount("big")).isEqualTo(1);
+
+        // a check for another attempt says nothing about this one: the summary decides
+        QueueDriver stale = bigParked(aJob("big").gpus(8).model("H100"));
+        stale.succeeded("small", 1).apply(new Input.Released("small", "a", 1, "RUN_SUCCEEDED", free("H100", 8, 8),
+                List.of(new Input.DeferredCheck("big", 7, false))));
+        assertThat(stale.dispatchCount("big")).isEqualTo(2);
+
+        QueueDriver yes = bigParked(aJob("big").gpus(8).model("H100"));
+        yes.succeeded("small", 1).apply(new Input.Released("small", "a", 1, "RUN_SUCCEEDED", free("H100", 8, 8),
+                List.of(new Input.DeferredCheck("big", 1, true))));
+        assertThat(yes.dispatchCount("big")).isEqualTo(2);
+    }
 }

@@ -1,0 +1,46 @@
+package io.gantry.placement.core;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.List;
+
+import static io.gantry.placement.core.Fixtures.aGang;
+import static io.gantry.placement.core.Fixtures.aNode;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** After a release, placement tells which of the gangs it deferred would fit now — together, and changing nothing. */
+class DeferredCheckTest {
+
+    @Test
+    void gangsThatFitTogetherAreReportedInDeferralOrderAndTheCheckLeavesTheInventoryAsItWas() {
+        Fixtures.Cluster c = Fixtures.Cluster.topology(aNode("n1").gpus(8, "H100"), aNode("n2").gpus(8, "H100"));
+        Allocation running = c.granted(aGang("running").task("w", 1, 8));
+        c.granted(aGang("other").task("w", 1, 8));
+        GangRequest first = aGang("first").task("w", 1, 8).build();
+        GangRequest second = aGang("second").task("w", 1, 8).build();
+        GangRequest small = aGang("small").task("w", 1, 0).cpuMillis(1000).build();
+        c.apply(c.state.cancel("running", 1, Instant.EPOCH)); // 8 GPUs free on one node
+        InventorySnapshot before = c.state.snapshot();
+
+        List<ClusterState.DeferredCheck> checks = c.state.checkDeferred(List.of(first, second, small),
+                Instant.EPOCH, 10);
+
+        assertThat(checks).containsExactly(new ClusterState.DeferredCheck("first", 1, true),
+                new ClusterState.DeferredCheck("second", 1, false), // the first holds the only free node
+                new ClusterState.DeferredCheck("small", 1, true));
+        assertThat(c.state.snapshot()).isEqualTo(before);
+        assertThat(running.totalGpus()).isEqualTo(8);
+    }
+
+    @Test
+    void atMostTheLimitIsCheckedAndGangsAlreadyPlacedAreSkipped() {
+        Fixtures.Cluster c = Fixtures.Cluster.topology(aNode("n1").gpus(8, "H100"));
+        c.granted(aGang("placed").task("w", 1, 1));
+        GangRequest placed = aGang("placed").task("w", 1, 1).build();
+        GangRequest a = aGang("a").task("w", 1, 1).build();
+        GangRequest b = aGang("b").task("w", 1, 1).build();
+        assertThat(c.state.checkDeferred(List.of(placed, a, b), Instant.EPOCH, 1))
+                .containsExactly(new ClusterState.DeferredCheck("a", 1, true));
+    }
+}
