@@ -578,7 +578,7 @@ public final class Simulation {
         }
         // with the free capacity placement reports, so the queue wakes only parked gangs that might fit
         List<Input.DeferredCheck> checks = placement.checkDeferred(deferredGangs.values(),
-                Instant.ofEpochMilli(now), 1024).stream()
+                Instant.ofEpochMilli(now), 128).stream()
                 .map(c -> new Input.DeferredCheck(c.jobId(), c.attempt(), c.fits())).toList();
         inbox.add(new ToQueue(new Input.Released(a.jobId(), a.tenant(), a.attempt(), rel.reason().name(),
                 free(placement.freeCapacity()), checks)));

@@ -114,38 +114,22 @@ public final class ClusterState {
 
     /**
      * Checks gangs deferred earlier against the capacity now, the first {@code limit} of them in the order given
-     * (the longest-deferred first): whether each would be placed now, after the earlier ones that fit. Changes
-     * nothing (what the check holds is given back). This is what lets
+     * (the longest-deferred first): whether each would be placed now, on its own. Changes nothing. This is what lets
      * the queue wake only the parked gangs that fit, where the free-capacity summary cannot tell (GPUs, CPU and
      * memory free on different nodes).
      */
     public List<DeferredCheck> checkDeferred(Iterable<GangRequest> deferred, Instant now, int limit) {
+        // each on its own, never holding capacity for one while checking the next: the queue may not dispatch a
+        // gang that fits (quota, order), and a "no" must stay exact or a parked gang would wait for nothing
         List<DeferredCheck> out = new ArrayList<>();
-        // each gang that fits holds its place while the later ones are checked, so the gangs reported as fitting
-        // fit together; everything is given back before returning
-        List<Map.Entry<String, List<PlacedTask>>> held = new ArrayList<>();
-        try {
-            for (GangRequest g : deferred) {
-                if (out.size() >= limit) {
-                    break;
-                }
-                if (liveByJob.containsKey(g.jobId()) || grantedAttempt.getOrDefault(g.jobId(), 0) >= g.attempt()) {
-                    continue;
-                }
-                PlacementDecision d = decide(g, now);
-                boolean fits = d instanceof PlacementDecision.Placed;
-                if (fits) {
-                    List<PlacedTask> placements = ((PlacementDecision.Placed) d).placements();
-                    placements.forEach(p -> inventory.take(g.jobId(), p));
-                    held.add(Map.entry(g.jobId(), placements));
-                }
-                out.add(new DeferredCheck(g.jobId(), g.attempt(), fits));
+        for (GangRequest g : deferred) {
+            if (out.size() >= limit) {
+                break;
             }
-        } finally {
-            for (int i = held.size() - 1; i >= 0; i--) {
-                Map.Entry<String, List<PlacedTask>> h = held.get(i);
-                h.getValue().forEach(p -> inventory.give(h.getKey(), p));
+            if (liveByJob.containsKey(g.jobId()) || grantedAttempt.getOrDefault(g.jobId(), 0) >= g.attempt()) {
+                continue;
             }
+            out.add(new DeferredCheck(g.jobId(), g.attempt(), decide(g, now) instanceof PlacementDecision.Placed));
         }
         return out;
     }

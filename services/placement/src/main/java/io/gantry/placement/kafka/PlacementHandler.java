@@ -63,7 +63,7 @@ public final class PlacementHandler implements EventHandler {
     /** Gangs deferred and not placed since, the longest-deferred first (lost at a restart: then not checked). */
     private final java.util.LinkedHashMap<String, GangRequest> deferredGangs = new java.util.LinkedHashMap<>();
     /** How many deferred gangs a release checks at most (each check is one trial placement). */
-    static final int DEFERRED_CHECKS = 1024;
+    static final int DEFERRED_CHECKS = 128;
     /** Registrations read back at restore that were invalid, node id to why. */
     private final Map<String, String> rejectedRegistrations = new HashMap<>();
     private Instant newestRestored;
