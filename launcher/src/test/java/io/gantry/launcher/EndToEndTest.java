@@ -11,7 +11,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 import java.io.IOException;
 import java.math.BigDecimal;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -61,7 +60,8 @@ class EndToEndTest {
                     token: epsilon-token-0006
                 """);
         Path repo = Path.of("..").toAbsolutePath().normalize();
-        cluster = new DevCluster(new DevCluster.Config(dataDir, repo, freePort(), freePort(), freePortRange(5),
+        cluster = new DevCluster(new DevCluster.Config(dataDir, repo, EmbeddedStack.freePort(), EmbeddedStack.freePort(),
+                EmbeddedStack.freePortRange(5),
                 Map.of("placement", Map.of("gantry.placement.simulated.speedup", Integer.toString(SPEEDUP),
                                 "gantry.placement.simulated.heartbeat-interval", "500ms"),
                         "recovery", Map.of("gantry.recovery.heartbeat-timeout", "3s"),
@@ -326,30 +326,5 @@ class EndToEndTest {
         List<JsonNode> out = new ArrayList<>();
         list.forEach(out::add);
         return out;
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
-    /** The first of n consecutive free ports. */
-    static int freePortRange(int n) throws IOException {
-        for (int attempt = 0; attempt < 50; attempt++) {
-            int base = 20000 + (int) (Math.random() * 20000);
-            boolean free = true;
-            for (int p = base; p < base + n && free; p++) {
-                try (ServerSocket s = new ServerSocket(p, 1, java.net.InetAddress.getLoopbackAddress())) {
-                    s.setReuseAddress(true);
-                } catch (IOException e) {
-                    free = false;
-                }
-            }
-            if (free) {
-                return base;
-            }
-        }
-        throw new IOException("no " + n + " consecutive free ports");
     }
 }
