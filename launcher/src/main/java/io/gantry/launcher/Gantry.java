@@ -146,33 +146,7 @@ public final class Gantry {
     static Map<String, String> parse(String[] args) {
         List<String> known = List.of("data-dir", "port", "kafka-port", "postgres-port", "backend", "cluster", "speedup",
                 "heartbeat-timeout", "gpu-quota", "queue-config", "service-heap");
-        Map<String, String> opts = new HashMap<>();
-        for (int i = 1; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("--help") || a.equals("-h")) {
-                System.out.print(USAGE);
-                System.exit(0);
-            }
-            if (!a.startsWith("--")) {
-                fail("unexpected argument " + a);
-            }
-            String key = a.substring(2);
-            String value;
-            int eq = key.indexOf('=');
-            if (eq >= 0) {
-                value = key.substring(eq + 1);
-                key = key.substring(0, eq);
-            } else if (i + 1 < args.length) {
-                value = args[++i];
-            } else {
-                fail("--" + key + " needs a value");
-                return opts;
-            }
-            if (!known.contains(key)) {
-                fail("unknown option --" + key);
-            }
-            opts.put(key, value);
-        }
+        Map<String, String> opts = CliArgs.parse(args, 1, known, List.of(), USAGE, Gantry::fail);
         for (String numeric : List.of("port", "kafka-port", "postgres-port", "gpu-quota")) {
             if (opts.containsKey(numeric) && !opts.get(numeric).matches("\\d{1,5}")) {
                 fail("--" + numeric + " must be a number");

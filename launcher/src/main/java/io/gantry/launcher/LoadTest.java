@@ -22,7 +22,6 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -516,46 +515,13 @@ public final class LoadTest {
     }
 
     static Options parse(String[] args, Path repo) {
-        Map<String, String> opts = new HashMap<>();
-        boolean saturate = false;
-        boolean keepData = false;
         List<String> known = List.of("rate", "in-flight", "duration", "warmup", "drain", "tenants", "nodes",
                 "gpus-per-node", "job-gpus", "run-seconds", "service-heap", "heartbeat-timeout", "timeout", "max-http",
                 "out", "table", "api", "token", "bootstrap");
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("--help") || a.equals("-h")) {
-                System.out.print(USAGE);
-                System.exit(0);
-            }
-            if (a.equals("--saturate")) {
-                saturate = true;
-                continue;
-            }
-            if (a.equals("--keep-data")) {
-                keepData = true;
-                continue;
-            }
-            if (!a.startsWith("--")) {
-                usage("unexpected argument " + a);
-            }
-            String key = a.substring(2);
-            String value;
-            int eq = key.indexOf('=');
-            if (eq >= 0) {
-                value = key.substring(eq + 1);
-                key = key.substring(0, eq);
-            } else if (i + 1 < args.length) {
-                value = args[++i];
-            } else {
-                usage("--" + key + " needs a value");
-                return null;
-            }
-            if (!known.contains(key)) {
-                usage("unknown option --" + key);
-            }
-            opts.put(key, value);
-        }
+        Map<String, String> opts = CliArgs.parse(args, 0, known, List.of("saturate", "keep-data"), USAGE,
+                LoadTest::usage);
+        boolean saturate = opts.remove("saturate") != null;
+        boolean keepData = opts.remove("keep-data") != null;
         if (saturate && opts.containsKey("rate")) {
             usage("--rate and --saturate exclude each other");
         }
