@@ -282,8 +282,7 @@ public final class Simulation {
         return r;
     }
 
-    /** Gangs placement deferred and has not placed since, the longest-deferred first. */
-    private final java.util.LinkedHashMap<String, GangRequest> deferredGangs = new java.util.LinkedHashMap<>();
+    private final io.gantry.placement.core.DeferredGangs deferredGangs = new io.gantry.placement.core.DeferredGangs();
 
     private void schedule(long at, Kind kind, int job, String ref) {
         if (kind != Kind.TICK && kind != Kind.SAMPLE) {
@@ -374,18 +373,7 @@ public final class Simulation {
                 r.decisions++;
                 GangRequest g = gang(d.fact());
                 List<Fact> facts = placement.dispatch(g, t);
-                for (Fact f : facts) {
-                    // as the placement service does: remember deferred gangs so releases can check them
-                    if (f instanceof Fact.PlacementDeferred) {
-                        GangRequest known = deferredGangs.get(g.jobId());
-                        if (known == null || known.attempt() != g.attempt()) {
-                            deferredGangs.remove(g.jobId());
-                            deferredGangs.put(g.jobId(), g);
-                        }
-                    } else if (f instanceof Fact.AllocationGranted) {
-                        deferredGangs.remove(g.jobId());
-                    }
-                }
+                deferredGangs.afterDispatch(g, facts); // as the placement service does
                 placementFacts(facts);
             }
         }
@@ -416,7 +404,7 @@ public final class Simulation {
     }
 
     private void ended(String jobId, boolean ok) {
-        deferredGangs.remove(jobId);
+        deferredGangs.forget(jobId);
         int i = index.get(jobId);
         r.finish[i] = now;
         r.succeeded[i] = ok;
@@ -577,7 +565,7 @@ public final class Simulation {
             r.preemptedMilliGpuMs += billed; // no checkpoints in a trace: the preempted run's work is lost
         }
         // with the free capacity placement reports, so the queue wakes only parked gangs that might fit
-        List<Input.DeferredCheck> checks = placement.checkDeferred(deferredGangs.values(),
+        List<Input.DeferredCheck> checks = placement.checkDeferred(deferredGangs.oldestFirst(),
                 Instant.ofEpochMilli(now), 128).stream()
                 .map(c -> new Input.DeferredCheck(c.jobId(), c.attempt(), c.fits())).toList();
         inbox.add(new ToQueue(new Input.Released(a.jobId(), a.tenant(), a.attempt(), rel.reason().name(),

@@ -24,6 +24,7 @@ import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.VirtualClock;
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.ClusterState;
+import io.gantry.placement.core.DeferredGangs;
 import io.gantry.placement.core.Fact;
 import io.gantry.placement.core.GangRequest;
 import io.gantry.placement.core.NodeSpec;
@@ -60,8 +61,7 @@ public final class PlacementHandler implements EventHandler {
     /** Preemptions read back at restore, by job id, the first per attempt; applied once allocations are known. */
     private final Map<String, Map<Integer, QueuePreemptionEvent>> restoredPreemptions = new HashMap<>();
     private final Map<String, Long> heartbeatSequence = new HashMap<>();
-    /** Gangs deferred and not placed since, the longest-deferred first (lost at a restart: then not checked). */
-    private final java.util.LinkedHashMap<String, GangRequest> deferredGangs = new java.util.LinkedHashMap<>();
+    private final DeferredGangs deferredGangs = new DeferredGangs();
     /** How many deferred gangs a release checks at most (each check is one trial placement). */
     static final int DEFERRED_CHECKS = 128;
     /** Registrations read back at restore that were invalid, node id to why. */
@@ -214,11 +214,11 @@ public final class PlacementHandler implements EventHandler {
             if (e.getPayload() instanceof JobDispatched d) {
                 dispatch(e.getJobId(), d, now, out);
             } else if (e.getPayload() instanceof JobCancelled c) {
-                deferredGangs.remove(e.getJobId());
+                deferredGangs.forget(e.getJobId());
                 emit(state.cancel(e.getJobId(), c.getAttempt(), now), now, out);
             } else if (e.getPayload() instanceof io.gantry.events.JobSucceeded
                     || e.getPayload() instanceof io.gantry.events.JobFailed) {
-                deferredGangs.remove(e.getJobId());
+                deferredGangs.forget(e.getJobId());
             }
         } else if (value instanceof NodeHealthEvent e) {
             if (e.getPayload() instanceof NodeFailed) {
@@ -245,18 +245,8 @@ public final class PlacementHandler implements EventHandler {
     private void dispatch(String jobId, JobDispatched d, Instant now, Output out) {
         GangRequest gang = Wire.gang(jobId, d); // throws on a malformed spec before anything changes
         List<Fact> facts = state.dispatch(gang, now);
-        for (Fact f : facts) {
-            if (f instanceof Fact.PlacementDeferred) {
-                // remembered (in deferral order) so releases can tell the queue which parked gangs fit now
-                deferredGangs.putIfAbsent(jobId, gang);
-                if (deferredGangs.get(jobId).attempt() != gang.attempt()) {
-                    deferredGangs.remove(jobId);
-                    deferredGangs.put(jobId, gang);
-                }
-            } else if (f instanceof Fact.AllocationGranted) {
-                deferredGangs.remove(jobId);
-            }
-        }
+        // remembered so releases can tell the queue which parked gangs fit now
+        deferredGangs.afterDispatch(gang, facts);
         emit(facts, now, out);
         for (Fact f : facts) {
             if (f instanceof Fact.AllocationGranted g) {
@@ -328,7 +318,7 @@ public final class PlacementHandler implements EventHandler {
             // wakes only gangs that could fit
             boolean release = f instanceof Fact.AllocationReleased;
             AllocationEvent event = Wire.allocationEvent(f, now, release ? state.freeCapacity() : List.of(),
-                    release ? state.checkDeferred(deferredGangs.values(), now, DEFERRED_CHECKS) : List.of());
+                    release ? state.checkDeferred(deferredGangs.oldestFirst(), now, DEFERRED_CHECKS) : List.of());
             if (event != null) {
                 out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), event);
             }

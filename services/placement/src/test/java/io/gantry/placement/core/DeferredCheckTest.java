@@ -48,4 +48,23 @@ class DeferredCheckTest {
         assertThat(c.state.checkDeferred(List.of(placed, a, b), Instant.EPOCH, 1))
                 .containsExactly(new ClusterState.DeferredCheck("a", 1, true));
     }
+
+    @Test
+    void deferredGangsKeepTheirPlaceUntilGrantedOrForgottenAndANewAttemptGoesToTheBack() {
+        Fixtures.Cluster c = Fixtures.Cluster.topology(aNode("n1").gpus(8, "H100"));
+        DeferredGangs deferred = new DeferredGangs();
+        GangRequest a = aGang("a").task("w", 2, 8).build();
+        GangRequest b = aGang("b").task("w", 2, 8).build();
+        deferred.afterDispatch(a, c.state.dispatch(a, Instant.EPOCH));
+        deferred.afterDispatch(b, c.state.dispatch(b, Instant.EPOCH));
+        deferred.afterDispatch(a, c.state.dispatch(a, Instant.EPOCH));
+        assertThat(deferred.oldestFirst()).extracting(GangRequest::jobId).containsExactly("a", "b");
+        GangRequest a2 = aGang("a").attempt(2).task("w", 2, 8).build();
+        deferred.afterDispatch(a2, c.state.dispatch(a2, Instant.EPOCH));
+        assertThat(deferred.oldestFirst()).extracting(GangRequest::jobId).containsExactly("b", "a");
+        GangRequest small = aGang("b").task("w", 1, 1).build();
+        deferred.afterDispatch(small, c.state.dispatch(small, Instant.EPOCH));
+        deferred.forget("a");
+        assertThat(deferred.oldestFirst()).isEmpty();
+    }
 }
