@@ -329,6 +329,14 @@ public final class QueueCore {
         return config.priorityClasses().getOrDefault(cls, 0);
     }
 
+    /**
+     * The GPU models a task accepts, empty for any. A tier is resolved by placement's configuration, which the queue
+     * does not know: any model then.
+     */
+    private static List<String> acceptedModels(TaskGroup t) {
+        return t.gpuTier() != null ? List.of() : t.gpuModel() != null ? List.of(t.gpuModel()) : t.gpuModels();
+    }
+
     private static boolean mightFit(JobState job, FreeCapacity.Budget budget) {
         List<String> models = null;
         boolean mixed = false;
@@ -337,9 +345,7 @@ public final class QueueCore {
         for (TaskGroup t : job.spec().tasks()) {
             if (t.gpuMilli() != null) {
                 // a fraction of one GPU: wake only if some device of an accepted model has that much free
-                List<String> accepts = t.gpuTier() != null ? List.of()
-                        : t.gpuModel() != null ? List.of(t.gpuModel()) : t.gpuModels();
-                if (!budget.takeShares(accepts, t.replicas(), t.gpuMilli(), t.cpuMillis(), t.memoryMiB())) {
+                if (!budget.takeShares(acceptedModels(t), t.replicas(), t.gpuMilli(), t.cpuMillis(), t.memoryMiB())) {
                     return false;
                 }
                 continue;
@@ -349,9 +355,7 @@ public final class QueueCore {
             }
             tasks.add(new long[] {t.replicas(), t.gpus(), t.cpuMillis(), t.memoryMiB()});
             gang += t.replicas() * t.gpus();
-            // a tier is resolved by placement's configuration, which the queue does not know: any model then
-            List<String> accepts = t.gpuTier() != null ? List.of()
-                    : t.gpuModel() != null ? List.of(t.gpuModel()) : t.gpuModels();
+            List<String> accepts = acceptedModels(t);
             if (models == null) {
                 models = accepts;
             } else if (!models.equals(accepts)) {
