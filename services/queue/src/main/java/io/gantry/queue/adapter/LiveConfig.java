@@ -4,22 +4,14 @@ import io.gantry.events.QueueConfigApplied;
 import io.gantry.events.QueueConfigEvent;
 import io.gantry.queue.core.ConfigException;
 import io.gantry.queue.core.FairShareConfig;
-import io.gantry.schemas.AvroWire;
+import io.gantry.runtime.kafka.TopicReader;
 import io.gantry.schemas.Topics;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.PartitionInfo;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -159,33 +151,8 @@ final class LiveConfig {
 
     /** Every applied configuration on the topic, oldest first (committed records only). */
     static List<Applied> readHistory(String bootstrap) {
-        Map<String, Object> p = Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
-                ConsumerConfig.CLIENT_ID_CONFIG, "gantry-queue-config-history");
-        List<Applied> out = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(),
-                new ByteArrayDeserializer())) {
-            List<PartitionInfo> infos = c.partitionsFor(Topics.QUEUE_CONFIG_EVENTS.name(), Duration.ofSeconds(30));
-            if (infos == null || infos.isEmpty()) {
-                return out;
-            }
-            List<TopicPartition> parts = infos.stream().map(i -> new TopicPartition(i.topic(), i.partition())).toList();
-            c.assign(parts);
-            c.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = c.endOffsets(parts);
-            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    try {
-                        out.add(Applied.of(AvroWire.decode(Topics.QUEUE_CONFIG_EVENTS, r.value())));
-                    } catch (RuntimeException e) {
-                        LOG.warn("skipping undecodable queue configuration record at offset {}: {}", r.offset(),
-                                e.toString());
-                    }
-                }
-            }
-        }
+        List<Applied> out = new ArrayList<>(TopicReader.readAll(bootstrap, Topics.QUEUE_CONFIG_EVENTS).stream()
+                .map(Applied::of).toList());
         out.sort(java.util.Comparator.comparingLong(Applied::version));
         return out;
     }
