@@ -5,6 +5,7 @@ import io.gantry.events.AllocationEvent;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.NodeHeartbeatEvent;
+import io.gantry.events.PlacementConfigEvent;
 import io.gantry.events.QueueConfigEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
@@ -34,6 +35,9 @@ public final class Topics {
             new Topic<>("queue.config-events", Service.QUEUE, "queue-config", QueueConfigEvent.class);
     public static final Topic<AllocationEvent> PLACEMENT_ALLOCATION_EVENTS =
             new Topic<>("placement.allocation-events", Service.PLACEMENT, "jobId", AllocationEvent.class);
+    /** Placement's configuration as others need it (GPU tiers); the newest is the live one. */
+    public static final Topic<PlacementConfigEvent> PLACEMENT_CONFIG_EVENTS =
+            new Topic<>("placement.config-events", Service.PLACEMENT, "placement-config", PlacementConfigEvent.class);
     public static final Topic<NodeEvent> PLACEMENT_NODE_EVENTS =
             new Topic<>("placement.node-events", Service.PLACEMENT, "nodeId", NodeEvent.class);
     /** Liveness only, so a short history: nothing is rebuilt from it. */
@@ -56,7 +60,7 @@ public final class Topics {
     public static List<Topic<?>> eventTopics() {
         return List.of(ADMISSION_JOB_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
                 QUEUE_CONFIG_EVENTS,
-                PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_NODE_EVENTS,
+                PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_CONFIG_EVENTS, PLACEMENT_NODE_EVENTS,
                 PLACEMENT_HEARTBEAT_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS, BILLING_USAGE_EVENTS);
     }
 
