@@ -25,6 +25,14 @@ public interface EventHandler {
      */
     void handle(Topic<?> topic, String key, Object value, Output out) throws Exception;
 
+    /**
+     * Called once the loop has read every input partition it was assigned up to the end that partition had when
+     * it was assigned (after each start, and after each rebalance that assigned partitions). Until then the input
+     * may be far behind: a restarted consumer can wait a whole session timeout for a killed member's partitions.
+     */
+    default void caughtUp(Instant now, Output out) {
+    }
+
     /** Called about every tick interval, for time-driven decisions (timeouts, simulated runs). */
     default void tick(Instant now, Output out) {
     }

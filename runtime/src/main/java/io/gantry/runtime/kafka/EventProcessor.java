@@ -5,6 +5,7 @@ import io.gantry.schemas.Service;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -30,6 +31,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -197,7 +199,8 @@ public final class EventProcessor implements AutoCloseable {
             restore(h);
             Sink sink = new Sink(producer);
             runInBatch(producer, sink, () -> h.restored(sink), Map.of());
-            c.subscribe(inputs.stream().map(Topic::name).toList());
+            CatchUp catchUp = new CatchUp(c);
+            c.subscribe(inputs.stream().map(Topic::name).toList(), catchUp);
             ready.countDown();
             LOG.info("{} processor ready: inputs {}", owner.id(), inputs);
             Instant nextTick = clock.instant();
@@ -207,7 +210,9 @@ public final class EventProcessor implements AutoCloseable {
                 List<Command<?>> done = new ArrayList<>();
                 Instant now = clock.instant();
                 boolean tickDue = !now.isBefore(nextTick);
-                if (records.isEmpty() && commands.isEmpty() && !tickDue) {
+                // checked after the records are handled: caught up means this poll's records are in the state
+                boolean caughtUpNow = catchUp.reached();
+                if (records.isEmpty() && commands.isEmpty() && !tickDue && !caughtUpNow) {
                     continue;
                 }
                 runInBatch(producer, sink, () -> {
@@ -220,6 +225,10 @@ public final class EventProcessor implements AutoCloseable {
                         command.out = sink;
                         command.run();
                         done.add(command);
+                    }
+                    if (caughtUpNow) {
+                        LOG.info("{} processor caught up with its inputs {}", owner.id(), c.assignment());
+                        h.caughtUp(now, sink);
                     }
                     if (tickDue) {
                         h.tick(now, sink);
@@ -238,6 +247,55 @@ public final class EventProcessor implements AutoCloseable {
             throw e;
         } finally {
             this.consumer = null;
+        }
+    }
+
+    /**
+     * Whether the loop has read every input partition it was assigned up to the end that partition had when it
+     * was assigned. A restarted consumer may wait long for its partitions (the group waits for a killed member's
+     * session to time out), and a handler that measures silence must not mistake that wait for silence.
+     */
+    private static final class CatchUp implements ConsumerRebalanceListener {
+        private final KafkaConsumer<String, byte[]> consumer;
+        private final Map<TopicPartition, Long> targets = new HashMap<>();
+        private boolean pending;
+
+        CatchUp(KafkaConsumer<String, byte[]> consumer) {
+            this.consumer = consumer;
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return;
+            }
+            targets.putAll(consumer.endOffsets(partitions));
+            pending = true;
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            partitions.forEach(targets::remove);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            onPartitionsRevoked(partitions);
+        }
+
+        /** True once per assignment: when the positions after the last poll have reached the targets. */
+        boolean reached() {
+            if (!pending) {
+                return false;
+            }
+            for (Map.Entry<TopicPartition, Long> t : targets.entrySet()) {
+                // the position is past every record poll returned (and past transaction markers once fetched)
+                if (consumer.position(t.getKey()) < t.getValue()) {
+                    return false;
+                }
+            }
+            pending = false;
+            return true;
         }
     }
 

@@ -46,6 +46,9 @@ class EventProcessorTest {
         final Set<String> cancelled = new HashSet<>();
         int restored;
         int ticks;
+        int handled;
+        volatile int handledWhenCaughtUp = -1;
+        volatile int caughtUps;
 
         @Override
         public void restore(Topic<?> topic, String key, Object value) {
@@ -58,6 +61,7 @@ class EventProcessorTest {
         @Override
         public void handle(Topic<?> topic, String key, Object value, Output out) {
             AdmissionJobEvent e = (AdmissionJobEvent) value;
+            handled++;
             if (!(e.getPayload() instanceof JobCancelRequested req)) {
                 return;
             }
@@ -74,6 +78,14 @@ class EventProcessorTest {
         @Override
         public void tick(Instant now, Output out) {
             ticks++;
+        }
+
+        @Override
+        public void caughtUp(Instant now, Output out) {
+            caughtUps++;
+            if (handledWhenCaughtUp < 0) {
+                handledWhenCaughtUp = handled;
+            }
         }
     }
 
@@ -117,6 +129,29 @@ class EventProcessorTest {
         await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(other) == 1);
         assertThat(countCancelled(job)).isEqualTo(1);
         await().atMost(5, TimeUnit.SECONDS).until(() -> h2[0].ticks > 2);
+    }
+
+    @Test
+    void saysItHasCaughtUpOnlyOnceTheBacklogThatWaitedForItIsHandledAndOnlyOnce() throws Exception {
+        String group = "toy-" + UUID.randomUUID();
+        ToyHandler[] h = new ToyHandler[1];
+        EventProcessor first = processor(group, h);
+        assertThat(first.awaitReady(Duration.ofSeconds(30))).isTrue();
+        await().atMost(20, TimeUnit.SECONDS).until(() -> h[0].caughtUps == 1);
+        first.close();
+        // a backlog on the input while nobody consumes it
+        for (int i = 0; i < 30; i++) {
+            sendCancel("backlog-" + UUID.randomUUID(), "a");
+        }
+        ToyHandler[] h2 = new ToyHandler[1];
+        EventProcessor again = processor(group, h2);
+        assertThat(again.awaitReady(Duration.ofSeconds(30))).isTrue();
+        await().atMost(20, TimeUnit.SECONDS).until(() -> h2[0].caughtUps == 1);
+        assertThat(h2[0].handledWhenCaughtUp).as("records handled before the handler heard it had caught up")
+                .isEqualTo(30);
+        sendCancel("later-" + UUID.randomUUID(), "a");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> h2[0].handled == 31);
+        assertThat(h2[0].caughtUps).as("caught up once per assignment, not per batch").isEqualTo(1);
     }
 
     @Test

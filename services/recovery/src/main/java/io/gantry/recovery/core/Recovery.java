@@ -21,7 +21,8 @@ import java.util.TreeSet;
 /**
  * Recovery's state machine: node liveness and the requeue decision.
  *
- * <p>Decision methods ({@link #onSignOfLife}, {@link #onRestart}, {@link #tick}, {@link #onNodeFailureRelease})
+ * <p>Decision methods ({@link #onSignOfLife}, {@link #onRestart}, {@link #onCaughtUp}, {@link #tick},
+ * {@link #onNodeFailureRelease})
  * never change state; they return the facts that follow, and the caller replays them. So a decision that is
  * never committed (a crash before the Kafka transaction commits) leaves no trace, and restoring from the
  * published facts rebuilds exactly the state that produced them.
@@ -31,6 +32,8 @@ public final class Recovery {
     // TreeMap: tick() reports overdue nodes in a stable order, which keeps tests and replays deterministic
     private final Map<String, Node> nodes = new TreeMap<>();
     private final Map<String, Job> jobs = new HashMap<>();
+    // silence counts only while watching: a new core watches (nothing to catch up with), a restart pauses it
+    private boolean watching = true;
 
     public Recovery(RecoveryPolicy policy) {
         this.policy = Objects.requireNonNull(policy, "policy");
@@ -72,16 +75,28 @@ public final class Recovery {
     }
 
     /**
-     * Recovery (re)started. Every known node gets a fresh grace period: while recovery was down nobody measured
-     * silence, so a restart must not fail nodes by itself.
+     * Recovery (re)started. Nothing is declared failed until {@link #onCaughtUp} says the heartbeats that arrived
+     * meanwhile have been read: a restarted consumer may wait a whole session timeout before it owns its
+     * partitions (after a kill -9 the group waits for the dead member), and that wait is not the nodes' silence.
      */
     public List<RecoveryFact> onRestart(Instant now) {
-        return List.of(new GraceStarted(Objects.requireNonNull(now, "now")));
+        return List.of(new GraceStarted(Objects.requireNonNull(now, "now"), false));
+    }
+
+    /**
+     * Recovery has read its heartbeat input up to where it stood when recovery got it. Every known node gets a
+     * fresh grace period from now: while recovery was down or catching up nobody measured silence.
+     */
+    public List<RecoveryFact> onCaughtUp(Instant now) {
+        return List.of(new GraceStarted(Objects.requireNonNull(now, "now"), true));
     }
 
     /** Declares failed every healthy node silent for longer than the timeout; each failure is declared once. */
     public List<RecoveryFact> tick(Instant now) {
         Objects.requireNonNull(now, "now");
+        if (!watching) {
+            return List.of();
+        }
         List<RecoveryFact> facts = new ArrayList<>();
         for (Node node : nodes.values()) {
             if (node.state != NodeState.HEALTHY || node.lastSeenAt == null) {
@@ -128,6 +143,7 @@ public final class Recovery {
             node(f.nodeId());
         } else if (fact instanceof GraceStarted f) {
             nodes.values().forEach(n -> n.lastSeenAt = f.at());
+            watching = f.watching();
         } else if (fact instanceof NodeFailed f) {
             Node node = node(f.nodeId());
             node.state = NodeState.FAILED;
@@ -163,6 +179,11 @@ public final class Recovery {
         return nodes.values().stream()
                 .map(n -> new NodeHealth(n.nodeId, n.state, n.lastSeenAt, n.lastHeartbeatAt, n.failedAt))
                 .toList();
+    }
+
+    /** False between a restart and catching up with the input: no node is declared failed meanwhile. */
+    public boolean watching() {
+        return watching;
     }
 
     public NodeState state(String nodeId) {

@@ -24,8 +24,12 @@ public sealed interface RecoveryFact {
         }
     }
 
-    /** Recovery (re)started at {@code at}: every known healthy node is treated as seen then. */
-    record GraceStarted(Instant at) implements RecoveryFact {
+    /**
+     * Every known healthy node is treated as seen at {@code at}. {@code watching} false: recovery (re)started and
+     * has not yet read the heartbeats that arrived while it was down, so silence means nothing yet; true: it has
+     * caught up, and silence from now on counts.
+     */
+    record GraceStarted(Instant at, boolean watching) implements RecoveryFact {
         public GraceStarted {
             Objects.requireNonNull(at, "at");
         }

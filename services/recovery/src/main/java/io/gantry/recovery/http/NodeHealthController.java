@@ -26,6 +26,19 @@ public class NodeHealthController {
         return processor.nodes().thenApply(nodes -> nodes.stream().map(NodeHealthView::of).toList());
     }
 
+    /**
+     * Whether the failure detector is watching: false after a (re)start until recovery has read the heartbeats that
+     * arrived while it was down; no node is declared failed meanwhile.
+     */
+    @Get("/detector")
+    public CompletableFuture<DetectorView> detector(@RequestAttribute(Caller.ATTRIBUTE) Caller caller) {
+        return processor.watching().thenApply(DetectorView::new);
+    }
+
+    @Serdeable
+    public record DetectorView(boolean watching) {
+    }
+
     /** Instants as ISO-8601 strings, so the JSON does not depend on the serializer's date settings. */
     @Serdeable
     public record NodeHealthView(String nodeId, String state, String lastHeartbeatAt, String failedAt) {

@@ -42,6 +42,10 @@ final class RecoveryHandler implements EventHandler {
         return core.nodes();
     }
 
+    boolean watching() {
+        return core.watching();
+    }
+
     @Override
     public void restore(Topic<?> topic, String key, Object value) {
         if (topic.equals(Topics.RECOVERY_NODE_EVENTS) && value instanceof NodeHealthEvent e) {
@@ -71,6 +75,11 @@ final class RecoveryHandler implements EventHandler {
                 && released.getReason() == ReleaseReason.NODE_FAILED) {
             apply(core.onNodeFailureRelease(interruptedRun(e.getJobId(), released)), out);
         }
+    }
+
+    @Override
+    public void caughtUp(Instant now, Output out) {
+        apply(core.onCaughtUp(clock.instant()), out);
     }
 
     @Override

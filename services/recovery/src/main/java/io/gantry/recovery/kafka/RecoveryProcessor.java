@@ -52,6 +52,11 @@ public class RecoveryProcessor implements AutoCloseable {
         return processor.submit(out -> current.get().nodes());
     }
 
+    /** Whether silence counts yet (false from a start until the heartbeat input is caught up). */
+    public CompletableFuture<Boolean> watching() {
+        return processor.submit(out -> current.get().watching());
+    }
+
     public boolean isReady() {
         return processor.isReady();
     }

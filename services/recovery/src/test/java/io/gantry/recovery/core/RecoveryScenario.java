@@ -57,6 +57,11 @@ final class RecoveryScenario {
         return apply(recovery.onRestart(at(at)));
     }
 
+    /** The restarted loop has read the heartbeats that waited for it. */
+    RecoveryScenario caughtUp(double at) {
+        return apply(recovery.onCaughtUp(at(at)));
+    }
+
     RecoveryScenario apply(List<RecoveryFact> facts) {
         for (RecoveryFact f : facts) {
             recovery.replay(f);

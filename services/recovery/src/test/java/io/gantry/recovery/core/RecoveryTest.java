@@ -52,9 +52,17 @@ class RecoveryTest {
                 scenario("a first registration is a sign of life",
                         s -> s.registration("sim-1", 0).tick(9).registration("sim-2", 9).tick(12),
                         "NodeFailed sim-1: no heartbeat for 12 s (timeout 10 s)"),
-                scenario("a restart gives every known node a fresh grace period",
-                        s -> s.heartbeat("sim-1", 0).restart(100).tick(105).tick(111),
+                scenario("a restart gives every known node a fresh grace period from when it has caught up",
+                        s -> s.heartbeat("sim-1", 0).restart(100).caughtUp(100).tick(105).tick(111),
                         "NodeFailed sim-1: no heartbeat for 11 s (timeout 10 s)"),
+                scenario("a restarted detector declares nothing failed while it waits for its heartbeat input "
+                                + "(a killed member's partitions come back only after the session timeout)",
+                        s -> s.heartbeat("sim-1", 0).heartbeat("sim-2", 0).restart(100).tick(115).tick(145)),
+                scenario("once caught up, heartbeats read from the backlog keep nodes healthy and silence counts "
+                                + "from then on",
+                        s -> s.heartbeat("sim-1", 0).heartbeat("sim-2", 0).restart(100).tick(140)
+                                .heartbeat("sim-1", 145).caughtUp(145).tick(154).heartbeat("sim-1", 154).tick(156),
+                        "NodeFailed sim-2: no heartbeat for 11 s (timeout 10 s)"),
                 scenario("a restart alone never fails a node that keeps heartbeating",
                         s -> s.heartbeat("sim-1", 0).restart(100).heartbeat("sim-1", 101).tick(108)),
                 scenario("a node failed before a restart stays failed without a second failure",
