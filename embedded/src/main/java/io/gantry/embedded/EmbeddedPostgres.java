@@ -46,7 +46,11 @@ public final class EmbeddedPostgres implements AutoCloseable {
                 .setPGStartupWait(java.time.Duration.ofSeconds(60));
         if (dataDir != null) {
             Files.createDirectories(dataDir);
-            builder.setDataDirectory(dataDir).setCleanDataDirectory(false);
+            // kept data must survive a crash: the embedded default (synchronous_commit=off) acknowledges a commit
+            // before its WAL is written, so a kill -9 could lose rows whose Kafka offsets were already committed
+            builder.setDataDirectory(dataDir).setCleanDataDirectory(false)
+                    .setServerConfig("synchronous_commit", "on")
+                    .setServerConfig("fsync", "on");
         }
         if (port != 0) {
             builder.setPort(port);

@@ -223,6 +223,48 @@ public final class DevCluster implements AutoCloseable {
         awaitHealthy(p, Duration.ofSeconds(120));
     }
 
+    /**
+     * A crash of the whole machine but the Kafka log: kill -9 of every service and of every PostgreSQL process at
+     * once (the broker lives in this JVM). {@link #recoverFromCrash()} starts them again on the same data.
+     */
+    public void crashAllButKafka() throws InterruptedException {
+        List<ProcessHandle> pg = new ArrayList<>();
+        try {
+            long pid = Long.parseLong(Files.readAllLines(config.dataDir().resolve("postgres/postmaster.pid")).get(0).trim());
+            ProcessHandle.of(pid).ifPresent(h -> {
+                pg.add(h);
+                h.descendants().forEach(pg::add);
+            });
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalStateException("cannot find PostgreSQL's processes", e);
+        }
+        pg.forEach(ProcessHandle::destroyForcibly);
+        for (ServiceProcess p : services.values()) {
+            p.kill();
+        }
+        for (ProcessHandle h : pg) {
+            h.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> h).join();
+        }
+        try {
+            // the server is gone; this releases the data directory's lock (its stop command just finds nobody)
+            postgres.close();
+        } catch (IOException e) {
+            log("PostgreSQL's handle did not close cleanly after the crash: " + e);
+        }
+        postgres = null;
+    }
+
+    /** Starts PostgreSQL and every service again after {@link #crashAllButKafka()}. */
+    public void recoverFromCrash() throws Exception {
+        postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
+        for (ServiceProcess p : services.values()) {
+            p.start();
+        }
+        for (ServiceProcess p : services.values()) {
+            awaitHealthy(p, Duration.ofSeconds(120));
+        }
+    }
+
     @Override
     public void close() {
         shuttingDown = true;

@@ -304,6 +304,74 @@ class EndToEndTest {
         assertThat(billed.get(0).path("gpuMillis").asLong()).as("0.5 GPU x 40 s").isEqualTo(20_000L);
     }
 
+    /**
+     * Recovery is killed (kill -9) while jobs run: the restarted consumer waits for the dead member's session to
+     * time out before it owns its partitions, and that wait must not count as the nodes' silence. No node is
+     * declared failed, no job is restarted, no attempt billed twice.
+     */
+    @Test
+    @Order(11)
+    void killingRecoveryRestartsNoHealthyWork() throws Exception {
+        Api nodes = new Api(cluster.url("recovery"), "admin-token-0005");
+        await().atMost(LONG).until(() -> nodes.get("/v1/nodes/health").body().findValues("state").stream()
+                .allMatch(s -> s.asText().equals("HEALTHY")));
+        List<String> jobs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            jobs.add(submit(gamma, """
+                    {"name":"steady-%d","tasks":[{"name":"w","command":["x"],"gpus":1,"runSeconds":400}]}
+                    """.formatted(i)));
+        }
+        for (String job : jobs) {
+            awaitState(gamma, job, "RUNNING");
+        }
+        int failedBefore = failedNodeEvents();
+        cluster.service("recovery").kill();
+        cluster.restart("recovery");
+        await().atMost(LONG).pollInterval(Duration.ofMillis(500))
+                .until(() -> nodes.get("/v1/nodes/detector").body().path("watching").asBoolean());
+        // two heartbeat timeouts (3 s) of watching after catching up
+        await().pollDelay(Duration.ofSeconds(7)).atMost(Duration.ofSeconds(8)).until(() -> true);
+        assertThat(failedNodeEvents()).as("NodeFailed published after recovery's restart").isEqualTo(failedBefore);
+        for (String job : jobs) {
+            JsonNode done = awaitState(gamma, job, "SUCCEEDED");
+            assertThat(done.path("attempt").asInt()).as("attempts of %s", job).isEqualTo(1);
+        }
+    }
+
+    private int failedNodeEvents() {
+        try (var topics = new io.gantry.testkit.TopicClient(cluster.bootstrapServers())) {
+            return (int) topics.readAll(io.gantry.schemas.Topics.RECOVERY_NODE_EVENTS).stream()
+                    .filter(e -> e.getPayload() instanceof io.gantry.events.NodeFailed).count();
+        }
+    }
+
+    /**
+     * The whole machine dies (kill -9 of every service and of PostgreSQL) moments after a burst of submissions: after
+     * the restart every accepted job is in the read model with its submit time and its history from the start,
+     * because no consumer offset is committed ahead of the rows it stands for.
+     */
+    @Test
+    @Order(12)
+    void aWholeStackCrashRightAfterSubmittingLosesNothingFromTheReadModel() throws Exception {
+        List<String> jobs = new ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+            jobs.add(submit(beta, """
+                    {"name":"burst-%d","tasks":[{"name":"w","command":["x"],"gpus":0,"runSeconds":10}]}
+                    """.formatted(i)));
+        }
+        cluster.crashAllButKafka();
+        cluster.recoverFromCrash();
+        for (String job : jobs) {
+            JsonNode done = awaitState(beta, job, "SUCCEEDED");
+            assertThat(done.path("submittedAt").isTextual()).as("submittedAt of %s: %s", job, done).isTrue();
+            assertThat(done.path("history").toString()).as("history of %s", job).contains("JobSubmitted", "JobQueued");
+        }
+        JsonNode listed = beta.get("/v1/jobs?limit=1000").body().path("jobs");
+        List<String> ids = new ArrayList<>();
+        listed.forEach(j -> ids.add(j.path("jobId").asText()));
+        assertThat(ids).containsAll(jobs);
+    }
+
     private static String submit(Api api, String spec) {
         Api.Response r = api.post("/v1/jobs", spec);
         assertThat(r.status()).as(r.body().toString()).isEqualTo(202);
