@@ -17,6 +17,11 @@ import io.gantry.events.JobSucceeded;
 import io.gantry.events.JobWaiting;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeRegistered;
+import io.gantry.events.PlacementConfigApplied;
+import io.gantry.events.PlacementConfigEvent;
+import io.gantry.events.QueueConfigApplied;
+import io.gantry.events.QueueConfigEvent;
+import io.gantry.events.QueueEntry;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.TaskPlacement;
 import io.gantry.events.TaskSpec;
@@ -46,6 +51,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.IOException;
 import java.net.URI;
@@ -64,6 +72,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -79,6 +88,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     private static final String AUDIO = "audio-token-123";
     private static final String ADMIN = "ops-admin-token";
     private static final String NODE = "it-node-" + UUID.randomUUID();
+    private static final String NODE_2 = "it-node-2-" + UUID.randomUUID();
 
     @Inject
     EmbeddedServer server;
@@ -94,14 +104,28 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         String bootstrap = EmbeddedKafka.shared().bootstrapServers();
         KafkaTopics.ensureAll(bootstrap, 1);
         // registered before the service starts, so the service must find it by restoring the node topic
-        send(Topics.PLACEMENT_NODE_EVENTS, NODE, NodeEvent.newBuilder()
-                .setEventId(UUID.randomUUID().toString()).setNodeId(NODE).setOccurredAt(Instant.now())
-                .setPayload(NodeRegistered.newBuilder()
-                        .setGpus(IntStream.range(0, 8).mapToObj(i -> GpuDevice.newBuilder().setIndex(i)
-                                .setModel("H100").setMemoryMiB(81920).build()).toList())
-                        .setCpuMillis(128_000).setMemoryMiB(1_048_576).setLabels(Map.of()).setBackend("simulated")
-                        .build())
+        for (String node : List.of(NODE, NODE_2)) {
+            send(Topics.PLACEMENT_NODE_EVENTS, node, NodeEvent.newBuilder()
+                    .setEventId(UUID.randomUUID().toString()).setNodeId(node).setOccurredAt(Instant.now())
+                    .setPayload(NodeRegistered.newBuilder()
+                            .setGpus(IntStream.range(0, 8).mapToObj(i -> GpuDevice.newBuilder().setIndex(i)
+                                    .setModel("H100").setMemoryMiB(81920).build()).toList())
+                            .setCpuMillis(128_000).setMemoryMiB(1_048_576).setLabels(Map.of()).setBackend("simulated")
+                            .build())
+                    .build());
+        }
+        // the queue's and placement's configurations, as they publish them: restored at start
+        send(Topics.QUEUE_CONFIG_EVENTS, "queue-config", QueueConfigEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setOccurredAt(Instant.now())
+                .setPayload(QueueConfigApplied.newBuilder().setVersion(1).setSource("admin").setAppliedBy("ops")
+                        .setSha256("0").setYaml("# test")
+                        .setQueues(List.of(new QueueEntry("vision", "vision"), new QueueEntry("vision-batch", "vision"),
+                                new QueueEntry("audio", "audio"), new QueueEntry("ops", "ops")))
+                        .setPriorityClasses(List.of("high", "normal")).build())
                 .build());
+        send(Topics.PLACEMENT_CONFIG_EVENTS, "placement-config", PlacementConfigEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setOccurredAt(Instant.now())
+                .setPayload(new PlacementConfigApplied(Map.of("training", List.of("H100")))).build());
         Map<String, String> props = new HashMap<>(EmbeddedPostgres.shared().newDatasource("admission"));
         props.put("kafka.bootstrap.servers", bootstrap);
         props.put("micronaut.server.port", "-1");
@@ -308,6 +332,162 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
 
         assertThat(reply.status).isEqualTo(400);
         assertThat(errorFields(reply)).containsExactlyInAnyOrder("state", "limit");
+    }
+
+    /** Hostile and careless requests: each gets a 4xx problem+json naming what was wrong, and nothing is published. */
+    static Stream<Arguments> refusedRequests() {
+        String uuid = UUID.randomUUID().toString();
+        String task = "\"tasks\":[{\"name\":\"w\",\"command\":[\"x\"]}]";
+        return Stream.of(
+                request("a NUL in the job name", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"a\\u0000b\"," + task + "}", 400, "name"),
+                request("a zero-width name", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"\\u200b\"," + task + "}", 400, "name"),
+                request("the largest long as a time limit", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"a\",\"timeLimitSeconds\":9223372036854775807," + task + "}", 400,
+                        "timeLimitSeconds"),
+                request("1e17 seconds as a time limit", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"a\",\"timeLimitSeconds\":1e17," + task + "}", 400, "timeLimitSeconds"),
+                request("trailing garbage after the JSON", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"a\"," + task + "} garbage", 400, "body"),
+                request("a key given twice", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"a\",\"name\":\"b\"," + task + "}", 400, "body"),
+                request("no Content-Type", "POST", "/v1/jobs", null, "{\"name\":\"a\"," + task + "}", 415,
+                        "Content-Type"),
+                request("an empty Content-Type", "POST", "/v1/jobs", "", "{\"name\":\"a\"," + task + "}", 415,
+                        "Content-Type"),
+                request("a UTF-16 label on a UTF-8 body", "POST", "/v1/jobs", "application/json; charset=utf-16",
+                        "{\"name\":\"a\"," + task + "}", 415, "Content-Type"),
+                request("an unknown GPU tier", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"a\",\"tasks\":[{\"name\":\"w\",\"command\":[\"x\"],\"gpus\":1,\"gpuTier\":\"nope\"}]}",
+                        400, "tasks[0].gpuTier"),
+                request("an unknown priority class", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"a\",\"priorityClass\":\"gold\"," + task + "}", 400, "priorityClass"),
+                request("another tenant's queue", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"a\",\"queue\":\"audio\"," + task + "}", 400, "queue"),
+                request("a gang bigger than the whole cluster", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"a\",\"tasks\":[{\"name\":\"w\",\"replicas\":3,\"command\":[\"x\"],\"gpus\":8}]}",
+                        400, "tasks"),
+                request("a NUL as a job id", "GET", "/v1/jobs/%00", null, null, 400, "id"),
+                request("a job id followed by a NUL", "GET", "/v1/jobs/" + uuid + "%00", null, null, 400, "id"),
+                request("cancelling a NUL job id", "DELETE", "/v1/jobs/%00", null, null, 400, "id"),
+                request("a cursor this API never gave", "GET", "/v1/jobs?cursor=bm90LWEtY3Vyc29y", null, null, 400,
+                        "cursor"));
+    }
+
+    private static Arguments request(String description, String method, String path, String contentType, String body,
+                                     int status, String field) {
+        return Arguments.of(description, method, path, contentType, body, status, field);
+    }
+
+    @ParameterizedTest(name = "refuses {0}")
+    @MethodSource("refusedRequests")
+    void refusesHostileInputWithAProblemNamingTheFieldAndPublishesNothing(String description, String method,
+            String path, String contentType, String body, int status, String field) throws Exception {
+        long before = endOffset(Topics.ADMISSION_JOB_EVENTS);
+        HttpRequest.Builder b = request(VISION, path);
+        if (contentType != null) {
+            b.header("Content-Type", contentType);
+        }
+        b.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+
+        Reply reply = send(b.build());
+
+        assertThat(reply.status).as(reply.raw).isEqualTo(status);
+        assertThat(reply.header("Content-Type")).contains("application/problem+json");
+        assertThat(errorFields(reply)).as(reply.raw).contains(field);
+        assertThat(endOffset(Topics.ADMISSION_JOB_EVENTS)).isEqualTo(before);
+    }
+
+    @Test
+    void whatTheConfigurationHasIsAccepted() throws Exception {
+        Reply reply = post(VISION, """
+                {"name":"configured","queue":"vision-batch","priorityClass":"high",
+                 "tasks":[{"name":"w","command":["x"],"gpus":8,"replicas":2,"gpuTier":"training"}]}""", null);
+
+        assertThat(reply.status).as(reply.raw).isEqualTo(202);
+    }
+
+    @Test
+    void anIdempotentReplayAnswersWhatTheJobIsNow() throws Exception {
+        String key = "replay-" + UUID.randomUUID();
+        Reply first = post(VISION, spec("replayed", 1), key);
+        String jobId = (String) first.body().get("jobId");
+        sendQueue(jobId, Instant.now(), JobQueued.newBuilder().setTenant("vision").setAttempt(1)
+                .setSpec(avroSpec("replayed")).setSubmittedAt(Instant.now()).setGpus(1).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> "QUEUED".equals(get(VISION, "/v1/jobs/" + jobId).body()
+                .get("state")));
+
+        Reply again = post(VISION, spec("replayed", 1), key);
+
+        assertThat(again.status).isEqualTo(202);
+        assertThat(again.body()).containsEntry("jobId", jobId).containsEntry("state", "QUEUED");
+    }
+
+    @Test
+    void listingPagesThroughEveryJobWithACursorNewestFirst() throws Exception {
+        List<String> mine = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            Reply r = post(AUDIO, spec("paged-" + i, 1), null);
+            mine.add((String) r.body().get("jobId"));
+        }
+        List<String> seen = new ArrayList<>();
+        String cursor = null;
+        int pages = 0;
+        do {
+            Reply page = get(AUDIO, "/v1/jobs?limit=2" + (cursor == null ? "" : "&cursor=" + cursor));
+            List<String> ids = jobIds(page);
+            assertThat(ids.size()).isLessThanOrEqualTo(2);
+            seen.addAll(ids);
+            cursor = (String) page.body().get("nextCursor");
+            pages++;
+        } while (cursor != null && pages < 1000);
+
+        assertThat(seen).doesNotHaveDuplicates().containsAll(mine);
+        List<String> newestFirst = new ArrayList<>(mine);
+        java.util.Collections.reverse(newestFirst);
+        assertThat(seen.stream().filter(mine::contains).toList()).isEqualTo(newestFirst);
+    }
+
+    @Test
+    void emptyListsAreAnsweredAsEmptyArrays() throws Exception {
+        Reply none = get(ADMIN, "/v1/jobs?tenant=nobody-" + UUID.randomUUID().toString().substring(0, 8));
+        assertThat(none.raw).contains("\"jobs\":[]");
+        assertThat(none.body()).doesNotContainKey("nextCursor");
+
+        String jobId = submit(VISION, "not-placed");
+        assertThat(get(VISION, "/v1/jobs/" + jobId).raw).contains("\"placements\":[]");
+    }
+
+    /** A client that stops sending in the middle of a request is cut off, not waited for. */
+    @ParameterizedTest(name = "cuts off {0}")
+    @MethodSource("stalledClients")
+    void aStalledConnectionIsClosedWithinTheReadTimeout(String description, byte[] bytes) throws Exception {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
+            socket.setSoTimeout(30_000);
+            socket.getOutputStream().write(bytes);
+            socket.getOutputStream().flush();
+            java.io.InputStream in = socket.getInputStream();
+            try {
+                while (in.read() >= 0) {
+                    // a 4xx answer may come first; what matters is that the connection ends
+                }
+            } catch (java.net.SocketTimeoutException e) {
+                throw new AssertionError("the connection was still open after 30 s", e);
+            } catch (java.net.SocketException e) {
+                // reset by the server: closed too
+            }
+        }
+    }
+
+    static Stream<Arguments> stalledClients() {
+        return Stream.of(
+                Arguments.of("a truncated body", ("POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                        + VISION + "\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"name\":")
+                        .getBytes(StandardCharsets.US_ASCII)),
+                Arguments.of("TLS bytes on the plain port", new byte[]{0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01,
+                        (byte) 0xfc, 0x03, 0x03, 0x11, 0x22, 0x33}));
     }
 
     // ---- helpers ------------------------------------------------------------------------------------------

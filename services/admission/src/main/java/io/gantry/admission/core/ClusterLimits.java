@@ -7,18 +7,27 @@ import java.util.TreeMap;
  * What the registered nodes can hold at most, so that a spec that could never be placed is refused at the door
  * instead of waiting forever.
  *
- * @param nodes              how many nodes are registered
- * @param maxGpusPerNode     the most GPUs any one node has
+ * @param nodes                 how many nodes are registered
+ * @param maxGpusPerNode        the most GPUs any one node has
  * @param maxGpusPerNodeByModel per GPU model, the most GPUs of that model any one node has
+ * @param totalGpusByModel      per GPU model, how many GPUs of it the whole cluster has (failed and cordoned
+ *                              nodes included: they are expected back)
  */
-public record ClusterLimits(int nodes, int maxGpusPerNode, Map<String, Integer> maxGpusPerNodeByModel) {
+public record ClusterLimits(int nodes, int maxGpusPerNode, Map<String, Integer> maxGpusPerNodeByModel,
+                            Map<String, Integer> totalGpusByModel) {
     public ClusterLimits {
         maxGpusPerNodeByModel = Map.copyOf(maxGpusPerNodeByModel);
+        totalGpusByModel = Map.copyOf(totalGpusByModel);
     }
 
     /** No node registered yet: nothing that needs a GPU can be admitted. */
     public static ClusterLimits none() {
-        return new ClusterLimits(0, 0, Map.of());
+        return new ClusterLimits(0, 0, Map.of(), Map.of());
+    }
+
+    /** Every GPU of the cluster, of any model. */
+    public long totalGpus() {
+        return totalGpusByModel.values().stream().mapToLong(Integer::longValue).sum();
     }
 
     /** Known GPU models in a stable order, for messages. */

@@ -26,6 +26,18 @@ public final class JobSpecValidator {
     public static final int DEFAULT_REPLICAS = 1;
     public static final int DEFAULT_CPU_MILLIS = 1000;
     public static final long DEFAULT_MEMORY_MIB = 1024;
+    /**
+     * Time limits and run times: at most 366 days. Far beyond any real job, and small enough that every service can
+     * add it to an instant or multiply it by GPUs and replicas without overflow.
+     */
+    public static final long MAX_SECONDS = 366L * 24 * 3600;
+    /** Memory per task, host or GPU: at most 16 TiB. */
+    public static final long MAX_MEMORY_MIB = 16L * 1024 * 1024;
+    public static final int MAX_GPUS_PER_TASK = 1024;
+    /** Look blank but are not white space or format characters (Hangul and braille fillers, Mongolian separator). */
+    private static final Set<Integer> BLANK_LOOKING = Set.of(0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x180E);
+    /** The zero-width joiner: a format character, but part of ordinary emoji sequences. */
+    private static final int ZERO_WIDTH_JOINER = 0x200D;
 
     private static final Set<String> JOB_FIELDS =
             Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology",
@@ -39,6 +51,14 @@ public final class JobSpecValidator {
     private static final BigDecimal THOUSAND = BigDecimal.valueOf(1000);
 
     public Validated validate(Object tree, ClusterLimits limits) {
+        return validate(tree, limits, SchedulingCatalog.unknown(), null);
+    }
+
+    /**
+     * Validates a spec submitted by {@code tenant} against the cluster and the configuration: a queue the tenant
+     * does not have, an unknown priority class or GPU tier, or a gang bigger than the whole cluster is refused.
+     */
+    public Validated validate(Object tree, ClusterLimits limits, SchedulingCatalog catalog, String tenant) {
         List<FieldError> errors = new ArrayList<>();
         if (!(tree instanceof Map<?, ?> job)) {
             return Validated.invalid(List.of(new FieldError("body", "must be a JSON object")));
@@ -47,13 +67,24 @@ public final class JobSpecValidator {
         String name = name(job.get("name"), "name", errors);
         Long priority = integer(job.get("priority"), "priority", MIN_PRIORITY, MAX_PRIORITY,
                 "must be between " + MIN_PRIORITY + " and " + MAX_PRIORITY, errors);
-        Long timeLimit = integer(job.get("timeLimitSeconds"), "timeLimitSeconds", 1, Long.MAX_VALUE,
-                "must be > 0", errors);
-        List<TaskSpec> tasks = tasks(job.get("tasks"), limits, errors);
+        Long timeLimit = integer(job.get("timeLimitSeconds"), "timeLimitSeconds", 1, MAX_SECONDS,
+                "must be between 1 and " + MAX_SECONDS + " (366 days)", errors);
+        List<TaskSpec> tasks = tasks(job.get("tasks"), limits, catalog, errors);
         String queue = identifier(job.get("queue"), "queue", errors);
         String priorityClass = identifier(job.get("priorityClass"), "priorityClass", errors);
         JobSpec.Topology topology = topology(job.get("topology"), errors);
         String policy = placementPolicy(job.get("placementPolicy"), errors);
+        if (errors.isEmpty()) {
+            String queueProblem = catalog.queueProblem(tenant, queue);
+            if (queueProblem != null) {
+                errors.add(new FieldError("queue", queueProblem));
+            }
+            String classProblem = priorityClass == null ? null : catalog.priorityClassProblem(priorityClass);
+            if (classProblem != null) {
+                errors.add(new FieldError("priorityClass", classProblem));
+            }
+            wholeClusterFit(tasks, limits, catalog, errors);
+        }
         if (!errors.isEmpty()) {
             return Validated.invalid(errors);
         }
@@ -121,7 +152,56 @@ public final class JobSpecValidator {
         return s;
     }
 
-    private List<TaskSpec> tasks(Object value, ClusterLimits limits, List<FieldError> errors) {
+    /**
+     * A gang is placed all at once, so it can never run if it asks for more GPUs than the cluster has: in all, or of
+     * the models its tasks accept. (Fractions and MIG slices share devices and are not counted.)
+     */
+    private static void wholeClusterFit(List<TaskSpec> tasks, ClusterLimits limits, SchedulingCatalog catalog,
+                                        List<FieldError> errors) {
+        if (limits.nodes() == 0) {
+            return;
+        }
+        long asked = 0;
+        java.util.Set<String> models = new java.util.TreeSet<>();
+        boolean anyModel = false;
+        for (TaskSpec t : tasks) {
+            if (t.gpus() <= 0) {
+                continue;
+            }
+            asked += (long) t.replicas() * t.gpus();
+            List<String> accepted = acceptedModels(t, catalog);
+            if (accepted.isEmpty()) {
+                anyModel = true;
+            }
+            models.addAll(accepted);
+        }
+        if (asked == 0) {
+            return;
+        }
+        long available = anyModel ? limits.totalGpus()
+                : models.stream().mapToLong(m -> limits.totalGpusByModel().getOrDefault(m, 0)).sum();
+        if (asked > available) {
+            errors.add(new FieldError("tasks", "the job asks for " + asked + " GPUs at once, more than the "
+                    + available + (anyModel ? " GPUs of the whole cluster" : " " + String.join("/", models)
+                    + " GPUs of the whole cluster") + ", so it could never be placed"));
+        }
+    }
+
+    private static List<String> acceptedModels(TaskSpec t, SchedulingCatalog catalog) {
+        if (t.gpuModel() != null) {
+            return List.of(t.gpuModel());
+        }
+        if (!t.gpuModels().isEmpty()) {
+            return t.gpuModels();
+        }
+        if (t.gpuTier() != null && catalog.tiers() != null) {
+            return catalog.tiers().getOrDefault(t.gpuTier(), List.of());
+        }
+        return List.of();
+    }
+
+    private List<TaskSpec> tasks(Object value, ClusterLimits limits, SchedulingCatalog catalog,
+                                 List<FieldError> errors) {
         if (value == null) {
             errors.add(new FieldError("tasks", "is required"));
             return List.of();
@@ -144,7 +224,7 @@ public final class JobSpecValidator {
                 errors.add(new FieldError(path, "must be an object"));
                 continue;
             }
-            TaskSpec spec = task(task, path, limits, errors);
+            TaskSpec spec = task(task, path, limits, catalog, errors);
             if (spec != null) {
                 tasks.add(spec);
             }
@@ -160,17 +240,23 @@ public final class JobSpecValidator {
         return tasks;
     }
 
-    private TaskSpec task(Map<?, ?> task, String path, ClusterLimits limits, List<FieldError> errors) {
+    private TaskSpec task(Map<?, ?> task, String path, ClusterLimits limits, SchedulingCatalog catalog,
+                          List<FieldError> errors) {
         int before = errors.size();
         unknownFields(task, TASK_FIELDS, path + ".", errors);
         String name = name(task.get("name"), path + ".name", errors);
         Long replicas = integer(task.get("replicas"), path + ".replicas", MIN_REPLICAS, MAX_REPLICAS,
                 "must be between " + MIN_REPLICAS + " and " + MAX_REPLICAS, errors);
         List<String> command = command(task.get("command"), path + ".command", errors);
-        Long gpus = integer(task.get("gpus"), path + ".gpus", 0, Integer.MAX_VALUE, "must be >= 0", errors);
+        Long gpus = integer(task.get("gpus"), path + ".gpus", 0, MAX_GPUS_PER_TASK,
+                "must be between 0 and " + MAX_GPUS_PER_TASK, errors);
         String gpuModel = gpuModel(task.get("gpuModel"), path + ".gpuModel", limits, errors);
         List<String> gpuModels = gpuModels(task.get("gpuModels"), path + ".gpuModels", limits, errors);
         String gpuTier = identifier(task.get("gpuTier"), path + ".gpuTier", errors);
+        String tierProblem = gpuTier == null ? null : catalog.tierProblem(gpuTier);
+        if (tierProblem != null) {
+            errors.add(new FieldError(path + ".gpuTier", tierProblem));
+        }
         int choices = (task.get("gpuModel") != null ? 1 : 0) + (task.get("gpuModels") != null ? 1 : 0)
                 + (task.get("gpuTier") != null ? 1 : 0);
         if (choices > 1) {
@@ -180,9 +266,10 @@ public final class JobSpecValidator {
             gpuFit(gpus.intValue(), gpuModel, gpuModels, path + ".gpus", limits, errors);
         }
         Integer cpuMillis = cpus(task.get("cpus"), path + ".cpus", errors);
-        Long memory = integer(task.get("memoryMiB"), path + ".memoryMiB", 1, Long.MAX_VALUE, "must be > 0", errors);
-        Long runSeconds = integer(task.get("runSeconds"), path + ".runSeconds", 1, Long.MAX_VALUE, "must be > 0",
-                errors);
+        Long memory = integer(task.get("memoryMiB"), path + ".memoryMiB", 1, MAX_MEMORY_MIB,
+                "must be between 1 and " + MAX_MEMORY_MIB + " (16 TiB)", errors);
+        Long runSeconds = integer(task.get("runSeconds"), path + ".runSeconds", 1, MAX_SECONDS,
+                "must be between 1 and " + MAX_SECONDS + " (366 days)", errors);
         boolean wholeGpus = gpus != null && gpus > 0;
         Long gpuMilli = integer(task.get("gpuMilli"), path + ".gpuMilli", 1, 999,
                 "must be 1-999 (thousandths of one GPU) and needs gpus = 0", errors);
@@ -190,8 +277,8 @@ public final class JobSpecValidator {
             errors.add(new FieldError(path + ".gpuMilli", "must be 1-999 (thousandths of one GPU) and needs gpus = 0, "
                     + "not " + gpus));
         }
-        Long gpuMemory = integer(task.get("gpuMemoryMiB"), path + ".gpuMemoryMiB", 1, Long.MAX_VALUE,
-                "must be > 0", errors);
+        Long gpuMemory = integer(task.get("gpuMemoryMiB"), path + ".gpuMemoryMiB", 1, MAX_MEMORY_MIB,
+                "must be between 1 and " + MAX_MEMORY_MIB + " (16 TiB)", errors);
         if (task.get("gpuMemoryMiB") != null && task.get("gpuMilli") == null) {
             errors.add(new FieldError(path + ".gpuMemoryMiB", "needs gpuMilli (GPU memory of a fractional task)"));
         }
@@ -308,6 +395,8 @@ public final class JobSpecValidator {
                 errors.add(new FieldError(path + "[" + i + "]", "must be a string"));
             } else if (s.isBlank()) {
                 errors.add(new FieldError(path + "[" + i + "]", "must not be blank"));
+            } else if (argumentProblem(s) != null) {
+                errors.add(new FieldError(path + "[" + i + "]", argumentProblem(s)));
             } else {
                 command.add(s);
             }
@@ -353,8 +442,13 @@ public final class JobSpecValidator {
             errors.add(new FieldError(path, "must be a string"));
             return null;
         }
-        if (name.isBlank()) {
+        if (!hasVisibleCharacter(name)) {
             errors.add(new FieldError(path, "must not be blank"));
+            return null;
+        }
+        String problem = nameProblem(name);
+        if (problem != null) {
+            errors.add(new FieldError(path, problem));
             return null;
         }
         if (name.length() > MAX_NAME_LENGTH) {
@@ -363,6 +457,52 @@ public final class JobSpecValidator {
             return null;
         }
         return name;
+    }
+
+    /** Why a name cannot be stored or shown faithfully (control, invisible formatting, broken UTF-16), or null. */
+    private static String nameProblem(String s) {
+        for (int i = 0; i < s.length(); ) {
+            int cp = s.codePointAt(i);
+            if (Character.isSurrogate((char) cp)) {
+                return "must not contain an unpaired surrogate (at index " + i + ")";
+            }
+            int type = Character.getType(cp);
+            if (type == Character.CONTROL || type == Character.LINE_SEPARATOR
+                    || type == Character.PARAGRAPH_SEPARATOR) {
+                return "must not contain control character " + codePoint(cp);
+            }
+            if (type == Character.FORMAT && cp != ZERO_WIDTH_JOINER) {
+                return "must not contain invisible formatting character " + codePoint(cp);
+            }
+            i += Character.charCount(cp);
+        }
+        return null;
+    }
+
+    /** Command arguments may hold any text a process accepts: everything but NUL and broken UTF-16. */
+    private static String argumentProblem(String s) {
+        for (int i = 0; i < s.length(); ) {
+            int cp = s.codePointAt(i);
+            if (cp == 0) {
+                return "must not contain a NUL character (U+0000): no process can receive it";
+            }
+            if (Character.isSurrogate((char) cp)) {
+                return "must not contain an unpaired surrogate (at index " + i + ")";
+            }
+            i += Character.charCount(cp);
+        }
+        return null;
+    }
+
+    /** Something a reader can see: not white space, not a format or control character, not a blank filler. */
+    private static boolean hasVisibleCharacter(String s) {
+        return s.codePoints().anyMatch(cp -> !Character.isWhitespace(cp) && !Character.isSpaceChar(cp)
+                && Character.getType(cp) != Character.FORMAT && Character.getType(cp) != Character.CONTROL
+                && !BLANK_LOOKING.contains(cp));
+    }
+
+    private static String codePoint(int cp) {
+        return String.format(java.util.Locale.ROOT, "U+%04X", cp);
     }
 
     /** An integer within [min, max], or null (absent, or reported bad). */

@@ -26,12 +26,14 @@ public final class NodeCatalog {
     public ClusterLimits limits() {
         int maxGpus = 0;
         Map<String, Integer> maxByModel = new HashMap<>();
+        Map<String, Integer> totalByModel = new HashMap<>();
         for (List<String> models : gpuModelsByNode.values()) {
+            models.forEach(m -> totalByModel.merge(m, 1, Integer::sum));
             maxGpus = Math.max(maxGpus, models.size());
             Map<String, Integer> onNode = new HashMap<>();
             models.forEach(m -> onNode.merge(m, 1, Integer::sum));
             onNode.forEach((m, n) -> maxByModel.merge(m, n, Math::max));
         }
-        return new ClusterLimits(gpuModelsByNode.size(), maxGpus, maxByModel);
+        return new ClusterLimits(gpuModelsByNode.size(), maxGpus, maxByModel, totalByModel);
     }
 }

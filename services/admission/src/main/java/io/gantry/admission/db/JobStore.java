@@ -43,65 +43,79 @@ public class JobStore {
 
     /** Records the event in the job's history and folds it into the job's status; false if it was already in. */
     public boolean apply(JobEvent e) {
+        return applyThen(e, () -> { });
+    }
+
+    /**
+     * Applies the event, then runs {@code publish} before the transaction commits: if the row cannot be stored
+     * nothing is published, and if publishing fails (throws) the row is rolled back. A crash after the publish but
+     * before the commit loses nothing: the read-model consumer inserts the row from the published event.
+     */
+    public boolean applyThen(JobEvent e, Runnable publish) {
         return tx.executeWrite(status -> {
-            Connection c = status.getConnection();
-            try (PreparedStatement ps = c.prepareStatement("""
-                    INSERT INTO job_events (event_id, job_id, type, occurred_at, attempt, detail, source)
-                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING""")) {
-                ps.setString(1, e.fact().eventId());
-                ps.setString(2, e.jobId());
-                ps.setString(3, e.fact().kind().eventType());
-                ps.setObject(4, time(e.fact().occurredAt()));
-                if (e.fact().attempt() == null) {
-                    ps.setNull(5, Types.INTEGER);
-                } else {
-                    ps.setInt(5, e.fact().attempt());
-                }
-                ps.setString(6, e.fact().detail());
-                ps.setString(7, e.source());
-                if (ps.executeUpdate() == 0) {
-                    return false;
-                }
-            }
-            JobStatus initial = JobStatus.submitted();
-            try (PreparedStatement ps = c.prepareStatement("""
-                    INSERT INTO jobs (job_id, tenant, state, attempt, status_json, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING""")) {
-                ps.setString(1, e.jobId());
-                ps.setString(2, e.tenant());
-                ps.setString(3, initial.state().name());
-                ps.setInt(4, initial.attempt());
-                ps.setString(5, write(StatusJson.toTree(initial)));
-                ps.setObject(6, time(e.fact().occurredAt()));
-                ps.executeUpdate();
-            }
-            JobStatus current;
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT status_json FROM jobs WHERE job_id = ? FOR UPDATE")) {
-                ps.setString(1, e.jobId());
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    current = StatusJson.fromTree(readMap(rs.getString(1)));
-                }
-            }
-            JobStatus next = current.apply(e.fact());
-            try (PreparedStatement ps = c.prepareStatement("""
-                    UPDATE jobs SET state = ?, attempt = ?, status_json = ?, updated_at = ?,
-                        name = COALESCE(name, ?), spec_json = COALESCE(spec_json, ?),
-                        submitted_at = COALESCE(submitted_at, ?)
-                    WHERE job_id = ?""")) {
-                ps.setString(1, next.state().name());
-                ps.setInt(2, next.attempt());
-                ps.setString(3, write(StatusJson.toTree(next)));
-                ps.setObject(4, time(next.updatedAt()));
-                ps.setString(5, e.spec() == null ? null : e.spec().name());
-                ps.setString(6, e.spec() == null ? null : write(JobSpecTree.toTree(e.spec())));
-                ps.setObject(7, e.submittedAt() == null ? null : time(e.submittedAt()));
-                ps.setString(8, e.jobId());
-                ps.executeUpdate();
-            }
-            return true;
+            boolean applied = applyIn(status.getConnection(), e);
+            publish.run();
+            return applied;
         });
+    }
+
+    private boolean applyIn(Connection c, JobEvent e) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                INSERT INTO job_events (event_id, job_id, type, occurred_at, attempt, detail, source)
+                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING""")) {
+            ps.setString(1, e.fact().eventId());
+            ps.setString(2, e.jobId());
+            ps.setString(3, e.fact().kind().eventType());
+            ps.setObject(4, time(e.fact().occurredAt()));
+            if (e.fact().attempt() == null) {
+                ps.setNull(5, Types.INTEGER);
+            } else {
+                ps.setInt(5, e.fact().attempt());
+            }
+            ps.setString(6, e.fact().detail());
+            ps.setString(7, e.source());
+            if (ps.executeUpdate() == 0) {
+                return false;
+            }
+        }
+        JobStatus initial = JobStatus.submitted();
+        try (PreparedStatement ps = c.prepareStatement("""
+                INSERT INTO jobs (job_id, tenant, state, attempt, status_json, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING""")) {
+            ps.setString(1, e.jobId());
+            ps.setString(2, e.tenant());
+            ps.setString(3, initial.state().name());
+            ps.setInt(4, initial.attempt());
+            ps.setString(5, write(StatusJson.toTree(initial)));
+            ps.setObject(6, time(e.fact().occurredAt()));
+            ps.executeUpdate();
+        }
+        JobStatus current;
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT status_json FROM jobs WHERE job_id = ? FOR UPDATE")) {
+            ps.setString(1, e.jobId());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                current = StatusJson.fromTree(readMap(rs.getString(1)));
+            }
+        }
+        JobStatus next = current.apply(e.fact());
+        try (PreparedStatement ps = c.prepareStatement("""
+                UPDATE jobs SET state = ?, attempt = ?, status_json = ?, updated_at = ?,
+                    name = COALESCE(name, ?), spec_json = COALESCE(spec_json, ?),
+                    submitted_at = COALESCE(submitted_at, ?)
+                WHERE job_id = ?""")) {
+            ps.setString(1, next.state().name());
+            ps.setInt(2, next.attempt());
+            ps.setString(3, write(StatusJson.toTree(next)));
+            ps.setObject(4, time(next.updatedAt()));
+            ps.setString(5, e.spec() == null ? null : e.spec().name());
+            ps.setString(6, e.spec() == null ? null : write(JobSpecTree.toTree(e.spec())));
+            ps.setObject(7, e.submittedAt() == null ? null : time(e.submittedAt()));
+            ps.setString(8, e.jobId());
+            ps.executeUpdate();
+        }
+        return true;
     }
 
     public Optional<JobRecord> find(String jobId) {
@@ -116,11 +130,28 @@ public class JobStore {
         });
     }
 
-    /** Jobs newest first; {@code tenant} null means every tenant, {@code state} null every state. */
-    public List<JobRecord> list(String tenant, JobState state, int limit) {
+    /** Where a page of a listing ends: the last job shown, in listing order (newest submission first). */
+    public record Cursor(Instant submittedAt, String jobId) {
+    }
+
+    /**
+     * Jobs newest submission first (not yet known submission times last), at most {@code limit}, after
+     * {@code after} (null: from the start); {@code tenant} null means every tenant, {@code state} null every state.
+     * Keyset paging: a job submitted while a client pages can neither repeat nor push another off a page.
+     */
+    public List<JobRecord> list(String tenant, JobState state, int limit, Cursor after) {
         return tx.executeRead(status -> {
             StringBuilder sql = new StringBuilder("SELECT " + JOB_COLUMNS + " FROM jobs WHERE 1 = 1");
             List<Object> args = new ArrayList<>();
+            if (after != null && after.submittedAt() != null) {
+                sql.append(" AND (submitted_at < ? OR (submitted_at = ? AND job_id < ?) OR submitted_at IS NULL)");
+                args.add(time(after.submittedAt()));
+                args.add(time(after.submittedAt()));
+                args.add(after.jobId());
+            } else if (after != null) {
+                sql.append(" AND submitted_at IS NULL AND job_id < ?");
+                args.add(after.jobId());
+            }
             if (tenant != null) {
                 sql.append(" AND tenant = ?");
                 args.add(tenant);
@@ -129,7 +160,7 @@ public class JobStore {
                 sql.append(" AND state = ?");
                 args.add(state.name());
             }
-            sql.append(" ORDER BY submitted_at DESC NULLS LAST, updated_at DESC, job_id LIMIT ?");
+            sql.append(" ORDER BY submitted_at DESC NULLS LAST, job_id DESC LIMIT ?");
             args.add(limit);
             try (PreparedStatement ps = status.getConnection().prepareStatement(sql.toString())) {
                 for (int i = 0; i < args.size(); i++) {

@@ -17,11 +17,11 @@ import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.JobCancelRequested;
 import io.gantry.events.JobSubmitted;
 import io.gantry.runtime.http.Caller;
+import io.gantry.runtime.http.JsonBody;
 import io.gantry.runtime.http.Problem;
 import io.gantry.schemas.Topics;
 import io.micronaut.context.annotation.Value;
 import io.micronaut.core.annotation.Nullable;
-import io.micronaut.core.type.Argument;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
 import io.micronaut.http.MediaType;
@@ -84,9 +84,10 @@ public class JobsController {
         this.maxBodyBytes = maxBodyBytes;
     }
 
-    @Post(consumes = MediaType.APPLICATION_JSON)
+    @Post(consumes = MediaType.ALL)
     public HttpResponse<?> submit(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                   @Nullable @Header("Idempotency-Key") String idempotencyKey,
+                                  @Nullable @Header("Content-Type") String contentType,
                                   @Nullable @Body byte[] body) {
         if (body != null && body.length > maxBodyBytes) {
             return Problem.response(HttpStatus.REQUEST_ENTITY_TOO_LARGE, "Request body too large",
@@ -94,30 +95,31 @@ public class JobsController {
                     List.of(new Problem.FieldError("body", "larger than " + maxBodyBytes + " bytes")));
         }
         if (idempotencyKey != null && (idempotencyKey.isBlank()
-                || idempotencyKey.length() > MAX_IDEMPOTENCY_KEY_LENGTH)) {
+                || idempotencyKey.length() > MAX_IDEMPOTENCY_KEY_LENGTH
+                || idempotencyKey.chars().anyMatch(c -> c < 0x20 || c == 0x7f))) {
             return Problem.badRequest(List.of(new Problem.FieldError("Idempotency-Key",
-                    "must be 1.." + MAX_IDEMPOTENCY_KEY_LENGTH + " non-blank characters")));
+                    "must be 1.." + MAX_IDEMPOTENCY_KEY_LENGTH + " non-blank characters, no control characters")));
         }
         Object tree;
-        if (body == null || body.length == 0) {
-            return Problem.badRequest(List.of(new Problem.FieldError("body", "is required (a JSON job spec)")));
-        }
         try {
-            tree = json.readValue(body, Argument.OBJECT_ARGUMENT);
-        } catch (IOException | RuntimeException e) {
-            return Problem.badRequest(List.of(new Problem.FieldError("body", "malformed JSON: " + firstLine(e))));
+            tree = JsonBody.parse(contentType, body);
+        } catch (JsonBody.Rejected r) {
+            return r.status() == 415
+                    ? Problem.response(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported media type", r.getMessage(),
+                            List.of(new Problem.FieldError(r.field(), r.getMessage())))
+                    : Problem.badRequest(List.of(new Problem.FieldError(r.field(), r.getMessage())));
         }
         ClusterLimits current = limits.current();
         if (current == null) {
             return unavailable("admission is still reading the cluster's nodes; retry in a few seconds");
         }
-        Validated validated = validator.validate(tree, current);
+        String tenant = caller.tenant();
+        Validated validated = validator.validate(tree, current, limits.catalog(), tenant);
         if (!validated.isValid()) {
             return Problem.badRequest(validated.errors().stream()
                     .map(e -> new Problem.FieldError(e.field(), e.message())).toList());
         }
         JobSpec spec = validated.spec();
-        String tenant = caller.tenant();
         String jobId;
         String eventId;
         String requestHash = null;
@@ -135,8 +137,10 @@ public class JobsController {
                             "Idempotency-Key '" + idempotencyKey + "' was already used for a different job spec",
                             List.of(new Problem.FieldError("Idempotency-Key", "already used with a different body")));
                 }
-                if (store.find(jobId).isPresent()) {
-                    return accepted(jobId);
+                var existing = store.find(jobId);
+                if (existing.isPresent()) {
+                    // a replay answers what the job is now, not what it was when first submitted
+                    return accepted(jobId, existing.get().status().state());
                 }
                 // claimed earlier but not (yet) in the read model: that request may have died before publishing,
                 // so publish again under the same event id rather than answer for a job that may not exist
@@ -157,26 +161,33 @@ public class JobsController {
                         .build())
                 .build();
         try {
-            publisher.publish(event);
+            // the row first, the event before it commits: what cannot be stored is never published
+            store.applyThen(AvroMapping.fromAdmission(event, Topics.ADMISSION_JOB_EVENTS.name()),
+                    () -> publisher.publish(event));
         } catch (PublishFailedException e) {
             LOG.warn("could not publish JobSubmitted {}: {}", jobId, e.getMessage());
-            if (requestHash != null) {
-                store.releaseKey(tenant, idempotencyKey, requestHash);
-            }
+            releaseKey(tenant, idempotencyKey, requestHash);
             return unavailable("the job could not be recorded (Kafka did not acknowledge it); retry, ideally with "
                     + "an Idempotency-Key");
-        }
-        try {
-            store.apply(AvroMapping.fromAdmission(event, Topics.ADMISSION_JOB_EVENTS.name()));
         } catch (RuntimeException e) {
-            // the event is on the log, so the job exists; the read-model consumer inserts the row from it
-            LOG.warn("JobSubmitted {} published but not yet in the read model: {}", jobId, e.toString());
+            LOG.warn("JobSubmitted {} could not be stored; nothing was published: {}", jobId, e.toString());
+            releaseKey(tenant, idempotencyKey, requestHash);
+            return unavailable("the job could not be recorded (the read model refused it); nothing was submitted");
         }
-        return accepted(jobId);
+        return accepted(jobId, JobState.SUBMITTED);
+    }
+
+    private void releaseKey(String tenant, String idempotencyKey, String requestHash) {
+        if (requestHash != null) {
+            store.releaseKey(tenant, idempotencyKey, requestHash);
+        }
     }
 
     @Get("/{id}")
     public HttpResponse<?> get(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String id) {
+        if (!JobIds.plausible(id)) {
+            return JobIds.badId("id", id);
+        }
         return visible(caller, id)
                 .<HttpResponse<?>>map(r -> HttpResponse.ok(JobViews.detail(r, store.history(id))))
                 .orElseGet(() -> notFound(id));
@@ -186,7 +197,8 @@ public class JobsController {
     public HttpResponse<?> list(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                 @Nullable @QueryValue String state,
                                 @Nullable @QueryValue String limit,
-                                @Nullable @QueryValue String tenant) {
+                                @Nullable @QueryValue String tenant,
+                                @Nullable @QueryValue String cursor) {
         List<Problem.FieldError> errors = new java.util.ArrayList<>();
         JobState wanted = null;
         if (state != null) {
@@ -207,6 +219,17 @@ public class JobsController {
                 errors.add(new Problem.FieldError("limit", "must be an integer"));
             }
         }
+        JobStore.Cursor after = null;
+        if (cursor != null) {
+            after = Cursors.decode(cursor);
+            if (after == null) {
+                errors.add(new Problem.FieldError("cursor", "is not a cursor this API returned (use nextCursor "
+                        + "from the previous page as it was given)"));
+            }
+        }
+        if (tenant != null && !tenant.isEmpty() && !JobIds.plausible(tenant)) {
+            errors.add(new Problem.FieldError("tenant", "must be 1..64 letters, digits or '._:-'"));
+        }
         if (!errors.isEmpty()) {
             return Problem.badRequest(errors);
         }
@@ -220,13 +243,23 @@ public class JobsController {
             }
             scope = caller.tenant();
         }
+        // one more than asked tells whether another page follows
+        List<JobRecord> rows = store.list(scope, wanted, max + 1, after);
+        List<JobRecord> shown = rows.size() > max ? rows.subList(0, max) : rows;
         Map<String, Object> page = new LinkedHashMap<>();
-        page.put("jobs", store.list(scope, wanted, max).stream().map(JobViews::summary).toList());
+        page.put("jobs", shown.stream().map(JobViews::summary).toList());
+        if (rows.size() > max) {
+            JobRecord last = shown.get(shown.size() - 1);
+            page.put("nextCursor", Cursors.encode(new JobStore.Cursor(last.submittedAt(), last.jobId())));
+        }
         return HttpResponse.ok(page);
     }
 
     @Delete("/{id}")
     public HttpResponse<?> cancel(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String id) {
+        if (!JobIds.plausible(id)) {
+            return JobIds.badId("id", id);
+        }
         var found = visible(caller, id);
         if (found.isEmpty()) {
             return notFound(id);
@@ -262,10 +295,10 @@ public class JobsController {
         return store.find(id).filter(r -> caller.mayAccess(r.tenant()));
     }
 
-    private static HttpResponse<?> accepted(String jobId) {
+    private static HttpResponse<?> accepted(String jobId, JobState state) {
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("jobId", jobId);
-        answer.put("state", JobState.SUBMITTED.name());
+        answer.put("state", state.name());
         return HttpResponse.accepted(URI.create("/v1/jobs/" + jobId)).body(answer);
     }
 
@@ -292,12 +325,5 @@ public class JobsController {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    private static String firstLine(Throwable e) {
-        String m = String.valueOf(e.getMessage());
-        int nl = m.indexOf('\n');
-        m = nl < 0 ? m : m.substring(0, nl);
-        return m.length() > 200 ? m.substring(0, 200) + "..." : m;
     }
 }

@@ -24,6 +24,11 @@ import io.gantry.events.JobSubmitted;
 import io.gantry.events.JobSucceeded;
 import io.gantry.events.JobWaiting;
 import io.gantry.events.NodeRegistered;
+import io.gantry.events.PlacementConfigApplied;
+import io.gantry.events.PlacementConfigEvent;
+import io.gantry.events.QueueConfigApplied;
+import io.gantry.events.QueueConfigEvent;
+import io.gantry.admission.core.SchedulingCatalog;
 import io.gantry.events.PlacementDeferred;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QuotaReleased;
@@ -81,6 +86,37 @@ public final class AvroMapping {
     }
 
     /** The model of each GPU of a registered node, one entry per device. */
+    /**
+     * The catalog after a queue configuration was applied. An implicit configuration gives every tenant one queue
+     * named after it; an explicit one lists its queues; one written before events carried the list leaves the
+     * queues unknown (admission then does not judge them).
+     */
+    public static SchedulingCatalog withQueueConfig(SchedulingCatalog catalog, QueueConfigEvent event) {
+        if (!(event.getPayload() instanceof QueueConfigApplied applied)) {
+            return catalog;
+        }
+        java.util.Set<String> classes = applied.getPriorityClasses() == null ? null
+                : new java.util.HashSet<>(applied.getPriorityClasses());
+        if ("implicit".equals(applied.getSource())) {
+            return new SchedulingCatalog(null, classes, catalog.tiers(), true);
+        }
+        if (applied.getQueues() == null) {
+            return new SchedulingCatalog(null, classes, catalog.tiers(), false);
+        }
+        java.util.Map<String, String> queues = new java.util.HashMap<>();
+        applied.getQueues().forEach(q -> queues.put(q.getName(), q.getTenant()));
+        return catalog.withQueues(queues, classes);
+    }
+
+    public static SchedulingCatalog withPlacementConfig(SchedulingCatalog catalog, PlacementConfigEvent event) {
+        if (!(event.getPayload() instanceof PlacementConfigApplied applied)) {
+            return catalog;
+        }
+        java.util.Map<String, List<String>> tiers = new java.util.HashMap<>();
+        applied.getTiers().forEach((tier, models) -> tiers.put(tier, List.copyOf(models)));
+        return catalog.withTiers(tiers);
+    }
+
     public static List<String> gpuModels(NodeRegistered node) {
         return node.getGpus().stream().map(GpuDevice::getModel).toList();
     }

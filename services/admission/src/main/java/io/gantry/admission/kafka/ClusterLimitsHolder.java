@@ -1,23 +1,34 @@
 package io.gantry.admission.kafka;
 
 import io.gantry.admission.core.ClusterLimits;
+import io.gantry.admission.core.SchedulingCatalog;
 import jakarta.inject.Singleton;
 
 /**
- * The cluster limits the HTTP threads validate against. Written only by the read-model processor's thread;
- * null until the node topic has been read to its end once, so that no spec is judged against a half-known
- * cluster.
+ * What the HTTP threads validate against: the cluster limits and the scheduling catalog (queues, priority classes,
+ * GPU tiers). Written only by the read-model processor's thread; the limits are null until the node topic has been
+ * read to its end once, so that no spec is judged against a half-known cluster.
  */
 @Singleton
 public class ClusterLimitsHolder {
     private volatile ClusterLimits limits;
+    private volatile SchedulingCatalog catalog = SchedulingCatalog.unknown();
 
     /** The current limits, or null while the node topic is still being restored. */
     public ClusterLimits current() {
         return limits;
     }
 
+    /** The queues, classes and tiers known so far ({@link SchedulingCatalog#unknown()} before any). */
+    public SchedulingCatalog catalog() {
+        return catalog;
+    }
+
     void publish(ClusterLimits next) {
         this.limits = next;
+    }
+
+    void publish(SchedulingCatalog next) {
+        this.catalog = next;
     }
 }

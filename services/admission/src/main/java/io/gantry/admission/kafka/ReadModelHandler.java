@@ -1,11 +1,14 @@
 package io.gantry.admission.kafka;
 
 import io.gantry.admission.core.NodeCatalog;
+import io.gantry.admission.core.SchedulingCatalog;
 import io.gantry.admission.db.JobStore;
 import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeRegistered;
+import io.gantry.events.PlacementConfigEvent;
+import io.gantry.events.QueueConfigEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.runtime.kafka.EventHandler;
@@ -14,9 +17,10 @@ import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
 
 /**
- * Feeds the job read model from every topic that says something about a job, and the cluster limits from the
- * node topic. One instance per processor (re)start: the node catalog is rebuilt from the beginning of the node
- * topic each time, the read model is in PostgreSQL and needs no rebuilding.
+ * Feeds the job read model from every topic that says something about a job, the cluster limits from the node
+ * topic, and the scheduling catalog from the queue's and placement's configuration topics. One instance per
+ * processor (re)start: limits and catalog are rebuilt from the beginning of their topics each time, the read
+ * model is in PostgreSQL and needs no rebuilding.
  */
 final class ReadModelHandler implements EventHandler {
     private static final int MAX_ID_LENGTH = 64;
@@ -24,6 +28,7 @@ final class ReadModelHandler implements EventHandler {
     private final JobStore store;
     private final ClusterLimitsHolder limits;
     private final NodeCatalog nodes = new NodeCatalog();
+    private SchedulingCatalog catalog = SchedulingCatalog.unknown();
 
     ReadModelHandler(JobStore store, ClusterLimitsHolder limits) {
         this.store = store;
@@ -34,12 +39,17 @@ final class ReadModelHandler implements EventHandler {
     public void restore(Topic<?> topic, String key, Object value) {
         if (value instanceof NodeEvent e && e.getPayload() instanceof NodeRegistered r) {
             nodes.register(e.getNodeId(), AvroMapping.gpuModels(r));
+        } else if (value instanceof QueueConfigEvent e) {
+            catalog = AvroMapping.withQueueConfig(catalog, e);
+        } else if (value instanceof PlacementConfigEvent e) {
+            catalog = AvroMapping.withPlacementConfig(catalog, e);
         }
     }
 
     @Override
     public void restored(Output out) {
         limits.publish(nodes.limits());
+        limits.publish(catalog);
     }
 
     @Override
@@ -49,6 +59,16 @@ final class ReadModelHandler implements EventHandler {
                 nodes.register(e.getNodeId(), AvroMapping.gpuModels(r));
                 limits.publish(nodes.limits());
             }
+            return;
+        }
+        if (value instanceof QueueConfigEvent e) {
+            catalog = AvroMapping.withQueueConfig(catalog, e);
+            limits.publish(catalog);
+            return;
+        }
+        if (value instanceof PlacementConfigEvent e) {
+            catalog = AvroMapping.withPlacementConfig(catalog, e);
+            limits.publish(catalog);
             return;
         }
         JobEvent event = toJobEvent(topic, value);
@@ -98,6 +118,12 @@ final class ReadModelHandler implements EventHandler {
 
     static Topic<?>[] inputs() {
         return new Topic<?>[]{Topics.ADMISSION_JOB_EVENTS, Topics.QUEUE_JOB_EVENTS,
-                Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS};
+                Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS,
+                Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS};
+    }
+
+    /** Rebuilt from their beginning at every start; newer records then arrive as input. */
+    static Topic<?>[] restoreTopics() {
+        return new Topic<?>[]{Topics.PLACEMENT_NODE_EVENTS, Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS};
     }
 }

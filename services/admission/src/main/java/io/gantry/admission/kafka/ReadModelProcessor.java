@@ -25,7 +25,7 @@ public class ReadModelProcessor implements AutoCloseable {
         this.processor = EventProcessor.builder(Service.ADMISSION, bootstrap)
                 .transactional(false)
                 .inputs(ReadModelHandler.inputs())
-                .restoreFrom(Topics.PLACEMENT_NODE_EVENTS)
+                .restoreFrom(ReadModelHandler.restoreTopics())
                 .partitions(partitions)
                 .handler(() -> new ReadModelHandler(store, limits))
                 .build()

@@ -16,7 +16,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** What GET shows (and what an idempotent resubmission is compared by) is a spec the validator gives back intact. */
 class JobSpecProperties {
-    private static final ClusterLimits CLUSTER = cluster(List.of(gpus(8, "H100"), gpus(4, "A100")));
+    /** 64 nodes of 8 H100 and 64 of 4 A100: room for any generated gang (at most 64 tasks x 4 GPUs). */
+    private static final ClusterLimits CLUSTER = cluster(java.util.stream.Stream.concat(
+            java.util.Collections.nCopies(64, gpus(8, "H100")).stream(),
+            java.util.Collections.nCopies(64, gpus(4, "A100")).stream()).toList());
     private final JobSpecValidator validator = new JobSpecValidator();
 
     @Property(tries = 300)
@@ -51,6 +54,6 @@ class JobSpecProperties {
         Arbitrary<Long> memory = Arbitraries.longs().between(1, 2_000_000);
         Arbitrary<Long> run = Arbitraries.longs().between(1, 86_400).injectNull(0.5);
         return Combinators.combine(replicas, command, model, gpus, cpuMillis, memory, run)
-                .as((r, c, m, g, cpu, mem, rs) -> new TaskSpec("t", r, c, g, m, cpu, mem, rs));
+                .as((r, c, m, g, cpu, mem, rs) -> new TaskSpec("t", g > 0 ? 1 : r, c, g, m, cpu, mem, rs));
     }
 }

@@ -8,6 +8,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 
 import static io.gantry.admission.core.SpecTrees.aJob;
@@ -102,7 +103,7 @@ class JobSpecValidatorTest {
                                 .set("replicas", new java.math.BigInteger("99999999999999999999999"))).build(),
                         CLUSTER, "tasks[0].replicas", "must be between 1 and 1024"),
                 bad("negative GPUs", aJob().noTasks().task(aTask("w").gpus(-1)).build(), CLUSTER,
-                        "tasks[0].gpus", "must be >= 0"),
+                        "tasks[0].gpus", "must be between 0 and 1024"),
                 bad("more GPUs than any node has", aJob().noTasks().task(aTask("w").gpus(9)).build(), CLUSTER,
                         "tasks[0].gpus", "no registered node has more than 8 GPUs"),
                 bad("GPUs while no node is registered", aJob().noTasks().task(aTask("w").gpus(1)).build(), EMPTY,
@@ -125,9 +126,9 @@ class JobSpecValidatorTest {
                 bad("CPUs given as a string", aJob().noTasks().task(aTask("w").set("cpus", "8")).build(), CLUSTER,
                         "tasks[0].cpus", "must be a number"),
                 bad("zero memory", aJob().noTasks().task(aTask("w").set("memoryMiB", 0)).build(), CLUSTER,
-                        "tasks[0].memoryMiB", "must be > 0"),
+                        "tasks[0].memoryMiB", "must be between 1 and"),
                 bad("zero run seconds", aJob().noTasks().task(aTask("w").set("runSeconds", 0)).build(), CLUSTER,
-                        "tasks[0].runSeconds", "must be > 0"),
+                        "tasks[0].runSeconds", "must be between 1 and"),
                 bad("priority 1001", aJob().set("priority", 1001).build(), CLUSTER,
                         "priority", "must be between -1000 and 1000"),
                 bad("priority -1001", aJob().set("priority", -1001).build(), CLUSTER,
@@ -135,7 +136,7 @@ class JobSpecValidatorTest {
                 bad("a boolean priority", aJob().set("priority", true).build(), CLUSTER,
                         "priority", "must be an integer"),
                 bad("a zero time limit", aJob().set("timeLimitSeconds", 0).build(), CLUSTER,
-                        "timeLimitSeconds", "must be > 0"),
+                        "timeLimitSeconds", "must be between 1 and"),
                 bad("a required field sent as null", aJob().set("name", null).build(), CLUSTER,
                         "name", "is required"),
                 bad("a GPU fraction of 1000", aJob().noTasks().task(aTask("w").set("gpuMilli", 1000)).build(),
@@ -147,7 +148,7 @@ class JobSpecValidatorTest {
                 bad("GPU memory without a fraction", aJob().noTasks().task(aTask("w").set("gpuMemoryMiB", 4096))
                         .build(), CLUSTER, "tasks[0].gpuMemoryMiB", "needs gpuMilli"),
                 bad("a zero GPU memory", aJob().noTasks().task(aTask("w").set("gpuMilli", 500).set("gpuMemoryMiB", 0))
-                        .build(), CLUSTER, "tasks[0].gpuMemoryMiB", "must be > 0"),
+                        .build(), CLUSTER, "tasks[0].gpuMemoryMiB", "must be between 1 and"),
                 bad("a MIG profile that is not one", aJob().noTasks().task(aTask("w").set("migProfile", "half"))
                         .build(), CLUSTER, "tasks[0].migProfile", "must be a MIG profile such as 1g.10gb"),
                 bad("a MIG profile with whole GPUs", aJob().noTasks().task(aTask("w").gpus(2)
@@ -156,7 +157,121 @@ class JobSpecValidatorTest {
                         .set("gpuMilli", 100)).build(), CLUSTER, "tasks[0].migProfile",
                         "give gpuMilli or migProfile, not both"),
                 bad("a fraction before any node registered", aJob().noTasks().task(aTask("w").set("gpuMilli", 100))
-                        .build(), EMPTY, "tasks[0].gpuMilli", "no registered nodes yet"));
+                        .build(), EMPTY, "tasks[0].gpuMilli", "no registered nodes yet"),
+                // text that cannot be stored or shown faithfully
+                bad("a NUL character in the name", aJob().set("name", "a\u0000b").build(), CLUSTER,
+                        "name", "control character U+0000"),
+                bad("a line break in the name", aJob().set("name", "a\nb").build(), CLUSTER,
+                        "name", "control character U+000A"),
+                bad("an unpaired surrogate in the name", aJob().set("name", "a\uD800b").build(), CLUSTER,
+                        "name", "unpaired surrogate"),
+                bad("a name of zero-width spaces only", aJob().set("name", "\u200B\u200B").build(), CLUSTER,
+                        "name", "must not be blank"),
+                bad("a name of Hangul fillers only", aJob().set("name", "\u3164").build(), CLUSTER,
+                        "name", "must not be blank"),
+                bad("a right-to-left override in the name", aJob().set("name", "job\u202Etxt.exe").build(), CLUSTER,
+                        "name", "invisible formatting character U+202E"),
+                bad("a NUL character in a task name", aJob().noTasks().task(aTask("w\u0000")).build(), CLUSTER,
+                        "tasks[0].name", "control character U+0000"),
+                bad("a NUL character in a command argument", aJob().noTasks()
+                        .task(aTask("w").set("command", List.of("python", "-c", "x\u0000"))).build(), CLUSTER,
+                        "tasks[0].command[2]", "NUL"),
+                bad("an unpaired surrogate in a command argument", aJob().noTasks()
+                        .task(aTask("w").set("command", List.of("python", "\uDC00"))).build(), CLUSTER,
+                        "tasks[0].command[1]", "unpaired surrogate"),
+                bad("a NUL character in a queue name", aJob().set("queue", "a\u0000").build(), CLUSTER,
+                        "queue", "lower-case name"),
+                // numbers every service can add and multiply without overflow
+                bad("the largest long as a time limit", aJob().set("timeLimitSeconds", Long.MAX_VALUE).build(),
+                        CLUSTER, "timeLimitSeconds", "must be between 1 and 31622400"),
+                bad("1e17 seconds as a time limit", aJob().set("timeLimitSeconds", 1e17).build(),
+                        CLUSTER, "timeLimitSeconds", "must be between 1 and 31622400"),
+                bad("a time limit of a year and a day", aJob().set("timeLimitSeconds", 31_622_401).build(),
+                        CLUSTER, "timeLimitSeconds", "must be between 1 and 31622400"),
+                bad("a run time longer than a year", aJob().noTasks().task(aTask("w").set("runSeconds", Long.MAX_VALUE))
+                        .build(), CLUSTER, "tasks[0].runSeconds", "must be between 1 and 31622400"),
+                bad("more memory than 16 TiB", aJob().noTasks().task(aTask("w").set("memoryMiB", 16_777_217))
+                        .build(), CLUSTER, "tasks[0].memoryMiB", "must be between 1 and 16777216"),
+                bad("more GPU memory than 16 TiB", aJob().noTasks().task(aTask("w").set("gpuMilli", 500)
+                        .set("gpuMemoryMiB", Long.MAX_VALUE)).build(), CLUSTER, "tasks[0].gpuMemoryMiB",
+                        "must be between 1 and 16777216"),
+                bad("more than 1024 GPUs in one task", aJob().noTasks().task(aTask("w").gpus(Integer.MAX_VALUE))
+                        .build(), CLUSTER, "tasks[0].gpus", "must be between 0 and 1024"),
+                // bigger than everything the cluster has
+                bad("a gang of more GPUs than the whole cluster has", aJob().noTasks()
+                        .task(aTask("w").set("replicas", 5).gpus(4)).build(), CLUSTER, "tasks",
+                        "asks for 20 GPUs at once, more than the 12 GPUs of the whole cluster"),
+                bad("more GPUs of one model than the cluster has of it", aJob().noTasks()
+                        .task(aTask("w").set("replicas", 2).gpus(4).model("A100")).build(), CLUSTER, "tasks",
+                        "asks for 8 GPUs at once, more than the 4 A100 GPUs of the whole cluster"));
+    }
+
+    /** Tiers [training: H100, A100]; classes [high, normal]; queues research and vision-batch of vision. */
+    private static final SchedulingCatalog CATALOG = new SchedulingCatalog(
+            Map.of("vision", "vision", "vision-batch", "vision", "nlp", "nlp"), Set.of("high", "normal"),
+            Map.of("training", List.of("H100", "A100")));
+
+    static Stream<Arguments> refusedByTheConfiguration() {
+        return Stream.of(
+                arguments("an unknown GPU tier", aJob().noTasks().task(aTask("w").gpus(1).set("gpuTier", "nope"))
+                        .build(), CATALOG, "tasks[0].gpuTier", "unknown GPU tier 'nope'; tiers: training"),
+                arguments("an unknown priority class", aJob().set("priorityClass", "gold").build(), CATALOG,
+                        "priorityClass", "unknown priority class 'gold'; classes: high, normal"),
+                arguments("a queue of another tenant", aJob().set("queue", "nlp").build(), CATALOG,
+                        "queue", "tenant vision has no queue 'nlp'; its queues: vision, vision-batch"),
+                arguments("a queue nobody has", aJob().set("queue", "ghost").build(), CATALOG,
+                        "queue", "tenant vision has no queue 'ghost'"),
+                arguments("no queue given and none named after the tenant",
+                        aJob().build(), new SchedulingCatalog(Map.of("vision-batch", "vision"), null, null), "queue",
+                        "tenant vision has no default queue 'vision'; name one of its queues: vision-batch"),
+                arguments("a tenant without any queue", aJob().build(),
+                        new SchedulingCatalog(Map.of("nlp", "nlp"), null, null), "queue",
+                        "tenant vision has no queue in the current configuration"),
+                arguments("a queue other than its own where every tenant has one queue named after it",
+                        aJob().set("queue", "shared").build(), SchedulingCatalog.implicitQueues(), "queue",
+                        "tenant vision has no queue 'shared'; its queues: vision"));
+    }
+
+    @ParameterizedTest(name = "refuses {0}")
+    @MethodSource("refusedByTheConfiguration")
+    void refusesWhatTheConfigurationDoesNotHave(String description, Object tree, SchedulingCatalog catalog,
+                                                String field, String message) {
+        Validated v = validator.validate(tree, CLUSTER, catalog, "vision");
+
+        assertThat(v.errors()).anySatisfy(e -> {
+            assertThat(e.field()).isEqualTo(field);
+            assertThat(e.message()).contains(message);
+        });
+    }
+
+    @Test
+    void acceptsWhatTheConfigurationHasAndEverythingWhileItIsNotKnownYet() {
+        Object tree = aJob().set("queue", "vision-batch").set("priorityClass", "high").noTasks()
+                .task(aTask("w").gpus(2).set("gpuTier", "training")).build();
+        Object anything = aJob().set("queue", "ghost").set("priorityClass", "gold").noTasks()
+                .task(aTask("w").gpus(2).set("gpuTier", "nope")).build();
+
+        assertThat(validator.validate(tree, CLUSTER, CATALOG, "vision").errors()).isEmpty();
+        assertThat(validator.validate(aJob().build(), CLUSTER, CATALOG, "vision").errors()).isEmpty();
+        assertThat(validator.validate(aJob().build(), CLUSTER, SchedulingCatalog.implicitQueues(), "vision").errors())
+                .isEmpty();
+        assertThat(validator.validate(anything, CLUSTER, SchedulingCatalog.unknown(), "vision").errors()).isEmpty();
+    }
+
+    @Test
+    void acceptsNamesInAnyScriptWithEmojiAndTabsInCommands() {
+        Object tree = aJob().set("name", "学習 🧑‍🔬 résumé").noTasks()
+                .task(aTask("w").set("command", List.of("python", "-c", "print(1)\n\tprint(2)"))).build();
+
+        assertThat(validator.validate(tree, CLUSTER).errors()).isEmpty();
+    }
+
+    @Test
+    void acceptsTheLargestBoundsExactly() {
+        Object tree = aJob().set("timeLimitSeconds", 31_622_400).noTasks().task(aTask("w").gpus(8)
+                .set("runSeconds", 31_622_400).set("memoryMiB", 16_777_216)).build();
+
+        assertThat(validator.validate(tree, CLUSTER).errors()).isEmpty();
     }
 
     @ParameterizedTest(name = "rejects {0}")

@@ -20,6 +20,8 @@ class NodeCatalogTest {
         assertThat(limits.nodes()).isEqualTo(2);
         assertThat(limits.maxGpusPerNode()).isEqualTo(8);
         assertThat(limits.maxGpusPerNodeByModel()).isEqualTo(Map.of("H100", 8, "A100", 2));
+        assertThat(limits.totalGpusByModel()).isEqualTo(Map.of("H100", 9, "A100", 2));
+        assertThat(limits.totalGpus()).isEqualTo(11);
     }
 
     @Test
@@ -28,7 +30,7 @@ class NodeCatalogTest {
         catalog.register("a", gpus(8, "H100"));
         catalog.register("a", gpus(2, "A100"));
 
-        assertThat(catalog.limits()).isEqualTo(new ClusterLimits(1, 2, Map.of("A100", 2)));
+        assertThat(catalog.limits()).isEqualTo(new ClusterLimits(1, 2, Map.of("A100", 2), Map.of("A100", 2)));
     }
 
     @Test
