@@ -50,7 +50,7 @@ public class BackendFactory {
                       @Value("${gantry.placement.policy:binpack}") String policy,
                       @Value("${gantry.placement.gpu-overcommit:1.0}") String overcommit) {
         if ("first-fit".equals(name)) {
-            return new FirstFitPlacer();
+            return new FirstFitPlacer(tiers(env.getProperties("gantry.placement.tiers")));
         }
         if (!"topology".equals(name)) {
             throw new ConfigurationException("gantry.placement.placer must be `topology` or `first-fit`, was `" + name + "`");
@@ -121,6 +121,7 @@ public class BackendFactory {
     @Singleton
     ExecutionBackend backend(VirtualClock clock,
                              @Value("${gantry.placement.simulated.cluster-file:}") String clusterFile,
+                             @Value("${gantry.placement.simulated.default-run-seconds:60}") long defaultRunSeconds,
                              @Value("${gantry.placement.local.gpus:0}") int gpus,
                              @Value("${gantry.placement.local.gpu-model:generic}") String gpuModel,
                              @Value("${gantry.placement.local.gpu-memory-mib:0}") long gpuMemory,
@@ -139,7 +140,11 @@ public class BackendFactory {
                 // refuse to start: a cluster that cannot be described cannot be placed on
                 throw new ConfigurationException("gantry.placement.simulated.cluster-file " + e.getMessage(), e);
             }
-            return new SimulatedBackend(nodes);
+            if (defaultRunSeconds < 0) {
+                throw new ConfigurationException("gantry.placement.simulated.default-run-seconds must be >= 0 (0: a task "
+                        + "without runSeconds runs until cancelled), was " + defaultRunSeconds);
+            }
+            return new SimulatedBackend(nodes, defaultRunSeconds);
         }
         if (!LocalBackend.NAME.equals(backendName)) {
             throw new ConfigurationException("gantry.placement.backend must be `simulated` or `local`, was `"

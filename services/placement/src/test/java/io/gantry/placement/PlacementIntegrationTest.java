@@ -79,6 +79,9 @@ class PlacementIntegrationTest implements TestPropertyProvider {
     @Client("/")
     HttpClient http;
 
+    /** Run seconds of a task meant to run until it is stopped (a task without runSeconds ends after a minute). */
+    private static final Long FOREVER = 1_000_000_000L;
+
     private KafkaProducer<String, byte[]> producer;
 
     @Override
@@ -208,9 +211,49 @@ class PlacementIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    void aJobWithATimeLimitOrRunTimeTooLargeForAnyClockIsGrantedAndStartedAndNothingIsDeadLettered() throws Exception {
+        String maxLimit = "job-" + UUID.randomUUID();
+        String hugeRun = "job-" + UUID.randomUUID();
+
+        produce(Topics.QUEUE_JOB_EVENTS, maxLimit, dispatched(maxLimit, 1, List.of(task("w", 1, 1, 30L)),
+                Long.MAX_VALUE));
+        produce(Topics.QUEUE_JOB_EVENTS, hugeRun, dispatched(hugeRun, 1,
+                List.of(task("w", 1, 1, 100_000_000_000_000_000L)), 100_000_000_000_000_000L));
+
+        List<Object> finished = awaitPayloads(maxLimit, 4);
+        assertThat(finished).extracting(p -> p.getClass().getSimpleName())
+                .containsExactly("AllocationGranted", "JobRunStarted", "JobRunSucceeded", "AllocationReleased");
+        assertThat(((AllocationGranted) finished.get(0)).getTimeLimitSeconds()).isEqualTo(Long.MAX_VALUE);
+        assertThat(((AllocationReleased) finished.get(3)).getReason()).isEqualTo(ReleaseReason.RUN_SUCCEEDED);
+        assertThat(awaitPayloads(hugeRun, 2)).extracting(p -> p.getClass().getSimpleName())
+                .containsExactly("AllocationGranted", "JobRunStarted");
+        assertThat(readAll(Topics.deadLetter(Service.PLACEMENT))).extracting(ConsumerRecord::key)
+                .doesNotContain(maxLimit, hugeRun);
+        // the processor kept going: a later job is still placed
+        String after = "job-" + UUID.randomUUID();
+        produce(Topics.QUEUE_JOB_EVENTS, after, dispatched(after, 1, List.of(task("w", 1, 1, 1L))));
+        assertThat(awaitPayloads(after, 4)).last().isInstanceOf(AllocationReleased.class);
+        assertThat(payloadsFor(hugeRun)).as("still running, not stopped by its limit").hasSize(2);
+    }
+
+    @Test
+    void aTaskWithoutRunSecondsEndsAfterTheDefaultMinuteOfVirtualTime() throws Exception {
+        String jobId = "job-" + UUID.randomUUID();
+
+        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("w", 1, 1, null))));
+
+        List<Object> payloads = awaitPayloads(jobId, 4);
+        AllocationGranted granted = (AllocationGranted) payloads.get(0);
+        assertThat(payloads.get(3)).isInstanceOfSatisfying(AllocationReleased.class, r -> {
+            assertThat(r.getReason()).isEqualTo(ReleaseReason.RUN_SUCCEEDED);
+            assertThat(r.getReleasedAt()).isEqualTo(granted.getGrantedAt().plusSeconds(60));
+        });
+    }
+
+    @Test
     void aPreemptedRunIsReleasedPreemptedAfterItsGracePeriodWithNoOutcomeAndTheFreeCapacity() throws Exception {
         String jobId = "job-" + UUID.randomUUID();
-        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("forever", 1, 2, null))));
+        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("forever", 1, 2, FOREVER))));
         AllocationGranted granted = (AllocationGranted) awaitPayloads(jobId, 2).get(0);
 
         QueuePreemptionEvent preempted = QueuePreemptionEvent.newBuilder().setEventId(UUID.randomUUID().toString())
@@ -261,7 +304,7 @@ class PlacementIntegrationTest implements TestPropertyProvider {
     @SuppressWarnings("unchecked")
     void aHalfGpuTaskIsGrantedAShareOfOneDeviceShownOnTheNode() throws Exception {
         String jobId = "job-" + UUID.randomUUID();
-        TaskSpec half = TaskSpec.newBuilder(task("half", 1, 0, null)).setGpuMilli(500).build();
+        TaskSpec half = TaskSpec.newBuilder(task("half", 1, 0, FOREVER)).setGpuMilli(500).build();
 
         produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(half)));
 
@@ -298,7 +341,7 @@ class PlacementIntegrationTest implements TestPropertyProvider {
     @Test
     void aNodeFailureReleasesTheAllocationsOnItWithNodeFailed() throws Exception {
         String jobId = "job-" + UUID.randomUUID();
-        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("forever", 1, 8, null))));
+        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("forever", 1, 8, FOREVER))));
         AllocationGranted granted = (AllocationGranted) awaitPayloads(jobId, 2).get(0);
         String nodeId = granted.getPlacements().get(0).getNodeId();
 

@@ -3,6 +3,7 @@ package io.gantry.placement.backend;
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacedTask;
+import io.gantry.placement.core.TimeMath;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,7 +19,9 @@ import java.util.Set;
 /**
  * Virtual nodes whose tasks "run" for their spec's {@code runSeconds} of placement's virtual clock. A run ends at
  * exactly {@code grantedAt + max(runSeconds)} of its tasks, however late the loop notices; a task without
- * {@code runSeconds} runs until cancelled. Runs are a pure function of the allocation and its plan, so after a
+ * {@code runSeconds} runs for the backend's default run time ({@code gantry.placement.simulated.default-run-seconds},
+ * 0: until cancelled), so a job that forgot the field does not hold its GPUs forever. A run time too large for
+ * any clock (an end past {@link TimeMath#END_OF_TIME}) runs until cancelled; a negative one ends at once. Runs are a pure function of the allocation and its plan, so after a
  * restart they are re-created from the restored allocations.
  *
  * <p>An administrator can fail a node: it stops heartbeating and its tasks never finish, until recovery notices
@@ -26,16 +29,33 @@ import java.util.Set;
  */
 public final class SimulatedBackend implements ExecutionBackend {
     public static final String NAME = "simulated";
+    /** How long a task without {@code runSeconds} runs, in virtual seconds, unless configured otherwise. */
+    public static final long DEFAULT_RUN_SECONDS = 60;
 
     private final Map<String, NodeSpec> nodes = new LinkedHashMap<>();
     private final Map<String, Run> runs = new HashMap<>();
     private final Set<String> failedNodes = new HashSet<>();
+    private final long defaultRunSeconds;
 
     private record Run(Allocation allocation, Instant endsAt) {
     }
 
+    /** With the default run time of {@value #DEFAULT_RUN_SECONDS} s for tasks without {@code runSeconds}. */
     public SimulatedBackend(List<NodeSpec> nodes) {
+        this(nodes, DEFAULT_RUN_SECONDS);
+    }
+
+    /** @param defaultRunSeconds how long a task without {@code runSeconds} runs; 0: until cancelled */
+    public SimulatedBackend(List<NodeSpec> nodes, long defaultRunSeconds) {
+        if (defaultRunSeconds < 0) {
+            throw new IllegalArgumentException("the default run time must be >= 0 seconds, was " + defaultRunSeconds);
+        }
         nodes.forEach(n -> this.nodes.put(n.nodeId(), n));
+        this.defaultRunSeconds = defaultRunSeconds;
+    }
+
+    public long defaultRunSeconds() {
+        return defaultRunSeconds;
     }
 
     @Override
@@ -72,21 +92,25 @@ public final class SimulatedBackend implements ExecutionBackend {
 
     @Override
     public Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now) {
-        runs.put(allocation.allocationId(), new Run(allocation, endsAt(allocation, plan)));
+        runs.put(allocation.allocationId(), new Run(allocation, endsAt(allocation, plan, defaultRunSeconds)));
         return Optional.empty();
     }
 
-    /** {@code grantedAt + runSeconds} of the longest task, or null when some task runs until cancelled. */
-    static Instant endsAt(Allocation allocation, RunPlan plan) {
+    /**
+     * {@code grantedAt + runSeconds} of the longest task (the default for a task without), or null when some task
+     * runs until cancelled.
+     */
+    static Instant endsAt(Allocation allocation, RunPlan plan, long defaultRunSeconds) {
         long longest = 0;
         for (PlacedTask p : allocation.placements()) {
             Long seconds = plan.task(p.task()).runSeconds();
-            if (seconds == null) {
+            if (seconds == null && defaultRunSeconds == 0) {
                 return null;
             }
-            longest = Math.max(longest, seconds);
+            longest = Math.max(longest, seconds == null ? defaultRunSeconds : seconds);
         }
-        return allocation.grantedAt().plusSeconds(longest);
+        Instant end = TimeMath.plusSeconds(allocation.grantedAt(), longest);
+        return end.isBefore(TimeMath.END_OF_TIME) ? end : null;
     }
 
     @Override
@@ -122,7 +146,7 @@ public final class SimulatedBackend implements ExecutionBackend {
                 lost.add(RunOutcome.failed(a.allocationId(), null,
                         "placement restarted and could not find the run's job spec; the simulated run was lost", now));
             } else {
-                runs.put(a.allocationId(), new Run(a, endsAt(a, l.plan())));
+                runs.put(a.allocationId(), new Run(a, endsAt(a, l.plan(), defaultRunSeconds)));
             }
         }
         return lost;

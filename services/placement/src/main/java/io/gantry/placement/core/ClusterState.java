@@ -310,9 +310,11 @@ public final class ClusterState {
                     continue;
                 }
                 allocs.add(a.allocationId());
-                long left = a.timeLimitSeconds() == null ? NO_LIMIT_SECONDS
-                        : Math.max(0, java.time.Duration.between(now, runEnd(a)).toSeconds());
-                c += Math.max(1, h.task().gpuMilli()) * left;
+                Instant end = runEnd(a);
+                // a limit further off than NO_LIMIT_SECONDS still costs less than none
+                long left = end == null ? NO_LIMIT_SECONDS
+                        : Math.min(NO_LIMIT_SECONDS - 1, Math.max(0, java.time.Duration.between(now, end).toSeconds()));
+                c = TimeMath.saturatedAdd(c, TimeMath.saturatedMultiply(Math.max(1, h.task().gpuMilli()), left));
             }
             cost.put(n.nodeId(), c);
             blockers.put(n.nodeId(), allocs);
@@ -334,7 +336,7 @@ public final class ClusterState {
                 long total = 0;
                 Set<String> allocs = new HashSet<>();
                 for (String id : used) {
-                    total += cost.get(id);
+                    total = TimeMath.saturatedAdd(total, cost.get(id));
                     allocs.addAll(blockers.get(id));
                 }
                 return new Drain(total, allocs.size(), domain, List.copyOf(used));
@@ -376,11 +378,12 @@ public final class ClusterState {
 
     /** Backfill: a run whose time limit ends no later than the drain of {@code jobId}'s reservation is expected to. */
     private boolean mayBackfill(GangRequest gang, String jobId, Instant now) {
-        if (gang.timeLimitSeconds() == null) {
+        Instant ends = TimeMath.deadline(now, gang.timeLimitSeconds());
+        if (ends == null) {
             return false;
         }
         Instant drained = estimate(jobId, now);
-        return drained != null && !now.plusSeconds(gang.timeLimitSeconds()).isAfter(drained);
+        return drained != null && !ends.isAfter(drained);
     }
 
     /**
@@ -396,18 +399,19 @@ public final class ClusterState {
                 if (a == null || a.jobId().equals(jobId) || !seen.add(a.allocationId())) {
                     continue;
                 }
-                if (a.timeLimitSeconds() == null) {
+                Instant e = runEnd(a);
+                if (e == null) {
                     return null;
                 }
-                Instant e = runEnd(a);
                 end = e.isAfter(end) ? e : end;
             }
         }
         return end;
     }
 
+    /** When the run reaches its time limit; null when it has none in practice. */
     private Instant runEnd(Allocation a) {
-        return started.getOrDefault(a.allocationId(), a.grantedAt()).plusSeconds(a.timeLimitSeconds());
+        return TimeMath.deadline(started.getOrDefault(a.allocationId(), a.grantedAt()), a.timeLimitSeconds());
     }
 
     private static String estimatePhrase(Instant estimate, Instant now) {
@@ -518,7 +522,7 @@ public final class ClusterState {
             return List.of();
         }
         Instant start = from.isBefore(a.grantedAt()) ? a.grantedAt() : from;
-        return List.of(new Fact.PreemptionRequested(a, start.plusSeconds(Math.max(0, graceSeconds))));
+        return List.of(new Fact.PreemptionRequested(a, TimeMath.plusSeconds(start, graceSeconds)));
     }
 
     /**
@@ -592,8 +596,9 @@ public final class ClusterState {
             Allocation a = liveById.get(f.allocation().allocationId());
             if (a != null && !started.containsKey(a.allocationId())) {
                 started.put(a.allocationId(), f.startedAt());
-                if (a.timeLimitSeconds() != null) {
-                    deadlines.add(new Deadline(f.startedAt().plusSeconds(a.timeLimitSeconds()), a.allocationId(), false));
+                Instant limit = TimeMath.deadline(f.startedAt(), a.timeLimitSeconds());
+                if (limit != null) {
+                    deadlines.add(new Deadline(limit, a.allocationId(), false));
                 }
             }
         } else if (fact instanceof Fact.PreemptionRequested f) {
@@ -657,8 +662,9 @@ public final class ClusterState {
         }
         liveByJob.remove(a.jobId(), a);
         Instant startedAt = started.remove(allocationId);
-        if (startedAt != null && a.timeLimitSeconds() != null) {
-            deadlines.remove(new Deadline(startedAt.plusSeconds(a.timeLimitSeconds()), allocationId, false));
+        Instant limit = startedAt == null ? null : TimeMath.deadline(startedAt, a.timeLimitSeconds());
+        if (limit != null) {
+            deadlines.remove(new Deadline(limit, allocationId, false));
         }
         Instant grace = stopDeadline.remove(allocationId);
         if (grace != null) {

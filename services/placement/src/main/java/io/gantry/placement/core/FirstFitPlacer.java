@@ -13,6 +13,21 @@ import java.util.TreeMap;
  * the whole gang, with the reason {@link Deferrals} finds.
  */
 public final class FirstFitPlacer implements GangPlacer {
+    private final GpuTiers tiers;
+
+    public FirstFitPlacer() {
+        this(Map.of());
+    }
+
+    /** @param tiers GPU tier name to its models in order of preference */
+    public FirstFitPlacer(Map<String, List<String>> tiers) {
+        this.tiers = new GpuTiers(tiers);
+    }
+
+    @Override
+    public GpuTiers tiers() {
+        return tiers;
+    }
 
     @Override
     public PlacementDecision place(InventorySnapshot inventory, GangRequest gang) {
@@ -22,16 +37,25 @@ public final class FirstFitPlacer implements GangPlacer {
                         + " asks for part of a GPU; the first-fit placer places whole GPUs only (use the topology placer)");
             }
         }
+        List<List<String>> accepted = new ArrayList<>();
+        for (TaskGroup t : gang.tasks()) {
+            List<String> a = tiers.accepted(t);
+            if (a == null) {
+                return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, tiers.whyNone(t));
+            }
+            accepted.add(a);
+        }
         List<Free> nodes = new ArrayList<>();
         for (NodeView n : inventory.eligible()) {
             nodes.add(new Free(n));
         }
         List<PlacedTask> placed = new ArrayList<>();
-        for (TaskGroup task : gang.tasks()) {
+        for (int ti = 0; ti < gang.tasks().size(); ti++) {
+            TaskGroup task = gang.tasks().get(ti);
             for (int replica = 0; replica < task.replicas(); replica++) {
                 PlacedTask p = null;
                 for (Free node : nodes) {
-                    p = node.take(task, replica);
+                    p = node.take(task, replica, accepted.get(ti));
                     if (p != null) {
                         break;
                     }
@@ -59,7 +83,8 @@ public final class FirstFitPlacer implements GangPlacer {
             this.memoryMiB = n.freeMemoryMiB();
         }
 
-        PlacedTask take(TaskGroup task, int replica) {
+        /** @param accepted the models the task accepts in order of preference; empty = any */
+        PlacedTask take(TaskGroup task, int replica, List<String> accepted) {
             if (cpuMillis < task.cpuMillis() || memoryMiB < task.memoryMiB()) {
                 return null;
             }
@@ -67,8 +92,8 @@ public final class FirstFitPlacer implements GangPlacer {
             List<Integer> indices = List.of();
             if (task.gpus() > 0) {
                 Set<String> candidates = new LinkedHashSet<>();
-                if (task.gpuModel() != null) {
-                    candidates.add(task.gpuModel());
+                if (!accepted.isEmpty()) {
+                    candidates.addAll(accepted);
                 } else {
                     candidates.addAll(gpus.values()); // in order of each model's lowest free index
                 }

@@ -15,6 +15,11 @@ public interface GangPlacer {
         return GpuSharing.DEFAULT;
     }
 
+    /** The GPU tiers this placer resolves (published for admission); none by default. */
+    default GpuTiers tiers() {
+        return GpuTiers.NONE;
+    }
+
     /** Placement over the live index; by default over a snapshot of it. */
     default PlacementDecision place(Inventory inventory, GangRequest gang) {
         return place(inventory.snapshot(), gang);

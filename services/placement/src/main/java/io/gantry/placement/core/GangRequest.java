@@ -13,6 +13,9 @@ import java.util.stream.Collectors;
  */
 public record GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology,
                           Long timeLimitSeconds, PlacementPolicy policy) {
+    /** The most replicas (over all task groups) one gang may have. */
+    public static final int MAX_REPLICAS = 100_000;
+
     public GangRequest {
         Objects.requireNonNull(jobId, "jobId");
         Objects.requireNonNull(tenant, "tenant");
@@ -26,10 +29,16 @@ public record GangRequest(String jobId, String tenant, int attempt, List<TaskGro
             throw new IllegalArgumentException("a gang needs at least one task");
         }
         Set<String> names = new HashSet<>();
+        long replicas = 0;
         for (TaskGroup t : tasks) {
             if (!names.add(t.name())) {
                 throw new IllegalArgumentException("task name " + t.name() + " appears twice");
             }
+            replicas += t.replicas();
+        }
+        // every replica is fitted one by one, and GPU counts are ints: a bound keeps both finite
+        if (replicas > MAX_REPLICAS) {
+            throw new IllegalArgumentException("a gang may have at most " + MAX_REPLICAS + " replicas, has " + replicas);
         }
         tasks = List.copyOf(tasks);
         topology = topology == null ? Topology.ANYWHERE : topology;

@@ -30,7 +30,7 @@ import java.util.Set;
  */
 public final class TopologyPlacer implements GangPlacer {
     private final PlacementPolicy policy;
-    private final Map<String, List<String>> tiers;
+    private final GpuTiers tiers;
     private final GpuSharing sharing;
 
     public TopologyPlacer() {
@@ -45,7 +45,7 @@ public final class TopologyPlacer implements GangPlacer {
     /** @param sharing fraction overcommit and MIG profiles */
     public TopologyPlacer(PlacementPolicy policy, Map<String, List<String>> tiers, GpuSharing sharing) {
         this.policy = Objects.requireNonNull(policy, "policy");
-        this.tiers = Map.copyOf(tiers);
+        this.tiers = new GpuTiers(tiers);
         this.sharing = Objects.requireNonNull(sharing, "sharing");
     }
 
@@ -65,18 +65,14 @@ public final class TopologyPlacer implements GangPlacer {
         return place(Inventory.of(inventory, backend, sharing), gang);
     }
 
-    /** The models a task accepts, in order of preference; empty = any single model; null = an unknown tier. */
+    @Override
+    public GpuTiers tiers() {
+        return tiers;
+    }
+
+    /** The models a task accepts, in order of preference; empty = any single model; null = none ({@link GpuTiers}). */
     public List<String> acceptedModels(TaskGroup t) {
-        if (t.gpuModel() != null) {
-            return List.of(t.gpuModel());
-        }
-        if (!t.gpuModels().isEmpty()) {
-            return t.gpuModels();
-        }
-        if (t.gpuTier() != null) {
-            return tiers.get(t.gpuTier());
-        }
-        return List.of();
+        return tiers.accepted(t);
     }
 
     /** One task replica to fit: whole GPUs, or part of one GPU ({@code milli} > 0 or a MIG profile). */
@@ -101,8 +97,8 @@ public final class TopologyPlacer implements GangPlacer {
         int ranks = 1;
         for (TaskGroup t : tasks) {
             List<String> a = acceptedModels(t);
-            if (a == null || ((t.gpus() > 0 || t.shared()) && t.gpuTier() != null && a.isEmpty())) {
-                return diagnose(inv, gang);
+            if (a == null) {
+                return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, tiers.whyNone(t));
             }
             prefs.add(t.gpus() == 0 && !t.shared() ? List.of() : a);
             ranks = Math.max(ranks, a.size());
@@ -526,15 +522,15 @@ public final class TopologyPlacer implements GangPlacer {
         }
         String have = models.isEmpty() ? "no GPUs" : String.join(", ", models);
         for (TaskGroup t : gang.tasks()) {
+            if (acceptedModels(t) == null) {
+                return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, tiers.whyNone(t));
+            }
+        }
+        for (TaskGroup t : gang.tasks()) {
             if (t.gpus() == 0 && !t.shared()) {
                 continue;
             }
             List<String> accepted = acceptedModels(t);
-            if (accepted == null || (t.gpuTier() != null && accepted.isEmpty())) {
-                return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, "task " + t.name()
-                        + " asks for GPU tier " + t.gpuTier() + ", which is not configured (tiers: "
-                        + (tiers.isEmpty() ? "none" : String.join(", ", new java.util.TreeSet<>(tiers.keySet()))) + ")");
-            }
             if (!accepted.isEmpty() && accepted.stream().noneMatch(models::contains)) {
                 return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, "task " + t.name()
                         + " needs GPU model " + describe(t, accepted) + "; healthy nodes have " + have);

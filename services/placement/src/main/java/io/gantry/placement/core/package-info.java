@@ -25,6 +25,11 @@
  * recorded as {@code gantry.io/*} control labels on the nodes' registrations, so the same replay rebuilds them;
  * {@link io.gantry.placement.core.RdmaNic RDMA NICs} closest to each task's GPUs are named on its placement.
  *
+ * <p>Which GPU models a task accepts is {@link io.gantry.placement.core.GpuTiers}'s answer for both placers (a tier
+ * is never ignored: tier models narrowed by the task's own, an unknown tier accepts nothing). Numbers from the input
+ * topics may be anything a {@code long} holds, so time sums go through {@link io.gantry.placement.core.TimeMath},
+ * which saturates instead of throwing halfway through a decision.
+ *
  * <p>Not decided here: running the tasks (the execution backends), time (every decision takes the instant it is
  * made at), the wire format, and whether an interrupted job runs again (recovery's call).
  */

@@ -16,6 +16,8 @@ import io.gantry.events.NodeHeartbeat;
 import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.NodeRecovered;
 import io.gantry.events.NodeRegistered;
+import io.gantry.events.PlacementConfigApplied;
+import io.gantry.events.PlacementConfigEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.placement.backend.ExecutionBackend;
@@ -41,6 +43,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,6 +70,8 @@ public final class PlacementHandler implements EventHandler {
     /** Registrations read back at restore that were invalid, node id to why. */
     private final Map<String, String> rejectedRegistrations = new HashMap<>();
     private Instant newestRestored;
+    /** The tiers of the newest {@code PlacementConfigApplied} read back; null when none was ever published. */
+    private Map<String, List<String>> publishedTiers;
     private List<Integer> typicalRequests = List.of(8);
     private boolean dirty = true;
     private volatile double fragmentation;
@@ -135,6 +140,9 @@ public final class PlacementHandler implements EventHandler {
             } else if (e.getPayload() instanceof NodeHeartbeat h) {
                 heartbeatSequence.merge(e.getNodeId(), h.getSequence(), Math::max);
             }
+        } else if (value instanceof PlacementConfigEvent e && e.getPayload() instanceof PlacementConfigApplied c) {
+            seen(e.getOccurredAt());
+            publishedTiers = tiers(c.getTiers()); // one key, one partition: the last read is the newest
         } else if (value instanceof NodeHealthEvent e) {
             if (e.getPayload() instanceof NodeFailed) {
                 state.replay(new Fact.NodeFailed(e.getNodeId()));
@@ -159,6 +167,7 @@ public final class PlacementHandler implements EventHandler {
     public void restored(Output out) {
         clock.notBefore(newestRestored);
         Instant now = clock.instant();
+        publishConfig(now, out);
         for (NodeSpec node : backend.nodes()) {
             emit(state.register(node), now, out);
         }
@@ -189,6 +198,32 @@ public final class PlacementHandler implements EventHandler {
             backend.terminate(a.allocationId());
         }
         settle(outcomes, now, out);
+    }
+
+    /**
+     * Tells the other services the GPU tiers placement resolves (admission refuses an unknown {@code gpuTier}),
+     * only when they differ from the newest published, so a restart with the same configuration adds nothing and
+     * the topic reads as the history of configurations.
+     */
+    private void publishConfig(Instant now, Output out) {
+        Map<String, List<String>> configured = tiers(state.placer().tiers().tiers());
+        if (configured.equals(publishedTiers)) {
+            return;
+        }
+        out.send(Topics.PLACEMENT_CONFIG_EVENTS, "placement-config", PlacementConfigEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setOccurredAt(now)
+                .setPayload(PlacementConfigApplied.newBuilder().setTiers(new HashMap<>(configured)).build()).build());
+        publishedTiers = configured;
+        LOG.info("published the GPU tiers {} on {}", configured.keySet(), Topics.PLACEMENT_CONFIG_EVENTS.name());
+    }
+
+    /** Tier name to models, as plain strings and lists whatever the decoder handed over, for comparing. */
+    private static Map<String, List<String>> tiers(Map<? extends CharSequence, ? extends List<? extends CharSequence>> raw) {
+        Map<String, List<String>> out = new TreeMap<>();
+        if (raw != null) {
+            raw.forEach((tier, models) -> out.put(tier.toString(), models.stream().map(CharSequence::toString).toList()));
+        }
+        return out;
     }
 
     // ---------------------------------------------------------------- inputs

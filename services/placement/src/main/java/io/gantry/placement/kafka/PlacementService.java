@@ -22,7 +22,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
 /**
- * Owns placement's event processor: restores from placement's topics (plus the dispatched specs on the queue's
+ * Owns placement's event processor: restores from placement's topics (its configuration history included, so the
+ * GPU tiers are published only when they changed; plus the dispatched specs on the queue's
  * topic, to re-create simulated runs, and the queue's preemptions, to finish a grace period pending at a restart),
  * then consumes the queue's job, preemption and capacity-reservation events and recovery's node events.
  */
@@ -48,7 +49,8 @@ public class PlacementService implements AutoCloseable {
         this.typicalGpus = List.copyOf(typicalGpus);
         // the dispatches are only read back for allocations written before TaskPlacement.runSeconds existed
         List<Topic<?>> restore = new ArrayList<>(List.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
-                Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS));
+                Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS,
+                Topics.PLACEMENT_CONFIG_EVENTS));
         if (restoreDispatches) {
             restore.add(Topics.QUEUE_JOB_EVENTS);
         }

@@ -60,8 +60,53 @@ class SimulatedBackendTest {
     }
 
     @Test
-    void aTaskWithoutRunSecondsRunsUntilStopped() {
+    void aTaskWithoutRunSecondsRunsForTheDefaultRunTimeOfOneMinute() {
         SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        Allocation a = allocation("j", T0, "sim-0", "sim-1");
+        backend.start(a, plan(null, null), T0);
+
+        assertThat(backend.poll(T0.plusSeconds(59))).isEmpty();
+        assertThat(backend.poll(T0.plusSeconds(3600)))
+                .containsExactly(new RunOutcome(a.allocationId(), RunResult.succeeded(T0.plusSeconds(60))));
+    }
+
+    @Test
+    void aTaskWithoutRunSecondsNextToALongerOneEndsWithTheLongerOne() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        Allocation a = allocation("j", T0, "sim-0", "sim-1");
+        backend.start(a, plan(null, 90L), T0);
+
+        assertThat(backend.poll(T0.plusSeconds(3600))).extracting(o -> o.result().finishedAt())
+                .containsExactly(T0.plusSeconds(90));
+    }
+
+    @Test
+    void runSecondsTooLargeForAnyClockRunUntilStoppedAndNegativeOnesEndAtOnce() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        Allocation huge = allocation("huge", T0, "sim-0", "sim-1");
+        Allocation negative = allocation("negative", T0, "sim-2");
+
+        backend.start(huge, plan(Long.MAX_VALUE, 100_000_000_000_000_000L), T0);
+        backend.start(negative, plan(Long.MIN_VALUE, null), T0);
+
+        assertThat(backend.poll(T0.plus(Duration.ofDays(365L * 10_000))))
+                .containsExactly(new RunOutcome(negative.allocationId(), RunResult.succeeded(T0)));
+        assertThat(backend.running()).containsExactly(huge.allocationId());
+    }
+
+    @Test
+    void aConfiguredDefaultRunTimeAppliesToTasksWithoutRunSeconds() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster(), 5);
+        Allocation a = allocation("j", T0, "sim-0");
+        backend.start(a, plan(null, null), T0);
+
+        assertThat(backend.poll(T0.plusSeconds(100))).extracting(o -> o.result().finishedAt())
+                .containsExactly(T0.plusSeconds(5));
+    }
+
+    @Test
+    void withADefaultRunTimeOfZeroATaskWithoutRunSecondsRunsUntilStopped() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster(), 0);
         Allocation a = allocation("j", T0, "sim-0", "sim-1");
         backend.start(a, plan(10L, null), T0);
 
