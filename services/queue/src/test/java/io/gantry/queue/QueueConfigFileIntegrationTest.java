@@ -131,10 +131,16 @@ class QueueConfigFileIntegrationTest {
     /** A tenant of its own: the other tests' jobs of {@code tenant} are on the shared broker's topics. */
     private final String solo = tenant + "-solo";
 
+    /**
+     * {@code solo}'s queue, and those of the first test's tenants: a configuration that took their queues away while
+     * their jobs run or wait would be refused.
+     */
     private String oneQueue(int nominal, String extra) {
         return "flavours: [H100]\n"
                 + "queues:\n  - {name: " + solo + ", tenant: " + solo + ", quotas: {H100: {nominal: " + nominal
-                + extra + "}}}\n";
+                + extra + "}}}\n"
+                + "  - {name: " + tenant + ", tenant: " + tenant + ", quotas: {H100: {nominal: 4}}}\n"
+                + "  - {name: " + neighbour + ", tenant: " + neighbour + ", quotas: {H100: {nominal: 4}}}\n";
     }
 
     @Test

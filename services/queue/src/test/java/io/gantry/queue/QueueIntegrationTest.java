@@ -134,8 +134,7 @@ class QueueIntegrationTest implements TestPropertyProvider {
         assertThat((List<?>) get("/v1/queues", tenant + "-token").get("queues")).singleElement()
                 .satisfies(row -> assertThat(asMap(row)).containsAllEntriesOf(Map.of("name", tenant, "tenant", tenant,
                         "quotaGpus", 8, "reservedGpus", 4, "queued", 0, "parked", 0, "dispatched", 1, "pending", 0))
-                        .containsEntry("flavours", List.of(Map.of("flavour", "gpu", "nominal", 8, "used", 4,
-                                "borrowed", 0, "lent", 0))));
+                        .containsEntry("flavours", List.of(flavour("gpu", 8, 4))));
     }
 
     @Test
@@ -180,6 +179,66 @@ class QueueIntegrationTest implements TestPropertyProvider {
                 });
         assertThatThrownBy(() -> get("/v1/queues", "wrong-token-123"))
                 .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(401));
+    }
+
+    /** An implicit queue's only flavour: unlimited borrowing and lending are shown as null, not left out. */
+    private static Map<String, Object> flavour(String name, int nominal, int used) {
+        Map<String, Object> f = new java.util.LinkedHashMap<>();
+        f.put("flavour", name);
+        f.put("nominal", nominal);
+        f.put("used", used);
+        f.put("borrowed", 0);
+        f.put("lent", 0);
+        f.put("borrowingLimit", null);
+        f.put("lendingLimit", null);
+        return f;
+    }
+
+    @Test
+    void aTenantWithoutPendingJobsGetsEmptyListsAndNullFieldsRatherThanMissingOnes() throws Exception {
+        String pending = http.toBlocking().retrieve(HttpRequest.GET("/v1/queues/" + other + "/pending")
+                .bearerAuth(other + "-token"), String.class);
+        assertThat(json.readValue(pending, Argument.mapOf(String.class, Object.class)))
+                .containsEntry("queue", other).containsEntry("pending", List.of());
+        String queues = http.toBlocking().retrieve(HttpRequest.GET("/v1/queues").bearerAuth(other + "-token"),
+                String.class);
+        assertThat(queues).contains("\"cohort\":null").contains("\"borrowingLimit\":null");
+    }
+
+    @Test
+    void whatTheAdminGetReturnsIsAcceptedUnchangedByPutAndTheImplicitCatalogIsPublished() throws Exception {
+        String status = http.toBlocking().retrieve(HttpRequest.GET("/v1/admin/queue-config")
+                .bearerAuth("admin-token-1"), String.class);
+        Map<String, Object> before = asMap(json.readValue(status, Argument.mapOf(String.class, Object.class))
+                .get("current"));
+        assertThat(before).containsEntry("source", "implicit");
+
+        // the whole JSON answer, as it came
+        assertThat(http.toBlocking().exchange(HttpRequest.PUT("/v1/admin/queue-config", status)
+                .contentType("application/json").bearerAuth("admin-token-1"), String.class).code()).isEqualTo(200);
+        Map<String, Object> after = asMap(get("/v1/admin/queue-config", "admin-token-1").get("current"));
+        assertThat(after).containsEntry("source", "admin").containsEntry("yaml", before.get("yaml"))
+                .containsEntry("sha256", before.get("sha256"))
+                .containsEntry("version", ((Number) before.get("version")).intValue() + 1);
+
+        // the YAML form of the same, as PUT takes it
+        String yaml = http.toBlocking().retrieve(HttpRequest.GET("/v1/admin/queue-config")
+                .accept("application/yaml").bearerAuth("admin-token-1"), String.class);
+        assertThat(yaml).isEqualTo(before.get("yaml"));
+        assertThat(http.toBlocking().exchange(HttpRequest.PUT("/v1/admin/queue-config", yaml)
+                .contentType("application/yaml").bearerAuth("admin-token-1"), String.class).code()).isEqualTo(200);
+
+        // the quotas still hold: the tenant keeps its 8 GPUs, the others the default
+        assertThat((List<?>) get("/v1/queues", tenant + "-token").get("queues")).singleElement()
+                .satisfies(row -> assertThat(asMap(row)).containsEntry("quotaGpus", 8));
+        try (io.gantry.testkit.TopicClient topics = new io.gantry.testkit.TopicClient(
+                EmbeddedKafka.shared().bootstrapServers())) {
+            assertThat(topics.readAll(Topics.QUEUE_CONFIG_EVENTS)).last().satisfies(e -> {
+                io.gantry.events.QueueConfigApplied a = (io.gantry.events.QueueConfigApplied) e.getPayload();
+                assertThat(a.getQueues()).as("implicit: every tenant has one queue named after it").isNull();
+                assertThat(a.getPriorityClasses()).containsExactly("normal");
+            });
+        }
     }
 
     private Map<String, Object> get(String path, String token) throws IOException {

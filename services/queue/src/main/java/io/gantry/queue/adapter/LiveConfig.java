@@ -2,6 +2,7 @@ package io.gantry.queue.adapter;
 
 import io.gantry.events.QueueConfigApplied;
 import io.gantry.events.QueueConfigEvent;
+import io.gantry.events.QueueEntry;
 import io.gantry.queue.core.ConfigException;
 import io.gantry.queue.core.FairShareConfig;
 import io.gantry.runtime.kafka.TopicReader;
@@ -34,17 +35,38 @@ final class LiveConfig {
     static final String ADMIN = "admin";
     static final String IMPLICIT = "implicit";
 
-    /** One applied configuration, as published. */
-    record Applied(long version, String source, String appliedBy, String sha256, String yaml, Instant at) {
+    /** A queue of an applied configuration and the tenant it belongs to. */
+    record QueueName(String name, String tenant) {
+    }
+
+    /**
+     * One applied configuration, as published. {@code queues} is null for the implicit configuration (every tenant has
+     * one queue named after it) and in events written before it existed; so is {@code priorityClasses} in old events.
+     */
+    record Applied(long version, String source, String appliedBy, String sha256, String yaml, Instant at,
+                   List<QueueName> queues, List<String> priorityClasses) {
+        /** The catalog other services check jobs against comes from the configuration itself, never the text. */
+        static Applied of(long version, String source, String appliedBy, String yaml, Instant at,
+                          FairShareConfig config) {
+            List<QueueName> queues = config.isImplicit() ? null : config.queues().stream()
+                    .map(q -> new QueueName(q.name(), q.tenant())).toList();
+            return new Applied(version, source, appliedBy, LiveConfig.sha256(yaml), yaml, at, queues,
+                    List.copyOf(config.priorityClasses().keySet()));
+        }
+
         QueueConfigEvent toEvent() {
             return new QueueConfigEvent(UUID.randomUUID().toString(), at,
-                    new QueueConfigApplied(version, source, appliedBy, sha256, yaml));
+                    new QueueConfigApplied(version, source, appliedBy, sha256, yaml,
+                            queues == null ? null : queues.stream().map(q -> new QueueEntry(q.name(), q.tenant()))
+                                    .toList(),
+                            priorityClasses));
         }
 
         static Applied of(QueueConfigEvent e) {
             QueueConfigApplied a = (QueueConfigApplied) e.getPayload();
             return new Applied(a.getVersion(), a.getSource(), a.getAppliedBy(), a.getSha256(), a.getYaml(),
-                    e.getOccurredAt());
+                    e.getOccurredAt(), a.getQueues() == null ? null : a.getQueues().stream()
+                    .map(q -> new QueueName(q.getName(), q.getTenant())).toList(), a.getPriorityClasses());
         }
     }
 
@@ -56,7 +78,11 @@ final class LiveConfig {
      * What a (re)starting queue runs with. {@code current} is null for the implicit configuration (no file, nothing
      * applied through the API); {@code publish} is a configuration to publish before anything else, or null.
      */
-    record Startup(FairShareConfig config, Applied current, Applied publish, Rejected rejected, String fileSha) {
+    record Startup(FairShareConfig config, Applied current, Applied publish, Rejected rejected, String fileSha,
+                   Applied fallback, FairShareConfig fallbackConfig) {
+        Startup(FairShareConfig config, Applied current, Applied publish, Rejected rejected, String fileSha) {
+            this(config, current, publish, rejected, fileSha, null, null);
+        }
     }
 
     private LiveConfig() {
@@ -133,20 +159,58 @@ final class LiveConfig {
                                         Rejected rejected, Instant now) {
         FairShareConfig c = fileText != null ? QueueConfig.parse(fileText, settings.getConfigFile())
                 : settings.implicitConfig();
-        Applied a = new Applied(latest == null ? 1 : latest.version() + 1, fileText != null ? FILE : IMPLICIT,
-                fileText != null ? FILE : IMPLICIT, sha, text, now);
-        return new Startup(c, a, a, rejected, sha);
+        Applied a = Applied.of(latest == null ? 1 : latest.version() + 1, fileText != null ? FILE : IMPLICIT,
+                fileText != null ? FILE : IMPLICIT, text, now, c);
+        // what was live before: kept instead if the changed file turns out to strand jobs (known once restored)
+        FairShareConfig fallback = null;
+        if (latest != null && fileText != null && rejected == null) {
+            try {
+                fallback = IMPLICIT.equals(latest.source()) ? settings.implicitConfig()
+                        : QueueConfig.parse(latest.yaml(), "version " + latest.version());
+            } catch (ConfigException e) {
+                fallback = null;
+            }
+        }
+        return new Startup(c, a, a, rejected, sha, fallback == null ? null : latest, fallback);
     }
 
-    /** The implicit configuration as text: what identifies it in the history. */
+    /**
+     * The implicit configuration as a configuration document (the {@code implicit:} form), so that what the admin API
+     * shows for it can be applied again unchanged; its SHA-256 also identifies the settings in the history.
+     */
     static String implicitText(QueueConfig settings) {
-        return "# implicit: one queue per tenant, no cohorts\n"
-                + "defaultGpuQuota: " + settings.getDefaultGpuQuota() + "\n"
-                + "quotas: " + new java.util.TreeMap<>(settings.getQuotas()) + "\n"
-                + "halfLife: " + settings.getHalfLife() + "\n"
-                + "starvationWait: " + settings.getStarvationWait() + "\n"
-                + "preemption: {withinQueue: lowerPriority, gracePeriod: " + settings.getPreemptionGracePeriod()
-                + ", minRunTime: " + settings.getPreemptionMinRunTime() + "}\n";
+        StringBuilder t = new StringBuilder("# implicit: no configuration file; every tenant has one queue named after"
+                + " it, with a GPU quota only, no cohort\n");
+        t.append("implicit:\n  defaultGpuQuota: ").append(settings.getDefaultGpuQuota()).append('\n');
+        Map<String, Integer> quotas = new java.util.TreeMap<>(settings.getQuotas());
+        if (quotas.isEmpty()) {
+            t.append("  quotas: {}\n");
+        } else {
+            t.append("  quotas:\n");
+            quotas.forEach((tenant, gpus) -> t.append("    ").append(quoted(tenant)).append(": ").append(gpus)
+                    .append('\n'));
+        }
+        t.append("halfLife: ").append(quoted(settings.getHalfLife())).append('\n');
+        t.append("starvationWait: ").append(quoted(settings.getStarvationWait())).append('\n');
+        t.append("preemption:\n  withinQueue: lowerPriority\n");
+        t.append("  gracePeriod: ").append(quoted(settings.getPreemptionGracePeriod())).append('\n');
+        t.append("  minRunTime: ").append(quoted(settings.getPreemptionMinRunTime())).append('\n');
+        return t.toString();
+    }
+
+    /** A YAML double-quoted scalar: tenant names and durations are written as given, whatever they contain. */
+    private static String quoted(String s) {
+        StringBuilder q = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                q.append('\\').append(c);
+            } else if (c < 0x20) {
+                q.append(String.format("\\x%02x", (int) c));
+            } else {
+                q.append(c);
+            }
+        }
+        return q.append('"').toString();
     }
 
     /** Every applied configuration on the topic, oldest first (committed records only). */

@@ -144,14 +144,23 @@ public class QueueConfig {
         }
     }
 
-    /** Parses and validates a YAML configuration; problems are prefixed with {@code origin}. */
-    public static FairShareConfig parse(String yaml, String origin) {
-        Object document;
+    /**
+     * Reads exactly one YAML (or JSON, its subset) document, strictly: a key given twice, a second document or
+     * anything after the document is an error, never silently dropped.
+     */
+    public static Object parseDocument(String yaml, String origin) {
+        LoaderOptions options = new LoaderOptions();
+        options.setAllowDuplicateKeys(false);
         try {
-            document = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
+            return new Yaml(new SafeConstructor(options)).load(yaml);
         } catch (RuntimeException e) {
             throw new ConfigException(List.of(origin + ": not valid YAML: " + e.getMessage()));
         }
+    }
+
+    /** Parses and validates a YAML configuration; problems are prefixed with {@code origin}. */
+    public static FairShareConfig parse(String yaml, String origin) {
+        Object document = parseDocument(yaml, origin);
         try {
             return FairShareConfig.fromYaml(document);
         } catch (ConfigException e) {

@@ -50,7 +50,13 @@ final class QueueEventHandler implements EventHandler {
         this.current = startup.current();
         this.rejected = startup.rejected();
         this.fileSha = startup.fileSha();
+        this.fallback = startup.fallback();
+        this.fallbackConfig = startup.fallbackConfig();
     }
+
+    /** The configuration live before a file that changed while the service was down; null otherwise. */
+    private LiveConfig.Applied fallback;
+    private FairShareConfig fallbackConfig;
 
     /** The configuration in force (null: implicit and never published) and the last refused one. */
     record ConfigStatus(LiveConfig.Applied current, LiveConfig.Rejected rejected) {
@@ -64,7 +70,7 @@ final class QueueEventHandler implements EventHandler {
      * Validates and applies a configuration from the admin API, publishes it and the decisions it causes. Throws
      * {@link io.gantry.queue.core.ConfigException} (nothing changed) when it is invalid.
      */
-    LiveConfig.Applied applyAdmin(String yaml, String by, Output out) {
+    LiveConfig.Applied applyAdmin(String yaml, String by, boolean force, Output out) {
         Instant now = clock.instant();
         FairShareConfig next;
         try {
@@ -73,13 +79,22 @@ final class QueueEventHandler implements EventHandler {
             rejected = new LiveConfig.Rejected(LiveConfig.ADMIN, by, e.problems(), now);
             throw e;
         }
+        List<String> stranded = core.stranded(next);
+        if (!stranded.isEmpty()) {
+            if (!force) {
+                List<String> problems = stranded.stream().map(p -> "body: " + p).toList();
+                rejected = new LiveConfig.Rejected(LiveConfig.ADMIN, by, problems, now);
+                throw new io.gantry.queue.core.ConfigException(problems);
+            }
+            LOG.warn("queue configuration applied with force by {}, leaving jobs without a queue: {}", by, stranded);
+        }
         return apply(next, LiveConfig.ADMIN, by, yaml, now, out);
     }
 
     private LiveConfig.Applied apply(FairShareConfig next, String source, String by, String yaml, Instant now,
                                      Output out) {
-        LiveConfig.Applied a = new LiveConfig.Applied(current == null ? 1 : current.version() + 1, source, by,
-                LiveConfig.sha256(yaml), yaml, now);
+        LiveConfig.Applied a = LiveConfig.Applied.of(current == null ? 1 : current.version() + 1, source, by, yaml,
+                now, next);
         out.send(Topics.QUEUE_CONFIG_EVENTS, "queue-config", a.toEvent());
         publish(core.reconfigure(next, now), now, out);
         current = a;
@@ -106,7 +121,14 @@ final class QueueEventHandler implements EventHandler {
         }
         fileSha = sha;
         try {
-            apply(QueueConfig.parse(text, settings.getConfigFile()), LiveConfig.FILE, LiveConfig.FILE, text, now, out);
+            FairShareConfig next = QueueConfig.parse(text, settings.getConfigFile());
+            List<String> stranded = core.stranded(next);
+            if (!stranded.isEmpty()) {
+                // a file cannot say "force": the admin API can, after a look at the jobs named here
+                throw new io.gantry.queue.core.ConfigException(stranded.stream()
+                        .map(p -> settings.getConfigFile() + ": " + p).toList());
+            }
+            apply(next, LiveConfig.FILE, LiveConfig.FILE, text, now, out);
         } catch (io.gantry.queue.core.ConfigException e) {
             rejected = new LiveConfig.Rejected(LiveConfig.FILE, LiveConfig.FILE, e.problems(), now);
             LOG.error("queue configuration file rejected, keeping version {}: {}",
@@ -140,6 +162,21 @@ final class QueueEventHandler implements EventHandler {
     public void restored(Output out) {
         LOG.info("queue state rebuilt from {} facts", restoredFacts);
         Instant now = clock.instant();
+        if (toPublish != null && fallbackConfig != null) {
+            List<String> stranded = core.stranded(fallbackConfig, core.config());
+            if (!stranded.isEmpty()) {
+                // the file changed while the service was down and would strand jobs: keep what was live
+                rejected = new LiveConfig.Rejected(LiveConfig.FILE, LiveConfig.FILE, stranded.stream()
+                        .map(p -> settings.getConfigFile() + ": " + p).toList(), now);
+                LOG.error("queue configuration file rejected, keeping version {}: {}", fallback.version(),
+                        rejected.problems());
+                publish(core.reconfigure(fallbackConfig, now), now, out);
+                current = fallback;
+                toPublish = null;
+            }
+        }
+        fallback = null;
+        fallbackConfig = null;
         if (toPublish != null) {
             out.send(Topics.QUEUE_CONFIG_EVENTS, "queue-config", toPublish.toEvent());
             LOG.info("queue configuration version {} applied (source {})", toPublish.version(), toPublish.source());

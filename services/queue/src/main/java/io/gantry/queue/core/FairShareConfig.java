@@ -129,6 +129,23 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 Map.of(ANY_GPU, new ResourceQuota(implicitQuotas.of(tenant), null, null)));
     }
 
+    /**
+     * Whether a job of {@code tenant} asking for queue {@code requested} has a queue: the one it names, else (null)
+     * the one named after the tenant, and it must belong to the tenant. Implicit queues exist for every tenant.
+     */
+    public boolean hasQueue(String tenant, String requested) {
+        String name = requested == null ? tenant : requested;
+        if (isImplicit()) {
+            return name.equals(tenant);
+        }
+        for (QueueDef q : queues) {
+            if (q.name().equals(name)) {
+                return q.tenant().equals(tenant);
+            }
+        }
+        return false;
+    }
+
     /** All resource names: GPU flavours, then cpu and memory. */
     public List<String> resources() {
         List<String> all = new ArrayList<>(flavours);
@@ -150,11 +167,14 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             throw new ConfigException(r.problems.isEmpty() ? List.of("(root): must be a mapping") : r.problems);
         }
         r.onlyKeys(root, "", Set.of("flavours", "cohorts", "queues", "priorityClasses", "halfLife", "starvationWait",
-                "tenants", "preemption"));
+                "tenants", "preemption", "implicit"));
         Duration halfLife = r.duration(root.get("halfLife"), "halfLife", Duration.ofDays(7));
         Duration starvation = r.duration(root.get("starvationWait"), "starvationWait", Duration.ofMinutes(30));
         if (starvation != null && starvation.isZero()) {
             r.problem("starvationWait", "must be > 0");
+        }
+        if (root.containsKey("implicit")) {
+            return implicitFromYaml(r, root, halfLife, starvation);
         }
 
         List<String> flavours = new ArrayList<>();
@@ -325,6 +345,49 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         }
         return new FairShareConfig(flavours, cohorts, queues, classes, defaultClass, halfLife, starvation, null,
                 preemption);
+    }
+
+    /**
+     * The document form of the implicit configuration (one queue per tenant, named after it, GPU quota only), so
+     * that what the admin API shows for it can be applied again:
+     * {@code implicit: {defaultGpuQuota: 64, quotas: {team-a: 8}}} plus halfLife, starvationWait and preemption.
+     */
+    private static FairShareConfig implicitFromYaml(Reader r, Map<String, Object> root, Duration halfLife,
+                                                    Duration starvation) {
+        for (String k : List.of("flavours", "cohorts", "queues", "priorityClasses", "tenants")) {
+            if (root.containsKey(k)) {
+                r.problem(k, "not allowed with implicit (implicit queues are one per tenant, named after it)");
+            }
+        }
+        Map<String, Object> m = r.map(root.get("implicit"), "implicit");
+        Long defaultGpus = null;
+        Map<String, Integer> perTenant = new LinkedHashMap<>();
+        if (m != null) {
+            r.onlyKeys(m, "implicit", Set.of("defaultGpuQuota", "quotas"));
+            defaultGpus = r.count(m.get("defaultGpuQuota"), "implicit.defaultGpuQuota");
+            Map<String, Object> qm = m.get("quotas") == null ? Map.of() : r.map(m.get("quotas"), "implicit.quotas");
+            if (qm != null) {
+                for (Map.Entry<String, Object> e : qm.entrySet()) {
+                    String p = "implicit.quotas." + e.getKey();
+                    Long gpus = e.getKey().isBlank() ? null : r.count(e.getValue(), p);
+                    if (e.getKey().isBlank()) {
+                        r.problem(p, "tenant name must not be blank");
+                    } else if (gpus != null && gpus > Integer.MAX_VALUE) {
+                        r.problem(p, "must be at most " + Integer.MAX_VALUE + ", was " + gpus);
+                    } else if (gpus != null) {
+                        perTenant.put(e.getKey(), gpus.intValue());
+                    }
+                }
+            }
+            if (defaultGpus != null && defaultGpus > Integer.MAX_VALUE) {
+                r.problem("implicit.defaultGpuQuota", "must be at most " + Integer.MAX_VALUE + ", was " + defaultGpus);
+            }
+        }
+        Preemption preemption = preemption(r, root.get("preemption"));
+        if (!r.problems.isEmpty()) {
+            throw new ConfigException(r.problems);
+        }
+        return implicit(new Quotas(defaultGpus.intValue(), perTenant), halfLife, starvation).withPreemption(preemption);
     }
 
     private static Preemption preemption(Reader r, Object node) {

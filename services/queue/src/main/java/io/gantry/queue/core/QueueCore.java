@@ -83,6 +83,54 @@ public final class QueueCore {
         return List.copyOf(out);
     }
 
+    /**
+     * What {@code next} would strand: per tenant, its queued and running jobs whose queue exists now and would not
+     * under {@code next} (they would wait with NEVER_FITS, or run on without a queue). Jobs that have no queue
+     * already are not counted, so one badly addressed job never blocks every later configuration. Each problem is
+     * {@code "queues: tenant <t> has ..."}; empty when nothing is stranded.
+     */
+    public List<String> stranded(FairShareConfig next) {
+        return stranded(config, next);
+    }
+
+    /** {@link #stranded(FairShareConfig)} going from {@code before} (not necessarily the live configuration). */
+    public List<String> stranded(FairShareConfig before, FairShareConfig next) {
+        Objects.requireNonNull(before, "before");
+        Objects.requireNonNull(next, "next");
+        // tenant -> queue -> {queued, running}
+        Map<String, SortedMap<String, int[]>> lost = new TreeMap<>();
+        for (JobState job : live.values()) {
+            if (job.status() != JobStatus.QUEUED && job.status() != JobStatus.DISPATCHED
+                    && job.status() != JobStatus.INTERRUPTED) {
+                continue;
+            }
+            String requested = job.spec().queue();
+            if (!before.hasQueue(job.tenant(), requested) || next.hasQueue(job.tenant(), requested)) {
+                continue;
+            }
+            String queue = requested == null ? job.tenant() : requested;
+            int[] n = lost.computeIfAbsent(job.tenant(), t -> new TreeMap<>()).computeIfAbsent(queue, k -> new int[2]);
+            n[job.status() == JobStatus.QUEUED ? 0 : 1]++;
+        }
+        List<String> problems = new ArrayList<>();
+        for (Map.Entry<String, SortedMap<String, int[]>> t : lost.entrySet()) {
+            List<String> parts = new ArrayList<>();
+            for (Map.Entry<String, int[]> q : t.getValue().entrySet()) {
+                int queued = q.getValue()[0];
+                int running = q.getValue()[1];
+                parts.add(queued + " queued and " + running + " running job" + (queued + running == 1 ? "" : "s")
+                        + " in queue '" + q.getKey() + "'");
+            }
+            List<String> kept = next.queues().stream().filter(d -> d.tenant().equals(t.getKey()))
+                    .map(FairShareConfig.QueueDef::name).toList();
+            problems.add("queues: tenant " + t.getKey() + " has " + String.join(", ", parts)
+                    + ", which this configuration removes (" + (kept.isEmpty() ? t.getKey() + " would have no queue"
+                    : t.getKey() + " keeps " + String.join(", ", kept)) + "); add the queue back, or apply with"
+                    + " force to leave those jobs without a queue");
+        }
+        return problems;
+    }
+
     public List<QueueFact> apply(Input input, Instant now) {
         Objects.requireNonNull(input, "input");
         Objects.requireNonNull(now, "now");

@@ -51,6 +51,12 @@ final class Scheduler {
     /** Pending jobs that can never be admitted under this configuration, with the reason. */
     private final Map<String, String> neverFits = new TreeMap<>();
     private final Map<String, Map<Integer, Charge>> charges = new HashMap<>();
+    /**
+     * Charges of runs whose queue is not in this configuration (removed while they ran). They count against no queue
+     * but stay until the run's QuotaReleased, and are charged again if a later configuration brings the queue back,
+     * so a run that goes on is never forgotten by the ledger.
+     */
+    private final Map<String, Map<Integer, Orphan>> orphans = new HashMap<>();
     final Set<String> parked = new TreeSet<>();
     private final Set<String> unparking = new TreeSet<>();
     private final Set<String> fresh = new TreeSet<>();
@@ -243,6 +249,11 @@ final class Scheduler {
         long endMillis() {
             return timeLimitSeconds == null ? Long.MAX_VALUE : dispatchedMillis + timeLimitSeconds * 1000;
         }
+    }
+
+    /** A run's charge while its queue is gone: what it holds, by names, to be charged again when the queue is back. */
+    record Orphan(String jobId, int attempt, String tenant, String queue, String flavour, int gpus, long cpu, long mem,
+                  long dispatchedMillis, Long timeLimitSeconds, int classValue, int priority) {
     }
 
     /**
@@ -523,15 +534,8 @@ final class Scheduler {
 
     void charge(JobState job, int attempt, JobSpec dispatched, int gpus, Instant at) {
         Q q = queueFor(job.tenant(), dispatched.queue());
-        if (q == null) {
-            return; // the queue is gone from the configuration: nothing to charge
-        }
         long t = at.toEpochMilli();
         TaskGroup g = firstGpuTask(dispatched);
-        int flavour = gpus > 0 ? gpuResource(q, g == null ? null : g.gpuModel()) : NO_GPU;
-        if (gpus > 0 && flavour < 0 && q.gpuFlavours.length > 0) {
-            flavour = q.gpuFlavours[0];
-        }
         long cpuTotal = 0;
         long memTotal = 0;
         for (TaskGroup tg : dispatched.tasks()) {
@@ -540,6 +544,18 @@ final class Scheduler {
         }
         String cls = dispatched.priorityClass() == null ? config.defaultPriorityClass() : dispatched.priorityClass();
         int classValue = config.priorityClasses().getOrDefault(cls, 0);
+        if (q == null) {
+            // the queue is gone from the configuration (a restart replays a run dispatched before it was removed)
+            String queue = dispatched.queue() == null ? job.tenant() : dispatched.queue();
+            orphans.computeIfAbsent(job.jobId(), k -> new TreeMap<>()).put(attempt, new Orphan(job.jobId(), attempt,
+                    job.tenant(), queue, gpus > 0 && g != null ? g.gpuModel() : null, gpus, cpuTotal, memTotal, t,
+                    dispatched.timeLimitSeconds(), classValue, dispatched.priority()));
+            return;
+        }
+        int flavour = gpus > 0 ? gpuResource(q, g == null ? null : g.gpuModel()) : NO_GPU;
+        if (gpus > 0 && flavour < 0 && q.gpuFlavours.length > 0) {
+            flavour = q.gpuFlavours[0];
+        }
         Charge c = new Charge(job.jobId(), attempt, q, flavour, gpus, cpuTotal, memTotal, t,
                 dispatched.timeLimitSeconds(), classValue, dispatched.priority());
         Charge old = charges.computeIfAbsent(job.jobId(), k -> new TreeMap<>()).put(attempt, c);
@@ -552,6 +568,10 @@ final class Scheduler {
     }
 
     void uncharge(String jobId, int attempt, Instant at) {
+        Map<Integer, Orphan> orphaned = orphans.get(jobId);
+        if (orphaned != null && orphaned.remove(attempt) != null && orphaned.isEmpty()) {
+            orphans.remove(jobId);
+        }
         Map<Integer, Charge> byAttempt = charges.get(jobId);
         Charge c = byAttempt == null ? null : byAttempt.remove(attempt);
         if (c == null) {
@@ -570,7 +590,7 @@ final class Scheduler {
     /**
      * Takes over what {@code old} (the scheduler of the previous configuration) knew that facts alone do not hand
      * over: running charges, usage history and runs being preempted, matched by queue and resource name. Charges of
-     * a queue that is gone are dropped: nothing can be admitted against it any more.
+     * a queue that is gone are kept aside (orphans) until their run ends, and charged again if the queue comes back.
      */
     void adopt(Scheduler old) {
         for (Q oq : old.queues.values()) {
@@ -588,25 +608,35 @@ final class Scheduler {
         }
         for (Map.Entry<String, Map<Integer, Charge>> e : old.charges.entrySet()) {
             for (Charge c : e.getValue().values()) {
-                Q nq = queueFor(c.q().def.tenant(), c.q().name());
-                if (nq == null) {
-                    continue;
-                }
-                int flavour = NO_GPU;
-                if (c.flavour() >= 0 && c.gpus() > 0) {
-                    Integer nr = resIndex.get(old.resources.get(c.flavour()));
-                    flavour = nr != null && nr < cpu && nq.has[nr] ? nr
-                            : anyGpu >= 0 && nq.has[anyGpu] ? anyGpu
-                            : nq.gpuFlavours.length > 0 ? nq.gpuFlavours[0] : NO_GPU;
-                }
-                Charge n = new Charge(c.jobId(), c.attempt(), nq, flavour, c.gpus(), c.cpu(), c.mem(),
-                        c.dispatchedMillis(), c.timeLimitSeconds(), c.classValue(), c.priority());
-                charges.computeIfAbsent(c.jobId(), k -> new TreeMap<>()).put(c.attempt(), n);
-                apply(n, 1, true);
-                nq.run(n);
+                adoptCharge(new Orphan(c.jobId(), c.attempt(), c.q().def.tenant(), c.q().name(),
+                        c.flavour() >= 0 && c.gpus() > 0 ? old.resources.get(c.flavour()) : null, c.gpus(), c.cpu(),
+                        c.mem(), c.dispatchedMillis(), c.timeLimitSeconds(), c.classValue(), c.priority()));
             }
         }
+        for (Map<Integer, Orphan> byAttempt : old.orphans.values()) {
+            byAttempt.values().forEach(this::adoptCharge);
+        }
         preempting.putAll(old.preempting);
+    }
+
+    private void adoptCharge(Orphan o) {
+        Q nq = queueFor(o.tenant(), o.queue());
+        if (nq == null) {
+            orphans.computeIfAbsent(o.jobId(), k -> new TreeMap<>()).put(o.attempt(), o);
+            return;
+        }
+        int flavour = NO_GPU;
+        if (o.gpus() > 0) {
+            Integer nr = o.flavour() == null ? null : resIndex.get(o.flavour());
+            flavour = nr != null && nr < cpu && nq.has[nr] ? nr
+                    : anyGpu >= 0 && nq.has[anyGpu] ? anyGpu
+                    : nq.gpuFlavours.length > 0 ? nq.gpuFlavours[0] : NO_GPU;
+        }
+        Charge n = new Charge(o.jobId(), o.attempt(), nq, flavour, o.gpus(), o.cpu(), o.mem(),
+                o.dispatchedMillis(), o.timeLimitSeconds(), o.classValue(), o.priority());
+        charges.computeIfAbsent(o.jobId(), k -> new TreeMap<>()).put(o.attempt(), n);
+        apply(n, 1, true);
+        nq.run(n);
     }
 
     /** A JobPreempted fact: the run is being stopped; its tree starts no other preemption until it is released. */

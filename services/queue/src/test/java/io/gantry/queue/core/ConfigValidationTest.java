@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
 import static io.gantry.queue.core.ConfigBuilder.aConfig;
@@ -116,5 +117,45 @@ class ConfigValidationTest {
         assertThat(config.starvationWait()).isEqualTo(Duration.ofMinutes(30));
         assertThat(config.queues().get(0).quotas().get("H100"))
                 .isEqualTo(new FairShareConfig.ResourceQuota(16, 8L, 8L));
+    }
+
+    @Test
+    void theDevExampleFileIsValidAndGivesTheDevTenantDemoAQueue() throws IOException {
+        Object doc;
+        try (Reader in = Files.newBufferedReader(Path.of("src/main/resources/examples/queues-dev.yml"))) {
+            doc = new Yaml(new SafeConstructor(new LoaderOptions())).load(in);
+        }
+        FairShareConfig config = FairShareConfig.fromYaml(doc);
+        assertThat(config.hasQueue("demo", null)).isTrue();
+        assertThat(config.queues()).extracting(FairShareConfig.QueueDef::name).contains("vision", "nlp", "demo");
+    }
+
+    @Test
+    void theImplicitConfigurationHasADocumentFormThatParsesBackToIt() {
+        Map<String, Object> doc = new java.util.LinkedHashMap<>();
+        doc.put("implicit", Map.of("defaultGpuQuota", 64, "quotas", Map.of("team-a", 8)));
+        doc.put("halfLife", "12h");
+        doc.put("starvationWait", "30m");
+        doc.put("preemption", Map.of("withinQueue", "lowerPriority", "gracePeriod", "10s", "minRunTime", "1m"));
+        FairShareConfig c = FairShareConfig.fromYaml(doc);
+        assertThat(c.isImplicit()).isTrue();
+        assertThat(c.implicitQuotas()).isEqualTo(new Quotas(64, Map.of("team-a", 8)));
+        assertThat(c.halfLife()).isEqualTo(Duration.ofHours(12));
+        assertThat(c.preemption().gracePeriod()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(c.priorityClasses()).containsOnlyKeys("normal");
+        assertThat(c.hasQueue("anyone", null)).isTrue();
+        assertThat(c.hasQueue("anyone", "other")).isFalse();
+    }
+
+    @Test
+    void theImplicitFormCannotBeMixedWithQueuesAndNamesItsBadQuotas() {
+        Map<String, Object> doc = new java.util.LinkedHashMap<>();
+        doc.put("implicit", Map.of("defaultGpuQuota", -1, "quotas", Map.of("team-a", "many")));
+        doc.put("queues", List.of());
+        assertThatThrownBy(() -> FairShareConfig.fromYaml(doc)).isInstanceOf(ConfigException.class)
+                .satisfies(e -> assertThat(((ConfigException) e).problems()).containsExactlyInAnyOrder(
+                        "queues: not allowed with implicit (implicit queues are one per tenant, named after it)",
+                        "implicit.defaultGpuQuota: must be >= 0, was -1",
+                        "implicit.quotas.team-a: must be a whole number, was many"));
     }
 }

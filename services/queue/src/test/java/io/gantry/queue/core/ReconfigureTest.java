@@ -65,4 +65,51 @@ class ReconfigureTest {
         }
         assertThat(restarted.state()).isEqualTo(q.core.state());
     }
+
+    @Test
+    void aConfigurationThatTakesAwayTheQueueOfQueuedOrRunningJobsIsNamedByTenant() {
+        QueueDriver q = QueueDriver.with(team(4).build()).submit(aJob("n1").tenant("nlp").gpus(8),
+                aJob("v1").tenant("vision").gpus(4), aJob("v2").tenant("vision").gpus(4));
+        FairShareConfig nlpOnly = aConfig().flavours("H100").queue(aQueue("nlp").quota("H100", 8)).build();
+
+        assertThat(q.core.stranded(nlpOnly)).singleElement().satisfies(p -> assertThat(p)
+                .startsWith("queues: tenant vision has 1 queued and 1 running jobs in queue 'vision'")
+                .contains("vision would have no queue"));
+        assertThat(q.core.stranded(team(8).build())).isEmpty();
+        // implicit queues exist for every tenant: nothing can be stranded by going back to them
+        assertThat(q.core.stranded(FairShareConfig.implicit(Quotas.uniform(8)))).isEmpty();
+    }
+
+    @Test
+    void aJobThatHadNoQueueBeforeDoesNotBlockTheNextConfiguration() {
+        QueueDriver q = QueueDriver.with(team(4).build()).submit(aJob("x1").tenant("unknown").gpus(1));
+        assertThat(q.lastWait("x1").reason()).isEqualTo(WaitReason.NEVER_FITS);
+        assertThat(q.core.stranded(team(8).build())).isEmpty();
+    }
+
+    @Test
+    void aRunningJobKeepsItsQuotaChargeWhileItsQueueIsGoneSoItsReturnDoesNotOverfillIt() {
+        FairShareConfig visionAndNlp = aConfig().flavours("H100").queue(aQueue("vision").quota("H100", 4))
+                .queue(aQueue("nlp").quota("H100", 8)).build();
+        QueueDriver q = QueueDriver.with(visionAndNlp).submit(aJob("v1").tenant("vision").gpus(4),
+                aJob("v2").tenant("vision").gpus(4));
+        assertThat(q.dispatchCount("v2")).isZero();
+        FairShareConfig nlpOnly = aConfig().flavours("H100").queue(aQueue("nlp").quota("H100", 8)).build();
+        q.facts.addAll(q.core.reconfigure(nlpOnly, q.now()));
+
+        q.facts.addAll(q.core.reconfigure(visionAndNlp, q.now()));
+        assertThat(q.dispatchCount("v2")).as("v1 still runs on the 4 GPUs of vision's quota").isZero();
+        assertThat(q.core.queue("vision", q.now(), false).flavours().get(0).used()).isEqualTo(4);
+
+        // a core restarted without the queue, fed the same facts, then given the queue back, holds the same
+        QueueCore restarted = new QueueCore(nlpOnly);
+        for (QueueFact f : q.facts) {
+            restarted.replay(f, q.now());
+        }
+        restarted.reconfigure(visionAndNlp, q.now());
+        assertThat(restarted.state()).isEqualTo(q.core.state());
+
+        q.finished("v1");
+        assertThat(q.dispatchCount("v2")).as("the end of the run gives the quota back").isEqualTo(1);
+    }
 }
