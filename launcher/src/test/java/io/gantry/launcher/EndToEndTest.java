@@ -109,18 +109,25 @@ class EndToEndTest {
 
     @Test
     @Order(2)
-    void aJobLargerThanTheClusterStaysQueuedWithAReasonUntilCancelled() {
-        String job = submit(beta, """
+    void aJobLargerThanTheClusterIsRefusedAtTheDoorAndOneLargerThanItsQuotaWaitsWithAReasonUntilCancelled() {
+        Api.Response tooBig = beta.post("/v1/jobs", """
                 {"name":"too-big","tasks":[{"name":"worker","replicas":5,"command":["python","train.py"],"gpus":8,"runSeconds":30}]}
                 """);
-        JsonNode waiting = await().atMost(LONG).until(() -> beta.get("/v1/jobs/" + job).body(),
-                j -> "QUEUED".equals(j.path("state").asText()) && "CAPACITY".equals(j.path("waitReason").asText()));
-        assertThat(waiting.path("waitMessage").asText()).contains("40");
-        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
-                .until(() -> "QUEUED".equals(beta.get("/v1/jobs/" + job).text("state")));
+        assertThat(tooBig.status()).isEqualTo(400);
+        assertThat(tooBig.body().toString()).contains("\"field\":\"tasks\"", "40 GPUs", "32 GPUs of the whole cluster");
 
-        assertThat(beta.delete("/v1/jobs/" + job).status()).isEqualTo(202);
-        awaitState(beta, job, "CANCELLED");
+        Api epsilon = new Api(cluster.url("admission"), "epsilon-token-0006");
+        String job = submit(epsilon, """
+                {"name":"over-quota","tasks":[{"name":"worker","replicas":2,"command":["python","train.py"],"gpus":4,"runSeconds":30}]}
+                """);
+        JsonNode waiting = await().atMost(LONG).until(() -> epsilon.get("/v1/jobs/" + job).body(),
+                j -> "QUEUED".equals(j.path("state").asText()) && !j.path("waitReason").isMissingNode());
+        assertThat(waiting.path("waitMessage").asText()).isNotBlank();
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
+                .until(() -> "QUEUED".equals(epsilon.get("/v1/jobs/" + job).text("state")));
+
+        assertThat(epsilon.delete("/v1/jobs/" + job).status()).isEqualTo(202);
+        awaitState(epsilon, job, "CANCELLED");
     }
 
     @Test

@@ -34,6 +34,8 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -180,6 +182,28 @@ class BillingIntegrationTest implements TestPropertyProvider {
         assertProblem(() -> get("/v1/usage?from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z", VISION), 400, "to");
         assertProblem(() -> get("/v1/usage/entries", VISION), 400, "jobId");
         assertProblem(() -> get("/v1/usage", null), 401, null);
+    }
+
+    /** Queries a careless or hostile client sends: each is a 400 problem naming the field, never a 500. */
+    @ParameterizedTest(name = "refuses {0}")
+    @CsvSource(delimiter = '|', value = {
+            "a NUL job id                       | /v1/usage/entries?jobId=%00                          | jobId",
+            "a job id of 65 characters          | /v1/usage/entries?jobId=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | jobId",
+            "a start a billion years ago        | /v1/usage?from=-1000000000-01-01T00:00:00Z           | from",
+            "a start before the year 1          | /v1/usage?from=-4714-11-24T00:00:00Z                 | from",
+            "an end after the year 9999         | /v1/usage?to=%2B294277-01-01T00:00:00Z               | to",
+            "a NUL tenant                       | /v1/usage?tenant=%00                                 | tenant"})
+    @Order(3)
+    void hostileQueriesAreProblemsNamingTheField(String description, String path, String field) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(context.getBean(EmbeddedServer.class).getURL()
+                                + path.trim())).header("Authorization", "Bearer " + ADMIN).GET().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+        assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(
+                t -> assertThat(t).startsWith("application/problem+json"));
+        assertThat(r.body()).contains("\"field\":\"" + field.trim() + "\"");
     }
 
     @Test

@@ -9,7 +9,13 @@ import java.time.Instant;
  * window's usage a fraction of a GPU-millisecond.
  */
 public record UsageWindow(Instant from, Instant to) {
+    /** The years 1 to 9999: every bound has an epoch millisecond, and the ledger's database can compare with it. */
+    public static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
+    public static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
+
     public UsageWindow {
+        requireInRange(from, "from");
+        requireInRange(to, "to");
         requireMillis(from, "from");
         requireMillis(to, "to");
         if (from != null && to != null && !from.isBefore(to)) {
@@ -31,6 +37,12 @@ public record UsageWindow(Instant from, Instant to) {
     /** Whether an instant lies in the window (used for zero-length entries, which have no overlap to measure). */
     public boolean contains(long instant) {
         return (from == null || instant >= from.toEpochMilli()) && (to == null || instant < to.toEpochMilli());
+    }
+
+    private static void requireInRange(Instant t, String field) {
+        if (t != null && (t.isBefore(EARLIEST) || t.isAfter(LATEST))) {
+            throw new IllegalArgumentException(field + ": must be between " + EARLIEST + " and " + LATEST);
+        }
     }
 
     private static void requireMillis(Instant t, String field) {

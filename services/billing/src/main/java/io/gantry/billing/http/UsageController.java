@@ -31,6 +31,9 @@ import java.util.List;
 @Controller("/v1/usage")
 @ExecuteOn(TaskExecutors.BLOCKING)
 public class UsageController {
+    /** Job ids and tenants as the ledger stores them; anything else is a bad request, not a database error. */
+    private static final java.util.regex.Pattern PLAUSIBLE_ID = java.util.regex.Pattern.compile("[A-Za-z0-9._:-]{1,64}");
+
     private final Ledger ledger;
 
     public UsageController(Ledger ledger) {
@@ -52,6 +55,9 @@ public class UsageController {
                 errors.add(fieldError(e.getMessage()));
             }
         }
+        if (tenant != null && !tenant.isBlank() && !PLAUSIBLE_ID.matcher(tenant).matches()) {
+            errors.add(new Problem.FieldError("tenant", "must be 1..64 letters, digits or '._:-'"));
+        }
         if (!errors.isEmpty()) {
             return Problem.badRequest(errors);
         }
@@ -72,6 +78,10 @@ public class UsageController {
                                    @Nullable @QueryValue String jobId) {
         if (jobId == null || jobId.isBlank()) {
             return Problem.badRequest(List.of(new Problem.FieldError("jobId", "is required")));
+        }
+        if (!PLAUSIBLE_ID.matcher(jobId).matches()) {
+            return Problem.badRequest(List.of(new Problem.FieldError("jobId",
+                    "is not a job id (1..64 letters, digits or '._:-')")));
         }
         // another tenant's job looks exactly like a job without usage: no hint that it exists
         List<EntryView> rows = ledger.ofJob(jobId).stream()

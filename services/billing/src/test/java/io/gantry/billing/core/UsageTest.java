@@ -84,4 +84,14 @@ class UsageTest {
         assertThatThrownBy(() -> new UsageWindow(at(0).plusNanos(1), null))
                 .hasMessage("from: must have at most millisecond precision");
     }
+
+    @Test
+    void aWindowStaysWithinTheYears1To9999SoEveryBoundHasAnEpochMillisecond() {
+        assertThatThrownBy(() -> new UsageWindow(java.time.Instant.parse("-1000000000-01-01T00:00:00Z"), null))
+                .hasMessage("from: must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z");
+        assertThatThrownBy(() -> new UsageWindow(null, java.time.Instant.parse("+294277-01-01T00:00:00Z")))
+                .hasMessage("to: must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z");
+        assertThat(new UsageWindow(java.time.Instant.parse("0001-01-01T00:00:00Z"),
+                java.time.Instant.parse("9999-12-31T23:59:59.999Z")).overlapMillis(0, 1000)).isEqualTo(1000);
+    }
 }
