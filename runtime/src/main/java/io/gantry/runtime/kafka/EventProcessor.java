@@ -508,6 +508,18 @@ public final class EventProcessor implements AutoCloseable {
             this.bootstrap = bootstrap;
         }
 
+        /** The loop as the service declares it: inputs, restore topics, tick interval and handler. */
+        public Builder loop(ServiceLoop loop) {
+            if (loop.owner() != owner) {
+                throw new IllegalArgumentException("the loop of " + loop.owner() + " given to " + owner + "'s processor");
+            }
+            inputs.addAll(loop.inputs());
+            restore.addAll(loop.restoreFrom());
+            this.tickInterval = loop.tickEvery();
+            this.handlerFactory = loop.handler();
+            return this;
+        }
+
         public Builder inputs(Topic<?>... topics) {
             inputs.addAll(List.of(topics));
             return this;

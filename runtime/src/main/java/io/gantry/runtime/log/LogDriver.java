@@ -345,6 +345,11 @@ public final class LogDriver {
             return this;
         }
 
+        /** A service's loop as it declares it for production. */
+        public Builder service(io.gantry.runtime.kafka.ServiceLoop loop) {
+            return service(loop.owner(), loop.handler(), loop.inputs(), loop.restoreFrom(), loop.tickEvery());
+        }
+
         /** Encode and decode every record with its topic's Avro schema, as on Kafka (default: objects as they are). */
         public Builder encodeOnTheWire(boolean on) {
             this.wire = on;

@@ -5,6 +5,7 @@ import io.gantry.placement.backend.VirtualClock;
 import io.gantry.placement.core.ClusterState;
 import io.gantry.placement.core.GangPlacer;
 import io.gantry.runtime.kafka.EventProcessor;
+import io.gantry.runtime.kafka.ServiceLoop;
 import io.gantry.schemas.Service;
 import io.gantry.schemas.Topics;
 import io.micronaut.context.annotation.Context;
@@ -47,28 +48,36 @@ public class PlacementService implements AutoCloseable {
         this.backend = backend;
         this.placer = placer;
         this.typicalGpus = List.copyOf(typicalGpus);
-        // the dispatches are only read back for allocations written before TaskPlacement.runSeconds existed
+        this.processor = EventProcessor.builder(Service.PLACEMENT, bootstrap)
+                .loop(loop(backend, clock, placer, heartbeat.interval(), restoreDispatches, this.typicalGpus,
+                        tickInterval).observed(h -> current = (PlacementHandler) h))
+                .partitions(partitions)
+                .build()
+                .start();
+        LOG.info("placement started with the {} backend and the {} placer", backend.name(), placer);
+    }
+
+    /**
+     * Placement's event loop, declared once: dispatches, preemptions, reservations and node health in; its own
+     * allocations and nodes (and, for allocations written before runs carried their run time, the dispatches) to
+     * restore from; a tick every {@code tickInterval} to start, poll and stop runs on the backend. The backend lives
+     * across restarts of the loop (its runs are real processes or simulated ones that outlive a handler).
+     */
+    public static ServiceLoop loop(ExecutionBackend backend, VirtualClock clock, GangPlacer placer,
+                                   Duration heartbeatInterval, boolean restoreDispatches, List<Integer> typicalGpus,
+                                   Duration tickInterval) {
         List<Topic<?>> restore = new ArrayList<>(List.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
                 Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS,
                 Topics.PLACEMENT_CONFIG_EVENTS));
         if (restoreDispatches) {
             restore.add(Topics.QUEUE_JOB_EVENTS);
         }
-        this.processor = EventProcessor.builder(Service.PLACEMENT, bootstrap)
-                .inputs(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
-                        Topics.RECOVERY_NODE_EVENTS)
-                .restoreFrom(restore.toArray(Topic<?>[]::new))
-                .handler(() -> {
-                    PlacementHandler h = new PlacementHandler(new ClusterState(backend.name(), placer), backend, clock,
-                            heartbeat.interval()).typicalRequests(this.typicalGpus);
-                    current = h;
-                    return h;
-                })
-                .tickEvery(tickInterval)
-                .partitions(partitions)
-                .build()
-                .start();
-        LOG.info("placement started with the {} backend and the {} placer", backend.name(), placer);
+        return new ServiceLoop(Service.PLACEMENT,
+                List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
+                        Topics.RECOVERY_NODE_EVENTS),
+                restore, tickInterval,
+                () -> new PlacementHandler(new ClusterState(backend.name(), placer), backend, clock, heartbeatInterval)
+                        .typicalRequests(List.copyOf(typicalGpus)));
     }
 
     /** Runs {@code query} against the live state on the loop thread. */

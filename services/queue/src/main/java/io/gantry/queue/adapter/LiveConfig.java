@@ -215,8 +215,12 @@ final class LiveConfig {
 
     /** Every applied configuration on the topic, oldest first (committed records only). */
     static List<Applied> readHistory(String bootstrap) {
-        List<Applied> out = new ArrayList<>(TopicReader.readAll(bootstrap, Topics.QUEUE_CONFIG_EVENTS).stream()
-                .map(Applied::of).toList());
+        return history(TopicReader.readAll(bootstrap, Topics.QUEUE_CONFIG_EVENTS));
+    }
+
+    /** The applied configurations among these records of the topic, oldest first. */
+    static List<Applied> history(List<io.gantry.events.QueueConfigEvent> records) {
+        List<Applied> out = new ArrayList<>(records.stream().map(Applied::of).toList());
         out.sort(java.util.Comparator.comparingLong(Applied::version));
         return out;
     }

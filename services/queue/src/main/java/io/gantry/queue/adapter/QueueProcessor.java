@@ -1,7 +1,10 @@
 package io.gantry.queue.adapter;
 
 import io.gantry.queue.core.QueueCore;
+import io.gantry.events.QueueConfigEvent;
 import io.gantry.runtime.kafka.EventProcessor;
+import io.gantry.runtime.kafka.ServiceLoop;
+import io.gantry.runtime.kafka.TopicReader;
 import io.gantry.runtime.kafka.KafkaTopics;
 import io.gantry.schemas.Service;
 import io.gantry.schemas.Topics;
@@ -10,6 +13,9 @@ import io.micronaut.context.annotation.Value;
 import jakarta.annotation.PreDestroy;
 
 import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Supplier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -30,23 +36,28 @@ public class QueueProcessor implements AutoCloseable {
         KafkaTopics.ensureAll(bootstrap, partitions);
         LiveConfig.startup(config, LiveConfig.readHistory(bootstrap), clock.instant(), false);
         this.processor = EventProcessor.builder(Service.QUEUE, bootstrap)
-                .inputs(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
-                        Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS)
-                .restoreFrom(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS)
+                .loop(loop(config, () -> TopicReader.readAll(bootstrap, Topics.QUEUE_CONFIG_EVENTS), clock)
+                        .observed(h -> handler = (QueueEventHandler) h))
                 .partitions(partitions)
                 .clock(clock)
-                .handler(() -> {
-                    // a fresh core each time the loop (re)starts: state always comes from the committed topic
-                    // the live configuration is decided afresh from the committed history on every (re)start
-                    QueueEventHandler h = new QueueEventHandler(
-                            LiveConfig.startup(config, LiveConfig.readHistory(bootstrap), clock.instant(), true),
-                            config,
-                            clock);
-                    handler = h;
-                    return h;
-                })
                 .build()
                 .start();
+    }
+
+    /**
+     * The queue's event loop, declared once: submissions, allocations, recovery decisions and node facts in; its own
+     * topics to restore from; a tick every second (config file, parked re-checks, reservations). Each (re)start
+     * decides the live configuration afresh from the committed history on {@code queue.config-events}.
+     */
+    public static ServiceLoop loop(QueueConfig config, Supplier<List<QueueConfigEvent>> configHistory, Clock clock) {
+        return new ServiceLoop(Service.QUEUE,
+                List.of(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
+                        Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS),
+                List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS),
+                Duration.ofSeconds(1),
+                // a fresh core each time the loop (re)starts: state always comes from the committed topics
+                () -> new QueueEventHandler(LiveConfig.startup(config, LiveConfig.history(configHistory.get()),
+                        clock.instant(), true), config, clock));
     }
 
     /** The service's clock, for reads that age usage history. */

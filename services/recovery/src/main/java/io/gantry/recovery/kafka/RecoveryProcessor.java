@@ -3,6 +3,7 @@ package io.gantry.recovery.kafka;
 import io.gantry.recovery.core.NodeHealth;
 import io.gantry.recovery.core.RecoveryPolicy;
 import io.gantry.runtime.kafka.EventProcessor;
+import io.gantry.runtime.kafka.ServiceLoop;
 import io.gantry.schemas.Service;
 import io.gantry.schemas.Topics;
 import io.micronaut.context.annotation.Context;
@@ -31,20 +32,24 @@ public class RecoveryProcessor implements AutoCloseable {
                              @Value("${gantry.recovery.max-restarts:3}") int maxRestarts,
                              @Value("${gantry.recovery.check-interval:1s}") Duration checkInterval) {
         RecoveryPolicy policy = new RecoveryPolicy(heartbeatTimeout, maxRestarts);
-        Clock clock = Clock.systemUTC();
         this.processor = EventProcessor.builder(Service.RECOVERY, bootstrap)
-                .inputs(Topics.PLACEMENT_NODE_EVENTS, Topics.PLACEMENT_HEARTBEAT_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS)
-                .restoreFrom(Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS)
-                .handler(() -> {
-                    RecoveryHandler h = new RecoveryHandler(policy, clock);
-                    current.set(h);
-                    return h;
-                })
-                .tickEvery(checkInterval)
-                .clock(clock)
+                .loop(loop(policy, Clock.systemUTC(), checkInterval).observed(h -> current.set((RecoveryHandler) h)))
+                .clock(Clock.systemUTC())
                 .partitions(partitions)
                 .build()
                 .start();
+    }
+
+    /**
+     * Recovery's event loop, declared once: node registrations, heartbeats and releases in; its own decisions (and
+     * the node registry, for node ids only) to restore from; a liveness check every {@code checkInterval}.
+     */
+    public static ServiceLoop loop(RecoveryPolicy policy, Clock clock, Duration checkInterval) {
+        return new ServiceLoop(Service.RECOVERY,
+                List.of(Topics.PLACEMENT_NODE_EVENTS, Topics.PLACEMENT_HEARTBEAT_EVENTS,
+                        Topics.PLACEMENT_ALLOCATION_EVENTS),
+                List.of(Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS),
+                checkInterval, () -> new RecoveryHandler(policy, clock));
     }
 
     /** The health of every known node, read on the loop thread. */
