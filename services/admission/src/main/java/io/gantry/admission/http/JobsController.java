@@ -1,6 +1,7 @@
 package io.gantry.admission.http;
 
 import io.gantry.admission.core.ClusterLimits;
+import io.gantry.admission.core.Idempotency;
 import io.gantry.admission.core.JobSpec;
 import io.gantry.admission.core.JobSpecTree;
 import io.gantry.admission.core.JobSpecValidator;
@@ -42,7 +43,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
@@ -62,7 +62,6 @@ import java.util.UUID;
 @ExecuteOn(TaskExecutors.BLOCKING)
 public class JobsController {
     private static final Logger LOG = LoggerFactory.getLogger(JobsController.class);
-    private static final int MAX_IDEMPOTENCY_KEY_LENGTH = 255;
     private static final int DEFAULT_LIMIT = 100;
     private static final int MAX_LIMIT = 1000;
 
@@ -94,11 +93,9 @@ public class JobsController {
                     "the job spec must be at most " + maxBodyBytes + " bytes, not " + body.length,
                     List.of(new Problem.FieldError("body", "larger than " + maxBodyBytes + " bytes")));
         }
-        if (idempotencyKey != null && (idempotencyKey.isBlank()
-                || idempotencyKey.length() > MAX_IDEMPOTENCY_KEY_LENGTH
-                || idempotencyKey.chars().anyMatch(c -> c < 0x20 || c == 0x7f))) {
-            return Problem.badRequest(List.of(new Problem.FieldError("Idempotency-Key",
-                    "must be 1.." + MAX_IDEMPOTENCY_KEY_LENGTH + " non-blank characters, no control characters")));
+        String keyProblem = idempotencyKey == null ? null : Idempotency.keyProblem(idempotencyKey);
+        if (keyProblem != null) {
+            return Problem.badRequest(List.of(new Problem.FieldError("Idempotency-Key", keyProblem)));
         }
         Object tree;
         try {
@@ -124,26 +121,23 @@ public class JobsController {
         String eventId;
         String requestHash = null;
         if (idempotencyKey != null) {
-            jobId = UUID.nameUUIDFromBytes((tenant + "\u0000" + idempotencyKey).getBytes(StandardCharsets.UTF_8))
-                    .toString();
-            // the same submission publishes the same event id, so a repeated publish is harmless downstream
-            eventId = UUID.nameUUIDFromBytes(("JobSubmitted\u0000" + jobId).getBytes(StandardCharsets.UTF_8))
-                    .toString();
+            Idempotency.Ids ids = Idempotency.ids(tenant, idempotencyKey);
+            jobId = ids.jobId();
+            eventId = ids.eventId();
             requestHash = sha256(canonical(spec));
             KeyClaim claim = store.claimKey(tenant, idempotencyKey, requestHash, jobId, clock.instant());
-            if (!claim.claimed()) {
-                if (!claim.requestHash().equals(requestHash)) {
+            var existing = claim.claimed() ? java.util.Optional.<JobRecord>empty() : store.find(jobId);
+            switch (Idempotency.decide(claim.claimed(), claim.requestHash(), requestHash, existing.isPresent())) {
+                case CONFLICT:
                     return Problem.response(HttpStatus.UNPROCESSABLE_ENTITY, "Idempotency-Key reused",
                             "Idempotency-Key '" + idempotencyKey + "' was already used for a different job spec",
                             List.of(new Problem.FieldError("Idempotency-Key", "already used with a different body")));
-                }
-                var existing = store.find(jobId);
-                if (existing.isPresent()) {
-                    // a replay answers what the job is now, not what it was when first submitted
-                    return accepted(jobId, existing.get().status().state());
-                }
-                // claimed earlier but not (yet) in the read model: that request may have died before publishing,
-                // so publish again under the same event id rather than answer for a job that may not exist
+                case ANSWER_CURRENT_STATE:
+                    return accepted(jobId, existing.orElseThrow().status().state());
+                case PUBLISH:
+                case PUBLISH_AGAIN:
+                default:
+                    break;
             }
         } else {
             jobId = UUID.randomUUID().toString();

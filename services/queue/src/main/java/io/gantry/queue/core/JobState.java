@@ -1,73 +1,18 @@
 package io.gantry.queue.core;
 
-import java.time.Instant;
-import java.util.Collections;
-import java.util.SortedMap;
-import java.util.TreeMap;
+/** Where a job is in its lifecycle, for its current attempt. */
+public enum JobState {
+    /** In its tenant's queue (possibly parked after a deferral). */
+    QUEUED,
+    /** Offered to placement; its GPUs are reserved (it may be placed and running by now). */
+    DISPATCHED,
+    /** Its allocation was released because a node failed; recovery decides whether it runs again. */
+    INTERRUPTED,
+    SUCCEEDED,
+    FAILED,
+    CANCELLED;
 
-/**
- * Everything the queue knows about one job, immutable; {@link QueueCore#replay} swaps in a new value.
- *
- * @param attempt              the current attempt (run number)
- * @param dispatchedThisAttempt whether the current attempt was ever dispatched (deferred dispatches count)
- * @param lastWait             the last JobWaiting of the current attempt, or null; CAPACITY while QUEUED = parked
- * @param reservations         GPUs reserved per attempt; an old attempt can still hold GPUs after a requeue until
- *                             placement releases its allocation
- */
-public record JobState(String jobId, String tenant, JobSpec spec, int gpus, Instant submittedAt, int attempt,
-                       JobStatus status, boolean dispatchedThisAttempt, Wait lastWait,
-                       SortedMap<Integer, Integer> reservations) {
-
-    /** A reason and message last published for the job. */
-    public record Wait(WaitReason reason, String message) {
-    }
-
-    public JobState {
-        reservations = Collections.unmodifiableSortedMap(new TreeMap<>(reservations));
-    }
-
-    public boolean parked() {
-        return status == JobStatus.QUEUED && lastWait != null && lastWait.reason() == WaitReason.CAPACITY;
-    }
-
-    public long reservedGpus() {
-        long sum = 0;
-        for (int g : reservations.values()) {
-            sum += g;
-        }
-        return sum;
-    }
-
-    /** Whether the current attempt reached placement and is not over (the states where run outcomes count). */
-    boolean inFlight() {
-        return status == JobStatus.DISPATCHED || status == JobStatus.INTERRUPTED;
-    }
-
-    JobState with(JobStatus newStatus) {
-        return new JobState(jobId, tenant, spec, gpus, submittedAt, attempt, newStatus, dispatchedThisAttempt,
-                lastWait, reservations);
-    }
-
-    JobState waiting(Wait wait, JobStatus newStatus) {
-        return new JobState(jobId, tenant, spec, gpus, submittedAt, attempt, newStatus, dispatchedThisAttempt, wait,
-                reservations);
-    }
-
-    JobState dispatched(int attemptNo, int reservedGpus) {
-        TreeMap<Integer, Integer> r = new TreeMap<>(reservations);
-        r.put(attemptNo, reservedGpus);
-        return new JobState(jobId, tenant, spec, gpus, submittedAt, attempt, JobStatus.DISPATCHED, true, null, r);
-    }
-
-    JobState released(int attemptNo) {
-        TreeMap<Integer, Integer> r = new TreeMap<>(reservations);
-        r.remove(attemptNo);
-        return new JobState(jobId, tenant, spec, gpus, submittedAt, attempt, status, dispatchedThisAttempt, lastWait,
-                r);
-    }
-
-    JobState requeued(int newAttempt, JobSpec newSpec, Instant originalSubmit, int newGpus) {
-        return new JobState(jobId, tenant, newSpec, newGpus, originalSubmit, newAttempt, JobStatus.QUEUED, false, null,
-                reservations);
+    public boolean terminal() {
+        return this == SUCCEEDED || this == FAILED || this == CANCELLED;
     }
 }

@@ -37,7 +37,7 @@ public final class QueueCore {
     private final DispatchPolicy policy;
     private Scheduler scheduler;
     /** Non-terminal jobs, and terminal ones that still hold a reservation. */
-    private final Map<String, JobState> live = new HashMap<>();
+    private final Map<String, QueuedJob> live = new HashMap<>();
     private final Map<String, FinishedJob> finished = new HashMap<>();
     private final SortedSet<String> tenants = new TreeSet<>();
     /** The time of the latest input or replayed fact: usage accrues up to it. */
@@ -75,7 +75,7 @@ public final class QueueCore {
         config = next;
         scheduler = new Scheduler(next, policy);
         scheduler.adopt(old);
-        for (JobState job : new TreeMap<>(live).values()) {
+        for (QueuedJob job : new TreeMap<>(live).values()) {
             scheduler.sync(null, job);
         }
         List<QueueFact> out = new ArrayList<>();
@@ -99,9 +99,9 @@ public final class QueueCore {
         Objects.requireNonNull(next, "next");
         // tenant -> queue -> {queued, running}
         Map<String, SortedMap<String, int[]>> lost = new TreeMap<>();
-        for (JobState job : live.values()) {
-            if (job.status() != JobStatus.QUEUED && job.status() != JobStatus.DISPATCHED
-                    && job.status() != JobStatus.INTERRUPTED) {
+        for (QueuedJob job : live.values()) {
+            if (job.status() != JobState.QUEUED && job.status() != JobState.DISPATCHED
+                    && job.status() != JobState.INTERRUPTED) {
                 continue;
             }
             String requested = job.spec().queue();
@@ -110,7 +110,7 @@ public final class QueueCore {
             }
             String queue = requested == null ? job.tenant() : requested;
             int[] n = lost.computeIfAbsent(job.tenant(), t -> new TreeMap<>()).computeIfAbsent(queue, k -> new int[2]);
-            n[job.status() == JobStatus.QUEUED ? 0 : 1]++;
+            n[job.status() == JobState.QUEUED ? 0 : 1]++;
         }
         List<String> problems = new ArrayList<>();
         for (Map.Entry<String, SortedMap<String, int[]>> t : lost.entrySet()) {
@@ -141,13 +141,13 @@ public final class QueueCore {
         if (input instanceof Input.Submitted s) {
             submitted(s, out);
         } else if (input instanceof Input.CancelRequested c) {
-            JobState job = known(c.jobId(), c.tenant());
+            QueuedJob job = known(c.jobId(), c.tenant());
             if (job != null && !job.status().terminal()) {
                 int lastDispatched = job.dispatchedThisAttempt() ? job.attempt() : job.attempt() - 1;
                 emit(new QueueFact.JobCancelled(job.jobId(), job.tenant(), lastDispatched, c.requestedBy()), out);
             }
         } else if (input instanceof Input.Granted g) {
-            JobState job = known(g.jobId(), g.tenant());
+            QueuedJob job = known(g.jobId(), g.tenant());
             if (job != null && g.jobId().equals(capacityReservedFor) && g.attempt() == capacityReservedAttempt) {
                 emit(new QueueFact.CapacityReservationCancelled(job.jobId(), job.tenant(), g.attempt(), "granted"),
                         out);
@@ -155,25 +155,25 @@ public final class QueueCore {
         } else if (input instanceof Input.Deferred d) {
             deferred(d, out);
         } else if (input instanceof Input.RunSucceeded r) {
-            JobState job = current(r.jobId(), r.tenant(), r.attempt());
+            QueuedJob job = current(r.jobId(), r.tenant(), r.attempt());
             if (job != null && job.inFlight()) {
                 emit(new QueueFact.JobSucceeded(job.jobId(), job.tenant(), job.attempt()), out);
             }
         } else if (input instanceof Input.RunFailed r) {
-            JobState job = current(r.jobId(), r.tenant(), r.attempt());
+            QueuedJob job = current(r.jobId(), r.tenant(), r.attempt());
             if (job != null && job.inFlight()) {
                 emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), r.message(), r.reason()), out);
             }
         } else if (input instanceof Input.Released r) {
             released(r, out);
         } else if (input instanceof Input.Requeued r) {
-            JobState job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
+            QueuedJob job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
             if (job != null && job.inFlight()) {
                 emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
                         job.submittedAt(), job.gpus()), out);
             }
         } else if (input instanceof Input.RecoveryAbandoned r) {
-            JobState job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
+            QueuedJob job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
             if (job != null && job.inFlight()) {
                 emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), r.message(),
                         FailureReason.RECOVERY_ABANDONED), out);
@@ -207,7 +207,7 @@ public final class QueueCore {
      */
     private void reviewCapacityReservation(List<QueueFact> out) {
         if (capacityReservedFor != null) {
-            JobState held = live.get(capacityReservedFor);
+            QueuedJob held = live.get(capacityReservedFor);
             if (held != null && held.attempt() == capacityReservedAttempt && !held.status().terminal()) {
                 return;
             }
@@ -219,10 +219,10 @@ public final class QueueCore {
             }
             capacityReservedFor = null; // also when the job is unknown: nothing to tell placement
         }
-        JobState best = null;
+        QueuedJob best = null;
         long wait = config.starvationWait().toMillis();
         for (String id : scheduler.parked) {
-            JobState j = live.get(id);
+            QueuedJob j = live.get(id);
             if (clock.toEpochMilli() - j.submittedAt().toEpochMilli() < wait) {
                 continue;
             }
@@ -239,7 +239,7 @@ public final class QueueCore {
         }
     }
 
-    private int standing(JobState a, JobState b) {
+    private int standing(QueuedJob a, QueuedJob b) {
         int c = Integer.compare(classValue(b), classValue(a));
         if (c == 0) {
             c = Integer.compare(b.spec().priority(), a.spec().priority());
@@ -256,11 +256,11 @@ public final class QueueCore {
     }
 
     private void released(Input.Released r, List<QueueFact> out) {
-        JobState job = known(r.jobId(), r.tenant());
+        QueuedJob job = known(r.jobId(), r.tenant());
         // any attempt: an old attempt's reservation must end too, or the quota leaks
         if (job != null && job.reservations().containsKey(r.attempt())) {
             String because = PREEMPTED.equals(r.reason()) ? scheduler.preemptionText(job.jobId(), r.attempt()) : null;
-            boolean requeue = because != null && r.attempt() == job.attempt() && job.status() == JobStatus.DISPATCHED;
+            boolean requeue = because != null && r.attempt() == job.attempt() && job.status() == JobState.DISPATCHED;
             emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), r.attempt(),
                     job.reservations().get(r.attempt()), r.reason()), out);
             if (requeue) {
@@ -273,11 +273,11 @@ public final class QueueCore {
     }
 
     private void deferred(Input.Deferred d, List<QueueFact> out) {
-        JobState job = known(d.jobId(), d.tenant());
+        QueuedJob job = known(d.jobId(), d.tenant());
         if (job == null || !job.reservations().containsKey(d.attempt())) {
             return; // already released: a repeated or stale deferral
         }
-        boolean park = d.attempt() == job.attempt() && job.status() == JobStatus.DISPATCHED;
+        boolean park = d.attempt() == job.attempt() && job.status() == JobState.DISPATCHED;
         emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), d.attempt(), job.reservations().get(d.attempt()),
                 DEFERRED), out);
         if (park) {
@@ -294,20 +294,20 @@ public final class QueueCore {
         scheduler.cycle(clock, all, new Scheduler.Sink() {
             @Override
             public void dispatch(String jobId, String flavour) {
-                JobState job = live.get(jobId);
+                QueuedJob job = live.get(jobId);
                 emit(new QueueFact.JobDispatched(jobId, job.tenant(), job.attempt(), assigned(job.spec(), flavour),
                         job.gpus()), out);
             }
 
             @Override
             public void waiting(String jobId, WaitReason reason, String message) {
-                waitIfChanged(live.get(jobId), new JobState.Wait(reason, message), out);
+                waitIfChanged(live.get(jobId), new QueuedJob.Wait(reason, message), out);
             }
 
             @Override
             public void preempt(String jobId, int attempt, PreemptionReason reason, String preemptor,
                                 String message) {
-                JobState job = live.get(jobId);
+                QueuedJob job = live.get(jobId);
                 emit(new QueueFact.JobPreempted(jobId, job.tenant(), attempt, reason, preemptor,
                         (int) config.preemption().gracePeriod().toSeconds(), message), out);
             }
@@ -336,7 +336,7 @@ public final class QueueCore {
                 spec.priorityClass(), spec.topology(), spec.placementPolicy()) : spec;
     }
 
-    private void waitIfChanged(JobState job, JobState.Wait wait, List<QueueFact> out) {
+    private void waitIfChanged(QueuedJob job, QueuedJob.Wait wait, List<QueueFact> out) {
         if (!wait.equals(job.lastWait())) {
             emit(new QueueFact.JobWaiting(job.jobId(), job.tenant(), job.attempt(), wait.reason(), wait.message()),
                     out);
@@ -350,7 +350,7 @@ public final class QueueCore {
      * to the longest-waiting gang that could use it.
      */
     private void unpark(FreeCapacity free, List<Input.DeferredCheck> checks) {
-        List<JobState> parked = new ArrayList<>();
+        List<QueuedJob> parked = new ArrayList<>();
         for (String id : scheduler.parked) {
             parked.add(live.get(id));
         }
@@ -363,16 +363,16 @@ public final class QueueCore {
             parked.removeIf(job -> Boolean.FALSE.equals(verdict.get(job.jobId() + "#" + job.attempt())));
         }
         if (free != null && !free.byModel().isEmpty()) {
-            parked.sort(java.util.Comparator.comparingInt((JobState j) -> -classValue(j))
+            parked.sort(java.util.Comparator.comparingInt((QueuedJob j) -> -classValue(j))
                     .thenComparingInt(j -> -j.spec().priority())
-                    .thenComparing(JobState::submittedAt).thenComparing(JobState::jobId));
+                    .thenComparing(QueuedJob::submittedAt).thenComparing(QueuedJob::jobId));
             FreeCapacity.Budget budget = free.budget();
             parked.removeIf(job -> !mightFit(job, budget));
         }
         scheduler.unpark(parked);
     }
 
-    private int classValue(JobState job) {
+    private int classValue(QueuedJob job) {
         String cls = job.spec().priorityClass() == null ? config.defaultPriorityClass() : job.spec().priorityClass();
         return config.priorityClasses().getOrDefault(cls, 0);
     }
@@ -385,7 +385,7 @@ public final class QueueCore {
         return t.gpuTier() != null ? List.of() : t.gpuModel() != null ? List.of(t.gpuModel()) : t.gpuModels();
     }
 
-    private static boolean mightFit(JobState job, FreeCapacity.Budget budget) {
+    private static boolean mightFit(QueuedJob job, FreeCapacity.Budget budget) {
         List<String> models = null;
         boolean mixed = false;
         List<long[]> tasks = new ArrayList<>();
@@ -424,8 +424,8 @@ public final class QueueCore {
     }
 
     /** The live job, after checking the input names its real tenant; null if unknown or finished. */
-    private JobState known(String jobId, String tenant) {
-        JobState job = live.get(jobId);
+    private QueuedJob known(String jobId, String tenant) {
+        QueuedJob job = live.get(jobId);
         String owner = job != null ? job.tenant() : finished.containsKey(jobId) ? finished.get(jobId).tenant() : null;
         if (owner != null && !owner.equals(tenant)) {
             throw new IllegalArgumentException("tenant: job " + jobId + " belongs to tenant " + owner + ", not "
@@ -435,8 +435,8 @@ public final class QueueCore {
     }
 
     /** The live job if {@code attempt} is its current attempt; events about other attempts are ignored. */
-    private JobState current(String jobId, String tenant, int attempt) {
-        JobState job = known(jobId, tenant);
+    private QueuedJob current(String jobId, String tenant, int attempt) {
+        QueuedJob job = known(jobId, tenant);
         return job != null && job.attempt() == attempt ? job : null;
     }
 
@@ -461,14 +461,14 @@ public final class QueueCore {
             clock = at;
         }
         if (fact instanceof QueueFact.JobQueued q) {
-            JobState job = live.get(q.jobId());
-            JobState after;
+            QueuedJob job = live.get(q.jobId());
+            QueuedJob after;
             if (job == null) {
                 if (finished.containsKey(q.jobId())) {
                     return;
                 }
-                after = new JobState(q.jobId(), q.tenant(), q.spec(), q.gpus(), q.submittedAt(), q.attempt(),
-                        JobStatus.QUEUED, false, null, new TreeMap<>());
+                after = new QueuedJob(q.jobId(), q.tenant(), q.spec(), q.gpus(), q.submittedAt(), q.attempt(),
+                        JobState.QUEUED, false, null, new TreeMap<>());
                 tenants.add(q.tenant());
             } else {
                 after = job.requeued(q.attempt(), q.spec(), q.submittedAt(), q.gpus());
@@ -488,15 +488,15 @@ public final class QueueCore {
             }
             return;
         }
-        JobState job = live.get(fact.jobId());
+        QueuedJob job = live.get(fact.jobId());
         if (job == null) {
             return;
         }
-        JobState before = job;
+        QueuedJob before = job;
         if (fact instanceof QueueFact.JobWaiting w) {
-            if (w.attempt() == job.attempt() && (job.status() == JobStatus.QUEUED
-                    || job.status() == JobStatus.DISPATCHED && w.reason() == WaitReason.CAPACITY)) {
-                job = job.waiting(new JobState.Wait(w.reason(), w.message()), JobStatus.QUEUED);
+            if (w.attempt() == job.attempt() && (job.status() == JobState.QUEUED
+                    || job.status() == JobState.DISPATCHED && w.reason() == WaitReason.CAPACITY)) {
+                job = job.waiting(new QueuedJob.Wait(w.reason(), w.message()), JobState.QUEUED);
             }
         } else if (fact instanceof QueueFact.JobDispatched d) {
             job = job.dispatched(d.attempt(), d.gpus());
@@ -507,18 +507,18 @@ public final class QueueCore {
             }
             job = job.released(r.attempt());
             if (NODE_FAILED.equals(r.reason()) && r.attempt() == job.attempt()
-                    && job.status() == JobStatus.DISPATCHED) {
-                job = job.with(JobStatus.INTERRUPTED);
+                    && job.status() == JobState.DISPATCHED) {
+                job = job.with(JobState.INTERRUPTED);
             }
         } else if (fact instanceof QueueFact.JobPreempted p) {
             scheduler.preempted(p.jobId(), p.attempt(), p.preemptorJobId(), p.reason(), p.message(),
                     at.toEpochMilli(), p.graceSeconds() * 1000L);
         } else if (fact instanceof QueueFact.JobSucceeded) {
-            job = job.with(JobStatus.SUCCEEDED);
+            job = job.with(JobState.SUCCEEDED);
         } else if (fact instanceof QueueFact.JobFailed) {
-            job = job.with(JobStatus.FAILED);
+            job = job.with(JobState.FAILED);
         } else if (fact instanceof QueueFact.JobCancelled) {
-            job = job.with(JobStatus.CANCELLED);
+            job = job.with(JobState.CANCELLED);
         }
         if (job.status().terminal() && job.reservations().isEmpty()) {
             live.remove(job.jobId());
@@ -535,8 +535,8 @@ public final class QueueCore {
         return new QueueState(new TreeMap<>(live), new TreeMap<>(finished), tenants, scheduler.usage());
     }
 
-    public JobStatus status(String jobId) {
-        JobState job = live.get(jobId);
+    public JobState status(String jobId) {
+        QueuedJob job = live.get(jobId);
         if (job != null) {
             return job.status();
         }
@@ -546,7 +546,7 @@ public final class QueueCore {
 
     /** GPUs reserved by the tenant's dispatched attempts, over all its queues. */
     public long reservedGpus(String tenant) {
-        return live.values().stream().filter(j -> j.tenant().equals(tenant)).mapToLong(JobState::reservedGpus).sum();
+        return live.values().stream().filter(j -> j.tenant().equals(tenant)).mapToLong(QueuedJob::reservedGpus).sum();
     }
 
     /**
@@ -560,18 +560,18 @@ public final class QueueCore {
             all.forEach(t -> scheduler.queueFor(t, null));
         }
         Map<String, int[]> counts = new HashMap<>();
-        for (JobState job : live.values()) {
+        for (QueuedJob job : live.values()) {
             String q = scheduler.queueNameOf(job);
             if (q == null) {
                 continue;
             }
             int[] c = counts.computeIfAbsent(q, k -> new int[3]);
-            if (job.status() == JobStatus.QUEUED) {
+            if (job.status() == JobState.QUEUED) {
                 c[0]++;
                 if (job.parked()) {
                     c[1]++;
                 }
-            } else if (job.status() == JobStatus.DISPATCHED) {
+            } else if (job.status() == JobState.DISPATCHED) {
                 c[2]++;
             }
         }
@@ -593,9 +593,9 @@ public final class QueueCore {
 
     /** The queue's queued jobs (parked ones included) in the policy's queue order. */
     public List<PendingEntry> pending(String queueName) {
-        List<JobState> jobs = new ArrayList<>();
-        for (JobState job : live.values()) {
-            if (job.status() == JobStatus.QUEUED && queueName.equals(scheduler.queueNameOf(job))) {
+        List<QueuedJob> jobs = new ArrayList<>();
+        for (QueuedJob job : live.values()) {
+            if (job.status() == JobState.QUEUED && queueName.equals(scheduler.queueNameOf(job))) {
                 jobs.add(job);
             }
         }

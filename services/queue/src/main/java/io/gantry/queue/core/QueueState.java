@@ -14,7 +14,7 @@ import java.util.TreeSet;
  *
  * @param usage per queue, the amount in use of every resource (GPU flavours, cpu, memory), in configuration order
  */
-public record QueueState(SortedMap<String, JobState> live, SortedMap<String, FinishedJob> finished,
+public record QueueState(SortedMap<String, QueuedJob> live, SortedMap<String, FinishedJob> finished,
                          SortedSet<String> tenants, Map<String, List<Long>> usage) {
     public QueueState {
         live = Collections.unmodifiableSortedMap(new TreeMap<>(live));

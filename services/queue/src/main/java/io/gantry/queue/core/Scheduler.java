@@ -316,7 +316,7 @@ final class Scheduler {
         return q != null && q.def.tenant().equals(tenant) ? q : null;
     }
 
-    String queueNameOf(JobState job) {
+    String queueNameOf(QueuedJob job) {
         Q q = queueFor(job.tenant(), job.spec().queue());
         return q == null ? null : q.name();
     }
@@ -339,7 +339,7 @@ final class Scheduler {
     }
 
     /** A schedulable entry, or the never-fits sentence. */
-    private Object resolve(JobState job) {
+    private Object resolve(QueuedJob job) {
         JobSpec spec = job.spec();
         Q q = queueFor(job.tenant(), spec.queue());
         if (q == null) {
@@ -532,7 +532,7 @@ final class Scheduler {
         return q.def.weight() / sum;
     }
 
-    void charge(JobState job, int attempt, JobSpec dispatched, int gpus, Instant at) {
+    void charge(QueuedJob job, int attempt, JobSpec dispatched, int gpus, Instant at) {
         Q q = queueFor(job.tenant(), dispatched.queue());
         long t = at.toEpochMilli();
         TaskGroup g = firstGpuTask(dispatched);
@@ -680,7 +680,7 @@ final class Scheduler {
     // ------------------------------------------------------------------ pending index
 
     /** Keeps the index in step with a job's state after a fact changed it ({@code after} null: gone). */
-    void sync(JobState before, JobState after) {
+    void sync(QueuedJob before, QueuedJob after) {
         String id = before != null ? before.jobId() : after.jobId();
         if (before != null && before.parked()) {
             parked.remove(id);
@@ -688,7 +688,7 @@ final class Scheduler {
         if (after != null && after.parked()) {
             parked.add(id);
         }
-        boolean shouldBe = after != null && after.status() == JobStatus.QUEUED
+        boolean shouldBe = after != null && after.status() == JobState.QUEUED
                 && (!after.parked() || unparking.contains(id));
         boolean present = index.containsKey(id) || neverFits.containsKey(id);
         if (present && (!shouldBe || before == null || before.attempt() != after.attempt())) {
@@ -700,7 +700,7 @@ final class Scheduler {
         }
     }
 
-    private void add(JobState job) {
+    private void add(QueuedJob job) {
         Object r = resolve(job);
         fresh.add(job.jobId());
         if (r instanceof String never) {
@@ -729,8 +729,8 @@ final class Scheduler {
     }
 
     /** A capacity change: every parked job gets one dispatch cycle. */
-    void unpark(List<JobState> jobs) {
-        for (JobState job : jobs) {
+    void unpark(List<QueuedJob> jobs) {
+        for (QueuedJob job : jobs) {
             unparking.add(job.jobId());
             sync(job, job);
         }
@@ -1535,7 +1535,7 @@ final class Scheduler {
         return u;
     }
 
-    PendingJob view(JobState job) {
+    PendingJob view(QueuedJob job) {
         Object r = resolve(job);
         if (r instanceof Pend p) {
             return p.view;

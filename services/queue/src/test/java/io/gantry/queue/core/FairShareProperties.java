@@ -100,7 +100,7 @@ class FairShareProperties {
             now = now.plusSeconds(op.seconds());
             String jobId = "j" + op.job();
             String tenant = TENANTS[op.job() % TENANTS.length];
-            JobState job = core.state().live().get(jobId);
+            QueuedJob job = core.state().live().get(jobId);
             int attempt = job == null ? 1 : job.attempt();
             Input input = switch (op.kind()) {
                 case SUBMIT -> {
@@ -255,8 +255,8 @@ class FairShareProperties {
                     String key = p.jobId() + "#" + p.attempt();
                     assertThat(Duration.between(dispatchedAt.get(key), run.now)).as("age of %s", key)
                             .isGreaterThanOrEqualTo(Duration.ofSeconds(30));
-                    JobState victim = at.live().get(p.jobId());
-                    JobState preemptor = at.live().get(p.preemptorJobId());
+                    QueuedJob victim = at.live().get(p.jobId());
+                    QueuedJob preemptor = at.live().get(p.preemptorJobId());
                     String vq = queueOf(victim);
                     String pq = queueOf(preemptor);
                     if (p.reason() == PreemptionReason.PRIORITY) {
@@ -290,11 +290,11 @@ class FairShareProperties {
         Statistics.label("preempted").coverage(c -> c.check(true).percentage(pct -> pct >= 5));
     }
 
-    private static String queueOf(JobState job) {
+    private static String queueOf(QueuedJob job) {
         return job.spec().queue() != null ? job.spec().queue() : job.tenant();
     }
 
-    private static int classOf(JobState job) {
+    private static int classOf(QueuedJob job) {
         return EAGER.priorityClasses().get(job.spec().priorityClass() == null ? EAGER.defaultPriorityClass()
                 : job.spec().priorityClass());
     }

@@ -104,7 +104,7 @@ class JobLifecycleTest {
                             assertThat(q.all(JobSucceeded.class, "a1")).containsExactly(new JobSucceeded("a1", "a", 1));
                             assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32, "RUN_SUCCEEDED"),
                                     new JobDispatched("a2", "a", 1, aJob("a2").gpus(32).spec(), 32));
-                            assertThat(q.core.status("a1")).isEqualTo(JobStatus.SUCCEEDED);
+                            assertThat(q.core.status("a1")).isEqualTo(JobState.SUCCEEDED);
                         }),
                 new Case("a failed run fails the job with the backend's message",
                         q -> q.submit(aJob("a1")).granted("a1", 1).failed("a1", 1, "task worker/1 exited with 3"),
@@ -125,7 +125,7 @@ class JobLifecycleTest {
                 new Case("an interrupted job waits for recovery and is not dispatched on its own",
                         q -> q.submit(aJob("a1")).released("a1", 1, QueueCore.NODE_FAILED).capacityChanged(),
                         q -> {
-                            assertThat(q.core.status("a1")).isEqualTo(JobStatus.INTERRUPTED);
+                            assertThat(q.core.status("a1")).isEqualTo(JobState.INTERRUPTED);
                             assertThat(q.dispatchCount("a1")).isEqualTo(1);
                         }),
                 new Case("abandoned recovery fails the job",
@@ -145,7 +145,7 @@ class JobLifecycleTest {
                                 .succeeded("a1", 1).failed("a1", 1, "late").deferred("a1", 1).requeued("a1", 1)
                                 .abandoned("a1", 1).released("a1", 1, "RUN_FAILED"),
                         q -> {
-                            assertThat(q.core.status("a1")).isEqualTo(JobStatus.DISPATCHED);
+                            assertThat(q.core.status("a1")).isEqualTo(JobState.DISPATCHED);
                             assertThat(q.all(JobQueued.class, "a1")).hasSize(2);
                             assertThat(q.all(QuotaReleased.class, "a1")).hasSize(1);
                             assertThat(q.core.reservedGpus("a")).isEqualTo(1);
@@ -178,7 +178,7 @@ class JobLifecycleTest {
                                 .granted("a1", 1).cancel("a1"),
                         q -> {
                             assertThat(q.last).containsExactly(new JobCancelled("a1", "a", 1, "a-user"));
-                            assertThat(q.core.status("a1")).isEqualTo(JobStatus.CANCELLED);
+                            assertThat(q.core.status("a1")).isEqualTo(JobState.CANCELLED);
                             assertThat(q.dispatchCount("a2")).isZero();
                             q.released("a1", 1, "CANCELLED");
                             assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32, "CANCELLED"),
@@ -208,7 +208,7 @@ class JobLifecycleTest {
                         q -> q.submit(aJob("a1")).succeeded("a1", 1).cancel("a1").cancel("a1"),
                         q -> {
                             assertThat(q.last).isEmpty();
-                            assertThat(q.core.status("a1")).isEqualTo(JobStatus.SUCCEEDED);
+                            assertThat(q.core.status("a1")).isEqualTo(JobState.SUCCEEDED);
                         }));
     }
 

@@ -106,7 +106,7 @@ class ParkingTest {
         }
         assertThat(q.dispatchCount("big")).isEqualTo(11);
         q.capacityChanged().granted("big", 1);
-        assertThat(q.core.status("big")).isEqualTo(JobStatus.DISPATCHED);
+        assertThat(q.core.status("big")).isEqualTo(JobState.DISPATCHED);
         assertThat(q.dispatchCount("big")).isEqualTo(12);
     }
 

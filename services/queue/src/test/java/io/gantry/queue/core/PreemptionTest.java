@@ -79,7 +79,7 @@ class PreemptionTest {
         assertThat(requeued.attempt()).isEqualTo(2);
         assertThat(requeued.submittedAt()).isEqualTo(JobBuilder.EPOCH.plusSeconds(13));
         assertThat(requeued.requeuedBecause()).contains("preempted (RECLAIM) for job inf1");
-        assertThat(q.core.status("t13")).isEqualTo(JobStatus.QUEUED);
+        assertThat(q.core.status("t13")).isEqualTo(JobState.QUEUED);
         assertThat(preempted(q)).hasSize(4); // nothing preempted twice, no loop
     }
 
@@ -181,7 +181,7 @@ class PreemptionTest {
                 .at(600).submit(aJob("urgent").tenant("team").gpus(2).priorityClass("high").submittedAt(600));
         assertThat(preempted(q)).hasSize(1);
         q.succeeded("low", 1).released("low", 1, "RUN_SUCCEEDED");
-        assertThat(q.core.status("low")).isEqualTo(JobStatus.SUCCEEDED);
+        assertThat(q.core.status("low")).isEqualTo(JobState.SUCCEEDED);
         assertThat(q.dispatchCount("urgent")).isEqualTo(1);
     }
 

@@ -69,7 +69,7 @@ class QueueCoreProperties {
         QueueCore core = new QueueCore(FairShareConfig.implicit(QUOTAS));
         for (Op op : history) {
             List<String> parkedBefore = new ArrayList<>();
-            core.state().live().values().stream().filter(JobState::parked).forEach(j -> parkedBefore.add(j.jobId()));
+            core.state().live().values().stream().filter(QueuedJob::parked).forEach(j -> parkedBefore.add(j.jobId()));
             List<QueueFact> facts = run(core, op);
             boolean capacityChange = op.kind() == Kind.CAPACITY || op.kind() == Kind.RELEASE
                     || op.kind() == Kind.NODE_FAILED;
@@ -91,7 +91,7 @@ class QueueCoreProperties {
     private static List<QueueFact> run(QueueCore core, Op op) {
         String jobId = "j" + op.job();
         String tenant = TENANTS[op.job() % TENANTS.length];
-        JobState job = core.state().live().get(jobId);
+        QueuedJob job = core.state().live().get(jobId);
         int attempt = job == null ? 1 : op.currentAttempt() ? job.attempt() : Math.max(1, job.attempt() - 1);
         Instant now = JobBuilder.EPOCH.plusSeconds(op.job() * 10L + op.gpus());
         Input input = switch (op.kind()) {

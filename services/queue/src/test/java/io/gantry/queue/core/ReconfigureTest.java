@@ -49,7 +49,7 @@ class ReconfigureTest {
         assertThat(facts).filteredOn(f -> f instanceof QueueFact.JobWaiting w && w.jobId().equals("v2")
                 && w.reason() == WaitReason.NEVER_FITS).hasSize(1);
         q.finished("v1");
-        assertThat(q.core.status("v1")).isEqualTo(JobStatus.SUCCEEDED);
+        assertThat(q.core.status("v1")).isEqualTo(JobState.SUCCEEDED);
     }
 
     @Test

@@ -1,0 +1,73 @@
+package io.gantry.queue.core;
+
+import java.time.Instant;
+import java.util.Collections;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * Everything the queue knows about one job, immutable; {@link QueueCore#replay} swaps in a new value.
+ *
+ * @param attempt              the current attempt (run number)
+ * @param dispatchedThisAttempt whether the current attempt was ever dispatched (deferred dispatches count)
+ * @param lastWait             the last JobWaiting of the current attempt, or null; CAPACITY while QUEUED = parked
+ * @param reservations         GPUs reserved per attempt; an old attempt can still hold GPUs after a requeue until
+ *                             placement releases its allocation
+ */
+public record QueuedJob(String jobId, String tenant, JobSpec spec, int gpus, Instant submittedAt, int attempt,
+                       JobState status, boolean dispatchedThisAttempt, Wait lastWait,
+                       SortedMap<Integer, Integer> reservations) {
+
+    /** A reason and message last published for the job. */
+    public record Wait(WaitReason reason, String message) {
+    }
+
+    public QueuedJob {
+        reservations = Collections.unmodifiableSortedMap(new TreeMap<>(reservations));
+    }
+
+    public boolean parked() {
+        return status == JobState.QUEUED && lastWait != null && lastWait.reason() == WaitReason.CAPACITY;
+    }
+
+    public long reservedGpus() {
+        long sum = 0;
+        for (int g : reservations.values()) {
+            sum += g;
+        }
+        return sum;
+    }
+
+    /** Whether the current attempt reached placement and is not over (the states where run outcomes count). */
+    boolean inFlight() {
+        return status == JobState.DISPATCHED || status == JobState.INTERRUPTED;
+    }
+
+    QueuedJob with(JobState newStatus) {
+        return new QueuedJob(jobId, tenant, spec, gpus, submittedAt, attempt, newStatus, dispatchedThisAttempt,
+                lastWait, reservations);
+    }
+
+    QueuedJob waiting(Wait wait, JobState newStatus) {
+        return new QueuedJob(jobId, tenant, spec, gpus, submittedAt, attempt, newStatus, dispatchedThisAttempt, wait,
+                reservations);
+    }
+
+    QueuedJob dispatched(int attemptNo, int reservedGpus) {
+        TreeMap<Integer, Integer> r = new TreeMap<>(reservations);
+        r.put(attemptNo, reservedGpus);
+        return new QueuedJob(jobId, tenant, spec, gpus, submittedAt, attempt, JobState.DISPATCHED, true, null, r);
+    }
+
+    QueuedJob released(int attemptNo) {
+        TreeMap<Integer, Integer> r = new TreeMap<>(reservations);
+        r.remove(attemptNo);
+        return new QueuedJob(jobId, tenant, spec, gpus, submittedAt, attempt, status, dispatchedThisAttempt, lastWait,
+                r);
+    }
+
+    QueuedJob requeued(int newAttempt, JobSpec newSpec, Instant originalSubmit, int newGpus) {
+        return new QueuedJob(jobId, tenant, newSpec, newGpus, originalSubmit, newAttempt, JobState.QUEUED, false, null,
+                reservations);
+    }
+}
