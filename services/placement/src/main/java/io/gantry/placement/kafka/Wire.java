@@ -43,7 +43,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /** Maps between the Avro records on the wire and the core's types. No decisions here. */
-final class Wire {
+public final class Wire {
     private Wire() {
     }
 
@@ -245,7 +245,7 @@ final class Wire {
     }
 
     /** The node a registration describes; throws IllegalArgumentException naming what is wrong with it. */
-    static NodeSpec node(String nodeId, NodeRegistered r) {
+    public static NodeSpec node(String nodeId, NodeRegistered r) {
         List<Gpu> gpus = r.getGpus().stream().map(g -> new Gpu(g.getIndex(), g.getModel(), g.getMemoryMiB(),
                 g.getNumaNode(), g.getPcieSwitch(), g.getNvlinkDomain(), g.getMigCapable())).toList();
         Map<String, String> labels = new HashMap<>();
