@@ -2,7 +2,7 @@ package io.gantry.simulator;
 
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.ClusterState;
-import io.gantry.placement.core.Fact;
+import io.gantry.placement.core.PlacementFact;
 import io.gantry.placement.core.GangPlacer;
 import io.gantry.placement.core.GangRequest;
 import io.gantry.placement.core.GpuShare;
@@ -372,7 +372,7 @@ public final class Simulation {
             } else if (m instanceof Dispatch d) {
                 r.decisions++;
                 GangRequest g = gang(d.fact());
-                List<Fact> facts = placement.dispatch(g, t);
+                List<PlacementFact> facts = placement.dispatch(g, t);
                 deferredGangs.afterDispatch(g, facts); // as the placement service does
                 placementFacts(facts);
             }
@@ -431,34 +431,34 @@ public final class Simulation {
     }
 
     /** Placement's facts, replayed into its state and delivered to the queue (and recovery) as the topics would. */
-    private void placementFacts(List<Fact> facts) {
-        for (Fact f : facts) {
+    private void placementFacts(List<PlacementFact> facts) {
+        for (PlacementFact f : facts) {
             placement.replay(f);
-            if (f instanceof Fact.AllocationGranted g) {
+            if (f instanceof PlacementFact.AllocationGranted g) {
                 granted(g.allocation());
                 Allocation a = g.allocation();
                 inbox.add(new ToQueue(new Input.Granted(a.jobId(), a.tenant(), a.attempt())));
                 placement.runStarted(a.allocationId(), Instant.ofEpochMilli(now)).forEach(placement::replay);
                 schedule(now + workload.jobs().get(index.get(a.jobId())).durationMillis(), Kind.RUN_END, -1,
                         a.allocationId());
-            } else if (f instanceof Fact.PlacementDeferred d) {
+            } else if (f instanceof PlacementFact.PlacementDeferred d) {
                 r.deferrals++;
                 r.deferralsByReason.merge(d.reason().name(), 1L, Long::sum);
                 r.deferralExample.putIfAbsent(d.reason().name(), d.message());
                 inbox.add(new ToQueue(new Input.Deferred(d.jobId(), d.tenant(), d.attempt(), d.reason().name(),
                         d.message())));
-            } else if (f instanceof Fact.RunSucceeded s) {
+            } else if (f instanceof PlacementFact.RunSucceeded s) {
                 Allocation a = s.allocation();
                 inbox.add(new ToQueue(new Input.RunSucceeded(a.jobId(), a.tenant(), a.attempt())));
-            } else if (f instanceof Fact.RunFailed fl) {
+            } else if (f instanceof PlacementFact.RunFailed fl) {
                 Allocation a = fl.allocation();
                 inbox.add(new ToQueue(new Input.RunFailed(a.jobId(), a.tenant(), a.attempt(), fl.message())));
-            } else if (f instanceof Fact.NodeRegistered n) {
+            } else if (f instanceof PlacementFact.NodeRegistered n) {
                 // a drain starting or ending re-publishes registrations, which the queue reads as a capacity change
                 inbox.add(new ToQueue(new Input.CapacityChanged("node " + n.node().nodeId() + " registered")));
-            } else if (f instanceof Fact.PreemptionRequested p) {
+            } else if (f instanceof PlacementFact.PreemptionRequested p) {
                 schedule(p.deadline().toEpochMilli(), Kind.DEADLINE, -1, p.allocation().allocationId());
-            } else if (f instanceof Fact.AllocationReleased rel) {
+            } else if (f instanceof PlacementFact.AllocationReleased rel) {
                 released(rel);
             }
         }
@@ -539,7 +539,7 @@ public final class Simulation {
         }
     }
 
-    private void released(Fact.AllocationReleased rel) {
+    private void released(PlacementFact.AllocationReleased rel) {
         Allocation a = rel.allocation();
         for (PlacedTask p : a.placements()) {
             for (int g : p.gpuIndices()) {

@@ -15,7 +15,7 @@ import io.gantry.placement.backend.ClusterFile;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.core.PlacementPolicy;
 import io.gantry.placement.core.TopologyPlacer;
-import io.gantry.placement.kafka.PlacementService;
+import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.queue.adapter.QueueConfig;
 import io.gantry.queue.adapter.QueueProcessor;
 import io.gantry.recovery.core.RecoveryPolicy;
@@ -50,7 +50,7 @@ class ProtocolScenarioTest {
         QueueConfig queue = new QueueConfig();
         return LogDriver.builder(clock).encodeOnTheWire(wire)
                 .service(QueueProcessor.loop(queue, List::of, clock))
-                .service(PlacementService.loop(cluster, new io.gantry.placement.backend.VirtualClock(clock, 1.0),
+                .service(PlacementProcessor.loop(cluster, new io.gantry.placement.backend.VirtualClock(clock, 1.0),
                         new TopologyPlacer(PlacementPolicy.BINPACK, Map.of()), Duration.ofSeconds(1), false,
                         List.of(8), Duration.ofMillis(200)))
                 .service(RecoveryProcessor.loop(new RecoveryPolicy(Duration.ofSeconds(10), 3), clock,

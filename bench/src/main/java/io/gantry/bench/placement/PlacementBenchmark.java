@@ -1,7 +1,7 @@
 package io.gantry.bench.placement;
 
 import io.gantry.placement.core.ClusterState;
-import io.gantry.placement.core.Fact;
+import io.gantry.placement.core.PlacementFact;
 import io.gantry.placement.core.GangRequest;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacementDecision;
@@ -98,9 +98,9 @@ public class PlacementBenchmark {
     }
 
     private boolean grant(String id, TaskGroup t) {
-        List<Fact> facts = state.dispatch(new GangRequest(id, "t", 1, List.of(t)), T0);
+        List<PlacementFact> facts = state.dispatch(new GangRequest(id, "t", 1, List.of(t)), T0);
         facts.forEach(state::replay);
-        return facts.get(0) instanceof Fact.AllocationGranted;
+        return facts.get(0) instanceof PlacementFact.AllocationGranted;
     }
 
     @Benchmark
@@ -111,9 +111,9 @@ public class PlacementBenchmark {
         }
         String id = "b" + (sequence++);
         GangRequest g = new GangRequest(id, "t", 1, gang.tasks());
-        List<Fact> facts = state.dispatch(g, T0);
+        List<PlacementFact> facts = state.dispatch(g, T0);
         facts.forEach(state::replay);
-        if (facts.get(0) instanceof Fact.AllocationGranted) {
+        if (facts.get(0) instanceof PlacementFact.AllocationGranted) {
             state.cancel(id, 1, T0).forEach(state::replay);
         }
         bh.consume(facts);
@@ -136,10 +136,10 @@ public class PlacementBenchmark {
             int held = 0;
             for (int i = 0; held < 847 * 8 * 0.3; i++) {
                 int g = 1 << random.nextInt(4);
-                List<Fact> facts = state.dispatch(new GangRequest("fill-" + i, "t", 1,
+                List<PlacementFact> facts = state.dispatch(new GangRequest("fill-" + i, "t", 1,
                         List.of(new TaskGroup("w", 1, g, null, 1_000, 1_024))), T0);
                 facts.forEach(state::replay);
-                held += facts.get(0) instanceof Fact.AllocationGranted ? g : 0;
+                held += facts.get(0) instanceof PlacementFact.AllocationGranted ? g : 0;
             }
             for (int gpus : new int[] {8, 16, 32, 64, 128}) {
                 gangs.add(new GangRequest("g", "t", 1, List.of(new TaskGroup("w", gpus / 8, 8, null, 1_000, 1_024))));
@@ -151,9 +151,9 @@ public class PlacementBenchmark {
     public void lingjunGangs(Lingjun l, Blackhole bh) {
         GangRequest template = l.gangs.get(l.sequence % l.gangs.size());
         String id = "b" + (l.sequence++);
-        List<Fact> facts = l.state.dispatch(new GangRequest(id, "t", 1, template.tasks()), T0);
+        List<PlacementFact> facts = l.state.dispatch(new GangRequest(id, "t", 1, template.tasks()), T0);
         facts.forEach(l.state::replay);
-        if (facts.get(0) instanceof Fact.AllocationGranted) {
+        if (facts.get(0) instanceof PlacementFact.AllocationGranted) {
             l.state.cancel(id, 1, T0).forEach(l.state::replay);
         }
         bh.consume(facts);

@@ -1,7 +1,7 @@
 package io.gantry.admission;
 
 import io.gantry.testkit.TopicClient;
-import io.gantry.admission.kafka.ReadModelProcessor;
+import io.gantry.admission.kafka.AdmissionProcessor;
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.embedded.EmbeddedPostgres;
 import io.gantry.events.AdmissionJobEvent;
@@ -95,7 +95,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     @Inject
     JsonMapper json;
     @Inject
-    ReadModelProcessor processor;
+    AdmissionProcessor processor;
 
     private final HttpClient http = HttpClient.newHttpClient();
 

@@ -15,7 +15,7 @@ import io.gantry.placement.core.PlacementPolicy;
 import io.gantry.placement.core.RdmaNic;
 import io.gantry.placement.core.TopologyPlacer;
 import io.micronaut.context.env.Environment;
-import io.gantry.placement.kafka.PlacementService;
+import io.gantry.placement.kafka.PlacementProcessor;
 import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Value;
 import io.micronaut.context.exceptions.ConfigurationException;
@@ -112,10 +112,10 @@ public class BackendFactory {
     }
 
     @Singleton
-    PlacementService.HeartbeatInterval heartbeat(
+    PlacementProcessor.HeartbeatInterval heartbeat(
             @Value("${gantry.placement.simulated.heartbeat-interval:1s}") Duration simulated,
             @Value("${gantry.placement.local.heartbeat-interval:1s}") Duration local) {
-        return new PlacementService.HeartbeatInterval(LocalBackend.NAME.equals(backendName) ? local : simulated);
+        return new PlacementProcessor.HeartbeatInterval(LocalBackend.NAME.equals(backendName) ? local : simulated);
     }
 
     @Singleton

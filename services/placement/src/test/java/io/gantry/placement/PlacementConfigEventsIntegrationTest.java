@@ -10,7 +10,7 @@ import io.gantry.events.PlacementConfigApplied;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.ReleaseReason;
 import io.gantry.events.TaskSpec;
-import io.gantry.placement.kafka.PlacementService;
+import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.schemas.AvroWire;
 import io.gantry.schemas.Topics;
 import io.gantry.testkit.TopicClient;
@@ -49,7 +49,7 @@ class PlacementConfigEventsIntegrationTest {
         tiers.forEach((tier, models) -> props.put("gantry.placement.tiers." + tier, models));
         props.putAll(more);
         ApplicationContext ctx = ApplicationContext.run(props);
-        await().atMost(TIMEOUT).until(() -> ctx.getBean(PlacementService.class).isReady());
+        await().atMost(TIMEOUT).until(() -> ctx.getBean(PlacementProcessor.class).isReady());
         return ctx;
     }
 

@@ -13,7 +13,7 @@ import io.gantry.events.QueueConfigApplied;
 import io.gantry.events.QueueConfigEvent;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.core.NodeSpec;
-import io.gantry.placement.kafka.Wire;
+import io.gantry.placement.kafka.WireMapping;
 import io.gantry.runtime.kafka.TopicReader;
 import io.gantry.schemas.Topics;
 
@@ -76,7 +76,7 @@ public record History(List<Submission> submissions, List<Cancellation> cancellat
             if (e.getPayload() instanceof NodeRegistered r) {
                 NodeSpec n;
                 try {
-                    n = Wire.node(e.getNodeId(), r);
+                    n = WireMapping.node(e.getNodeId(), r);
                 } catch (IllegalArgumentException invalid) {
                     // placement refused this registration too: the node never took work
                     continue;

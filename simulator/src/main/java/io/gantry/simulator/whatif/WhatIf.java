@@ -18,7 +18,7 @@ import io.gantry.events.TaskSpec;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.core.PlacementPolicy;
 import io.gantry.placement.core.TopologyPlacer;
-import io.gantry.placement.kafka.PlacementService;
+import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.queue.adapter.QueueConfig;
 import io.gantry.queue.adapter.QueueProcessor;
 import io.gantry.recovery.core.RecoveryPolicy;
@@ -87,7 +87,7 @@ public final class WhatIf {
         LogDriver[] holder = new LogDriver[1];
         LogDriver driver = LogDriver.builder(clock)
                 .service(QueueProcessor.loop(queue, () -> holder[0].values(Topics.QUEUE_CONFIG_EVENTS), clock))
-                .service(PlacementService.loop(cluster, new io.gantry.placement.backend.VirtualClock(clock, 1.0),
+                .service(PlacementProcessor.loop(cluster, new io.gantry.placement.backend.VirtualClock(clock, 1.0),
                         new TopologyPlacer(setup.policy(), Map.of()), Duration.ofSeconds(30), false, List.of(8),
                         Duration.ofSeconds(1)))
                 .service(RecoveryProcessor.loop(new RecoveryPolicy(Duration.ofMinutes(2), 3), clock,

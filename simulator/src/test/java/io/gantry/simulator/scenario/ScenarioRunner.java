@@ -21,7 +21,7 @@ import io.gantry.placement.backend.ClusterFile;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.core.PlacementPolicy;
 import io.gantry.placement.core.TopologyPlacer;
-import io.gantry.placement.kafka.PlacementService;
+import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.queue.adapter.QueueConfig;
 import io.gantry.queue.adapter.QueueProcessor;
 import io.gantry.queue.core.FairShareConfig;
@@ -132,7 +132,7 @@ final class ScenarioRunner {
                 .getOrDefault("policy", "binpack")).toUpperCase(Locale.ROOT));
         driver = LogDriver.builder(clock)
                 .service(QueueProcessor.loop(queue, () -> driver.values(Topics.QUEUE_CONFIG_EVENTS), clock))
-                .service(PlacementService.loop(cluster, new io.gantry.placement.backend.VirtualClock(clock, 1.0),
+                .service(PlacementProcessor.loop(cluster, new io.gantry.placement.backend.VirtualClock(clock, 1.0),
                         new TopologyPlacer(policy, Map.of()), Duration.ofSeconds(1), false, List.of(8),
                         Duration.ofMillis(200)))
                 .service(RecoveryProcessor.loop(recovery, clock, Duration.ofSeconds(1)))

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * What the read model knows about a job's progress, as a join-semilattice: {@link #apply(JobFact)} only ever
+ * What the read model knows about a job's progress, as a join-semilattice: {@link #apply(AdmissionFact)} only ever
  * keeps the greater of two values per component, so applying a set of events in any order, any number of times,
  * gives the same status. That matters because the events of one job come from four topics whose records the
  * consumer sees in no particular order relative to each other.
@@ -61,7 +61,7 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
     }
 
     /** This status joined with what {@code fact} implies. */
-    public JobStatus apply(JobFact fact) {
+    public JobStatus apply(AdmissionFact fact) {
         return new JobStatus(
                 max(progress, progressOf(fact), PROGRESS),
                 max(terminal, terminalOf(fact), TERMINAL),
@@ -106,7 +106,7 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
         return grant != null && grant.attempt() == attempt() ? grant.placements() : List.of();
     }
 
-    private static Progress progressOf(JobFact f) {
+    private static Progress progressOf(AdmissionFact f) {
         int a = f.attemptOrZero();
         return switch (f.kind()) {
             case JOB_SUBMITTED -> new Progress(0, JobState.SUBMITTED);
@@ -114,7 +114,7 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
             // a grant or a deferral answers a dispatch, so it implies one even if the dispatch is not here yet
             case JOB_DISPATCHED, ALLOCATION_GRANTED, PLACEMENT_DEFERRED -> new Progress(a, JobState.DISPATCHED);
             case JOB_RUN_STARTED, JOB_RUN_SUCCEEDED, JOB_RUN_FAILED -> new Progress(a, JobState.RUNNING);
-            case ALLOCATION_RELEASED -> JobFact.NODE_FAILED.equals(f.reason())
+            case ALLOCATION_RELEASED -> AdmissionFact.NODE_FAILED.equals(f.reason())
                     ? new Progress(a, JobState.INTERRUPTED) : null;
             case JOB_RECOVERY_ABANDONED -> new Progress(a, JobState.INTERRUPTED);
             // recovery puts the job back in the queue as the next attempt
@@ -123,7 +123,7 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
         };
     }
 
-    private static Terminal terminalOf(JobFact f) {
+    private static Terminal terminalOf(AdmissionFact f) {
         return switch (f.kind()) {
             case JOB_SUCCEEDED -> new Terminal(f.attemptOrZero(), JobState.SUCCEEDED);
             case JOB_FAILED -> new Terminal(f.attemptOrZero(), JobState.FAILED);
@@ -132,7 +132,7 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
         };
     }
 
-    private static Mark waitOf(JobFact f) {
+    private static Mark waitOf(AdmissionFact f) {
         return switch (f.kind()) {
             case JOB_DISPATCHED -> mark(f, 0, false, null, null);
             case PLACEMENT_DEFERRED -> mark(f, 1, true, "CAPACITY", "placement deferred: " + f.detail());
@@ -143,14 +143,14 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
         };
     }
 
-    private static Mark grantOf(JobFact f) {
-        if (f.kind() != JobFact.Kind.ALLOCATION_GRANTED) {
+    private static Mark grantOf(AdmissionFact f) {
+        if (f.kind() != AdmissionFact.Kind.ALLOCATION_GRANTED) {
             return null;
         }
         return new Mark(f.attemptOrZero(), f.occurredAt(), 0, f.eventId(), true, null, null, f.placements());
     }
 
-    private static Mark mark(JobFact f, int order, boolean set, String reason, String message) {
+    private static Mark mark(AdmissionFact f, int order, boolean set, String reason, String message) {
         return new Mark(f.attemptOrZero(), f.occurredAt(), order, f.eventId(), set, reason, message, List.of());
     }
 

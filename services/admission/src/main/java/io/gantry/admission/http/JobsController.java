@@ -10,7 +10,7 @@ import io.gantry.admission.core.Validated;
 import io.gantry.admission.db.JobRecord;
 import io.gantry.admission.db.JobStore;
 import io.gantry.admission.db.KeyClaim;
-import io.gantry.admission.kafka.AvroMapping;
+import io.gantry.admission.kafka.WireMapping;
 import io.gantry.admission.kafka.ClusterLimitsHolder;
 import io.gantry.admission.kafka.EventPublisher;
 import io.gantry.admission.kafka.EventPublisher.PublishFailedException;
@@ -150,13 +150,13 @@ public class JobsController {
                 .setOccurredAt(now)
                 .setPayload(JobSubmitted.newBuilder()
                         .setTenant(tenant)
-                        .setSpec(AvroMapping.toAvro(spec))
+                        .setSpec(WireMapping.toAvro(spec))
                         .setIdempotencyKey(idempotencyKey)
                         .build())
                 .build();
         try {
             // the row first, the event before it commits: what cannot be stored is never published
-            store.applyThen(AvroMapping.fromAdmission(event, Topics.ADMISSION_JOB_EVENTS.name()),
+            store.applyThen(WireMapping.fromAdmission(event, Topics.ADMISSION_JOB_EVENTS.name()),
                     () -> publisher.publish(event));
         } catch (PublishFailedException e) {
             LOG.warn("could not publish JobSubmitted {}: {}", jobId, e.getMessage());

@@ -1,6 +1,6 @@
 package io.gantry.admission.kafka;
 
-import io.gantry.admission.core.JobFact;
+import io.gantry.admission.core.AdmissionFact;
 import io.gantry.admission.core.JobSpec;
 
 import java.time.Instant;
@@ -12,5 +12,5 @@ import java.time.Instant;
  * @param submittedAt when the job was submitted, where the event says so, else null
  * @param source      the topic it came from
  */
-public record JobEvent(String jobId, String tenant, JobFact fact, JobSpec spec, Instant submittedAt, String source) {
+public record JobEvent(String jobId, String tenant, AdmissionFact fact, JobSpec spec, Instant submittedAt, String source) {
 }

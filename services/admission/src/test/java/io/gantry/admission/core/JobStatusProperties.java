@@ -1,6 +1,6 @@
 package io.gantry.admission.core;
 
-import io.gantry.admission.core.JobFact.Kind;
+import io.gantry.admission.core.AdmissionFact.Kind;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -25,21 +25,21 @@ class JobStatusProperties {
     private static final Instant T0 = Instant.parse("2025-01-01T00:00:00Z");
 
     @Property(tries = 500)
-    void anyOrderOfTheSameEventsGivesTheSameStatus(@ForAll("historyAndPermutation") Tuple2<List<JobFact>, List<JobFact>> h) {
+    void anyOrderOfTheSameEventsGivesTheSameStatus(@ForAll("historyAndPermutation") Tuple2<List<AdmissionFact>, List<AdmissionFact>> h) {
         assertThat(Facts.fold(h.get2())).isEqualTo(Facts.fold(h.get1()));
     }
 
     @Property(tries = 300)
-    void seeingEventsAgainChangesNothing(@ForAll("histories") List<JobFact> facts,
+    void seeingEventsAgainChangesNothing(@ForAll("histories") List<AdmissionFact> facts,
                                          @ForAll("indices") List<Integer> repeats) {
-        List<JobFact> withRepeats = new ArrayList<>(facts);
+        List<AdmissionFact> withRepeats = new ArrayList<>(facts);
         repeats.forEach(i -> withRepeats.add(facts.get(i % facts.size())));
 
         assertThat(Facts.fold(withRepeats)).isEqualTo(Facts.fold(facts));
     }
 
     @Property(tries = 300)
-    void aTerminalEventAlwaysEndsTheJob(@ForAll("histories") List<JobFact> facts) {
+    void aTerminalEventAlwaysEndsTheJob(@ForAll("histories") List<AdmissionFact> facts) {
         boolean anyTerminal = facts.stream().anyMatch(f -> f.kind() == Kind.JOB_SUCCEEDED
                 || f.kind() == Kind.JOB_FAILED || f.kind() == Kind.JOB_CANCELLED);
 
@@ -52,7 +52,7 @@ class JobStatusProperties {
     }
 
     @Provide
-    Arbitrary<Tuple2<List<JobFact>, List<JobFact>>> historyAndPermutation() {
+    Arbitrary<Tuple2<List<AdmissionFact>, List<AdmissionFact>>> historyAndPermutation() {
         return histories().flatMap(h -> Arbitraries.shuffle(h).map(p -> Tuple.of(h, p)));
     }
 
@@ -62,16 +62,16 @@ class JobStatusProperties {
     }
 
     @Provide
-    Arbitrary<List<JobFact>> histories() {
+    Arbitrary<List<AdmissionFact>> histories() {
         return fact().list().ofMinSize(1).ofMaxSize(25).map(facts -> IntStream.range(0, facts.size())
                 // the event id is the identity of an event: give every generated one its own
-                .mapToObj(i -> new JobFact("e" + i, facts.get(i).occurredAt(), facts.get(i).kind(),
+                .mapToObj(i -> new AdmissionFact("e" + i, facts.get(i).occurredAt(), facts.get(i).kind(),
                         facts.get(i).attempt(), facts.get(i).reason(), facts.get(i).message(),
                         facts.get(i).placements()))
                 .toList());
     }
 
-    private Arbitrary<JobFact> fact() {
+    private Arbitrary<AdmissionFact> fact() {
         Arbitrary<Kind> kinds = Arbitraries.of(Kind.class);
         // few distinct seconds, so that ties in time are common and the tie-breaks are exercised
         Arbitrary<Instant> times = Arbitraries.integers().between(0, 8).map(T0::plusSeconds);
@@ -83,7 +83,7 @@ class JobStatusProperties {
                 .as((node, gpu) -> new Placement("worker", 0, node, "H100", List.of(gpu)))
                 .list().ofMaxSize(2);
         return Combinators.combine(kinds, times, attempts, reasons, messages, placements)
-                .as((kind, at, attempt, reason, message, p) -> new JobFact("x", at, kind,
+                .as((kind, at, attempt, reason, message, p) -> new AdmissionFact("x", at, kind,
                         kind == Kind.JOB_SUBMITTED || kind == Kind.JOB_CANCEL_REQUESTED ? null : attempt,
                         reason, message, kind == Kind.ALLOCATION_GRANTED ? p : List.of()));
     }

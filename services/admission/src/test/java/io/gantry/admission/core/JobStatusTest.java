@@ -61,7 +61,7 @@ class JobStatusTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("derivations")
-    void derivesTheStateAUserSees(String description, List<JobFact> facts, JobState state, int attempt) {
+    void derivesTheStateAUserSees(String description, List<AdmissionFact> facts, JobState state, int attempt) {
         JobStatus status = Facts.fold(facts);
 
         assertThat(status.state()).isEqualTo(state);
@@ -93,8 +93,8 @@ class JobStatusTest {
     @Test
     void aDeferralInTheSameMillisecondAsItsDispatchStillShows() {
         Facts f = new Facts();
-        JobFact dispatched = f.dispatched(1);
-        JobFact deferred = new JobFact("a-small-id", dispatched.occurredAt(), JobFact.Kind.PLACEMENT_DEFERRED, 1,
+        AdmissionFact dispatched = f.dispatched(1);
+        AdmissionFact deferred = new AdmissionFact("a-small-id", dispatched.occurredAt(), AdmissionFact.Kind.PLACEMENT_DEFERRED, 1,
                 "INSUFFICIENT_FREE_GPUS", "no room", List.of());
 
         assertThat(Facts.fold(List.of(deferred, dispatched)).waitReason()).isEqualTo("CAPACITY");
@@ -113,7 +113,7 @@ class JobStatusTest {
     @Test
     void aRunningJobShowsNoWaitEvenIfAStaleWaitArrivesLate() {
         Facts f = new Facts();
-        JobFact wait = f.waiting(1, "QUOTA", "over quota");
+        AdmissionFact wait = f.waiting(1, "QUOTA", "over quota");
         JobStatus status = Facts.fold(List.of(f.dispatched(1), f.runStarted(1), wait));
 
         assertThat(status.state()).isEqualTo(JobState.RUNNING);
@@ -139,19 +139,19 @@ class JobStatusTest {
     @Test
     void updatedAtIsTheLatestEventTime() {
         Facts f = new Facts();
-        JobFact early = f.queued(1);
-        JobFact late = f.dispatched(1);
+        AdmissionFact early = f.queued(1);
+        AdmissionFact late = f.dispatched(1);
 
         assertThat(Facts.fold(List.of(late, early)).updatedAt()).isEqualTo(late.occurredAt());
     }
 
-    private static Arguments derive(String description, Function<Facts, List<JobFact>> facts, JobState state,
+    private static Arguments derive(String description, Function<Facts, List<AdmissionFact>> facts, JobState state,
                                     int attempt) {
         return arguments(description, facts.apply(new Facts()), state, attempt);
     }
 
-    private static List<JobFact> reversed(List<JobFact> facts) {
-        List<JobFact> copy = new ArrayList<>(facts);
+    private static List<AdmissionFact> reversed(List<AdmissionFact> facts) {
+        List<AdmissionFact> copy = new ArrayList<>(facts);
         java.util.Collections.reverse(copy);
         return copy;
     }

@@ -74,9 +74,9 @@ public final class ClusterState {
      * the previous registration: the backend re-registers every node at start and must not undo an operator's
      * cordon or a drain under way.
      */
-    public List<Fact> register(NodeSpec node) {
+    public List<PlacementFact> register(NodeSpec node) {
         NodeSpec previous = nodes.get(node.nodeId());
-        return List.of(new Fact.NodeRegistered(previous == null ? node : node.withControlOf(previous)));
+        return List.of(new PlacementFact.NodeRegistered(previous == null ? node : node.withControlOf(previous)));
     }
 
     /**
@@ -85,7 +85,7 @@ public final class ClusterState {
      * that drain does); a gang with a reservation of its own tries its drained nodes first, and its grant ends the
      * reservation.
      */
-    public List<Fact> dispatch(GangRequest gang, Instant now) {
+    public List<PlacementFact> dispatch(GangRequest gang, Instant now) {
         if (liveByJob.containsKey(gang.jobId())) {
             return List.of();
         }
@@ -94,7 +94,7 @@ public final class ClusterState {
         }
         PlacementDecision decision = decide(gang, now);
         if (decision instanceof PlacementDecision.Deferred d) {
-            return List.of(new Fact.PlacementDeferred(gang.jobId(), gang.tenant(), gang.attempt(), d.reason(),
+            return List.of(new PlacementFact.PlacementDeferred(gang.jobId(), gang.tenant(), gang.attempt(), d.reason(),
                     d.message()));
         }
         List<PlacedTask> placements = withRunSeconds(gang, ((PlacementDecision.Placed) decision).placements());
@@ -102,8 +102,8 @@ public final class ClusterState {
         checkPlacements(gang, placements);
         Allocation a = new Allocation(allocationId(gang.jobId(), gang.attempt()), gang.jobId(), gang.tenant(),
                 gang.attempt(), placements, now, backend, gang.timeLimitSeconds());
-        List<Fact> facts = new ArrayList<>();
-        facts.add(new Fact.AllocationGranted(a));
+        List<PlacementFact> facts = new ArrayList<>();
+        facts.add(new PlacementFact.AllocationGranted(a));
         facts.addAll(endReservation(gang.jobId()));
         return facts;
     }
@@ -220,12 +220,12 @@ public final class ClusterState {
     // ---------------------------------------------------------------- cordon, reservations
 
     /** Cordon (or uncordon) a node: it gets no new work, running work continues. Nothing when already so. */
-    public List<Fact> cordon(String nodeId, boolean cordon) {
+    public List<PlacementFact> cordon(String nodeId, boolean cordon) {
         NodeSpec n = nodes.get(nodeId);
         if (n == null || n.cordoned() == cordon) {
             return List.of();
         }
-        return List.of(new Fact.NodeRegistered(n.withLabel(NodeSpec.CORDONED_LABEL, cordon ? "true" : null)));
+        return List.of(new PlacementFact.NodeRegistered(n.withLabel(NodeSpec.CORDONED_LABEL, cordon ? "true" : null)));
     }
 
     /**
@@ -237,7 +237,7 @@ public final class ClusterState {
      * the job holds an allocation, was granted this attempt, already has a reservation, or fits nowhere even
      * empty (cordoned and otherwise reserved nodes are not considered).
      */
-    public List<Fact> reserve(GangRequest gang, Instant now) {
+    public List<PlacementFact> reserve(GangRequest gang, Instant now) {
         String job = gang.jobId();
         if (liveByJob.containsKey(job) || grantedAttempt.getOrDefault(job, 0) >= gang.attempt()
                 || reservedNodes.containsKey(job)) {
@@ -271,13 +271,13 @@ public final class ClusterState {
         }
         String domain = best.domain().isEmpty() ? (best.nodes().size() == 1 ? "node " : "nodes ")
                 + String.join(", ", best.nodes()) : best.domain();
-        List<Fact> facts = new ArrayList<>();
+        List<PlacementFact> facts = new ArrayList<>();
         for (String id : best.nodes()) {
             NodeSpec n = nodes.get(id).withLabel(NodeSpec.RESERVED_FOR_LABEL, job)
                     .withLabel(NodeSpec.RESERVED_TENANT_LABEL, gang.tenant())
                     .withLabel(NodeSpec.RESERVED_ATTEMPT_LABEL, Integer.toString(gang.attempt()))
                     .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, domain);
-            facts.add(new Fact.NodeRegistered(n));
+            facts.add(new PlacementFact.NodeRegistered(n));
         }
         return facts;
     }
@@ -346,7 +346,7 @@ public final class ClusterState {
     }
 
     /** The queue no longer needs the reservation of {@code attempt} (or older) of the job. */
-    public List<Fact> cancelReservation(String jobId, int attempt) {
+    public List<PlacementFact> cancelReservation(String jobId, int attempt) {
         Optional<CapacityReservation> r = reservation(jobId);
         if (r.isEmpty() || r.get().attempt() > attempt) {
             return List.of();
@@ -354,17 +354,17 @@ public final class ClusterState {
         return endReservation(jobId);
     }
 
-    private List<Fact> endReservation(String jobId) {
+    private List<PlacementFact> endReservation(String jobId) {
         TreeSet<String> on = reservedNodes.get(jobId);
         if (on == null) {
             return List.of();
         }
-        List<Fact> facts = new ArrayList<>();
+        List<PlacementFact> facts = new ArrayList<>();
         for (String id : on) {
             NodeSpec n = nodes.get(id).withLabel(NodeSpec.RESERVED_FOR_LABEL, null)
                     .withLabel(NodeSpec.RESERVED_TENANT_LABEL, null).withLabel(NodeSpec.RESERVED_ATTEMPT_LABEL, null)
                     .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, null);
-            facts.add(new Fact.NodeRegistered(n));
+            facts.add(new PlacementFact.NodeRegistered(n));
         }
         return facts;
     }
@@ -454,12 +454,12 @@ public final class ClusterState {
                 .map(j -> reservation(j).orElseThrow()).toList();
     }
 
-    public List<Fact> runStarted(String allocationId, Instant now) {
+    public List<PlacementFact> runStarted(String allocationId, Instant now) {
         Allocation a = liveById.get(allocationId);
         if (a == null || started.containsKey(allocationId)) {
             return List.of();
         }
-        return List.of(new Fact.RunStarted(a, now));
+        return List.of(new PlacementFact.RunStarted(a, now));
     }
 
     /**
@@ -467,45 +467,45 @@ public final class ClusterState {
      * preemption is pending, a failure is the stop's doing (the tasks got SIGTERM): the run is released
      * {@code PREEMPTED} with no outcome; a success stands (the run ended naturally first).
      */
-    public List<Fact> runEnded(String allocationId, RunResult result) {
+    public List<PlacementFact> runEnded(String allocationId, RunResult result) {
         Allocation a = liveById.get(allocationId);
         if (a == null) {
             return List.of();
         }
         Instant at = result.finishedAt().isBefore(a.grantedAt()) ? a.grantedAt() : result.finishedAt();
         if (result.succeeded()) {
-            return List.of(new Fact.RunSucceeded(a, at), new Fact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, at));
+            return List.of(new PlacementFact.RunSucceeded(a, at), new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, at));
         }
         if (stopDeadline.containsKey(allocationId)) {
-            return List.of(new Fact.AllocationReleased(a, ReleaseCause.PREEMPTED, at));
+            return List.of(new PlacementFact.AllocationReleased(a, ReleaseCause.PREEMPTED, at));
         }
-        return List.of(new Fact.RunFailed(a, result.exitCode(), result.message(), at),
-                new Fact.AllocationReleased(a, ReleaseCause.RUN_FAILED, at));
+        return List.of(new PlacementFact.RunFailed(a, result.exitCode(), result.message(), at),
+                new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_FAILED, at));
     }
 
     /** The job was cancelled at {@code attempt}: release its allocation unless that belongs to a newer run. */
-    public List<Fact> cancel(String jobId, int attempt, Instant now) {
+    public List<PlacementFact> cancel(String jobId, int attempt, Instant now) {
         Allocation a = liveByJob.get(jobId);
-        List<Fact> facts = new ArrayList<>(cancelReservation(jobId, attempt));
+        List<PlacementFact> facts = new ArrayList<>(cancelReservation(jobId, attempt));
         if (a == null || a.attempt() > attempt) {
             return facts;
         }
-        facts.add(0, new Fact.AllocationReleased(a, ReleaseCause.CANCELLED, releaseTime(a, now)));
+        facts.add(0, new PlacementFact.AllocationReleased(a, ReleaseCause.CANCELLED, releaseTime(a, now)));
         return facts;
     }
 
     /** The node is gone: never place on it again until it recovers, and release every allocation touching it. */
-    public List<Fact> nodeFailed(String nodeId, Instant now) {
-        List<Fact> facts = new ArrayList<>();
-        facts.add(new Fact.NodeFailed(nodeId));
+    public List<PlacementFact> nodeFailed(String nodeId, Instant now) {
+        List<PlacementFact> facts = new ArrayList<>();
+        facts.add(new PlacementFact.NodeFailed(nodeId));
         liveById.values().stream().filter(a -> a.touches(nodeId))
                 .sorted(Comparator.comparing(Allocation::jobId))
-                .forEach(a -> facts.add(new Fact.AllocationReleased(a, ReleaseCause.NODE_FAILED, releaseTime(a, now))));
+                .forEach(a -> facts.add(new PlacementFact.AllocationReleased(a, ReleaseCause.NODE_FAILED, releaseTime(a, now))));
         return facts;
     }
 
-    public List<Fact> nodeRecovered(String nodeId) {
-        return List.of(new Fact.NodeRecovered(nodeId));
+    public List<PlacementFact> nodeRecovered(String nodeId) {
+        return List.of(new PlacementFact.NodeRecovered(nodeId));
     }
 
     /**
@@ -516,13 +516,13 @@ public final class ClusterState {
      *
      * @param from when the grace period starts: the handling instant live, the request's time at restore
      */
-    public List<Fact> preempt(String jobId, int attempt, int graceSeconds, Instant from) {
+    public List<PlacementFact> preempt(String jobId, int attempt, int graceSeconds, Instant from) {
         Allocation a = liveByJob.get(jobId);
         if (a == null || a.attempt() != attempt || stopDeadline.containsKey(a.allocationId())) {
             return List.of();
         }
         Instant start = from.isBefore(a.grantedAt()) ? a.grantedAt() : from;
-        return List.of(new Fact.PreemptionRequested(a, TimeMath.plusSeconds(start, graceSeconds)));
+        return List.of(new PlacementFact.PreemptionRequested(a, TimeMath.plusSeconds(start, graceSeconds)));
     }
 
     /**
@@ -530,17 +530,17 @@ public final class ClusterState {
      * released {@code PREEMPTED} at its deadline; a run at its time limit fails ({@code TIME_LIMIT}) and is
      * released at the instant the limit was reached. Reads only the due head of a sorted set.
      */
-    public List<Fact> expire(Instant now) {
+    public List<PlacementFact> expire(Instant now) {
         return due(now, true);
     }
 
     /** Like {@link #expire} for deadlines strictly before {@code t}: what must happen before an outcome at {@code t}. */
-    public List<Fact> expireBefore(Instant t) {
+    public List<PlacementFact> expireBefore(Instant t) {
         return due(t, false);
     }
 
-    private List<Fact> due(Instant upTo, boolean inclusive) {
-        List<Fact> facts = new ArrayList<>();
+    private List<PlacementFact> due(Instant upTo, boolean inclusive) {
+        List<PlacementFact> facts = new ArrayList<>();
         Set<String> handled = new HashSet<>();
         for (Deadline d : deadlines) {
             int c = d.at().compareTo(upTo);
@@ -552,11 +552,11 @@ public final class ClusterState {
                 continue;
             }
             if (d.preemption()) {
-                facts.add(new Fact.AllocationReleased(a, ReleaseCause.PREEMPTED, d.at()));
+                facts.add(new PlacementFact.AllocationReleased(a, ReleaseCause.PREEMPTED, d.at()));
             } else {
-                facts.add(new Fact.RunFailed(a, null, "time limit " + a.timeLimitSeconds() + " s reached", d.at(),
+                facts.add(new PlacementFact.RunFailed(a, null, "time limit " + a.timeLimitSeconds() + " s reached", d.at(),
                         FailureCause.TIME_LIMIT));
-                facts.add(new Fact.AllocationReleased(a, ReleaseCause.TIME_LIMIT, d.at()));
+                facts.add(new PlacementFact.AllocationReleased(a, ReleaseCause.TIME_LIMIT, d.at()));
             }
         }
         return facts;
@@ -576,23 +576,23 @@ public final class ClusterState {
 
     // ---------------------------------------------------------------- the only mutator
 
-    public void replay(Fact fact) {
+    public void replay(PlacementFact fact) {
         Objects.requireNonNull(fact, "fact");
-        if (fact instanceof Fact.NodeRegistered f) {
+        if (fact instanceof PlacementFact.NodeRegistered f) {
             NodeSpec old = nodes.put(f.node().nodeId(), f.node());
             index(old, false);
             index(f.node(), true);
             inventory.put(f.node(), !failed.contains(f.node().nodeId()),
                     liveOnNode.getOrDefault(f.node().nodeId(), List.of()));
-        } else if (fact instanceof Fact.NodeFailed f) {
+        } else if (fact instanceof PlacementFact.NodeFailed f) {
             failed.add(f.nodeId());
             inventory.setHealthy(f.nodeId(), false);
-        } else if (fact instanceof Fact.NodeRecovered f) {
+        } else if (fact instanceof PlacementFact.NodeRecovered f) {
             failed.remove(f.nodeId());
             inventory.setHealthy(f.nodeId(), true);
-        } else if (fact instanceof Fact.AllocationGranted f) {
+        } else if (fact instanceof PlacementFact.AllocationGranted f) {
             grant(f.allocation());
-        } else if (fact instanceof Fact.RunStarted f) {
+        } else if (fact instanceof PlacementFact.RunStarted f) {
             Allocation a = liveById.get(f.allocation().allocationId());
             if (a != null && !started.containsKey(a.allocationId())) {
                 started.put(a.allocationId(), f.startedAt());
@@ -601,13 +601,13 @@ public final class ClusterState {
                     deadlines.add(new Deadline(limit, a.allocationId(), false));
                 }
             }
-        } else if (fact instanceof Fact.PreemptionRequested f) {
+        } else if (fact instanceof PlacementFact.PreemptionRequested f) {
             Allocation a = liveById.get(f.allocation().allocationId());
             if (a != null && !stopDeadline.containsKey(a.allocationId())) {
                 stopDeadline.put(a.allocationId(), f.deadline());
                 deadlines.add(new Deadline(f.deadline(), a.allocationId(), true));
             }
-        } else if (fact instanceof Fact.AllocationReleased f) {
+        } else if (fact instanceof PlacementFact.AllocationReleased f) {
             release(f.allocation().allocationId());
         }
         // PlacementDeferred, RunSucceeded and RunFailed hold nothing: the release that follows frees the devices.

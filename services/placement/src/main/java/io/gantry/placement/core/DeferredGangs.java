@@ -14,15 +14,15 @@ public final class DeferredGangs {
     private final LinkedHashMap<String, GangRequest> byJob = new LinkedHashMap<>();
 
     /** After a dispatch decision: a deferred gang is remembered (keeping its place), a granted one forgotten. */
-    public void afterDispatch(GangRequest gang, List<Fact> facts) {
-        for (Fact f : facts) {
-            if (f instanceof Fact.PlacementDeferred) {
+    public void afterDispatch(GangRequest gang, List<PlacementFact> facts) {
+        for (PlacementFact f : facts) {
+            if (f instanceof PlacementFact.PlacementDeferred) {
                 GangRequest known = byJob.get(gang.jobId());
                 if (known == null || known.attempt() != gang.attempt()) {
                     byJob.remove(gang.jobId());
                     byJob.put(gang.jobId(), gang);
                 }
-            } else if (f instanceof Fact.AllocationGranted) {
+            } else if (f instanceof PlacementFact.AllocationGranted) {
                 byJob.remove(gang.jobId());
             }
         }

@@ -3,7 +3,7 @@
  *
  * <p>{@link io.gantry.placement.core.ClusterState} is a replayable state machine over the node inventory and the
  * live allocations. Its decision methods ({@code dispatch}, {@code cancel}, {@code nodeFailed}, {@code runEnded},
- * ...) never change anything; they return {@link io.gantry.placement.core.Fact facts}, and
+ * ...) never change anything; they return {@link io.gantry.placement.core.PlacementFact facts}, and
  * {@link io.gantry.placement.core.ClusterState#replay replay} is the only mutator. The same replay rebuilds the
  * state from the topics at start, so a restart decides exactly as the process before it would have.
  *

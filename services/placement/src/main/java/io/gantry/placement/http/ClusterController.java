@@ -6,7 +6,7 @@ import io.gantry.runtime.http.Caller;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.annotation.RequestAttribute;
 import java.time.Instant;
-import io.gantry.placement.kafka.PlacementService;
+import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.runtime.http.Problem;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
@@ -24,9 +24,9 @@ import java.util.concurrent.TimeUnit;
 @Controller("/v1/cluster")
 @ExecuteOn(TaskExecutors.BLOCKING)
 public class ClusterController {
-    private final PlacementService placement;
+    private final PlacementProcessor placement;
 
-    public ClusterController(PlacementService placement) {
+    public ClusterController(PlacementProcessor placement) {
         this.placement = placement;
     }
 

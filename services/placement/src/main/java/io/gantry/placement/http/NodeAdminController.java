@@ -1,6 +1,6 @@
 package io.gantry.placement.http;
 
-import io.gantry.placement.kafka.PlacementService;
+import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.Problem;
 import io.micronaut.core.annotation.Nullable;
@@ -25,9 +25,9 @@ import java.util.concurrent.TimeUnit;
 @Controller("/v1/admin/nodes/{nodeId}")
 @ExecuteOn(TaskExecutors.BLOCKING)
 public class NodeAdminController {
-    private final PlacementService placement;
+    private final PlacementProcessor placement;
 
-    public NodeAdminController(PlacementService placement) {
+    public NodeAdminController(PlacementProcessor placement) {
         this.placement = placement;
     }
 

@@ -3,7 +3,7 @@ package io.gantry.placement.http;
 import io.gantry.placement.core.Gpu;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.NodeView;
-import io.gantry.placement.kafka.PlacementService;
+import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.Problem;
 import io.micronaut.core.annotation.Nullable;
@@ -28,9 +28,9 @@ public class NodesController {
     /** What a tenant sees instead of another tenant's job id. */
     static final String OTHER_TENANT = "(another tenant)";
 
-    private final PlacementService placement;
+    private final PlacementProcessor placement;
 
-    public NodesController(PlacementService placement) {
+    public NodesController(PlacementProcessor placement) {
         this.placement = placement;
     }
 

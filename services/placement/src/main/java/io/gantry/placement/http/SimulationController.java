@@ -1,7 +1,7 @@
 package io.gantry.placement.http;
 
 import io.gantry.placement.backend.SimulatedBackend;
-import io.gantry.placement.kafka.PlacementService;
+import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.Problem;
 import io.micronaut.core.annotation.Nullable;
@@ -22,9 +22,9 @@ import java.util.concurrent.TimeUnit;
 @Controller("/v1/admin/simulation/nodes/{nodeId}")
 @ExecuteOn(TaskExecutors.BLOCKING)
 public class SimulationController {
-    private final PlacementService placement;
+    private final PlacementProcessor placement;
 
-    public SimulationController(PlacementService placement) {
+    public SimulationController(PlacementProcessor placement) {
         this.placement = placement;
     }
 

@@ -27,7 +27,7 @@ import io.gantry.placement.backend.VirtualClock;
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.ClusterState;
 import io.gantry.placement.core.DeferredGangs;
-import io.gantry.placement.core.Fact;
+import io.gantry.placement.core.PlacementFact;
 import io.gantry.placement.core.GangRequest;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.runtime.kafka.EventHandler;
@@ -120,9 +120,9 @@ public final class PlacementHandler implements EventHandler {
             seen(e.getOccurredAt());
             if (e.getPayload() instanceof JobRunStarted s) {
                 state.allocation(s.getAllocationId())
-                        .ifPresent(a -> state.replay(new Fact.RunStarted(a, s.getStartedAt())));
+                        .ifPresent(a -> state.replay(new PlacementFact.RunStarted(a, s.getStartedAt())));
             } else {
-                Fact f = Wire.fact(e);
+                PlacementFact f = WireMapping.fact(e);
                 if (f != null) {
                     state.replay(f);
                 }
@@ -131,7 +131,7 @@ public final class PlacementHandler implements EventHandler {
             seen(e.getOccurredAt());
             if (e.getPayload() instanceof NodeRegistered r) {
                 try {
-                    state.replay(new Fact.NodeRegistered(Wire.node(e.getNodeId(), r)));
+                    state.replay(new PlacementFact.NodeRegistered(WireMapping.node(e.getNodeId(), r)));
                 } catch (IllegalArgumentException bad) {
                     // a restore topic has no dead letter: skip it loudly, the node stays unknown
                     LOG.warn("ignoring the registration of node {}: {}", e.getNodeId(), bad.getMessage());
@@ -145,9 +145,9 @@ public final class PlacementHandler implements EventHandler {
             publishedTiers = tiers(c.getTiers()); // one key, one partition: the last read is the newest
         } else if (value instanceof NodeHealthEvent e) {
             if (e.getPayload() instanceof NodeFailed) {
-                state.replay(new Fact.NodeFailed(e.getNodeId()));
+                state.replay(new PlacementFact.NodeFailed(e.getNodeId()));
             } else if (e.getPayload() instanceof NodeRecovered) {
-                state.replay(new Fact.NodeRecovered(e.getNodeId()));
+                state.replay(new PlacementFact.NodeRecovered(e.getNodeId()));
             }
         } else if (value instanceof QueueJobEvent e && e.getPayload() instanceof JobDispatched d) {
             restoredDispatches.put(e.getJobId(), d);
@@ -181,12 +181,12 @@ public final class PlacementHandler implements EventHandler {
         restoredPreemptions.clear();
         List<ExecutionBackend.LiveRun> live = new ArrayList<>();
         for (Allocation a : state.liveAllocations()) {
-            RunPlan plan = Wire.plan(a);
+            RunPlan plan = WireMapping.plan(a);
             if (plan == null) {
                 // allocations written before TaskPlacement.runSeconds existed: the run time is in the dispatch
                 JobDispatched d = restoredDispatches.get(a.jobId());
                 JobSpec spec = d != null && d.getAttempt() == a.attempt() ? d.getSpec() : null;
-                plan = spec == null ? null : Wire.plan(spec);
+                plan = spec == null ? null : WireMapping.plan(spec);
             }
             live.add(new ExecutionBackend.LiveRun(a, plan));
         }
@@ -235,8 +235,8 @@ public final class PlacementHandler implements EventHandler {
             emit(state.preempt(e.getJobId(), p.getAttempt(), p.getGraceSeconds(), now), now, out);
         } else if (value instanceof QueueReservationEvent e) {
             if (e.getPayload() instanceof CapacityReservationRequested r) {
-                GangRequest gang = Wire.gang(e.getJobId(), r); // throws on a malformed spec before anything changes
-                List<Fact> facts = state.reserve(gang, now);
+                GangRequest gang = WireMapping.gang(e.getJobId(), r); // throws on a malformed spec before anything changes
+                List<PlacementFact> facts = state.reserve(gang, now);
                 if (facts.isEmpty()) {
                     LOG.info("no capacity reserved for job {} attempt {} (already reserved, placed, or it fits "
                             + "nowhere even when drained)", e.getJobId(), r.getAttempt());
@@ -278,15 +278,15 @@ public final class PlacementHandler implements EventHandler {
     }
 
     private void dispatch(String jobId, JobDispatched d, Instant now, Output out) {
-        GangRequest gang = Wire.gang(jobId, d); // throws on a malformed spec before anything changes
-        List<Fact> facts = state.dispatch(gang, now);
+        GangRequest gang = WireMapping.gang(jobId, d); // throws on a malformed spec before anything changes
+        List<PlacementFact> facts = state.dispatch(gang, now);
         // remembered so releases can tell the queue which parked gangs fit now
         deferredGangs.afterDispatch(gang, facts);
         emit(facts, now, out);
-        for (Fact f : facts) {
-            if (f instanceof Fact.AllocationGranted g) {
+        for (PlacementFact f : facts) {
+            if (f instanceof PlacementFact.AllocationGranted g) {
                 Allocation a = g.allocation();
-                Optional<RunOutcome> failure = backend.start(a, Wire.plan(d.getSpec()), now);
+                Optional<RunOutcome> failure = backend.start(a, WireMapping.plan(d.getSpec()), now);
                 if (failure.isPresent()) {
                     finish(failure.get(), now, out);
                 } else {
@@ -337,27 +337,27 @@ public final class PlacementHandler implements EventHandler {
     }
 
     /** Replays each fact, publishes the ones placement owns, and stops the tasks of every released allocation. */
-    private void emit(List<Fact> facts, Instant now, Output out) {
-        for (Fact f : facts) {
+    private void emit(List<PlacementFact> facts, Instant now, Output out) {
+        for (PlacementFact f : facts) {
             state.replay(f);
             dirty = true;
-            if (f instanceof Fact.NodeRegistered r) {
-                out.send(Topics.PLACEMENT_NODE_EVENTS, r.node().nodeId(), Wire.nodeRegistered(r.node(), now));
+            if (f instanceof PlacementFact.NodeRegistered r) {
+                out.send(Topics.PLACEMENT_NODE_EVENTS, r.node().nodeId(), WireMapping.nodeRegistered(r.node(), now));
                 continue;
             }
-            if (f instanceof Fact.PreemptionRequested p) {
+            if (f instanceof PlacementFact.PreemptionRequested p) {
                 backend.terminate(p.allocation().allocationId());
                 continue;
             }
             // a release carries the free capacity right after it, and which deferred gangs fit now, so the queue
             // wakes only gangs that could fit
-            boolean release = f instanceof Fact.AllocationReleased;
-            AllocationEvent event = Wire.allocationEvent(f, now, release ? state.freeCapacity() : List.of(),
+            boolean release = f instanceof PlacementFact.AllocationReleased;
+            AllocationEvent event = WireMapping.allocationEvent(f, now, release ? state.freeCapacity() : List.of(),
                     release ? state.checkDeferred(deferredGangs.oldestFirst(), now, DEFERRED_CHECKS) : List.of());
             if (event != null) {
                 out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), event);
             }
-            if (f instanceof Fact.AllocationReleased r) {
+            if (f instanceof PlacementFact.AllocationReleased r) {
                 backend.stop(r.allocation().allocationId());
             }
         }

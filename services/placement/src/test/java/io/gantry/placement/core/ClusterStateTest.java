@@ -38,9 +38,9 @@ class ClusterStateTest {
         Fixtures.Cluster cluster = Fixtures.Cluster.of(anH100Node("n1"), anH100Node("n2"));
         cluster.granted(aGang("busy").task("w", 1, 4));
 
-        List<Fact> facts = cluster.dispatch(aGang("j").task("w", 4, 4));
+        List<PlacementFact> facts = cluster.dispatch(aGang("j").task("w", 4, 4));
 
-        assertThat(facts).singleElement().isInstanceOf(Fact.PlacementDeferred.class);
+        assertThat(facts).singleElement().isInstanceOf(PlacementFact.PlacementDeferred.class);
         assertThat(cluster.held()).isEqualTo(Map.of("n1", List.of(0, 1, 2, 3)));
     }
 
@@ -52,11 +52,11 @@ class ClusterStateTest {
 
         assertThat(cluster.apply(cluster.state.runStarted(a.allocationId(), T0))).hasSize(1);
         assertThat(cluster.state.runStarted(a.allocationId(), T0)).as("started only once").isEmpty();
-        List<Fact> facts = cluster.apply(cluster.state.runEnded(a.allocationId(), RunResult.succeeded(end)));
+        List<PlacementFact> facts = cluster.apply(cluster.state.runEnded(a.allocationId(), RunResult.succeeded(end)));
 
         assertThat(facts).hasSize(2);
-        assertThat(facts.get(0)).isEqualTo(new Fact.RunSucceeded(a, end));
-        assertThat(facts.get(1)).isEqualTo(new Fact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, end));
+        assertThat(facts.get(0)).isEqualTo(new PlacementFact.RunSucceeded(a, end));
+        assertThat(facts.get(1)).isEqualTo(new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, end));
         assertThat(cluster.held()).isEmpty();
     }
 
@@ -65,11 +65,11 @@ class ClusterStateTest {
         Fixtures.Cluster cluster = Fixtures.Cluster.of(anH100Node("n1"));
         Allocation a = cluster.granted(aGang("j").task("w", 2, 1));
 
-        List<Fact> facts = cluster.apply(cluster.state.runEnded(a.allocationId(),
+        List<PlacementFact> facts = cluster.apply(cluster.state.runEnded(a.allocationId(),
                 RunResult.failed(3, "task w-1 exited with 3", T0.plusSeconds(5))));
 
-        assertThat(facts).containsExactly(new Fact.RunFailed(a, 3, "task w-1 exited with 3", T0.plusSeconds(5)),
-                new Fact.AllocationReleased(a, ReleaseCause.RUN_FAILED, T0.plusSeconds(5)));
+        assertThat(facts).containsExactly(new PlacementFact.RunFailed(a, 3, "task w-1 exited with 3", T0.plusSeconds(5)),
+                new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_FAILED, T0.plusSeconds(5)));
         assertThat(cluster.held()).isEmpty();
     }
 
@@ -78,9 +78,9 @@ class ClusterStateTest {
         Fixtures.Cluster cluster = Fixtures.Cluster.of(anH100Node("n1"));
         Allocation a = cluster.granted(aGang("j").task("w", 1, 8));
 
-        List<Fact> facts = cluster.apply(cluster.state.cancel("j", 1, T0.plusSeconds(9)));
+        List<PlacementFact> facts = cluster.apply(cluster.state.cancel("j", 1, T0.plusSeconds(9)));
 
-        assertThat(facts).containsExactly(new Fact.AllocationReleased(a, ReleaseCause.CANCELLED, T0.plusSeconds(9)));
+        assertThat(facts).containsExactly(new PlacementFact.AllocationReleased(a, ReleaseCause.CANCELLED, T0.plusSeconds(9)));
         assertThat(cluster.held()).isEmpty();
         assertThat(cluster.state.runEnded(a.allocationId(), RunResult.succeeded(T0.plusSeconds(10)))).isEmpty();
         assertThat(cluster.state.cancel("j", 1, T0.plusSeconds(11))).as("a second cancel").isEmpty();
@@ -103,12 +103,12 @@ class ClusterStateTest {
         assertThat(spanning.placements()).extracting(PlacedTask::nodeId).containsExactly("n1", "n2");
         Instant now = T0.plusSeconds(30);
 
-        List<Fact> facts = cluster.apply(cluster.state.nodeFailed("n2", now));
-        List<Fact> again = cluster.state.nodeFailed("n2", now);
+        List<PlacementFact> facts = cluster.apply(cluster.state.nodeFailed("n2", now));
+        List<PlacementFact> again = cluster.state.nodeFailed("n2", now);
 
-        assertThat(facts).containsExactly(new Fact.NodeFailed("n2"),
-                new Fact.AllocationReleased(spanning, ReleaseCause.NODE_FAILED, now));
-        assertThat(again).as("a repeated NodeFailed releases nothing more").containsExactly(new Fact.NodeFailed("n2"));
+        assertThat(facts).containsExactly(new PlacementFact.NodeFailed("n2"),
+                new PlacementFact.AllocationReleased(spanning, ReleaseCause.NODE_FAILED, now));
+        assertThat(again).as("a repeated NodeFailed releases nothing more").containsExactly(new PlacementFact.NodeFailed("n2"));
         assertThat(cluster.state.liveAllocations()).containsExactly(onlyN1, onlyN3);
         assertThat(cluster.held()).isEqualTo(Map.of("n1", List.of(0, 1, 2, 3), "n3", List.of(0, 1, 2, 3, 4, 5, 6, 7)));
         assertThat(cluster.state.snapshot().nodes()).filteredOn(n -> n.nodeId().equals("n2"))
@@ -118,7 +118,7 @@ class ClusterStateTest {
     @Test
     void aRecoveredNodeIsPlacedOnAgain() {
         Fixtures.Cluster cluster = Fixtures.Cluster.of(anH100Node("n1")).fail("n1");
-        assertThat(cluster.dispatch(aGang("j").task("w", 1, 1))).singleElement().isInstanceOf(Fact.PlacementDeferred.class);
+        assertThat(cluster.dispatch(aGang("j").task("w", 1, 1))).singleElement().isInstanceOf(PlacementFact.PlacementDeferred.class);
 
         cluster.apply(cluster.state.nodeRecovered("n1"));
 
@@ -172,7 +172,7 @@ class ClusterStateTest {
     void aDeferredAttemptIsPlacedWhenDispatchedAgainAfterCapacityFrees() {
         Fixtures.Cluster cluster = Fixtures.Cluster.of(anH100Node("n1"));
         cluster.granted(aGang("busy").task("w", 1, 8));
-        assertThat(cluster.dispatch(aGang("j").task("w", 1, 4))).singleElement().isInstanceOf(Fact.PlacementDeferred.class);
+        assertThat(cluster.dispatch(aGang("j").task("w", 1, 4))).singleElement().isInstanceOf(PlacementFact.PlacementDeferred.class);
 
         cluster.apply(cluster.state.cancel("busy", 1, T0));
 
@@ -182,19 +182,19 @@ class ClusterStateTest {
     @Test
     void replayingTheFactsInAnyCrossTopicOrderRebuildsTheSameInventory() {
         Fixtures.Cluster live = Fixtures.Cluster.of(anH100Node("n1"), anH100Node("n2"), anH100Node("n3"));
-        List<Fact> nodeFacts = new ArrayList<>();
-        live.state.nodes().forEach(n -> nodeFacts.add(new Fact.NodeRegistered(n)));
-        List<Fact> allocationFacts = new ArrayList<>();
+        List<PlacementFact> nodeFacts = new ArrayList<>();
+        live.state.nodes().forEach(n -> nodeFacts.add(new PlacementFact.NodeRegistered(n)));
+        List<PlacementFact> allocationFacts = new ArrayList<>();
         allocationFacts.addAll(live.dispatch(aGang("a").task("w", 1, 8)));
         allocationFacts.addAll(live.dispatch(aGang("b").task("w", 2, 4)));
-        List<Fact> failure = live.apply(live.state.nodeFailed("n1", T0));
-        List<Fact> healthFacts = failure.subList(0, 1);
+        List<PlacementFact> failure = live.apply(live.state.nodeFailed("n1", T0));
+        List<PlacementFact> healthFacts = failure.subList(0, 1);
         allocationFacts.addAll(failure.subList(1, failure.size()));
         allocationFacts.addAll(live.dispatch(aGang("c").task("w", 1, 2)));
 
         // each topic keeps its own order; across topics anything goes
-        List<List<Fact>> topics = List.of(allocationFacts, healthFacts, nodeFacts);
-        for (List<List<Fact>> order : permutations(topics)) {
+        List<List<PlacementFact>> topics = List.of(allocationFacts, healthFacts, nodeFacts);
+        for (List<List<PlacementFact>> order : permutations(topics)) {
             ClusterState restored = new ClusterState("simulated", new FirstFitPlacer());
             order.forEach(topic -> topic.forEach(restored::replay));
             assertThat(restored.snapshot()).as("order %s", order).isEqualTo(live.state.snapshot());

@@ -117,9 +117,9 @@ class FirstFitPlacementTest {
         d.before().accept(cluster);
         Map<String, List<Integer>> heldBefore = cluster.held();
 
-        List<Fact> facts = cluster.dispatch(d.gang());
+        List<PlacementFact> facts = cluster.dispatch(d.gang());
 
-        assertThat(facts).singleElement().isInstanceOfSatisfying(Fact.PlacementDeferred.class, f -> {
+        assertThat(facts).singleElement().isInstanceOfSatisfying(PlacementFact.PlacementDeferred.class, f -> {
             assertThat(f.reason()).isEqualTo(d.reason());
             assertThat(f.message()).contains(d.message());
         });

@@ -258,26 +258,26 @@ final class Fixtures {
             return c;
         }
 
-        List<Fact> apply(List<Fact> facts) {
+        List<PlacementFact> apply(List<PlacementFact> facts) {
             facts.forEach(state::replay);
             return facts;
         }
 
-        List<Fact> dispatch(GangBuilder gang) {
+        List<PlacementFact> dispatch(GangBuilder gang) {
             return apply(state.dispatch(gang.build(), T0));
         }
 
         Allocation granted(GangBuilder gang) {
-            List<Fact> facts = dispatch(gang);
-            if (facts.size() != 1 || !(facts.get(0) instanceof Fact.AllocationGranted g)) {
+            List<PlacementFact> facts = dispatch(gang);
+            if (facts.size() != 1 || !(facts.get(0) instanceof PlacementFact.AllocationGranted g)) {
                 throw new AssertionError("expected a grant, got " + facts);
             }
             return g.allocation();
         }
 
         PlacementDecision.Deferred deferred(GangBuilder gang) {
-            List<Fact> facts = dispatch(gang);
-            if (facts.size() != 1 || !(facts.get(0) instanceof Fact.PlacementDeferred d)) {
+            List<PlacementFact> facts = dispatch(gang);
+            if (facts.size() != 1 || !(facts.get(0) instanceof PlacementFact.PlacementDeferred d)) {
                 throw new AssertionError("expected a deferral, got " + facts);
             }
             return new PlacementDecision.Deferred(d.reason(), d.message());

@@ -77,8 +77,8 @@ class GpuShareProperties {
         return state;
     }
 
-    private static List<Fact> run(ClusterState state, Op op, int step) {
-        List<Fact> facts;
+    private static List<PlacementFact> run(ClusterState state, Op op, int step) {
+        List<PlacementFact> facts;
         if (op instanceof Dispatch d) {
             facts = state.dispatch(new GangRequest(d.jobId(), "t", 1 + step, List.of(d.task())), T0.plusSeconds(step));
         } else {
@@ -147,8 +147,8 @@ class GpuShareProperties {
         ClusterState state = start(s);
         for (int i = 0; i < s.ops().size(); i++) {
             InventorySnapshot before = state.snapshot();
-            List<Fact> facts = run(state, s.ops().get(i), i);
-            if (facts.size() == 1 && facts.get(0) instanceof Fact.AllocationGranted g) {
+            List<PlacementFact> facts = run(state, s.ops().get(i), i);
+            if (facts.size() == 1 && facts.get(0) instanceof PlacementFact.AllocationGranted g) {
                 state.cancel(g.allocation().jobId(), g.allocation().attempt(), T0).forEach(state::replay);
                 assertThat(state.snapshot()).isEqualTo(before);
                 assertThat(state.freeCapacity())
@@ -162,9 +162,9 @@ class GpuShareProperties {
     void theSameInputsGiveTheSameSharesAndReplayingThemRebuildsTheState(@ForAll("scenarios") Scenario s) {
         ClusterState first = start(s);
         ClusterState second = start(s);
-        List<Fact> all = new ArrayList<>();
+        List<PlacementFact> all = new ArrayList<>();
         for (int i = 0; i < s.ops().size(); i++) {
-            List<Fact> facts = run(first, s.ops().get(i), i);
+            List<PlacementFact> facts = run(first, s.ops().get(i), i);
             assertThat(run(second, s.ops().get(i), i)).isEqualTo(facts);
             all.addAll(facts);
         }

@@ -48,9 +48,9 @@ class OverflowSafeTimeTest {
 
         assertThat(a.timeLimitSeconds()).as("the grant says what the job asked for").isEqualTo(limit);
         assertThat(c.state.expire(T0.plus(Duration.ofDays(365L * 10_000)))).as("ten thousand years on").isEmpty();
-        List<Fact> ended = c.apply(c.state.runEnded(a.allocationId(), RunResult.succeeded(T0.plusSeconds(30))));
-        assertThat(ended).containsExactly(new Fact.RunSucceeded(a, T0.plusSeconds(30)),
-                new Fact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, T0.plusSeconds(30)));
+        List<PlacementFact> ended = c.apply(c.state.runEnded(a.allocationId(), RunResult.succeeded(T0.plusSeconds(30))));
+        assertThat(ended).containsExactly(new PlacementFact.RunSucceeded(a, T0.plusSeconds(30)),
+                new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, T0.plusSeconds(30)));
         assertThat(c.held()).isEmpty();
         assertThat(c.state.pendingDeadlines()).as("the limit's deadline went with the release").isZero();
     }
@@ -64,9 +64,9 @@ class OverflowSafeTimeTest {
         c.apply(c.state.preempt("j", 1, Integer.MAX_VALUE, T0));
         c.apply(c.state.preempt("j", 1, 30, T0)); // the first deadline stands; a huge grace must not throw either
         assertThat(c.state.expire(T0.plusSeconds(1_000_000))).isEmpty();
-        List<Fact> ended = c.apply(c.state.cancel("j", 1, T0.plusSeconds(40)));
+        List<PlacementFact> ended = c.apply(c.state.cancel("j", 1, T0.plusSeconds(40)));
 
-        assertThat(ended).containsExactly(new Fact.AllocationReleased(a, ReleaseCause.CANCELLED, T0.plusSeconds(40)));
+        assertThat(ended).containsExactly(new PlacementFact.AllocationReleased(a, ReleaseCause.CANCELLED, T0.plusSeconds(40)));
         assertThat(c.state.pendingDeadlines()).isZero();
     }
 
@@ -77,14 +77,14 @@ class OverflowSafeTimeTest {
         started(c, aGang("open").task("w", 1, 8));
         started(c, aGang("a").task("w", 1, 4).timeLimit(limit));
 
-        List<Fact> reserved = c.apply(c.state.reserve(aGang("R").task("w", 1, 8).build(), T0));
+        List<PlacementFact> reserved = c.apply(c.state.reserve(aGang("R").task("w", 1, 8).build(), T0));
 
         assertThat(reserved).as("one node is drained for R").singleElement()
-                .isInstanceOfSatisfying(Fact.NodeRegistered.class, f -> assertThat(f.node().reservedFor()).isEqualTo("R"));
+                .isInstanceOfSatisfying(PlacementFact.NodeRegistered.class, f -> assertThat(f.node().reservedFor()).isEqualTo("R"));
         assertThat(c.state.estimate("R", T0)).as("a limit past the end of time is none in practice: unknown")
                 .isNull();
-        List<Fact> backfill = c.apply(c.state.dispatch(aGang("huge").task("w", 1, 4).timeLimit(limit).build(), T0));
-        assertThat(backfill).singleElement().isInstanceOfSatisfying(Fact.PlacementDeferred.class,
+        List<PlacementFact> backfill = c.apply(c.state.dispatch(aGang("huge").task("w", 1, 4).timeLimit(limit).build(), T0));
+        assertThat(backfill).singleElement().isInstanceOfSatisfying(PlacementFact.PlacementDeferred.class,
                 d -> assertThat(d.reason()).isEqualTo(DeferralCause.RESERVED));
     }
 

@@ -86,9 +86,9 @@ class PlacementProperties {
     }
 
     /** Runs one op the way the adapter does: decide, then replay every fact. Returns the facts. */
-    private static List<Fact> run(ClusterState state, Op op, int step) {
+    private static List<PlacementFact> run(ClusterState state, Op op, int step) {
         var now = T0.plusSeconds(step);
-        List<Fact> facts;
+        List<PlacementFact> facts;
         if (op instanceof Dispatch d) {
             facts = state.dispatch(new GangRequest(d.jobId(), "t", d.attempt(), d.tasks()), now);
         } else if (op instanceof Cancel c) {
@@ -115,8 +115,8 @@ class PlacementProperties {
     void aGpuIsNeverAllocatedTwiceAndOnlyOnHealthyNodesThatHaveIt(@ForAll("scenarios") Scenario s) {
         ClusterState state = start(s);
         for (int i = 0; i < s.ops().size(); i++) {
-            for (Fact f : run(state, s.ops().get(i), i)) {
-                if (f instanceof Fact.AllocationGranted g) {
+            for (PlacementFact f : run(state, s.ops().get(i), i)) {
+                if (f instanceof PlacementFact.AllocationGranted g) {
                     for (PlacedTask p : g.allocation().placements()) {
                         assertThat(state.isHealthy(p.nodeId())).isTrue();
                     }
@@ -144,10 +144,10 @@ class PlacementProperties {
         for (int i = 0; i < s.ops().size(); i++) {
             Op op = s.ops().get(i);
             InventorySnapshot before = state.snapshot();
-            List<Fact> facts = run(state, op, i);
+            List<PlacementFact> facts = run(state, op, i);
             if (op instanceof Dispatch d && !facts.isEmpty()) {
                 assertThat(facts).hasSize(1);
-                if (facts.get(0) instanceof Fact.AllocationGranted g) {
+                if (facts.get(0) instanceof PlacementFact.AllocationGranted g) {
                     int replicas = d.tasks().stream().mapToInt(TaskGroup::replicas).sum();
                     assertThat(g.allocation().placements()).hasSize(replicas);
                     for (PlacedTask p : g.allocation().placements()) {
@@ -170,8 +170,8 @@ class PlacementProperties {
         for (int i = 0; i < s.ops().size(); i++) {
             Op op = s.ops().get(i);
             InventorySnapshot before = state.snapshot();
-            List<Fact> facts = run(state, op, i);
-            if (facts.size() == 1 && facts.get(0) instanceof Fact.AllocationGranted g) {
+            List<PlacementFact> facts = run(state, op, i);
+            if (facts.size() == 1 && facts.get(0) instanceof PlacementFact.AllocationGranted g) {
                 state.cancel(g.allocation().jobId(), g.allocation().attempt(), T0).forEach(state::replay);
                 assertThat(state.snapshot()).isEqualTo(before);
                 facts.forEach(state::replay); // put it back and go on
@@ -183,9 +183,9 @@ class PlacementProperties {
     void theSameInputsAlwaysGiveTheSameFactsAndReplayingThemRebuildsTheState(@ForAll("scenarios") Scenario s) {
         ClusterState first = start(s);
         ClusterState second = start(s);
-        List<Fact> all = new ArrayList<>();
+        List<PlacementFact> all = new ArrayList<>();
         for (int i = 0; i < s.ops().size(); i++) {
-            List<Fact> facts = run(first, s.ops().get(i), i);
+            List<PlacementFact> facts = run(first, s.ops().get(i), i);
             assertThat(run(second, s.ops().get(i), i)).isEqualTo(facts);
             all.addAll(facts);
         }

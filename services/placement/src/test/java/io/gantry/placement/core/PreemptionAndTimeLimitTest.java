@@ -38,13 +38,13 @@ class PreemptionAndTimeLimitTest {
         Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
         Allocation a = live(c, "j");
 
-        List<Fact> asked = c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
+        List<PlacementFact> asked = c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
 
-        assertThat(asked).containsExactly(new Fact.PreemptionRequested(a, T0.plusSeconds(130)));
+        assertThat(asked).containsExactly(new PlacementFact.PreemptionRequested(a, T0.plusSeconds(130)));
         assertThat(c.state.expire(T0.plusSeconds(129))).as("not before the grace period ends").isEmpty();
-        List<Fact> facts = c.apply(c.state.expire(T0.plusSeconds(131)));
+        List<PlacementFact> facts = c.apply(c.state.expire(T0.plusSeconds(131)));
         assertThat(facts).as("no outcome, only the release, at the deadline itself")
-                .containsExactly(new Fact.AllocationReleased(a, ReleaseCause.PREEMPTED, T0.plusSeconds(130)));
+                .containsExactly(new PlacementFact.AllocationReleased(a, ReleaseCause.PREEMPTED, T0.plusSeconds(130)));
         assertThat(c.held()).isEmpty();
         assertThat(c.state.pendingDeadlines()).isZero();
     }
@@ -55,10 +55,10 @@ class PreemptionAndTimeLimitTest {
         Allocation a = live(c, "j");
         c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
 
-        List<Fact> facts = c.apply(c.state.runEnded(a.allocationId(), RunResult.succeeded(T0.plusSeconds(110))));
+        List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(), RunResult.succeeded(T0.plusSeconds(110))));
 
-        assertThat(facts).containsExactly(new Fact.RunSucceeded(a, T0.plusSeconds(110)),
-                new Fact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, T0.plusSeconds(110)));
+        assertThat(facts).containsExactly(new PlacementFact.RunSucceeded(a, T0.plusSeconds(110)),
+                new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, T0.plusSeconds(110)));
         assertThat(c.state.expire(T0.plusSeconds(200))).as("the deadline went with the release").isEmpty();
     }
 
@@ -68,25 +68,25 @@ class PreemptionAndTimeLimitTest {
         Allocation a = live(c, "j");
         c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
 
-        List<Fact> facts = c.apply(c.state.runEnded(a.allocationId(),
+        List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(),
                 RunResult.failed(143, "task w-0 exited with 143", T0.plusSeconds(104))));
 
-        assertThat(facts).containsExactly(new Fact.AllocationReleased(a, ReleaseCause.PREEMPTED, T0.plusSeconds(104)));
+        assertThat(facts).containsExactly(new PlacementFact.AllocationReleased(a, ReleaseCause.PREEMPTED, T0.plusSeconds(104)));
     }
 
     static Stream<Arguments> ignoredPreemptions() {
         return Stream.of(
                 Arguments.of(Named.of("a repeated JobPreempted (with another grace)",
-                        (Function<ClusterState, List<Fact>>) s -> s.preempt("j", 1, 5, T0.plusSeconds(101)))),
+                        (Function<ClusterState, List<PlacementFact>>) s -> s.preempt("j", 1, 5, T0.plusSeconds(101)))),
                 Arguments.of(Named.of("a JobPreempted of another attempt",
-                        (Function<ClusterState, List<Fact>>) s -> s.preempt("j", 2, 30, T0.plusSeconds(101)))),
+                        (Function<ClusterState, List<PlacementFact>>) s -> s.preempt("j", 2, 30, T0.plusSeconds(101)))),
                 Arguments.of(Named.of("a JobPreempted of an unknown job",
-                        (Function<ClusterState, List<Fact>>) s -> s.preempt("nope", 1, 30, T0.plusSeconds(101)))));
+                        (Function<ClusterState, List<PlacementFact>>) s -> s.preempt("nope", 1, 30, T0.plusSeconds(101)))));
     }
 
     @ParameterizedTest(name = "{0} changes nothing")
     @MethodSource("ignoredPreemptions")
-    void stalePreemptionsAreIgnored(Function<ClusterState, List<Fact>> again) {
+    void stalePreemptionsAreIgnored(Function<ClusterState, List<PlacementFact>> again) {
         Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
         c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
 
@@ -108,7 +108,7 @@ class PreemptionAndTimeLimitTest {
         Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
 
         assertThat(c.state.preempt("j", 1, 10, T0.minusSeconds(3600)))
-                .containsExactly(new Fact.PreemptionRequested(live(c, "j"), T0.plusSeconds(10)));
+                .containsExactly(new PlacementFact.PreemptionRequested(live(c, "j"), T0.plusSeconds(10)));
     }
 
     @Test
@@ -121,12 +121,12 @@ class PreemptionAndTimeLimitTest {
         c.apply(c.state.runStarted(a.allocationId(), started));
 
         assertThat(c.state.expire(started.plusSeconds(3599))).isEmpty();
-        List<Fact> facts = c.apply(c.state.expire(started.plusSeconds(3600).plusMillis(150)));
+        List<PlacementFact> facts = c.apply(c.state.expire(started.plusSeconds(3600).plusMillis(150)));
 
         Instant limit = started.plusSeconds(3600);
         assertThat(facts).containsExactly(
-                new Fact.RunFailed(a, null, "time limit 3600 s reached", limit, FailureCause.TIME_LIMIT),
-                new Fact.AllocationReleased(a, ReleaseCause.TIME_LIMIT, limit));
+                new PlacementFact.RunFailed(a, null, "time limit 3600 s reached", limit, FailureCause.TIME_LIMIT),
+                new PlacementFact.AllocationReleased(a, ReleaseCause.TIME_LIMIT, limit));
         assertThat(c.state.liveAllocations()).isEmpty();
     }
 
@@ -137,14 +137,14 @@ class PreemptionAndTimeLimitTest {
         c.apply(c.state.preempt("j", 1, 60, T0.plusSeconds(30)));
 
         assertThat(c.state.expire(T0.plusSeconds(500)))
-                .containsExactly(new Fact.AllocationReleased(a, ReleaseCause.PREEMPTED, T0.plusSeconds(90)));
+                .containsExactly(new PlacementFact.AllocationReleased(a, ReleaseCause.PREEMPTED, T0.plusSeconds(90)));
     }
 
     @Test
     void replayingTheFactsRebuildsPendingGracePeriodsAndTimeLimits() {
         Fixtures.Cluster live = Fixtures.Cluster.topology(anH100Node("n1"));
-        List<Fact> all = new ArrayList<>();
-        live.state.nodes().forEach(n -> all.add(new Fact.NodeRegistered(n)));
+        List<PlacementFact> all = new ArrayList<>();
+        live.state.nodes().forEach(n -> all.add(new PlacementFact.NodeRegistered(n)));
         all.addAll(live.dispatch(aGang("a").task("w", 1, 2).timeLimit(50)));
         all.addAll(live.apply(live.state.runStarted(live(live, "a").allocationId(), T0)));
         all.addAll(live.dispatch(aGang("b").task("w", 1, 2)));
@@ -154,7 +154,7 @@ class PreemptionAndTimeLimitTest {
         all.forEach(restored::replay);
 
         assertThat(restored.expire(T0.plusSeconds(100))).isEqualTo(live.state.expire(T0.plusSeconds(100)))
-                .extracting(f -> f.getClass().getSimpleName() + (f instanceof Fact.AllocationReleased r ? " " + r.reason() : ""))
+                .extracting(f -> f.getClass().getSimpleName() + (f instanceof PlacementFact.AllocationReleased r ? " " + r.reason() : ""))
                 .containsExactly("AllocationReleased PREEMPTED", "RunFailed", "AllocationReleased TIME_LIMIT");
     }
 

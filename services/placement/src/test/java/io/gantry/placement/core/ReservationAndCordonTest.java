@@ -28,18 +28,18 @@ class ReservationAndCordonTest {
         return a;
     }
 
-    private static List<Fact> dispatchAt(Fixtures.Cluster c, Fixtures.GangBuilder gang, Instant at) {
+    private static List<PlacementFact> dispatchAt(Fixtures.Cluster c, Fixtures.GangBuilder gang, Instant at) {
         return c.apply(c.state.dispatch(gang.build(), at));
     }
 
-    private static Fact.PlacementDeferred deferral(List<Fact> facts) {
-        assertThat(facts).hasSize(1).first().isInstanceOf(Fact.PlacementDeferred.class);
-        return (Fact.PlacementDeferred) facts.get(0);
+    private static PlacementFact.PlacementDeferred deferral(List<PlacementFact> facts) {
+        assertThat(facts).hasSize(1).first().isInstanceOf(PlacementFact.PlacementDeferred.class);
+        return (PlacementFact.PlacementDeferred) facts.get(0);
     }
 
-    private static Allocation grant(List<Fact> facts) {
-        assertThat(facts).first().isInstanceOf(Fact.AllocationGranted.class);
-        return ((Fact.AllocationGranted) facts.get(0)).allocation();
+    private static Allocation grant(List<PlacementFact> facts) {
+        assertThat(facts).first().isInstanceOf(PlacementFact.AllocationGranted.class);
+        return ((PlacementFact.AllocationGranted) facts.get(0)).allocation();
     }
 
     private static List<String> nodesOf(Allocation a) {
@@ -134,8 +134,8 @@ class ReservationAndCordonTest {
     void backfillThatWouldOutlastTheDrainIsDeferredReservedNamingTheJobAndTheEstimate() {
         Fixtures.Cluster c = drainingOneNode();
 
-        Fact.PlacementDeferred tooLong = deferral(dispatchAt(c, aGang("c").task("w", 1, 4).timeLimit(900), T0));
-        Fact.PlacementDeferred noLimit = deferral(dispatchAt(c, aGang("d").task("w", 1, 4), T0));
+        PlacementFact.PlacementDeferred tooLong = deferral(dispatchAt(c, aGang("c").task("w", 1, 4).timeLimit(900), T0));
+        PlacementFact.PlacementDeferred noLimit = deferral(dispatchAt(c, aGang("d").task("w", 1, 4), T0));
 
         assertThat(tooLong.reason()).isEqualTo(DeferralCause.RESERVED);
         assertThat(tooLong.message()).isEqualTo("would fit only on capacity reserved for job R (node n1, drain est. "
@@ -167,19 +167,19 @@ class ReservationAndCordonTest {
         c.apply(c.state.reserve(starving.build(), T0));
         assertThat(c.state.reservation("R").orElseThrow().nodes()).containsExactly("n1", "n4");
 
-        Fact.PlacementDeferred waiting = deferral(dispatchAt(c, starving, T0));
+        PlacementFact.PlacementDeferred waiting = deferral(dispatchAt(c, starving, T0));
         assertThat(waiting.reason()).isEqualTo(DeferralCause.DRAINING);
         assertThat(waiting.message()).isEqualTo("reserved: waiting for node drain of rack P1/S3 (est. 12 min)");
         assertThat(deferral(dispatchAt(c, aGang("small").task("w", 1, 8), T0)).reason())
                 .as("the free node of the drained rack is kept for R").isEqualTo(DeferralCause.RESERVED);
 
-        List<Fact> expired = c.apply(c.state.expire(T0.plusSeconds(720)));
-        assertThat(expired).contains(new Fact.AllocationReleased(blocker, ReleaseCause.TIME_LIMIT, T0.plusSeconds(720)));
-        List<Fact> facts = dispatchAt(c, starving, T0.plusSeconds(721));
+        List<PlacementFact> expired = c.apply(c.state.expire(T0.plusSeconds(720)));
+        assertThat(expired).contains(new PlacementFact.AllocationReleased(blocker, ReleaseCause.TIME_LIMIT, T0.plusSeconds(720)));
+        List<PlacementFact> facts = dispatchAt(c, starving, T0.plusSeconds(721));
 
         assertThat(nodesOf(grant(facts))).containsExactly("n1", "n4");
         assertThat(facts.subList(1, facts.size())).as("the grant ends the reservation on the nodes' registrations")
-                .allSatisfy(f -> assertThat(((Fact.NodeRegistered) f).node().reservedFor()).isNull());
+                .allSatisfy(f -> assertThat(((PlacementFact.NodeRegistered) f).node().reservedFor()).isNull());
         assertThat(c.state.reservations()).isEmpty();
     }
 
@@ -192,7 +192,7 @@ class ReservationAndCordonTest {
         c.apply(c.state.runEnded(c.state.liveAllocation("b").orElseThrow().allocationId(),
                 RunResult.succeeded(T0.plusSeconds(10))));
 
-        List<Fact> facts = dispatchAt(c, aGang("R").task("w", 1, 8), T0.plusSeconds(10));
+        List<PlacementFact> facts = dispatchAt(c, aGang("R").task("w", 1, 8), T0.plusSeconds(10));
 
         assertThat(nodesOf(grant(facts))).containsExactly("n2");
         assertThat(c.state.reservations()).isEmpty();
@@ -202,14 +202,14 @@ class ReservationAndCordonTest {
     static Stream<Arguments> endings() {
         return Stream.of(
                 Arguments.of(Named.of("CapacityReservationCancelled ends it",
-                        (java.util.function.Function<ClusterState, List<Fact>>) s -> s.cancelReservation("R", 1))),
+                        (java.util.function.Function<ClusterState, List<PlacementFact>>) s -> s.cancelReservation("R", 1))),
                 Arguments.of(Named.of("cancelling the job ends it",
-                        (java.util.function.Function<ClusterState, List<Fact>>) s -> s.cancel("R", 1, T0))));
+                        (java.util.function.Function<ClusterState, List<PlacementFact>>) s -> s.cancel("R", 1, T0))));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("endings")
-    void cancellationEndsTheReservationAndFreesTheDrainedNodes(java.util.function.Function<ClusterState, List<Fact>> end) {
+    void cancellationEndsTheReservationAndFreesTheDrainedNodes(java.util.function.Function<ClusterState, List<PlacementFact>> end) {
         Fixtures.Cluster c = drainingOneNode();
         assertThat(deferral(dispatchAt(c, aGang("d").task("w", 1, 4), T0)).reason()).isEqualTo(DeferralCause.RESERVED);
 
@@ -234,9 +234,9 @@ class ReservationAndCordonTest {
     void aRestartRebuildsTheReservationFromTheRecordedFactsInAnyOrder() {
         Fixtures.Cluster live = Fixtures.Cluster.topology(anH100Node("n1").rack("P1", "S3"),
                 anH100Node("n2").rack("P1", "S4"));
-        List<Fact> log = new ArrayList<>();
+        List<PlacementFact> log = new ArrayList<>();
         for (NodeSpec n : live.state.nodes()) {
-            log.add(new Fact.NodeRegistered(n));
+            log.add(new PlacementFact.NodeRegistered(n));
         }
         log.addAll(live.dispatch(aGang("a").task("w", 1, 8).timeLimit(600)));
         log.addAll(live.dispatch(aGang("b").task("w", 1, 8).timeLimit(6000)));
@@ -244,8 +244,8 @@ class ReservationAndCordonTest {
 
         // cross-topic order is not kept: the allocation topic is read back before the node topic
         ClusterState restored = new ClusterState(Fixtures.SIM, new TopologyPlacer());
-        log.stream().filter(f -> !(f instanceof Fact.NodeRegistered)).forEach(restored::replay);
-        log.stream().filter(f -> f instanceof Fact.NodeRegistered).forEach(restored::replay);
+        log.stream().filter(f -> !(f instanceof PlacementFact.NodeRegistered)).forEach(restored::replay);
+        log.stream().filter(f -> f instanceof PlacementFact.NodeRegistered).forEach(restored::replay);
         // the backend re-registers every node at start, without control labels: the drain must survive it
         for (NodeSpec n : live.state.nodes()) {
             restored.register(n.withLabels(java.util.Map.of())).forEach(restored::replay);
@@ -279,7 +279,7 @@ class ReservationAndCordonTest {
         Fixtures.Cluster c = Fixtures.Cluster.topology(anH100Node("n1"), anH100Node("n2"));
         c.apply(c.state.cordon("n2", true));
 
-        Fact.PlacementDeferred d = deferral(c.dispatch(aGang("g").task("w", 2, 8)));
+        PlacementFact.PlacementDeferred d = deferral(c.dispatch(aGang("g").task("w", 2, 8)));
 
         assertThat(d.reason()).isEqualTo(DeferralCause.CORDONED);
         assertThat(d.message()).isEqualTo("would fit only with cordoned nodes (n2)");

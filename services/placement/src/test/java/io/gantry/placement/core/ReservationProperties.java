@@ -64,9 +64,9 @@ class ReservationProperties {
     }
 
     /** Runs the world, checking every invariant after every step; returns every fact in order. */
-    static List<Fact> run(World w) {
+    static List<PlacementFact> run(World w) {
         ClusterState state = new ClusterState("simulated", new TopologyPlacer(w.policy(), Map.of()));
-        List<Fact> all = new ArrayList<>();
+        List<PlacementFact> all = new ArrayList<>();
         List<NodeSpec> nodes = nodes(w);
         nodes.forEach(n -> apply(state, state.register(n), all));
         Instant now = Fixtures.T0;
@@ -77,12 +77,12 @@ class ReservationProperties {
             switch (s.kind()) {
                 case DISPATCH -> dispatch(state, gang(s), now, all);
                 case RESERVE -> {
-                    List<Fact> facts = state.reserve(gang(s), now);
+                    List<PlacementFact> facts = state.reserve(gang(s), now);
                     Set<String> unavailable = new TreeSet<>();
                     state.reservations().forEach(r -> unavailable.addAll(r.nodes()));
                     nodes.stream().map(NodeSpec::nodeId).filter(state::isCordoned).forEach(unavailable::add);
-                    for (Fact f : facts) {
-                        String id = ((Fact.NodeRegistered) f).node().nodeId();
+                    for (PlacementFact f : facts) {
+                        String id = ((PlacementFact.NodeRegistered) f).node().nodeId();
                         assertThat(unavailable).as("a drain takes no cordoned or already reserved node")
                                 .doesNotContain(id);
                     }
@@ -98,7 +98,7 @@ class ReservationProperties {
         return all;
     }
 
-    private static void dispatch(ClusterState state, GangRequest gang, Instant now, List<Fact> all) {
+    private static void dispatch(ClusterState state, GangRequest gang, Instant now, List<PlacementFact> all) {
         InventorySnapshot before = state.snapshot();
         Map<String, CapacityReservation> reservedOn = new HashMap<>();
         Map<String, Instant> estimates = new HashMap<>();
@@ -108,12 +108,12 @@ class ReservationProperties {
         }
         Set<String> cordoned = new TreeSet<>();
         before.nodes().stream().map(NodeView::nodeId).filter(state::isCordoned).forEach(cordoned::add);
-        List<Fact> facts = state.dispatch(gang, now);
+        List<PlacementFact> facts = state.dispatch(gang, now);
         apply(state, facts, all);
         if (facts.isEmpty()) {
             return;
         }
-        if (facts.get(0) instanceof Fact.AllocationGranted g) {
+        if (facts.get(0) instanceof PlacementFact.AllocationGranted g) {
             state.runStarted(g.allocation().allocationId(), now).forEach(state::replay);
             all.addAll(state.runStarted(g.allocation().allocationId(), now));
             for (PlacedTask p : g.allocation().placements()) {
@@ -135,7 +135,7 @@ class ReservationProperties {
         }
     }
 
-    private static void apply(ClusterState state, List<Fact> facts, List<Fact> all) {
+    private static void apply(ClusterState state, List<PlacementFact> facts, List<PlacementFact> all) {
         facts.forEach(state::replay);
         all.addAll(facts);
     }
@@ -149,14 +149,14 @@ class ReservationProperties {
     @Property(tries = 100)
     void theSameInputsGiveTheSameFactsAndReplayInAnyCrossTopicOrderRebuildsReservationsAndCordons(
             @ForAll("worlds") World w) {
-        List<Fact> facts = run(w);
+        List<PlacementFact> facts = run(w);
         assertThat(run(w)).isEqualTo(facts);
 
         ClusterState live = new ClusterState("simulated", new TopologyPlacer(w.policy(), Map.of()));
         facts.forEach(live::replay);
         ClusterState restored = new ClusterState("simulated", new TopologyPlacer(w.policy(), Map.of()));
-        facts.stream().filter(f -> !(f instanceof Fact.NodeRegistered)).forEach(restored::replay);
-        facts.stream().filter(f -> f instanceof Fact.NodeRegistered).forEach(restored::replay);
+        facts.stream().filter(f -> !(f instanceof PlacementFact.NodeRegistered)).forEach(restored::replay);
+        facts.stream().filter(f -> f instanceof PlacementFact.NodeRegistered).forEach(restored::replay);
         // the backend re-registers every node at start without control labels
         nodes(w).forEach(n -> restored.register(n).forEach(restored::replay));
 

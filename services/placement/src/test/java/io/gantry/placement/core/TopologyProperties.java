@@ -54,9 +54,9 @@ class TopologyProperties {
     }
 
     /** Runs the world, checking after every step; returns every fact in order. */
-    static List<Fact> run(World w) {
+    static List<PlacementFact> run(World w) {
         ClusterState state = new ClusterState("simulated", new TopologyPlacer(w.policy(), Map.of()));
-        List<Fact> all = new ArrayList<>();
+        List<PlacementFact> all = new ArrayList<>();
         Map<String, NodeSpec> byId = new HashMap<>();
         for (NodeSpec n : nodes(w)) {
             byId.put(n.nodeId(), n);
@@ -68,10 +68,10 @@ class TopologyProperties {
             InventorySnapshot before = state.snapshot();
             GangRequest gang = new GangRequest(id, "t", 1, List.of(new TaskGroup("w", j.replicas(), j.gpus(), null,
                     1_000, 1_024)), Topology.required(j.required()), null, j.policy());
-            List<Fact> facts = state.dispatch(gang, Fixtures.T0);
+            List<PlacementFact> facts = state.dispatch(gang, Fixtures.T0);
             apply(state, facts, all);
-            Fact f = facts.get(0);
-            if (f instanceof Fact.AllocationGranted g) {
+            PlacementFact f = facts.get(0);
+            if (f instanceof PlacementFact.AllocationGranted g) {
                 Allocation a = g.allocation();
                 assertThat(a.placements()).hasSize(j.replicas()); // all
                 assertThat(a.totalGpus()).isEqualTo(j.replicas() * j.gpus());
@@ -88,7 +88,7 @@ class TopologyProperties {
         return all;
     }
 
-    private static void apply(ClusterState state, List<Fact> facts, List<Fact> all) {
+    private static void apply(ClusterState state, List<PlacementFact> facts, List<PlacementFact> all) {
         facts.forEach(state::replay);
         all.addAll(facts);
     }
@@ -155,8 +155,8 @@ class TopologyProperties {
             GangRequest gang = new GangRequest("j" + i++, "t", 1, List.of(new TaskGroup("w", j.replicas(), j.gpus(),
                     null, 1_000, 1_024)), Topology.required(j.required()), null, j.policy());
             PlacementDecision full = state.placer().place(state.snapshot(), gang);
-            List<Fact> facts = state.dispatch(gang, Fixtures.T0);
-            if (facts.get(0) instanceof Fact.AllocationGranted g) {
+            List<PlacementFact> facts = state.dispatch(gang, Fixtures.T0);
+            if (facts.get(0) instanceof PlacementFact.AllocationGranted g) {
                 assertThat(full).isInstanceOf(PlacementDecision.Placed.class);
                 assertThat(((PlacementDecision.Placed) full).placements().stream().map(PlacedTask::gpuIndices).toList())
                         .isEqualTo(g.allocation().placements().stream().map(PlacedTask::gpuIndices).toList());

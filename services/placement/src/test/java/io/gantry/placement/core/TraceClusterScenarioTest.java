@@ -88,9 +88,9 @@ class TraceClusterScenarioTest {
             int maxRackFree = state.inventory().rackSummaries().stream().mapToInt(Inventory.RackSummary::freeGpus)
                     .max().orElse(0);
             String id = "j" + i;
-            List<Fact> facts = state.dispatch(new GangRequest(id, "t", 1, List.of(task)), Fixtures.T0);
+            List<PlacementFact> facts = state.dispatch(new GangRequest(id, "t", 1, List.of(task)), Fixtures.T0);
             facts.forEach(state::replay);
-            if (facts.get(0) instanceof Fact.AllocationGranted g) {
+            if (facts.get(0) instanceof PlacementFact.AllocationGranted g) {
                 live.add(id);
                 if (gang && task.totalGpus() <= maxRackFree) {
                     eligible++;
@@ -121,9 +121,9 @@ class TraceClusterScenarioTest {
                 }
                 TaskGroup t = new TaskGroup("pod", 1, gpus, f[5].isBlank() ? null : f[5], Integer.parseInt(f[1]),
                         Long.parseLong(f[2]));
-                List<Fact> facts = state.dispatch(new GangRequest(f[0], "t", 1, List.of(t)), Fixtures.T0);
+                List<PlacementFact> facts = state.dispatch(new GangRequest(f[0], "t", 1, List.of(t)), Fixtures.T0);
                 facts.forEach(state::replay);
-                placed[policy.ordinal()] += facts.get(0) instanceof Fact.AllocationGranted ? 1 : 0;
+                placed[policy.ordinal()] += facts.get(0) instanceof PlacementFact.AllocationGranted ? 1 : 0;
             }
             TopologyProperties.assertNoDeviceTwice(state);
             fragmentation[policy.ordinal()] = state.inventory().fragmentation(List.of(1, 2, 4, 8));

@@ -7,7 +7,7 @@ import io.gantry.events.JobSpec;
 import io.gantry.events.NodeRegistered;
 import io.gantry.events.TaskSpec;
 import io.gantry.placement.core.Allocation;
-import io.gantry.placement.core.Fact;
+import io.gantry.placement.core.PlacementFact;
 import io.gantry.placement.core.Gpu;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacedTask;
@@ -31,14 +31,14 @@ class WireRdmaAndPolicyTest {
         NodeSpec node = new NodeSpec("n1", "simulated", List.of(new Gpu(0, "H100", 81_920)), 1000, 1024,
                 Map.of("rack", "r1", NodeSpec.CORDONED_LABEL, "true"), List.of(), List.of(new RdmaNic("mlx5_0", 0, 0, 400)));
 
-        NodeRegistered wire = (NodeRegistered) Wire.nodeRegistered(node, T0).getPayload();
+        NodeRegistered wire = (NodeRegistered) WireMapping.nodeRegistered(node, T0).getPayload();
 
         assertThat(wire.getRdmaNics()).singleElement().satisfies(n -> {
             assertThat(n.getName()).isEqualTo("mlx5_0");
             assertThat(n.getGbps()).isEqualTo(400);
         });
-        assertThat(Wire.node("n1", wire)).isEqualTo(node);
-        assertThat(Wire.node("n1", wire).cordoned()).isTrue();
+        assertThat(WireMapping.node("n1", wire)).isEqualTo(node);
+        assertThat(WireMapping.node("n1", wire).cordoned()).isTrue();
     }
 
     @Test
@@ -47,10 +47,10 @@ class WireRdmaAndPolicyTest {
                 List.of("mlx5_0"));
         Allocation a = new Allocation("a1", "j", "vision", 1, List.of(p), T0, "simulated");
 
-        AllocationEvent e = Wire.allocationEvent(new Fact.AllocationGranted(a), T0);
+        AllocationEvent e = WireMapping.allocationEvent(new PlacementFact.AllocationGranted(a), T0);
 
         assertThat(((AllocationGranted) e.getPayload()).getPlacements().get(0).getRdmaNics()).containsExactly("mlx5_0");
-        assertThat(((Fact.AllocationGranted) Wire.fact(e)).allocation()).isEqualTo(a);
+        assertThat(((PlacementFact.AllocationGranted) WireMapping.fact(e)).allocation()).isEqualTo(a);
     }
 
     private static JobDispatched dispatched(String policy) {
@@ -62,10 +62,10 @@ class WireRdmaAndPolicyTest {
 
     @Test
     void theJobsPlacementPolicyReachesTheGangAndAnUnknownOneIsRefused() {
-        assertThat(Wire.gang("j", dispatched("spread")).policy()).isEqualTo(PlacementPolicy.SPREAD);
-        assertThat(Wire.gang("j", dispatched("binpack")).policy()).isEqualTo(PlacementPolicy.BINPACK);
-        assertThat(Wire.gang("j", dispatched(null)).policy()).isNull();
-        assertThatThrownBy(() -> Wire.gang("j", dispatched("random")))
+        assertThat(WireMapping.gang("j", dispatched("spread")).policy()).isEqualTo(PlacementPolicy.SPREAD);
+        assertThat(WireMapping.gang("j", dispatched("binpack")).policy()).isEqualTo(PlacementPolicy.BINPACK);
+        assertThat(WireMapping.gang("j", dispatched(null)).policy()).isNull();
+        assertThatThrownBy(() -> WireMapping.gang("j", dispatched("random")))
                 .hasMessage("spec.placementPolicy must be binpack or spread, was random");
     }
 }

@@ -73,7 +73,7 @@ public class AdminConfigController {
         if (!caller.admin()) {
             return forbidden();
         }
-        QueueEventHandler.ConfigStatus s = onLoop((h, out) -> h.configStatus());
+        QueueHandler.ConfigStatus s = onLoop((h, out) -> h.configStatus());
         if (wantsYaml(request) && s.current() != null) {
             return HttpResponse.ok(s.current().yaml().getBytes(StandardCharsets.UTF_8))
                     .contentType(MediaType.of(YAML + ";charset=utf-8"));
@@ -189,7 +189,7 @@ public class AdminConfigController {
                 List.of());
     }
 
-    private <T> T onLoop(java.util.function.BiFunction<QueueEventHandler, io.gantry.runtime.kafka.Output, T> command)
+    private <T> T onLoop(java.util.function.BiFunction<QueueHandler, io.gantry.runtime.kafka.Output, T> command)
             throws Exception {
         try {
             return queue.command(command);

@@ -25,7 +25,7 @@ import java.util.function.Function;
 @Context
 public class QueueProcessor implements AutoCloseable {
     private final EventProcessor processor;
-    private volatile QueueEventHandler handler;
+    private volatile QueueHandler handler;
 
     public QueueProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
                           @Value("${gantry.kafka.partitions:1}") int partitions,
@@ -37,7 +37,7 @@ public class QueueProcessor implements AutoCloseable {
         LiveConfig.startup(config, LiveConfig.readHistory(bootstrap), clock.instant(), false);
         this.processor = EventProcessor.builder(Service.QUEUE, bootstrap)
                 .loop(loop(config, () -> TopicReader.readAll(bootstrap, Topics.QUEUE_CONFIG_EVENTS), clock)
-                        .observed(h -> handler = (QueueEventHandler) h))
+                        .observed(h -> handler = (QueueHandler) h))
                 .partitions(partitions)
                 .clock(clock)
                 .build()
@@ -56,7 +56,7 @@ public class QueueProcessor implements AutoCloseable {
                 List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS),
                 Duration.ofSeconds(1),
                 // a fresh core each time the loop (re)starts: state always comes from the committed topics
-                () -> new QueueEventHandler(LiveConfig.startup(config, LiveConfig.history(configHistory.get()),
+                () -> new QueueHandler(LiveConfig.startup(config, LiveConfig.history(configHistory.get()),
                         clock.instant(), true), config, clock));
     }
 
@@ -71,7 +71,7 @@ public class QueueProcessor implements AutoCloseable {
     }
 
     /** Runs {@code command} on the loop thread against the current handler, with an output in its transaction. */
-    <T> T command(java.util.function.BiFunction<QueueEventHandler, io.gantry.runtime.kafka.Output, T> command)
+    <T> T command(java.util.function.BiFunction<QueueHandler, io.gantry.runtime.kafka.Output, T> command)
             throws InterruptedException, ExecutionException, TimeoutException {
         return processor.<T>submit(out -> command.apply(handler, out)).get(30, TimeUnit.SECONDS);
     }

@@ -23,8 +23,8 @@ import java.util.UUID;
  * Feeds the core: restores it from {@code queue.job-events}, turns each input record into an {@link Input} and
  * publishes the facts {@link QueueCore#apply} returns (the core has already replayed them).
  */
-final class QueueEventHandler implements EventHandler {
-    private static final Logger LOG = LoggerFactory.getLogger(QueueEventHandler.class);
+final class QueueHandler implements EventHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(QueueHandler.class);
 
     private final QueueCore core;
     private final Clock clock;
@@ -39,7 +39,7 @@ final class QueueEventHandler implements EventHandler {
     /** SHA-256 of the file text last looked at, applied or not, so a bad edit is reported once. */
     private String fileSha;
 
-    QueueEventHandler(LiveConfig.Startup startup, QueueConfig settings, Clock clock) {
+    QueueHandler(LiveConfig.Startup startup, QueueConfig settings, Clock clock) {
         this.core = new QueueCore(startup.config());
         this.clock = clock;
         this.settings = settings;

@@ -22,7 +22,7 @@ import io.gantry.events.TopologyConstraint;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.DeferralCause;
-import io.gantry.placement.core.Fact;
+import io.gantry.placement.core.PlacementFact;
 import io.gantry.placement.core.FreeCapacity;
 import io.gantry.placement.core.GangRequest;
 import io.gantry.placement.core.Gpu;
@@ -43,8 +43,8 @@ import java.util.Map;
 import java.util.UUID;
 
 /** Maps between the Avro records on the wire and the core's types. No decisions here. */
-public final class Wire {
-    private Wire() {
+public final class WireMapping {
+    private WireMapping() {
     }
 
     static GangRequest gang(String jobId, JobDispatched d) {
@@ -117,47 +117,47 @@ public final class Wire {
     // ------------------------------------------------------------ core -> wire
 
     /** The envelope for a placement-owned fact, or null for facts placement only learns (node health). */
-    static AllocationEvent allocationEvent(Fact fact, Instant now) {
+    static AllocationEvent allocationEvent(PlacementFact fact, Instant now) {
         return allocationEvent(fact, now, List.of());
     }
 
     /** As above; a release carries {@code free}, the free capacity right after it. */
-    static AllocationEvent allocationEvent(Fact fact, Instant now, List<FreeCapacity> free) {
+    static AllocationEvent allocationEvent(PlacementFact fact, Instant now, List<FreeCapacity> free) {
         return allocationEvent(fact, now, free, List.of());
     }
 
     /** As above, with the deferred gangs checked against the capacity right after the release. */
-    static AllocationEvent allocationEvent(Fact fact, Instant now, List<FreeCapacity> free,
+    static AllocationEvent allocationEvent(PlacementFact fact, Instant now, List<FreeCapacity> free,
                                            List<io.gantry.placement.core.ClusterState.DeferredCheck> checks) {
         String jobId;
         Object payload;
-        if (fact instanceof Fact.AllocationGranted f) {
+        if (fact instanceof PlacementFact.AllocationGranted f) {
             Allocation a = f.allocation();
             jobId = a.jobId();
             payload = AllocationGranted.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setPlacements(placements(a)).setGrantedAt(a.grantedAt())
                     .setBackend(a.backend()).setTimeLimitSeconds(a.timeLimitSeconds()).build();
-        } else if (fact instanceof Fact.PlacementDeferred f) {
+        } else if (fact instanceof PlacementFact.PlacementDeferred f) {
             jobId = f.jobId();
             payload = PlacementDeferred.newBuilder().setTenant(f.tenant()).setAttempt(f.attempt())
                     .setReason(DeferralReason.valueOf(f.reason().name())).setMessage(f.message()).build();
-        } else if (fact instanceof Fact.RunStarted f) {
+        } else if (fact instanceof PlacementFact.RunStarted f) {
             Allocation a = f.allocation();
             jobId = a.jobId();
             payload = JobRunStarted.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setStartedAt(f.startedAt()).build();
-        } else if (fact instanceof Fact.RunSucceeded f) {
+        } else if (fact instanceof PlacementFact.RunSucceeded f) {
             Allocation a = f.allocation();
             jobId = a.jobId();
             payload = JobRunSucceeded.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setFinishedAt(f.finishedAt()).build();
-        } else if (fact instanceof Fact.RunFailed f) {
+        } else if (fact instanceof PlacementFact.RunFailed f) {
             Allocation a = f.allocation();
             jobId = a.jobId();
             payload = JobRunFailed.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setFinishedAt(f.finishedAt()).setExitCode(f.exitCode())
                     .setMessage(f.message()).setReason(FailureReason.valueOf(f.reason().name())).build();
-        } else if (fact instanceof Fact.AllocationReleased f) {
+        } else if (fact instanceof PlacementFact.AllocationReleased f) {
             Allocation a = f.allocation();
             jobId = a.jobId();
             payload = AllocationReleased.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
@@ -226,18 +226,18 @@ public final class Wire {
     // ------------------------------------------------------------ wire -> core (restore)
 
     /** The fact an event of placement's own allocation topic records. */
-    static Fact fact(AllocationEvent e) {
+    static PlacementFact fact(AllocationEvent e) {
         Object p = e.getPayload();
         if (p instanceof AllocationGranted g) {
-            return new Fact.AllocationGranted(allocation(e.getJobId(), g.getAllocationId(), g.getTenant(),
+            return new PlacementFact.AllocationGranted(allocation(e.getJobId(), g.getAllocationId(), g.getTenant(),
                     g.getAttempt(), g.getPlacements(), g.getGrantedAt(), g.getBackend(), g.getTimeLimitSeconds()));
         }
         if (p instanceof PlacementDeferred d) {
-            return new Fact.PlacementDeferred(e.getJobId(), d.getTenant(), d.getAttempt(),
+            return new PlacementFact.PlacementDeferred(e.getJobId(), d.getTenant(), d.getAttempt(),
                     DeferralCause.valueOf(d.getReason().name()), d.getMessage());
         }
         if (p instanceof AllocationReleased r) {
-            return new Fact.AllocationReleased(allocation(e.getJobId(), r.getAllocationId(), r.getTenant(),
+            return new PlacementFact.AllocationReleased(allocation(e.getJobId(), r.getAllocationId(), r.getTenant(),
                     r.getAttempt(), r.getPlacements(), r.getGrantedAt(), r.getBackend(), null),
                     ReleaseCause.valueOf(r.getReason().name()), r.getReleasedAt());
         }

@@ -17,7 +17,7 @@ import java.util.stream.Collectors;
  * @param message    a human sentence where the event has one, else null
  * @param placements for AllocationGranted: where each task replica was placed; else empty
  */
-public record JobFact(String eventId, Instant occurredAt, Kind kind, Integer attempt, String reason, String message,
+public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integer attempt, String reason, String message,
                       List<Placement> placements) {
 
     /** Every event kind that concerns a job, named as on the wire. */
@@ -55,27 +55,27 @@ public record JobFact(String eventId, Instant occurredAt, Kind kind, Integer att
     /** The release reason that means the run was interrupted by a node failure rather than ended. */
     public static final String NODE_FAILED = "NODE_FAILED";
 
-    public JobFact {
+    public AdmissionFact {
         Objects.requireNonNull(eventId, "eventId");
         Objects.requireNonNull(occurredAt, "occurredAt");
         Objects.requireNonNull(kind, "kind");
         placements = placements == null ? List.of() : List.copyOf(placements);
     }
 
-    public static JobFact of(String eventId, Instant occurredAt, Kind kind, Integer attempt) {
-        return new JobFact(eventId, occurredAt, kind, attempt, null, null, List.of());
+    public static AdmissionFact of(String eventId, Instant occurredAt, Kind kind, Integer attempt) {
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, null, null, List.of());
     }
 
-    public JobFact withReason(String r) {
-        return new JobFact(eventId, occurredAt, kind, attempt, r, message, placements);
+    public AdmissionFact withReason(String r) {
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, r, message, placements);
     }
 
-    public JobFact withMessage(String m) {
-        return new JobFact(eventId, occurredAt, kind, attempt, reason, m, placements);
+    public AdmissionFact withMessage(String m) {
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, m, placements);
     }
 
-    public JobFact withPlacements(List<Placement> p) {
-        return new JobFact(eventId, occurredAt, kind, attempt, reason, message, p);
+    public AdmissionFact withPlacements(List<Placement> p) {
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, message, p);
     }
 
     public int attemptOrZero() {

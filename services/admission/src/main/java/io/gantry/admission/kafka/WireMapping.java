@@ -1,7 +1,7 @@
 package io.gantry.admission.kafka;
 
-import io.gantry.admission.core.JobFact;
-import io.gantry.admission.core.JobFact.Kind;
+import io.gantry.admission.core.AdmissionFact;
+import io.gantry.admission.core.AdmissionFact.Kind;
 import io.gantry.admission.core.JobSpec;
 import io.gantry.admission.core.Placement;
 import io.gantry.admission.core.TaskSpec;
@@ -41,8 +41,8 @@ import java.time.Instant;
 import java.util.List;
 
 /** Wire records to core types and back. No decisions: a payload this code does not know is an error. */
-public final class AvroMapping {
-    private AvroMapping() {
+public final class WireMapping {
+    private WireMapping() {
     }
 
     public static io.gantry.events.JobSpec toAvro(JobSpec spec) {
@@ -125,12 +125,12 @@ public final class AvroMapping {
         String id = e.getEventId();
         Instant at = e.getOccurredAt();
         if (e.getPayload() instanceof JobSubmitted p) {
-            return new JobEvent(e.getJobId(), p.getTenant(), JobFact.of(id, at, Kind.JOB_SUBMITTED, null),
+            return new JobEvent(e.getJobId(), p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_SUBMITTED, null),
                     fromAvro(p.getSpec()), at, source);
         }
         if (e.getPayload() instanceof JobCancelRequested p) {
             return new JobEvent(e.getJobId(), p.getTenant(),
-                    JobFact.of(id, at, Kind.JOB_CANCEL_REQUESTED, null).withMessage("requested by " + p.getRequestedBy()),
+                    AdmissionFact.of(id, at, Kind.JOB_CANCEL_REQUESTED, null).withMessage("requested by " + p.getRequestedBy()),
                     null, null, source);
         }
         throw unknown(e.getPayload());
@@ -143,31 +143,31 @@ public final class AvroMapping {
         Object payload = e.getPayload();
         if (payload instanceof JobQueued p) {
             String again = p.getRequeuedBecause() == null ? "" : "; queued again: " + p.getRequeuedBecause();
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_QUEUED, p.getAttempt())
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_QUEUED, p.getAttempt())
                     .withMessage(p.getGpus() + " GPUs" + again), fromAvro(p.getSpec()), p.getSubmittedAt(), source);
         }
         if (payload instanceof JobWaiting p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_WAITING, p.getAttempt())
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_WAITING, p.getAttempt())
                     .withReason(p.getReason().name()).withMessage(p.getMessage()), null, null, source);
         }
         if (payload instanceof JobDispatched p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_DISPATCHED, p.getAttempt())
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_DISPATCHED, p.getAttempt())
                     .withMessage(p.getGpus() + " GPUs"), fromAvro(p.getSpec()), null, source);
         }
         if (payload instanceof QuotaReleased p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.QUOTA_RELEASED, p.getAttempt())
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.QUOTA_RELEASED, p.getAttempt())
                     .withMessage(p.getGpus() + " GPUs: " + p.getReason()), null, null, source);
         }
         if (payload instanceof JobSucceeded p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_SUCCEEDED, p.getAttempt()),
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_SUCCEEDED, p.getAttempt()),
                     null, null, source);
         }
         if (payload instanceof JobFailed p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_FAILED, p.getAttempt())
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_FAILED, p.getAttempt())
                     .withReason(p.getReason().name()).withMessage(p.getMessage()), null, null, source);
         }
         if (payload instanceof JobCancelled p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_CANCELLED, p.getAttempt())
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_CANCELLED, p.getAttempt())
                     .withMessage("requested by " + p.getRequestedBy()), null, null, source);
         }
         throw unknown(payload);
@@ -179,29 +179,29 @@ public final class AvroMapping {
         String job = e.getJobId();
         Object payload = e.getPayload();
         if (payload instanceof AllocationGranted p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.ALLOCATION_GRANTED, p.getAttempt())
-                    .withPlacements(p.getPlacements().stream().map(AvroMapping::placement).toList()),
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.ALLOCATION_GRANTED, p.getAttempt())
+                    .withPlacements(p.getPlacements().stream().map(WireMapping::placement).toList()),
                     null, null, source);
         }
         if (payload instanceof PlacementDeferred p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.PLACEMENT_DEFERRED, p.getAttempt())
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.PLACEMENT_DEFERRED, p.getAttempt())
                     .withReason(p.getReason().name()).withMessage(p.getMessage()), null, null, source);
         }
         if (payload instanceof JobRunStarted p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_RUN_STARTED, p.getAttempt())
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_RUN_STARTED, p.getAttempt())
                     .withMessage("allocation " + p.getAllocationId()), null, null, source);
         }
         if (payload instanceof JobRunSucceeded p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_RUN_SUCCEEDED, p.getAttempt()),
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_RUN_SUCCEEDED, p.getAttempt()),
                     null, null, source);
         }
         if (payload instanceof JobRunFailed p) {
             String exit = p.getExitCode() == null ? "" : " (exit code " + p.getExitCode() + ")";
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.JOB_RUN_FAILED, p.getAttempt())
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_RUN_FAILED, p.getAttempt())
                     .withReason(p.getReason().name()).withMessage(p.getMessage() + exit), null, null, source);
         }
         if (payload instanceof AllocationReleased p) {
-            return new JobEvent(job, p.getTenant(), JobFact.of(id, at, Kind.ALLOCATION_RELEASED, p.getAttempt())
+            return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.ALLOCATION_RELEASED, p.getAttempt())
                     .withReason(p.getReason().name()), null, null, source);
         }
         throw unknown(payload);
@@ -213,12 +213,12 @@ public final class AvroMapping {
         Object payload = e.getPayload();
         if (payload instanceof JobRequeued p) {
             return new JobEvent(e.getJobId(), p.getTenant(),
-                    JobFact.of(id, at, Kind.JOB_REQUEUED, p.getInterruptedAttempt()).withMessage(p.getMessage()),
+                    AdmissionFact.of(id, at, Kind.JOB_REQUEUED, p.getInterruptedAttempt()).withMessage(p.getMessage()),
                     null, null, source);
         }
         if (payload instanceof JobRecoveryAbandoned p) {
             return new JobEvent(e.getJobId(), p.getTenant(),
-                    JobFact.of(id, at, Kind.JOB_RECOVERY_ABANDONED, p.getInterruptedAttempt())
+                    AdmissionFact.of(id, at, Kind.JOB_RECOVERY_ABANDONED, p.getInterruptedAttempt())
                             .withMessage(p.getMessage()), null, null, source);
         }
         throw unknown(payload);

@@ -29,8 +29,8 @@ import java.util.function.Function;
  * then consumes the queue's job, preemption and capacity-reservation events and recovery's node events.
  */
 @Context
-public class PlacementService implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(PlacementService.class);
+public class PlacementProcessor implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PlacementProcessor.class);
 
     private final EventProcessor processor;
     private final ExecutionBackend backend;
@@ -38,7 +38,7 @@ public class PlacementService implements AutoCloseable {
     private final List<Integer> typicalGpus;
     private volatile PlacementHandler current;
 
-    public PlacementService(@Value("${kafka.bootstrap.servers}") String bootstrap,
+    public PlacementProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
                             @Value("${gantry.kafka.partitions:1}") int partitions,
                             @Value("${gantry.placement.tick-interval:200ms}") Duration tickInterval,
                             ExecutionBackend backend, VirtualClock clock, GangPlacer placer,

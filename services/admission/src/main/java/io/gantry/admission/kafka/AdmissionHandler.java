@@ -22,7 +22,7 @@ import io.gantry.schemas.Topics;
  * processor (re)start: limits and catalog are rebuilt from the beginning of their topics each time, the read
  * model is in PostgreSQL and needs no rebuilding.
  */
-final class ReadModelHandler implements EventHandler {
+final class AdmissionHandler implements EventHandler {
     private static final int MAX_ID_LENGTH = 64;
 
     private final JobStore store;
@@ -30,7 +30,7 @@ final class ReadModelHandler implements EventHandler {
     private final NodeCatalog nodes = new NodeCatalog();
     private SchedulingCatalog catalog = SchedulingCatalog.unknown();
 
-    ReadModelHandler(JobStore store, ClusterLimitsHolder limits) {
+    AdmissionHandler(JobStore store, ClusterLimitsHolder limits) {
         this.store = store;
         this.limits = limits;
     }
@@ -38,11 +38,11 @@ final class ReadModelHandler implements EventHandler {
     @Override
     public void restore(Topic<?> topic, String key, Object value) {
         if (value instanceof NodeEvent e && e.getPayload() instanceof NodeRegistered r) {
-            nodes.register(e.getNodeId(), AvroMapping.gpuModels(r));
+            nodes.register(e.getNodeId(), WireMapping.gpuModels(r));
         } else if (value instanceof QueueConfigEvent e) {
-            catalog = AvroMapping.withQueueConfig(catalog, e);
+            catalog = WireMapping.withQueueConfig(catalog, e);
         } else if (value instanceof PlacementConfigEvent e) {
-            catalog = AvroMapping.withPlacementConfig(catalog, e);
+            catalog = WireMapping.withPlacementConfig(catalog, e);
         }
     }
 
@@ -56,18 +56,18 @@ final class ReadModelHandler implements EventHandler {
     public void handle(Topic<?> topic, String key, Object value, Output out) {
         if (value instanceof NodeEvent e) {
             if (e.getPayload() instanceof NodeRegistered r) {
-                nodes.register(e.getNodeId(), AvroMapping.gpuModels(r));
+                nodes.register(e.getNodeId(), WireMapping.gpuModels(r));
                 limits.publish(nodes.limits());
             }
             return;
         }
         if (value instanceof QueueConfigEvent e) {
-            catalog = AvroMapping.withQueueConfig(catalog, e);
+            catalog = WireMapping.withQueueConfig(catalog, e);
             limits.publish(catalog);
             return;
         }
         if (value instanceof PlacementConfigEvent e) {
-            catalog = AvroMapping.withPlacementConfig(catalog, e);
+            catalog = WireMapping.withPlacementConfig(catalog, e);
             limits.publish(catalog);
             return;
         }
@@ -83,16 +83,16 @@ final class ReadModelHandler implements EventHandler {
     private static JobEvent toJobEvent(Topic<?> topic, Object value) {
         String source = topic.name();
         if (value instanceof AdmissionJobEvent e) {
-            return AvroMapping.fromAdmission(e, source);
+            return WireMapping.fromAdmission(e, source);
         }
         if (value instanceof QueueJobEvent e) {
-            return AvroMapping.fromQueue(e, source);
+            return WireMapping.fromQueue(e, source);
         }
         if (value instanceof AllocationEvent e) {
-            return AvroMapping.fromPlacement(e, source);
+            return WireMapping.fromPlacement(e, source);
         }
         if (value instanceof RecoveryJobEvent e) {
-            return AvroMapping.fromRecovery(e, source);
+            return WireMapping.fromRecovery(e, source);
         }
         throw new IllegalArgumentException("unexpected record " + value.getClass().getName() + " on " + topic);
     }

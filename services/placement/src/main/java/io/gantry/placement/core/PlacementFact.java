@@ -7,35 +7,35 @@ import java.util.Objects;
  * Something that happened, which {@link ClusterState#replay} applies. Placement writes all of them except
  * {@link NodeFailed} and {@link NodeRecovered}, which recovery writes and placement only learns.
  */
-public sealed interface Fact {
+public sealed interface PlacementFact {
 
-    record NodeRegistered(NodeSpec node) implements Fact {
+    record NodeRegistered(NodeSpec node) implements PlacementFact {
         public NodeRegistered {
             Objects.requireNonNull(node, "node");
         }
     }
 
-    record NodeFailed(String nodeId) implements Fact {
+    record NodeFailed(String nodeId) implements PlacementFact {
     }
 
-    record NodeRecovered(String nodeId) implements Fact {
+    record NodeRecovered(String nodeId) implements PlacementFact {
     }
 
-    record AllocationGranted(Allocation allocation) implements Fact {
+    record AllocationGranted(Allocation allocation) implements PlacementFact {
     }
 
     record PlacementDeferred(String jobId, String tenant, int attempt, DeferralCause reason, String message)
-            implements Fact {
+            implements PlacementFact {
     }
 
-    record RunStarted(Allocation allocation, Instant startedAt) implements Fact {
+    record RunStarted(Allocation allocation, Instant startedAt) implements PlacementFact {
     }
 
-    record RunSucceeded(Allocation allocation, Instant finishedAt) implements Fact {
+    record RunSucceeded(Allocation allocation, Instant finishedAt) implements PlacementFact {
     }
 
     record RunFailed(Allocation allocation, Integer exitCode, String message, Instant finishedAt, FailureCause reason)
-            implements Fact {
+            implements PlacementFact {
         public RunFailed {
             reason = reason == null ? FailureCause.RUN_FAILED : reason;
         }
@@ -51,7 +51,7 @@ public sealed interface Fact {
      * {@code PREEMPTED} at {@code deadline} unless the run ends before. Not published (it is derived from
      * {@code queue.preemption-events}, which is read back at restore).
      */
-    record PreemptionRequested(Allocation allocation, Instant deadline) implements Fact {
+    record PreemptionRequested(Allocation allocation, Instant deadline) implements PlacementFact {
         public PreemptionRequested {
             Objects.requireNonNull(allocation, "allocation");
             Objects.requireNonNull(deadline, "deadline");
@@ -59,6 +59,6 @@ public sealed interface Fact {
     }
 
     /** The whole held interval, so billing needs nothing else. */
-    record AllocationReleased(Allocation allocation, ReleaseCause reason, Instant releasedAt) implements Fact {
+    record AllocationReleased(Allocation allocation, ReleaseCause reason, Instant releasedAt) implements PlacementFact {
     }
 }

@@ -16,18 +16,18 @@ import java.time.Duration;
  * its beginning on every (re)start before any input is handled; after that, new registrations arrive as input.
  */
 @Context
-public class ReadModelProcessor implements AutoCloseable {
+public class AdmissionProcessor implements AutoCloseable {
     private final EventProcessor processor;
 
-    public ReadModelProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
+    public AdmissionProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
                               @Value("${gantry.kafka.partitions:1}") int partitions,
                               JobStore store, ClusterLimitsHolder limits) {
         this.processor = EventProcessor.builder(Service.ADMISSION, bootstrap)
                 .transactional(false)
-                .inputs(ReadModelHandler.inputs())
-                .restoreFrom(ReadModelHandler.restoreTopics())
+                .inputs(AdmissionHandler.inputs())
+                .restoreFrom(AdmissionHandler.restoreTopics())
                 .partitions(partitions)
-                .handler(() -> new ReadModelHandler(store, limits))
+                .handler(() -> new AdmissionHandler(store, limits))
                 .build()
                 .start();
     }
