@@ -2,6 +2,7 @@ package io.gantry.schemas;
 
 import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.AllocationEvent;
+import io.gantry.events.CheckpointEvent;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.NodeHeartbeatEvent;
@@ -22,6 +23,9 @@ public final class Topics {
 
     public static final Topic<AdmissionJobEvent> ADMISSION_JOB_EVENTS =
             new Topic<>("admission.job-events", Service.ADMISSION, "jobId", AdmissionJobEvent.class);
+    /** Checkpoints the runs reported (with their run token), in order per job. */
+    public static final Topic<CheckpointEvent> ADMISSION_CHECKPOINT_EVENTS =
+            new Topic<>("admission.checkpoint-events", Service.ADMISSION, "jobId", CheckpointEvent.class);
     public static final Topic<QueueJobEvent> QUEUE_JOB_EVENTS =
             new Topic<>("queue.job-events", Service.QUEUE, "jobId", QueueJobEvent.class);
     /** Runs the queue asks placement to stop (preemption); a topic of its own so v1 readers of the lifecycle stay valid. */
@@ -58,7 +62,7 @@ public final class Topics {
 
     /** The event topics, in pipeline order. */
     public static List<Topic<?>> eventTopics() {
-        return List.of(ADMISSION_JOB_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
+        return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
                 QUEUE_CONFIG_EVENTS,
                 PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_CONFIG_EVENTS, PLACEMENT_NODE_EVENTS,
                 PLACEMENT_HEARTBEAT_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS, BILLING_USAGE_EVENTS);

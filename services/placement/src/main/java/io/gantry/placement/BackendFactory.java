@@ -131,7 +131,9 @@ public class BackendFactory {
                              @Value("${gantry.placement.local.work-dir:}") String workDir,
                              @Value("${gantry.placement.local.run-as:nobody}") String runAs,
                              @Value("${gantry.placement.local.rdma-nics:}") String rdmaNics,
-                             @Value("${gantry.placement.local.pin-cpus:false}") boolean pinCpus) throws IOException {
+                             @Value("${gantry.placement.local.pin-cpus:false}") boolean pinCpus,
+                             @Value("${gantry.placement.local.api-url:http://127.0.0.1:8080}") String apiUrl)
+            throws IOException {
         if (SimulatedBackend.NAME.equals(backendName)) {
             List<NodeSpec> nodes;
             try {
@@ -169,7 +171,7 @@ public class BackendFactory {
         LocalBackend.RunAs as = root ? LocalBackend.resolveRunAs(runAs) : null;
         LOG.warn("the local backend runs tenants' commands on this host (work dir {}, {})", dir,
                 as == null ? "as " + System.getProperty("user.name") : "as " + runAs + " via setpriv");
-        return new LocalBackend(node, dir, as, clock, pinCpus);
+        return new LocalBackend(node, dir, as, clock, pinCpus, apiUrl);
     }
 
     /** {@code mlx5_0:0:0:200,mlx5_1:0:1:200}: name, NUMA socket, PCIe switch (-1: none), Gbit/s. */

@@ -184,6 +184,8 @@ class PlacementIntegrationTest implements TestPropertyProvider {
                 .containsExactly("AllocationGranted", "JobRunStarted", "JobRunSucceeded", "AllocationReleased");
         AllocationGranted granted = (AllocationGranted) payloads.get(0);
         assertThat(granted.getBackend()).isEqualTo("simulated");
+        assertThat(granted.getRunTokenSha256()).as("the hash of the run's own token, never the token")
+                .matches("[0-9a-f]{64}");
         assertThat(granted.getAttempt()).isEqualTo(1);
         assertThat(granted.getPlacements()).hasSize(2).allSatisfy(p -> {
             assertThat(p.getGpuIndices()).hasSize(4);

@@ -56,14 +56,21 @@ public final class LocalBackend implements ExecutionBackend {
 
     /** @param pinCpus run each task under {@code taskset -c <its cpuSet>} (the cores must exist on this host) */
     public LocalBackend(NodeSpec node, Path workDir, RunAs runAs, Clock clock, boolean pinCpus) {
+        this(node, workDir, runAs, clock, pinCpus, null);
+    }
+
+    /** @param apiUrl the public API the tasks report to (GANTRY_API_URL), or null to tell them none */
+    public LocalBackend(NodeSpec node, Path workDir, RunAs runAs, Clock clock, boolean pinCpus, String apiUrl) {
         this.node = node;
         this.workDir = workDir;
         this.runAs = runAs;
         this.clock = clock;
         this.pinCpus = pinCpus;
+        this.apiUrl = apiUrl;
     }
 
     private final boolean pinCpus;
+    private final String apiUrl;
 
     /** Resolves {@code user} from /etc/passwd, so setpriv gets numeric ids; falls back to the name. */
     public static RunAs resolveRunAs(String user) {
@@ -171,6 +178,7 @@ public final class LocalBackend implements ExecutionBackend {
                     // tasks must not inherit placement's own environment (credentials, tokens)
                     env.clear();
                     env.putAll(environment(allocation, p, dir, path));
+                    env.putAll(runIdentity(plan, apiUrl));
                     pb.directory(dir.toFile());
                     pb.redirectErrorStream(true);
                     pb.redirectOutput(dir.resolve(label + ".log").toFile());
@@ -228,6 +236,24 @@ public final class LocalBackend implements ExecutionBackend {
         env.put("GANTRY_TASK", p.task());
         env.put("GANTRY_REPLICA", Integer.toString(p.replica()));
         env.put("GANTRY_ATTEMPT", Integer.toString(allocation.attempt()));
+        return env;
+    }
+
+    /**
+     * What a task needs to report on its own run: {@code GANTRY_RUN_TOKEN} (proves it belongs to this run),
+     * {@code GANTRY_CHECKPOINT_DIR} (the job's declared checkpoint directory) and {@code GANTRY_API_URL}.
+     */
+    static Map<String, String> runIdentity(RunPlan plan, String apiUrl) {
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        if (plan.runToken() != null) {
+            env.put("GANTRY_RUN_TOKEN", plan.runToken());
+        }
+        if (plan.checkpointDir() != null) {
+            env.put("GANTRY_CHECKPOINT_DIR", plan.checkpointDir());
+        }
+        if (apiUrl != null && !apiUrl.isBlank()) {
+            env.put("GANTRY_API_URL", apiUrl);
+        }
         return env;
     }
 

@@ -282,11 +282,19 @@ public final class PlacementHandler implements EventHandler {
         List<PlacementFact> facts = state.dispatch(gang, now);
         // remembered so releases can tell the queue which parked gangs fit now
         deferredGangs.afterDispatch(gang, facts);
-        emit(facts, now, out);
+        // each run gets a secret token of its own: the tasks have it, the grant names only its hash
+        Map<String, String> tokens = new HashMap<>();
+        for (PlacementFact f : facts) {
+            if (f instanceof PlacementFact.AllocationGranted g) {
+                tokens.put(g.allocation().allocationId(), RunTokens.newToken());
+            }
+        }
+        emit(facts, now, out, tokens);
         for (PlacementFact f : facts) {
             if (f instanceof PlacementFact.AllocationGranted g) {
                 Allocation a = g.allocation();
-                Optional<RunOutcome> failure = backend.start(a, WireMapping.plan(d.getSpec()), now);
+                Optional<RunOutcome> failure = backend.start(a, WireMapping.plan(d.getSpec())
+                        .withRunToken(tokens.get(a.allocationId())), now);
                 if (failure.isPresent()) {
                     finish(failure.get(), now, out);
                 } else {
@@ -338,6 +346,10 @@ public final class PlacementHandler implements EventHandler {
 
     /** Replays each fact, publishes the ones placement owns, and stops the tasks of every released allocation. */
     private void emit(List<PlacementFact> facts, Instant now, Output out) {
+        emit(facts, now, out, Map.of());
+    }
+
+    private void emit(List<PlacementFact> facts, Instant now, Output out, Map<String, String> runTokens) {
         for (PlacementFact f : facts) {
             state.replay(f);
             dirty = true;
@@ -352,8 +364,11 @@ public final class PlacementHandler implements EventHandler {
             // a release carries the free capacity right after it, and which deferred gangs fit now, so the queue
             // wakes only gangs that could fit
             boolean release = f instanceof PlacementFact.AllocationReleased;
+            String token = f instanceof PlacementFact.AllocationGranted g ? runTokens.get(g.allocation().allocationId())
+                    : null;
             AllocationEvent event = WireMapping.allocationEvent(f, now, release ? state.freeCapacity() : List.of(),
-                    release ? state.checkDeferred(deferredGangs.oldestFirst(), now, DEFERRED_CHECKS) : List.of());
+                    release ? state.checkDeferred(deferredGangs.oldestFirst(), now, DEFERRED_CHECKS) : List.of(),
+                    token == null ? null : RunTokens.sha256(token));
             if (event != null) {
                 out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), event);
             }

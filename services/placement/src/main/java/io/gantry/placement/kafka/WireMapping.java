@@ -111,7 +111,7 @@ public final class WireMapping {
         for (TaskSpec t : spec.getTasks()) {
             tasks.put(t.getName(), new RunPlan.Task(t.getCommand(), t.getRunSeconds()));
         }
-        return new RunPlan(tasks);
+        return new RunPlan(tasks, null, spec.getCheckpoint() == null ? null : spec.getCheckpoint().getDir());
     }
 
     // ------------------------------------------------------------ core -> wire
@@ -129,6 +129,13 @@ public final class WireMapping {
     /** As above, with the deferred gangs checked against the capacity right after the release. */
     static AllocationEvent allocationEvent(PlacementFact fact, Instant now, List<FreeCapacity> free,
                                            List<io.gantry.placement.core.ClusterState.DeferredCheck> checks) {
+        return allocationEvent(fact, now, free, checks, null);
+    }
+
+    /** As above; a grant names the SHA-256 of its run token ({@code runTokenSha256}, null for none). */
+    static AllocationEvent allocationEvent(PlacementFact fact, Instant now, List<FreeCapacity> free,
+                                           List<io.gantry.placement.core.ClusterState.DeferredCheck> checks,
+                                           String runTokenSha256) {
         String jobId;
         Object payload;
         if (fact instanceof PlacementFact.AllocationGranted f) {
@@ -136,7 +143,8 @@ public final class WireMapping {
             jobId = a.jobId();
             payload = AllocationGranted.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setPlacements(placements(a)).setGrantedAt(a.grantedAt())
-                    .setBackend(a.backend()).setTimeLimitSeconds(a.timeLimitSeconds()).build();
+                    .setBackend(a.backend()).setTimeLimitSeconds(a.timeLimitSeconds())
+                    .setRunTokenSha256(runTokenSha256).build();
         } else if (fact instanceof PlacementFact.PlacementDeferred f) {
             jobId = f.jobId();
             payload = PlacementDeferred.newBuilder().setTenant(f.tenant()).setAttempt(f.attempt())
