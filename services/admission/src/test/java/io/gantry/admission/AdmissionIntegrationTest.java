@@ -490,6 +490,69 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                         (byte) 0xfc, 0x03, 0x03, 0x11, 0x22, 0x33}));
     }
 
+    /**
+     * A running task reports a checkpoint with its run's own token: accepted, published, shown on the job; every
+     * other way in is refused and records nothing.
+     */
+    @Test
+    void aRunReportsItsCheckpointsWithItsOwnTokenAndNothingElseCan() throws Exception {
+        Reply submitted = post(VISION, """
+                {"name":"ckpt","checkpoint":{"dir":"/ckpt/resnet","intervalSeconds":1800},
+                 "tasks":[{"name":"worker","command":["python","train.py"],"gpus":1}]}""", null);
+        assertThat(submitted.status).as(submitted.raw).isEqualTo(202);
+        String jobId = (String) submitted.body().get("jobId");
+        String token = io.gantry.runtime.http.RunTokens.newToken();
+        Instant t = Instant.now();
+        sendPlacement(jobId, t, AllocationGranted.newBuilder().setAllocationId("ck-" + jobId).setTenant("vision")
+                .setAttempt(1).setGrantedAt(t).setBackend("local")
+                .setRunTokenSha256(io.gantry.runtime.http.RunTokens.sha256(token))
+                .setPlacements(List.of(TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId(NODE)
+                        .setGpuModel("H100").setGpuIndices(List.of(0)).setCpuMillis(1000).setMemoryMiB(1024).build()))
+                .build());
+        sendPlacement(jobId, t.plusMillis(5), JobRunStarted.newBuilder().setAllocationId("ck-" + jobId)
+                .setTenant("vision").setAttempt(1).setStartedAt(t.plusMillis(5)).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> "RUNNING".equals(get(VISION, "/v1/jobs/" + jobId).body()
+                .get("state")));
+        long before = endOffset(Topics.ADMISSION_CHECKPOINT_EVENTS);
+        String report = """
+                {"step":1200,"path":"/ckpt/resnet/step-1200.pt","sizeBytes":524288000,"saveSeconds":12.5}""";
+
+        assertThat(postCheckpoint(VISION, jobId, report).status).as("a tenant token is not the run's").isEqualTo(403);
+        assertThat(postCheckpoint(io.gantry.runtime.http.RunTokens.newToken(), jobId, report).status)
+                .as("another run's token").isEqualTo(403);
+        assertThat(postCheckpoint(token, "no-such-job", report).status).isEqualTo(403);
+        Reply outside = postCheckpoint(token, jobId, """
+                {"step":1,"path":"/tmp/elsewhere.pt"}""");
+        assertThat(outside.status).isEqualTo(400);
+        assertThat(errorFields(outside)).containsExactly("path");
+        assertThat(get(token, "/v1/jobs/" + jobId).status).as("a run token reads nothing").isEqualTo(401);
+        assertThat(endOffset(Topics.ADMISSION_CHECKPOINT_EVENTS)).isEqualTo(before);
+
+        Reply accepted = postCheckpoint(token, jobId, report);
+
+        assertThat(accepted.status).as(accepted.raw).isEqualTo(202);
+        assertThat(accepted.body()).containsEntry("attempt", 1).containsEntry("step", 1200);
+        io.gantry.events.CheckpointEvent event = awaitRecord(Topics.ADMISSION_CHECKPOINT_EVENTS, jobId, e -> true);
+        io.gantry.events.CheckpointCommitted fact = (io.gantry.events.CheckpointCommitted) event.getPayload();
+        assertThat(fact.getAttempt()).isEqualTo(1);
+        assertThat(fact.getPath()).isEqualTo("/ckpt/resnet/step-1200.pt");
+        assertThat(fact.getSaveMillis()).isEqualTo(12_500L);
+        assertThat(fact.getTenant()).isEqualTo("vision");
+        assertThat(get(VISION, "/v1/jobs/" + jobId).raw).contains("\"step\":1200", "\"path\":\"/ckpt/resnet/step-1200.pt\"");
+        assertThat(get(VISION, "/v1/jobs/" + jobId + "/checkpoints").raw).contains("\"step\":1200");
+        assertThat(get(AUDIO, "/v1/jobs/" + jobId + "/checkpoints").status).isEqualTo(404);
+
+        sendQueue(jobId, Instant.now(), JobSucceeded.newBuilder().setTenant("vision").setAttempt(1).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> "SUCCEEDED".equals(get(VISION, "/v1/jobs/" + jobId)
+                .body().get("state")));
+        assertThat(postCheckpoint(token, jobId, report).status).as("a finished run reports nothing").isEqualTo(409);
+    }
+
+    private Reply postCheckpoint(String token, String jobId, String body) throws Exception {
+        return send(request(token, "/v1/jobs/" + jobId + "/checkpoints").header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build());
+    }
+
     // ---- helpers ------------------------------------------------------------------------------------------
 
     private record Reply(int status, String raw, Map<String, Object> body, Map<String, List<String>> headers) {

@@ -9,9 +9,19 @@ import java.util.List;
  * @param priorityClass a priority class of the queue configuration, or null for the default class
  * @param topology      where the gang's tasks must / should sit relative to each other, or null for no constraint
  * @param placementPolicy {@code binpack} or {@code spread} for this job, or null for the pool's policy
+ * @param checkpoint    where the job saves its state and how often, or null when it declares no checkpoints
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
-                      String priorityClass, Topology topology, String placementPolicy) {
+                      String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint) {
+
+    /** The job's checkpoint directory (absolute) and how often it expects to save (seconds), or null. */
+    public record Checkpoint(String dir, Long intervalSeconds) {
+    }
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, null);
+    }
 
     /** Placement policies a job may ask for, overriding the pool's. */
     public static final List<String> PLACEMENT_POLICIES = List.of("binpack", "spread");

@@ -31,6 +31,14 @@ public final class JobSpecTree {
         if (spec.placementPolicy() != null) {
             job.put("placementPolicy", spec.placementPolicy());
         }
+        if (spec.checkpoint() != null) {
+            Map<String, Object> checkpoint = new LinkedHashMap<>();
+            checkpoint.put("dir", spec.checkpoint().dir());
+            if (spec.checkpoint().intervalSeconds() != null) {
+                checkpoint.put("intervalSeconds", spec.checkpoint().intervalSeconds());
+            }
+            job.put("checkpoint", checkpoint);
+        }
         if (spec.topology() != null) {
             Map<String, Object> topology = new LinkedHashMap<>();
             topology.put("required", spec.topology().required());

@@ -41,7 +41,10 @@ public final class JobSpecValidator {
 
     private static final Set<String> JOB_FIELDS =
             Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology",
-                    "placementPolicy");
+                    "placementPolicy", "checkpoint");
+    private static final Set<String> CHECKPOINT_FIELDS = Set.of("dir", "intervalSeconds");
+    /** Paths: what a file system takes, bounded so any service can store them. */
+    public static final int MAX_PATH_LENGTH = 1024;
     private static final Set<String> TASK_FIELDS = Set.of("name", "replicas", "command", "gpus", "gpuModel",
             "gpuModels", "gpuTier", "cpus", "memoryMiB", "runSeconds", "gpuMilli", "gpuMemoryMiB", "migProfile");
     /** NVIDIA's MIG profile names: compute slices, then memory, e.g. {@code 1g.10gb}, {@code 3g.40gb}. */
@@ -74,6 +77,7 @@ public final class JobSpecValidator {
         String priorityClass = identifier(job.get("priorityClass"), "priorityClass", errors);
         JobSpec.Topology topology = topology(job.get("topology"), errors);
         String policy = placementPolicy(job.get("placementPolicy"), errors);
+        JobSpec.Checkpoint checkpoint = checkpoint(job.get("checkpoint"), errors);
         if (errors.isEmpty()) {
             String queueProblem = catalog.queueProblem(tenant, queue);
             if (queueProblem != null) {
@@ -89,7 +93,43 @@ public final class JobSpecValidator {
             return Validated.invalid(errors);
         }
         return Validated.ok(new JobSpec(name, priority == null ? DEFAULT_PRIORITY : priority.intValue(), timeLimit,
-                tasks, queue, priorityClass, topology, policy));
+                tasks, queue, priorityClass, topology, policy, checkpoint));
+    }
+
+    private static JobSpec.Checkpoint checkpoint(Object value, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof Map<?, ?> c)) {
+            errors.add(new FieldError("checkpoint", "must be an object with `dir` and optionally `intervalSeconds`"));
+            return null;
+        }
+        int before = errors.size();
+        unknownFields(c, CHECKPOINT_FIELDS, "checkpoint.", errors);
+        String dir = null;
+        if (c.get("dir") == null) {
+            errors.add(new FieldError("checkpoint.dir", "is required"));
+        } else {
+            dir = absolutePath(c.get("dir"), "checkpoint.dir", errors);
+        }
+        Long interval = integer(c.get("intervalSeconds"), "checkpoint.intervalSeconds", 1, MAX_SECONDS,
+                "must be between 1 and " + MAX_SECONDS + " (366 days)", errors);
+        return errors.size() > before ? null : new JobSpec.Checkpoint(dir, interval);
+    }
+
+    /** An absolute path of at most {@link #MAX_PATH_LENGTH} characters, without control characters, or null. */
+    public static String absolutePath(Object value, String path, List<FieldError> errors) {
+        if (!(value instanceof String s)) {
+            errors.add(new FieldError(path, "must be a string"));
+            return null;
+        }
+        if (!s.startsWith("/") || s.length() > MAX_PATH_LENGTH || s.contains("/../") || s.endsWith("/..")
+                || s.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f) || argumentProblem(s) != null) {
+            errors.add(new FieldError(path, "must be an absolute path of at most " + MAX_PATH_LENGTH
+                    + " characters, without `..` or control characters"));
+            return null;
+        }
+        return s;
     }
 
     private static String placementPolicy(Object value, List<FieldError> errors) {

@@ -197,6 +197,77 @@ public class JobStore {
         });
     }
 
+    /** Remembers the hash of a run's token (idempotent). */
+    public void recordRunToken(String jobId, int attempt, String sha256) {
+        tx.executeWrite(status -> {
+            try (PreparedStatement ps = status.getConnection().prepareStatement("""
+                    INSERT INTO run_tokens (job_id, attempt, sha256) VALUES (?, ?, ?)
+                    ON CONFLICT (job_id, attempt) DO NOTHING""")) {
+                ps.setString(1, jobId);
+                ps.setInt(2, attempt);
+                ps.setString(3, sha256);
+                return ps.executeUpdate();
+            }
+        });
+    }
+
+    /** The hash of the token of the job's run {@code attempt}, if its grant carried one. */
+    public Optional<String> runToken(String jobId, int attempt) {
+        return tx.executeRead(status -> {
+            try (PreparedStatement ps = status.getConnection().prepareStatement(
+                    "SELECT sha256 FROM run_tokens WHERE job_id = ? AND attempt = ?")) {
+                ps.setString(1, jobId);
+                ps.setInt(2, attempt);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+                }
+            }
+        });
+    }
+
+    /** Records a reported checkpoint once (by its event id); false if it was already in. */
+    public boolean recordCheckpoint(CheckpointRow c) {
+        return tx.executeWrite(status -> {
+            try (PreparedStatement ps = status.getConnection().prepareStatement("""
+                    INSERT INTO checkpoints (event_id, job_id, attempt, step, path, size_bytes, save_millis,
+                        committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING""")) {
+                ps.setString(1, c.eventId());
+                ps.setString(2, c.jobId());
+                ps.setInt(3, c.attempt());
+                ps.setLong(4, c.step());
+                ps.setString(5, c.path());
+                ps.setObject(6, c.sizeBytes());
+                ps.setObject(7, c.saveMillis());
+                ps.setObject(8, time(c.committedAt()));
+                return ps.executeUpdate() == 1;
+            }
+        });
+    }
+
+    /** The job's checkpoints, newest first, at most {@code limit}. */
+    public List<CheckpointRow> checkpoints(String jobId, int limit) {
+        return tx.executeRead(status -> {
+            try (PreparedStatement ps = status.getConnection().prepareStatement("""
+                    SELECT event_id, job_id, attempt, step, path, size_bytes, save_millis, committed_at
+                    FROM checkpoints WHERE job_id = ? ORDER BY committed_at DESC, step DESC LIMIT ?""")) {
+                ps.setString(1, jobId);
+                ps.setInt(2, limit);
+                List<CheckpointRow> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        long size = rs.getLong(6);
+                        Long sizeOrNull = rs.wasNull() ? null : size;
+                        long save = rs.getLong(7);
+                        Long saveOrNull = rs.wasNull() ? null : save;
+                        out.add(new CheckpointRow(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getLong(4),
+                                rs.getString(5), sizeOrNull, saveOrNull, instant(rs, 8)));
+                    }
+                }
+                return out;
+            }
+        });
+    }
+
     /** Binds {@code key} to this request unless an earlier request already holds it. */
     public KeyClaim claimKey(String tenant, String key, String requestHash, String jobId, Instant now) {
         return tx.executeWrite(status -> {

@@ -30,11 +30,12 @@ final class JobViews {
         return m;
     }
 
-    /** The summary, plus the spec, where the current attempt runs, and the whole history. */
-    static Map<String, Object> detail(JobRecord r, List<HistoryEntry> history) {
+    /** The summary, plus the spec, where the current attempt runs, its newest checkpoints, and the whole history. */
+    static Map<String, Object> detail(JobRecord r, List<HistoryEntry> history, List<Map<String, Object>> checkpoints) {
         Map<String, Object> m = summary(r);
         m.put("spec", r.spec());
         m.put("placements", r.status().placements().stream().map(JobViews::placement).toList());
+        m.put("checkpoints", checkpoints);
         m.put("history", history.stream().map(h -> {
             Map<String, Object> e = new LinkedHashMap<>();
             e.put("type", h.type());

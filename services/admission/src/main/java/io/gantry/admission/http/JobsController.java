@@ -183,7 +183,8 @@ public class JobsController {
             return JobIds.badId("id", id);
         }
         return visible(caller, id)
-                .<HttpResponse<?>>map(r -> HttpResponse.ok(JobViews.detail(r, store.history(id))))
+                .<HttpResponse<?>>map(r -> HttpResponse.ok(JobViews.detail(r, store.history(id),
+                        CheckpointsController.views(store.checkpoints(id, CheckpointsController.SHOWN)))))
                 .orElseGet(() -> notFound(id));
     }
 

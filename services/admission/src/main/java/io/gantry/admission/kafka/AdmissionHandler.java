@@ -4,7 +4,11 @@ import io.gantry.admission.core.NodeCatalog;
 import io.gantry.admission.core.SchedulingCatalog;
 import io.gantry.admission.db.JobStore;
 import io.gantry.events.AdmissionJobEvent;
+import io.gantry.admission.db.CheckpointRow;
 import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.CheckpointCommitted;
+import io.gantry.events.CheckpointEvent;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeRegistered;
 import io.gantry.events.PlacementConfigEvent;
@@ -71,12 +75,37 @@ final class AdmissionHandler implements EventHandler {
             limits.publish(catalog);
             return;
         }
+        if (value instanceof CheckpointEvent e) {
+            checkpoint(e);
+            return;
+        }
         JobEvent event = toJobEvent(topic, value);
         check(event, key);
         try {
             store.apply(event);
+            if (value instanceof AllocationEvent a && a.getPayload() instanceof AllocationGranted g
+                    && g.getRunTokenSha256() != null) {
+                store.recordRunToken(a.getJobId(), g.getAttempt(), g.getRunTokenSha256());
+            }
         } catch (RuntimeException e) {
             throw new ReadModelUnavailableException(e);
+        }
+    }
+
+    private void checkpoint(CheckpointEvent e) {
+        require(e.getJobId(), "jobId", MAX_ID_LENGTH);
+        require(e.getEventId(), "eventId", MAX_ID_LENGTH);
+        if (!(e.getPayload() instanceof CheckpointCommitted c)) {
+            throw new IllegalArgumentException("unexpected checkpoint payload " + e.getPayload());
+        }
+        if (c.getPath().length() > 1024) {
+            throw new IllegalArgumentException("checkpoint path longer than 1024 characters");
+        }
+        try {
+            store.recordCheckpoint(new CheckpointRow(e.getEventId(), e.getJobId(), c.getAttempt(), c.getStep(),
+                    c.getPath(), c.getSizeBytes(), c.getSaveMillis(), c.getCommittedAt()));
+        } catch (RuntimeException ex) {
+            throw new ReadModelUnavailableException(ex);
         }
     }
 
@@ -119,7 +148,7 @@ final class AdmissionHandler implements EventHandler {
     static Topic<?>[] inputs() {
         return new Topic<?>[]{Topics.ADMISSION_JOB_EVENTS, Topics.QUEUE_JOB_EVENTS,
                 Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS,
-                Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS};
+                Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS};
     }
 
     /** Rebuilt from their beginning at every start; newer records then arrive as input. */

@@ -47,9 +47,14 @@ public class EventPublisher implements AutoCloseable {
 
     /** Sends and waits for the ack; throws {@link PublishFailedException} if there is none in time. */
     public void publish(AdmissionJobEvent event) {
-        byte[] value = AvroWire.encode(Topics.ADMISSION_JOB_EVENTS, event);
+        publish(Topics.ADMISSION_JOB_EVENTS, event.getJobId(), event);
+    }
+
+    /** Any of admission's own topics; sends and waits for the ack like {@link #publish(AdmissionJobEvent)}. */
+    public <V> void publish(io.gantry.schemas.Topic<V> topic, String key, V event) {
+        byte[] value = AvroWire.encode(topic, event);
         try {
-            producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), event.getJobId(), value))
+            producer.send(new ProducerRecord<>(topic.name(), key, value))
                     .get(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

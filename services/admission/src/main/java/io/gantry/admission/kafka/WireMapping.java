@@ -68,6 +68,8 @@ public final class WireMapping {
                 .setQueue(spec.queue())
                 .setPriorityClass(spec.priorityClass())
                 .setPlacementPolicy(spec.placementPolicy())
+                .setCheckpoint(spec.checkpoint() == null ? null : new io.gantry.events.CheckpointPolicy(
+                        spec.checkpoint().dir(), spec.checkpoint().intervalSeconds()))
                 .setTopology(spec.topology() == null ? null : new TopologyConstraint(
                         TopologyLevel.valueOf(spec.topology().required()),
                         TopologyLevel.valueOf(spec.topology().preferred())))
@@ -82,10 +84,10 @@ public final class WireMapping {
                         t.getGpuModels(), t.getGpuTier(), t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile()))
                         .toList(), spec.getQueue(), spec.getPriorityClass(), topology == null ? null
                 : new JobSpec.Topology(topology.getRequired().name(), topology.getPreferred().name()),
-                spec.getPlacementPolicy());
+                spec.getPlacementPolicy(), spec.getCheckpoint() == null ? null
+                : new JobSpec.Checkpoint(spec.getCheckpoint().getDir(), spec.getCheckpoint().getIntervalSeconds()));
     }
 
-    /** The model of each GPU of a registered node, one entry per device. */
     /**
      * The catalog after a queue configuration was applied. An implicit configuration gives every tenant one queue
      * named after it; an explicit one lists its queues; one written before events carried the list leaves the
@@ -117,6 +119,7 @@ public final class WireMapping {
         return catalog.withTiers(tiers);
     }
 
+    /** The model of each GPU of a registered node, one entry per device. */
     public static List<String> gpuModels(NodeRegistered node) {
         return node.getGpus().stream().map(GpuDevice::getModel).toList();
     }

@@ -206,6 +206,39 @@ class JobSpecValidatorTest {
                         "asks for 8 GPUs at once, more than the 4 A100 GPUs of the whole cluster"));
     }
 
+    @Test
+    void carriesTheCheckpointDirectoryAndIntervalIntoTheSpecAndShowsThemBack() {
+        Object tree = aJob().set("checkpoint", Map.of("dir", "/ckpt/resnet", "intervalSeconds", 1800)).build();
+
+        Validated v = validator.validate(tree, CLUSTER);
+
+        assertThat(v.errors()).isEmpty();
+        assertThat(v.spec().checkpoint()).isEqualTo(new JobSpec.Checkpoint("/ckpt/resnet", 1800L));
+        assertThat(validator.validate(JobSpecTree.toTree(v.spec()), CLUSTER).spec()).isEqualTo(v.spec());
+    }
+
+    static Stream<Arguments> badCheckpoints() {
+        return Stream.of(
+                arguments("a checkpoint given as a string", "/ckpt", "checkpoint", "must be an object"),
+                arguments("no directory", Map.of("intervalSeconds", 60), "checkpoint.dir", "is required"),
+                arguments("a relative directory", Map.of("dir", "ckpt"), "checkpoint.dir", "absolute path"),
+                arguments("a zero interval", Map.of("dir", "/ckpt", "intervalSeconds", 0),
+                        "checkpoint.intervalSeconds", "between 1"),
+                arguments("an unknown checkpoint field", Map.of("dir", "/ckpt", "keep", 3), "checkpoint.keep",
+                        "unknown field"));
+    }
+
+    @ParameterizedTest(name = "refuses {0}")
+    @MethodSource("badCheckpoints")
+    void refusesABadCheckpointDeclaration(String description, Object checkpoint, String field, String message) {
+        Validated v = validator.validate(aJob().set("checkpoint", checkpoint).build(), CLUSTER);
+
+        assertThat(v.errors()).anySatisfy(e -> {
+            assertThat(e.field()).isEqualTo(field);
+            assertThat(e.message()).contains(message);
+        });
+    }
+
     /** Tiers [training: H100, A100]; classes [high, normal]; queues research and vision-batch of vision. */
     private static final SchedulingCatalog CATALOG = new SchedulingCatalog(
             Map.of("vision", "vision", "vision-batch", "vision", "nlp", "nlp"), Set.of("high", "normal"),

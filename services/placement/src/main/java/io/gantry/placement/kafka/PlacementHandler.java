@@ -30,6 +30,7 @@ import io.gantry.placement.core.DeferredGangs;
 import io.gantry.placement.core.PlacementFact;
 import io.gantry.placement.core.GangRequest;
 import io.gantry.placement.core.NodeSpec;
+import io.gantry.runtime.http.RunTokens;
 import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
 import io.gantry.schemas.Topic;

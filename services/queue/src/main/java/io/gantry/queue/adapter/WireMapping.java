@@ -130,7 +130,9 @@ final class WireMapping {
                 .map(t -> new TaskGroup(t.getName(), t.getReplicas(), t.getCommand(), t.getGpus(), t.getGpuModel(),
                         t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds(), t.getGpuModels(), t.getGpuTier(),
                         t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile()))
-                .toList(), s.getQueue(), s.getPriorityClass(), topology, s.getPlacementPolicy());
+                .toList(), s.getQueue(), s.getPriorityClass(), topology, s.getPlacementPolicy(),
+                s.getCheckpoint() == null ? null : new JobSpec.Checkpoint(s.getCheckpoint().getDir(),
+                        s.getCheckpoint().getIntervalSeconds()));
     }
 
     static io.gantry.events.JobSpec toAvro(JobSpec s) {
@@ -144,6 +146,8 @@ final class WireMapping {
                         .build())
                         .toList())
                 .setQueue(s.queue()).setPriorityClass(s.priorityClass()).setPlacementPolicy(s.placementPolicy())
+                .setCheckpoint(s.checkpoint() == null ? null : new io.gantry.events.CheckpointPolicy(
+                        s.checkpoint().dir(), s.checkpoint().intervalSeconds()))
                 .setTopology(s.topology() == null ? null : new io.gantry.events.TopologyConstraint(
                         io.gantry.events.TopologyLevel.valueOf(s.topology().required()),
                         io.gantry.events.TopologyLevel.valueOf(s.topology().preferred())))

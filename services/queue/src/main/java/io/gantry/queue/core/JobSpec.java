@@ -11,13 +11,26 @@ import java.util.Objects;
  * @param priorityClass the priority class asked for, or null for the default one
  * @param topology      the gang's topology constraint as placement reads it (the queue only carries it), or null
  * @param placementPolicy {@code binpack} or {@code spread} for placement (the queue only carries it), or null
+ * @param checkpoint    where and how often the job saves its state (the queue only carries it), or null
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                      String priorityClass, Topology topology, String placementPolicy) {
+                      String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint) {
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, null);
+    }
 
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
                    String priorityClass, Topology topology) {
         this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, null);
+    }
+
+    /** The job's checkpoint directory and expected interval (seconds, or null), carried through to placement. */
+    public record Checkpoint(String dir, Long intervalSeconds) {
+        public Checkpoint {
+            Objects.requireNonNull(dir, "spec.checkpoint.dir");
+        }
     }
 
     /** A gang's topology constraint, carried through to placement: level names such as {@code RACK}. */

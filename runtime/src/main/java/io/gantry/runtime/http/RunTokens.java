@@ -1,4 +1,4 @@
-package io.gantry.placement.kafka;
+package io.gantry.runtime.http;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -21,6 +21,17 @@ public final class RunTokens {
         byte[] bytes = new byte[32];
         RANDOM.nextBytes(bytes);
         return PREFIX + HexFormat.of().formatHex(bytes);
+    }
+
+    /** Whether {@code token} is a run token (rather than a tenant's API token). */
+    public static boolean isRunToken(String token) {
+        return token != null && token.startsWith(PREFIX);
+    }
+
+    /** Whether {@code token} hashes to {@code expectedSha256}, compared in constant time. */
+    public static boolean matches(String token, String expectedSha256) {
+        return expectedSha256 != null && MessageDigest.isEqual(
+                sha256(token).getBytes(StandardCharsets.US_ASCII), expectedSha256.getBytes(StandardCharsets.US_ASCII));
     }
 
     public static String sha256(String token) {
