@@ -553,6 +553,64 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build());
     }
 
+    /** The standard-library Python helper that training code calls after saving, against the real API. */
+    @Test
+    void thePythonHelperReportsACheckpointAndShowsARefusalAsGantrysSentence() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(python3() != null,
+                "python3 is not installed on this machine: the helper is not exercised");
+        Reply submitted = post(VISION, """
+                {"name":"py","checkpoint":{"dir":"/ckpt/py"},"tasks":[{"name":"worker","command":["x"],"gpus":1}]}""",
+                null);
+        String jobId = (String) submitted.body().get("jobId");
+        String token = io.gantry.runtime.http.RunTokens.newToken();
+        Instant t = Instant.now();
+        sendPlacement(jobId, t, AllocationGranted.newBuilder().setAllocationId("py-" + jobId).setTenant("vision")
+                .setAttempt(1).setGrantedAt(t).setBackend("local")
+                .setRunTokenSha256(io.gantry.runtime.http.RunTokens.sha256(token))
+                .setPlacements(List.of(TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId(NODE)
+                        .setGpuModel("H100").setGpuIndices(List.of(0)).setCpuMillis(1000).setMemoryMiB(1024).build()))
+                .build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> "DISPATCHED".equals(get(VISION, "/v1/jobs/" + jobId)
+                .body().get("state")) || "RUNNING".equals(get(VISION, "/v1/jobs/" + jobId).body().get("state")));
+
+        ProcessResult ok = helper(jobId, token, "--step", "7", "--path", "/ckpt/py/step-7.pt", "--size-bytes", "10",
+                "--save-seconds", "0.25");
+        ProcessResult refused = helper(jobId, token, "--step", "8", "--path", "/elsewhere/step-8.pt");
+
+        assertThat(ok.exit()).as(ok.output()).isZero();
+        assertThat(ok.output()).contains("\"step\": 7");
+        assertThat(get(VISION, "/v1/jobs/" + jobId + "/checkpoints").raw).contains("\"path\":\"/ckpt/py/step-7.pt\"");
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.output()).contains("checkpoint refused (400)", "under the job's checkpoint directory /ckpt/py");
+    }
+
+    private record ProcessResult(int exit, String output) {
+    }
+
+    private ProcessResult helper(String jobId, String token, String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(python3(), Path.of("../../tools/python/gantry_checkpoint.py")
+                .toAbsolutePath().normalize().toString()));
+        command.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().put("GANTRY_API_URL", server.getURL().toString());
+        pb.environment().put("GANTRY_JOB_ID", jobId);
+        pb.environment().put("GANTRY_RUN_TOKEN", token);
+        Process p = pb.start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        return new ProcessResult(p.exitValue(), output);
+    }
+
+    private static String python3() {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(java.io.File.pathSeparator)) {
+            Path candidate = Path.of(dir, "python3");
+            if (Files.isExecutable(candidate)) {
+                return candidate.toString();
+            }
+        }
+        return null;
+    }
+
     // ---- helpers ------------------------------------------------------------------------------------------
 
     private record Reply(int status, String raw, Map<String, Object> body, Map<String, List<String>> headers) {

@@ -1,0 +1,100 @@
+"""Report a committed checkpoint to Gantry from inside a running task.
+
+Standard library only. Gantry's backend gives every task of a run:
+
+    GANTRY_API_URL         where to report (e.g. http://127.0.0.1:8080)
+    GANTRY_JOB_ID          the job
+    GANTRY_RUN_TOKEN       this run's own token (proves the report comes from this run)
+    GANTRY_CHECKPOINT_DIR  the job's checkpoint directory, when its spec declares one
+
+Call report() right after a checkpoint is completely written (after the file is closed and renamed into place):
+
+    import gantry_checkpoint
+    torch.save(state, tmp); os.replace(tmp, path)
+    gantry_checkpoint.report(step=step, path=path, size_bytes=os.path.getsize(path), save_seconds=elapsed)
+
+Or from a shell:  python3 gantry_checkpoint.py --step 1200 --path /ckpt/run/step-1200.pt
+"""
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+__all__ = ["report", "ReportError", "checkpoint_dir"]
+
+
+class ReportError(Exception):
+    """Gantry refused the report (the message is Gantry's own sentence) or could not be reached."""
+
+
+def checkpoint_dir():
+    """The job's declared checkpoint directory, or None."""
+    return os.environ.get("GANTRY_CHECKPOINT_DIR")
+
+
+def report(step, path, size_bytes=None, save_seconds=None, timeout=10.0, retries=3, env=None):
+    """Tells Gantry that a checkpoint at `path` for `step` is committed. Returns Gantry's answer (a dict).
+
+    Retries on connection errors and 503; a repeated report of the same step and path is the same fact, so a
+    retry is harmless. Raises ReportError when Gantry refuses (4xx) or stays unreachable.
+    """
+    env = os.environ if env is None else env
+    missing = [k for k in ("GANTRY_API_URL", "GANTRY_JOB_ID", "GANTRY_RUN_TOKEN") if not env.get(k)]
+    if missing:
+        raise ReportError("not running under Gantry (missing " + ", ".join(missing) + ")")
+    body = {"step": int(step), "path": os.path.abspath(str(path))}
+    if size_bytes is not None:
+        body["sizeBytes"] = int(size_bytes)
+    if save_seconds is not None:
+        body["saveSeconds"] = round(float(save_seconds), 3)
+    url = env["GANTRY_API_URL"].rstrip("/") + "/v1/jobs/" + env["GANTRY_JOB_ID"] + "/checkpoints"
+    data = json.dumps(body).encode("utf-8")
+    last = None
+    for _ in range(max(1, retries)):
+        request = urllib.request.Request(url, data=data, method="POST", headers={
+            "Content-Type": "application/json",
+            "Authorization": "Bearer " + env["GANTRY_RUN_TOKEN"],
+        })
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
+                return json.loads(answer.read().decode("utf-8") or "{}")
+        except urllib.error.HTTPError as e:
+            detail = _problem(e)
+            if e.code == 503:
+                last = ReportError("Gantry is busy: " + detail)
+                continue
+            raise ReportError("checkpoint refused (%d): %s" % (e.code, detail)) from None
+        except (urllib.error.URLError, OSError) as e:
+            last = ReportError("cannot reach Gantry at %s: %s" % (url, e))
+    raise last
+
+
+def _problem(error):
+    try:
+        problem = json.loads(error.read().decode("utf-8"))
+        fields = "; ".join("%s: %s" % (f.get("field"), f.get("message")) for f in problem.get("errors", []))
+        return problem.get("detail") or fields or problem.get("title") or str(error)
+    except (ValueError, AttributeError):
+        return str(error)
+
+
+def _main(argv):
+    import argparse
+    parser = argparse.ArgumentParser(description="Report a committed checkpoint to Gantry.")
+    parser.add_argument("--step", type=int, required=True)
+    parser.add_argument("--path", required=True)
+    parser.add_argument("--size-bytes", type=int)
+    parser.add_argument("--save-seconds", type=float)
+    args = parser.parse_args(argv)
+    try:
+        print(json.dumps(report(args.step, args.path, args.size_bytes, args.save_seconds)))
+        return 0
+    except ReportError as e:
+        print("gantry_checkpoint: " + str(e), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
