@@ -156,6 +156,19 @@ final class ScenarioRunner {
                 cluster.fail(node);
                 return null;
             });
+        } else if (step.get("checkpoint") != null) {
+            // as admission publishes a report the job's current run made with its run token
+            Map<String, Object> c = map(step.get("checkpoint"));
+            String job = String.valueOf(c.get("job"));
+            int attempt = currentAttempt(job);
+            long at = clock.instant().toEpochMilli();
+            driver.publish(Topics.ADMISSION_CHECKPOINT_EVENTS, job, io.gantry.events.CheckpointEvent.newBuilder()
+                    .setEventId("ckpt-" + job + "-" + at).setJobId(job).setOccurredAt(clock.instant())
+                    .setPayload(io.gantry.events.CheckpointCommitted.newBuilder().setTenant(tenantOf(job))
+                            .setAttempt(attempt).setStep(((Number) c.get("step")).longValue())
+                            .setPath(String.valueOf(c.get("path"))).setReportedVia("api")
+                            .setCommittedAt(clock.instant()).build())
+                    .build());
         } else if (step.get("reviveNode") != null) {
             String node = String.valueOf(step.get("reviveNode"));
             driver.command(Service.PLACEMENT, out -> {
@@ -232,7 +245,7 @@ final class ScenarioRunner {
             "steps", "runFor", "expect");
     private static final Set<String> EXPECT_KEYS = Set.of("jobs", "nodesFailed");
     private static final Set<String> JOB_KEYS = Set.of("state", "attempts", "dispatches", "atMostDispatches",
-            "preempted", "failReason", "onOneNode", "notOn", "endedBetween");
+            "preempted", "failReason", "onOneNode", "notOn", "endedBetween", "resumedFrom");
 
     /** A misspelt key would silently expect nothing: every key must be one the runner knows. */
     private List<String> unknownKeys() {
@@ -272,6 +285,12 @@ final class ScenarioRunner {
                 .filter(x -> x.getPayload() instanceof JobDispatched).count(), problems);
         expectEqual(job, "preempted", e.get("preempted"), driver.values(Topics.QUEUE_PREEMPTION_EVENTS).stream()
                 .filter(x -> x.getJobId().equals(job) && x.getPayload() instanceof JobPreempted).count(), problems);
+        if (e.containsKey("resumedFrom")) {
+            List<JobDispatched> dispatched = lifecycle.stream().filter(x -> x.getPayload() instanceof JobDispatched)
+                    .map(x -> (JobDispatched) x.getPayload()).toList();
+            String last = dispatched.isEmpty() ? null : dispatched.get(dispatched.size() - 1).getResumeFrom();
+            expectEqual(job, "resumedFrom", String.valueOf(e.get("resumedFrom")), String.valueOf(last), problems);
+        }
         if (e.get("atMostDispatches") != null && lifecycle.stream().filter(x -> x.getPayload() instanceof JobDispatched)
                 .count() > ((Number) e.get("atMostDispatches")).longValue()) {
             problems.add(job + ": dispatched more than " + e.get("atMostDispatches") + " times");
@@ -321,6 +340,12 @@ final class ScenarioRunner {
             grants.get(grants.size() - 1).getPlacements().forEach(p -> nodes.add(p.getNodeId()));
         }
         return nodes;
+    }
+
+    private int currentAttempt(String job) {
+        return driver.values(Topics.PLACEMENT_ALLOCATION_EVENTS).stream().filter(x -> x.getJobId().equals(job))
+                .map(AllocationEvent::getPayload).filter(AllocationGranted.class::isInstance)
+                .mapToInt(p -> ((AllocationGranted) p).getAttempt()).max().orElse(1);
     }
 
     private String tenantOf(String job) {

@@ -241,7 +241,8 @@ public final class LocalBackend implements ExecutionBackend {
 
     /**
      * What a task needs to report on its own run: {@code GANTRY_RUN_TOKEN} (proves it belongs to this run),
-     * {@code GANTRY_CHECKPOINT_DIR} (the job's declared checkpoint directory) and {@code GANTRY_API_URL}.
+     * {@code GANTRY_CHECKPOINT_DIR} (the job's declared checkpoint directory), {@code GANTRY_RESUME_FROM} (the
+     * checkpoint to load, after an interruption) and {@code GANTRY_API_URL}.
      */
     static Map<String, String> runIdentity(RunPlan plan, String apiUrl) {
         Map<String, String> env = new java.util.LinkedHashMap<>();
@@ -250,6 +251,9 @@ public final class LocalBackend implements ExecutionBackend {
         }
         if (plan.checkpointDir() != null) {
             env.put("GANTRY_CHECKPOINT_DIR", plan.checkpointDir());
+        }
+        if (plan.resumeFrom() != null) {
+            env.put("GANTRY_RESUME_FROM", plan.resumeFrom());
         }
         if (apiUrl != null && !apiUrl.isBlank()) {
             env.put("GANTRY_API_URL", apiUrl);

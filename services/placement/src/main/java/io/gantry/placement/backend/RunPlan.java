@@ -7,11 +7,16 @@ import java.util.Map;
  * What each task of a run executes: its command (local backend) and how long it runs (simulated backend; null
  * means until cancelled). Taken from the dispatched job spec, keyed by task name. A run started for a dispatch also
  * carries its run token (the tasks prove with it that they belong to this run, e.g. when they report a checkpoint)
- * and the job's checkpoint directory; a run adopted after a restart knows neither (its tasks already have them).
+ * the job's checkpoint directory and the checkpoint it resumes from; a run adopted after a restart knows none of them
+ * (its tasks already have them).
  */
-public record RunPlan(Map<String, Task> tasks, String runToken, String checkpointDir) {
+public record RunPlan(Map<String, Task> tasks, String runToken, String checkpointDir, String resumeFrom) {
     public RunPlan {
         tasks = Map.copyOf(tasks);
+    }
+
+    public RunPlan(Map<String, Task> tasks, String runToken, String checkpointDir) {
+        this(tasks, runToken, checkpointDir, null);
     }
 
     public RunPlan(Map<String, Task> tasks) {
@@ -19,7 +24,12 @@ public record RunPlan(Map<String, Task> tasks, String runToken, String checkpoin
     }
 
     public RunPlan withRunToken(String token) {
-        return new RunPlan(tasks, token, checkpointDir);
+        return new RunPlan(tasks, token, checkpointDir, resumeFrom);
+    }
+
+    /** The checkpoint this run resumes from (recovery's choice after an interruption), or null. */
+    public RunPlan resumingFrom(String checkpoint) {
+        return new RunPlan(tasks, runToken, checkpointDir, checkpoint);
     }
 
     public record Task(List<String> command, Long runSeconds) {

@@ -295,7 +295,7 @@ public final class PlacementHandler implements EventHandler {
             if (f instanceof PlacementFact.AllocationGranted g) {
                 Allocation a = g.allocation();
                 Optional<RunOutcome> failure = backend.start(a, WireMapping.plan(d.getSpec())
-                        .withRunToken(tokens.get(a.allocationId())), now);
+                        .withRunToken(tokens.get(a.allocationId())).resumingFrom(d.getResumeFrom()), now);
                 if (failure.isPresent()) {
                     finish(failure.get(), now, out);
                 } else {

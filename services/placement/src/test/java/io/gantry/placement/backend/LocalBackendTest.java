@@ -88,20 +88,22 @@ class LocalBackendTest {
     }
 
     @Test
-    void aTaskIsToldItsRunTokenItsCheckpointDirectoryAndWhereToReportButNothingOfPlacementsOwnEnvironment()
+    void aTaskIsToldItsRunTokenItsCheckpointDirectoryWhereToResumeAndWhereToReportButNothingOfPlacementsOwnEnvironment()
             throws Exception {
         LocalBackend b = new LocalBackend(backend().nodes().get(0), work, null, java.time.Clock.systemUTC(), false,
                 "http://127.0.0.1:8080");
         Allocation a = allocation("job-ck", task("main", 0));
         RunPlan plan = new RunPlan(Map.of("main", new RunPlan.Task(List.of("sh", "-c",
-                "echo token=$GANTRY_RUN_TOKEN dir=$GANTRY_CHECKPOINT_DIR api=$GANTRY_API_URL home=[$JAVA_HOME]"),
-                null)), "gtr_abc", "/ckpt/job-ck");
+                "echo token=$GANTRY_RUN_TOKEN dir=$GANTRY_CHECKPOINT_DIR api=$GANTRY_API_URL home=[$JAVA_HOME] "
+                        + "resume=$GANTRY_RESUME_FROM"),
+                null)), "gtr_abc", "/ckpt/job-ck").resumingFrom("/ckpt/job-ck/step-9.pt");
 
         assertThat(b.start(a, plan, Instant.now())).isEmpty();
         await().atMost(Duration.ofSeconds(20)).until(() -> !b.poll(Instant.now()).isEmpty());
 
         assertThat(Files.readString(work.resolve("job-ck/2/main-0.log")))
-                .contains("token=gtr_abc dir=/ckpt/job-ck api=http://127.0.0.1:8080 home=[]");
+                .contains("token=gtr_abc dir=/ckpt/job-ck api=http://127.0.0.1:8080 home=[] "
+                        + "resume=/ckpt/job-ck/step-9.pt");
     }
 
     @Test

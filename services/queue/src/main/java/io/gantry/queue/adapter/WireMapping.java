@@ -86,7 +86,8 @@ final class WireMapping {
         } else if (value instanceof RecoveryJobEvent e) {
             requireKey(key, e.getJobId());
             if (e.getPayload() instanceof JobRequeued r) {
-                return new Input.Requeued(e.getJobId(), r.getTenant(), r.getInterruptedAttempt(), r.getMessage());
+                return new Input.Requeued(e.getJobId(), r.getTenant(), r.getInterruptedAttempt(), r.getMessage(),
+                        r.getResumeFrom());
             }
             if (e.getPayload() instanceof JobRecoveryAbandoned a) {
                 return new Input.RecoveryAbandoned(e.getJobId(), a.getTenant(), a.getInterruptedAttempt(),
@@ -158,12 +159,12 @@ final class WireMapping {
         Object payload;
         if (fact instanceof QueueFact.JobQueued q) {
             payload = new JobQueued(q.tenant(), q.attempt(), toAvro(q.spec()), q.submittedAt(), q.gpus(),
-                    q.requeuedBecause());
+                    q.requeuedBecause(), q.resumeFrom());
         } else if (fact instanceof QueueFact.JobWaiting w) {
             payload = new JobWaiting(w.tenant(), w.attempt(), io.gantry.events.WaitReason.valueOf(w.reason().name()),
                     w.message());
         } else if (fact instanceof QueueFact.JobDispatched d) {
-            payload = new JobDispatched(d.tenant(), d.attempt(), toAvro(d.spec()), d.gpus());
+            payload = new JobDispatched(d.tenant(), d.attempt(), toAvro(d.spec()), d.gpus(), d.resumeFrom());
         } else if (fact instanceof QueueFact.QuotaReleased r) {
             payload = new QuotaReleased(r.tenant(), r.attempt(), r.gpus(), r.reason());
         } else if (fact instanceof QueueFact.JobSucceeded s) {
@@ -223,14 +224,15 @@ final class WireMapping {
         Object p = e.getPayload();
         if (p instanceof JobQueued q) {
             return new QueueFact.JobQueued(id, q.getTenant(), q.getAttempt(), toSpec(q.getSpec()), q.getSubmittedAt(),
-                    q.getGpus(), q.getRequeuedBecause());
+                    q.getGpus(), q.getRequeuedBecause(), q.getResumeFrom());
         }
         if (p instanceof JobWaiting w) {
             return new QueueFact.JobWaiting(id, w.getTenant(), w.getAttempt(), WaitReason.valueOf(w.getReason().name()),
                     w.getMessage());
         }
         if (p instanceof JobDispatched d) {
-            return new QueueFact.JobDispatched(id, d.getTenant(), d.getAttempt(), toSpec(d.getSpec()), d.getGpus());
+            return new QueueFact.JobDispatched(id, d.getTenant(), d.getAttempt(), toSpec(d.getSpec()), d.getGpus(),
+                    d.getResumeFrom());
         }
         if (p instanceof QuotaReleased r) {
             return new QueueFact.QuotaReleased(id, r.getTenant(), r.getAttempt(), r.getGpus(), r.getReason());

@@ -89,11 +89,16 @@ public sealed interface Input {
     record DeferredCheck(String jobId, int attempt, boolean fits) {
     }
 
-    /** recovery: the interrupted attempt runs again. */
-    record Requeued(String jobId, String tenant, int interruptedAttempt, String message) implements Input {
+    /** recovery: the interrupted attempt runs again, from {@code resumeFrom} (a checkpoint path) or from the start. */
+    record Requeued(String jobId, String tenant, int interruptedAttempt, String message, String resumeFrom)
+            implements Input {
         public Requeued {
             requireJob(jobId, tenant, interruptedAttempt);
             Objects.requireNonNull(message, "message");
+        }
+
+        public Requeued(String jobId, String tenant, int interruptedAttempt, String message) {
+            this(jobId, tenant, interruptedAttempt, message, null);
         }
     }
 

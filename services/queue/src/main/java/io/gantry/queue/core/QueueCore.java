@@ -38,6 +38,8 @@ public final class QueueCore {
     private Scheduler scheduler;
     /** Non-terminal jobs, and terminal ones that still hold a reservation. */
     private final Map<String, QueuedJob> live = new HashMap<>();
+    /** The checkpoint each live job's current attempt resumes from (set by its JobQueued; absent: from the start). */
+    private final Map<String, String> resumeFrom = new HashMap<>();
     private final Map<String, FinishedJob> finished = new HashMap<>();
     private final SortedSet<String> tenants = new TreeSet<>();
     /** The time of the latest input or replayed fact: usage accrues up to it. */
@@ -170,7 +172,7 @@ public final class QueueCore {
             QueuedJob job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
             if (job != null && job.inFlight()) {
                 emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
-                        job.submittedAt(), job.gpus()), out);
+                        job.submittedAt(), job.gpus(), null, r.resumeFrom()), out);
             }
         } else if (input instanceof Input.RecoveryAbandoned r) {
             QueuedJob job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
@@ -296,7 +298,7 @@ public final class QueueCore {
             public void dispatch(String jobId, String flavour) {
                 QueuedJob job = live.get(jobId);
                 emit(new QueueFact.JobDispatched(jobId, job.tenant(), job.attempt(), assigned(job.spec(), flavour),
-                        job.gpus()), out);
+                        job.gpus(), resumeFrom.get(jobId)), out);
             }
 
             @Override
@@ -461,6 +463,11 @@ public final class QueueCore {
             clock = at;
         }
         if (fact instanceof QueueFact.JobQueued q) {
+            if (q.resumeFrom() != null) {
+                resumeFrom.put(q.jobId(), q.resumeFrom());
+            } else {
+                resumeFrom.remove(q.jobId());
+            }
             QueuedJob job = live.get(q.jobId());
             QueuedJob after;
             if (job == null) {
@@ -522,6 +529,7 @@ public final class QueueCore {
         }
         if (job.status().terminal() && job.reservations().isEmpty()) {
             live.remove(job.jobId());
+            resumeFrom.remove(job.jobId());
             finished.put(job.jobId(), new FinishedJob(job.tenant(), job.status()));
             scheduler.sync(before, null);
         } else {

@@ -16,13 +16,19 @@ public sealed interface QueueFact {
 
     /**
      * The job entered its tenant's queue: first time (attempt 1) or after a requeue (original submit time).
-     * {@code requeuedBecause} says why it is queued again (null on the first attempt or when not known).
+     * {@code requeuedBecause} says why it is queued again (null on the first attempt or when not known);
+     * {@code resumeFrom} the checkpoint the attempt resumes from (null: from the start).
      */
     record JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, int gpus,
-                     String requeuedBecause) implements QueueFact {
+                     String requeuedBecause, String resumeFrom) implements QueueFact {
         public JobQueued {
             Objects.requireNonNull(spec, "spec");
             Objects.requireNonNull(submittedAt, "submittedAt");
+        }
+
+        public JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, int gpus,
+                         String requeuedBecause) {
+            this(jobId, tenant, attempt, spec, submittedAt, gpus, requeuedBecause, null);
         }
 
         public JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, int gpus) {
@@ -39,10 +45,18 @@ public sealed interface QueueFact {
         }
     }
 
-    /** Offered to placement; {@code gpus} are reserved against the tenant's quota until released. */
-    record JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, int gpus) implements QueueFact {
+    /**
+     * Offered to placement; {@code gpus} are reserved against the tenant's quota until released. {@code resumeFrom}:
+     * the checkpoint the run resumes from, or null.
+     */
+    record JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, int gpus, String resumeFrom)
+            implements QueueFact {
         public JobDispatched {
             Objects.requireNonNull(spec, "spec");
+        }
+
+        public JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, int gpus) {
+            this(jobId, tenant, attempt, spec, gpus, null);
         }
     }
 

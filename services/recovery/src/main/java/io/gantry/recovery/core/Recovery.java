@@ -32,6 +32,8 @@ public final class Recovery {
     // TreeMap: tick() reports overdue nodes in a stable order, which keeps tests and replays deterministic
     private final Map<String, Node> nodes = new TreeMap<>();
     private final Map<String, Job> jobs = new HashMap<>();
+    /** Per job, per attempt, its newest checkpoint (highest step; the later report on a tie). */
+    private final Map<String, TreeMap<Integer, RecoveryFact.CheckpointRecorded>> checkpoints = new HashMap<>();
     // silence counts only while watching: a new core watches (nothing to catch up with), a restart pauses it
     private boolean watching = true;
 
@@ -124,11 +126,33 @@ public final class Recovery {
         }
         int restartsSoFar = job == null ? 0 : job.restarts;
         if (restartsSoFar < policy.maxRestarts()) {
+            RecoveryFact.CheckpointRecorded from = resumePoint(run.jobId(), run.attempt());
             return List.of(new JobRequeued(run.jobId(), run.tenant(), run.attempt(),
-                    failedNodes(run) + "; restart " + (restartsSoFar + 1) + " of " + policy.maxRestarts()));
+                    failedNodes(run) + "; restart " + (restartsSoFar + 1) + " of " + policy.maxRestarts()
+                            + (from == null ? "" : "; resumes from step " + from.step() + " (" + from.path() + ")"),
+                    from == null ? null : from.path()));
         }
         return List.of(new JobRecoveryAbandoned(run.jobId(), run.tenant(), run.attempt(),
                 "restart limit " + policy.maxRestarts() + " reached"));
+    }
+
+    /** A run reported a committed checkpoint: remembered for the job's next resume. */
+    public List<RecoveryFact> onCheckpoint(String jobId, int attempt, long step, String path) {
+        return List.of(new RecoveryFact.CheckpointRecorded(jobId, attempt, step, path));
+    }
+
+    /**
+     * Where an interruption of {@code attempt} resumes: the newest checkpoint of the latest attempt up to it that has
+     * one (a later attempt resumed from an earlier checkpoint and went on from there), or null. Never a checkpoint of
+     * another job or of a later attempt.
+     */
+    public RecoveryFact.CheckpointRecorded resumePoint(String jobId, int attempt) {
+        TreeMap<Integer, RecoveryFact.CheckpointRecorded> byAttempt = checkpoints.get(jobId);
+        if (byAttempt == null) {
+            return null;
+        }
+        Map.Entry<Integer, RecoveryFact.CheckpointRecorded> e = byAttempt.floorEntry(attempt);
+        return e == null ? null : e.getValue();
     }
 
     // ---------------------------------------------------------------- the only mutator
@@ -160,6 +184,9 @@ public final class Recovery {
             Job job = jobs.computeIfAbsent(f.jobId(), id -> new Job());
             job.restarts++;
             job.lastDecidedAttempt = Math.max(job.lastDecidedAttempt, f.interruptedAttempt());
+        } else if (fact instanceof RecoveryFact.CheckpointRecorded f) {
+            checkpoints.computeIfAbsent(f.jobId(), id -> new TreeMap<>()).merge(f.attempt(), f,
+                    (old, now) -> now.step() >= old.step() ? now : old);
         } else if (fact instanceof JobRecoveryAbandoned f) {
             Job job = jobs.computeIfAbsent(f.jobId(), id -> new Job());
             job.lastDecidedAttempt = Math.max(job.lastDecidedAttempt, f.interruptedAttempt());

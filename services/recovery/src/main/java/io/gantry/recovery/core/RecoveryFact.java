@@ -4,8 +4,9 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * Everything that changes recovery's state. The first three are internal bookkeeping (never published); the
- * other four are the facts recovery publishes on its topics, and the ones it replays from them on restart.
+ * Everything that changes recovery's state. NodeSeen, NodeKnown, GraceStarted and CheckpointRecorded are
+ * internal bookkeeping (never published); the other four are the facts recovery publishes on its topics, and the
+ * ones it replays from them on restart.
  */
 public sealed interface RecoveryFact {
 
@@ -54,12 +55,28 @@ public sealed interface RecoveryFact {
         }
     }
 
-    /** Published: the interrupted attempt of the job runs again. */
-    record JobRequeued(String jobId, String tenant, int interruptedAttempt, String message) implements RecoveryFact {
+    /** Published: the interrupted attempt of the job runs again, from {@code resumeFrom} (null: from the start). */
+    record JobRequeued(String jobId, String tenant, int interruptedAttempt, String message, String resumeFrom)
+            implements RecoveryFact {
         public JobRequeued {
             Objects.requireNonNull(jobId, "jobId");
             Objects.requireNonNull(tenant, "tenant");
             Objects.requireNonNull(message, "message");
+        }
+
+        public JobRequeued(String jobId, String tenant, int interruptedAttempt, String message) {
+            this(jobId, tenant, interruptedAttempt, message, null);
+        }
+    }
+
+    /** A run of the job committed a checkpoint (learned from admission's checkpoint topic; not published). */
+    record CheckpointRecorded(String jobId, int attempt, long step, String path) implements RecoveryFact {
+        public CheckpointRecorded {
+            Objects.requireNonNull(jobId, "jobId");
+            Objects.requireNonNull(path, "path");
+            if (attempt < 1 || step < 0) {
+                throw new IllegalArgumentException("attempt must be >= 1 and step >= 0");
+            }
         }
     }
 

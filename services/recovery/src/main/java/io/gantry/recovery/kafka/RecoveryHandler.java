@@ -2,6 +2,8 @@ package io.gantry.recovery.kafka;
 
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationReleased;
+import io.gantry.events.CheckpointCommitted;
+import io.gantry.events.CheckpointEvent;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.NodeHealthEvent;
@@ -52,6 +54,8 @@ final class RecoveryHandler implements EventHandler {
             core.replay(WireMapping.fromWire(e));
         } else if (topic.equals(Topics.RECOVERY_JOB_EVENTS) && value instanceof RecoveryJobEvent e) {
             core.replay(WireMapping.fromWire(e));
+        } else if (value instanceof CheckpointEvent e && e.getPayload() instanceof CheckpointCommitted c) {
+            checkpoint(e, c);
         } else if (topic.equals(Topics.PLACEMENT_NODE_EVENTS) && value instanceof NodeEvent e
                 && e.getNodeId() != null && !e.getNodeId().isBlank()) {
             // only the node's existence: its timestamps are on the sender's (possibly virtual) clock
@@ -71,6 +75,8 @@ final class RecoveryHandler implements EventHandler {
             apply(core.onRegistration(e.getNodeId(), clock.instant()), out);
         } else if (value instanceof NodeHeartbeatEvent e) {
             apply(core.onSignOfLife(e.getNodeId(), clock.instant()), out);
+        } else if (value instanceof CheckpointEvent e && e.getPayload() instanceof CheckpointCommitted c) {
+            checkpoint(e, c);
         } else if (value instanceof AllocationEvent e && e.getPayload() instanceof AllocationReleased released
                 && released.getReason() == ReleaseReason.NODE_FAILED) {
             apply(core.onNodeFailureRelease(interruptedRun(e.getJobId(), released)), out);
@@ -80,6 +86,11 @@ final class RecoveryHandler implements EventHandler {
     @Override
     public void caughtUp(Instant now, Output out) {
         apply(core.onCaughtUp(clock.instant()), out);
+    }
+
+    /** Remembered for the job's next resume; validated (by the fact's constructor) before state changes. */
+    private void checkpoint(CheckpointEvent e, CheckpointCommitted c) {
+        core.onCheckpoint(e.getJobId(), c.getAttempt(), c.getStep(), c.getPath()).forEach(core::replay);
     }
 
     @Override

@@ -41,14 +41,17 @@ public class RecoveryProcessor implements AutoCloseable {
     }
 
     /**
-     * Recovery's event loop, declared once: node registrations, heartbeats and releases in; its own decisions (and
-     * the node registry, for node ids only) to restore from; a liveness check every {@code checkInterval}.
+     * Recovery's event loop, declared once: node registrations, heartbeats, releases and reported checkpoints in; its
+     * own decisions, the node registry (node ids only) and the checkpoints to restore from; a liveness check every
+     * {@code checkInterval}.
      */
     public static ServiceLoop loop(RecoveryPolicy policy, Clock clock, Duration checkInterval) {
         return new ServiceLoop(Service.RECOVERY,
                 List.of(Topics.PLACEMENT_NODE_EVENTS, Topics.PLACEMENT_HEARTBEAT_EVENTS,
-                        Topics.PLACEMENT_ALLOCATION_EVENTS),
-                List.of(Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS),
+                        Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS),
+                // checkpoints are restored too: a resume after a restart still finds the newest one
+                List.of(Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS,
+                        Topics.ADMISSION_CHECKPOINT_EVENTS),
                 checkInterval, () -> new RecoveryHandler(policy, clock));
     }
 

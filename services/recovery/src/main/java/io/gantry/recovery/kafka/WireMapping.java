@@ -40,7 +40,7 @@ final class WireMapping {
                     .setOccurredAt(occurredAt)
                     .setPayload(JobRequeued.newBuilder().setTenant(f.tenant())
                             .setInterruptedAttempt(f.interruptedAttempt()).setMessage(f.message())
-                            .setResumeFrom(null).build())
+                            .setResumeFrom(f.resumeFrom()).build())
                     .build());
         }
         if (fact instanceof RecoveryFact.JobRecoveryAbandoned f) {
@@ -67,7 +67,7 @@ final class WireMapping {
     static RecoveryFact fromWire(RecoveryJobEvent e) {
         if (e.getPayload() instanceof JobRequeued p) {
             return new RecoveryFact.JobRequeued(e.getJobId(), p.getTenant(), p.getInterruptedAttempt(),
-                    p.getMessage());
+                    p.getMessage(), p.getResumeFrom());
         }
         if (e.getPayload() instanceof JobRecoveryAbandoned p) {
             return new RecoveryFact.JobRecoveryAbandoned(e.getJobId(), p.getTenant(), p.getInterruptedAttempt(),

@@ -109,4 +109,37 @@ class RecoveryProperties {
                 .forEach(n -> failed.put(n.nodeId(), n.failedAt()));
         return failed;
     }
+
+    /** A reported checkpoint: job (of 3), attempt (1-4), step. */
+    record Reported(int job, int attempt, int step) {
+    }
+
+    @Property
+    void aRunIsNeverResumedFromACheckpointOfAnotherJobOrALaterAttemptAndAlwaysFromTheNewestAllowed(
+            @ForAll("reports") List<Reported> reports, @ForAll @IntRange(min = 0, max = 2) int job,
+            @ForAll @IntRange(min = 1, max = 4) int interrupted) {
+        Recovery core = new Recovery(new RecoveryPolicy(Duration.ofSeconds(10), 100));
+        for (Reported r : reports) {
+            core.onCheckpoint("job-" + r.job(), r.attempt(), r.step(), path(r)).forEach(core::replay);
+        }
+
+        List<RecoveryFact> decided = core.onNodeFailureRelease(new InterruptedRun("job-" + job, "t", interrupted,
+                List.of("n1")));
+
+        String resumed = ((RecoveryFact.JobRequeued) decided.get(0)).resumeFrom();
+        java.util.Optional<Reported> expected = reports.stream()
+                .filter(r -> r.job() == job && r.attempt() <= interrupted)
+                .max(java.util.Comparator.comparingInt(Reported::attempt).thenComparingInt(Reported::step));
+        assertThat(resumed).isEqualTo(expected.map(RecoveryProperties::path).orElse(null));
+    }
+
+    private static String path(Reported r) {
+        return "/ckpt/job-" + r.job() + "/a" + r.attempt() + "/s" + r.step();
+    }
+
+    @Provide
+    Arbitrary<List<Reported>> reports() {
+        return Combinators.combine(Arbitraries.integers().between(0, 2), Arbitraries.integers().between(1, 4),
+                Arbitraries.integers().between(0, 1000)).as(Reported::new).list().ofMaxSize(30);
+    }
 }

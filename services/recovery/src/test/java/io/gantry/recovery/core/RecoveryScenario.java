@@ -52,9 +52,16 @@ final class RecoveryScenario {
     RecoveryScenario restart(double at) {
         Recovery fresh = new Recovery(recovery.policy());
         published.forEach(fresh::replay);
+        // restored from admission's checkpoint topic
+        all.stream().filter(f -> f instanceof RecoveryFact.CheckpointRecorded).forEach(fresh::replay);
         recovery.nodes().forEach(n -> fresh.replay(new RecoveryFact.NodeKnown(n.nodeId())));
         recovery = fresh;
         return apply(recovery.onRestart(at(at)));
+    }
+
+    /** A run of the job reported a committed checkpoint. */
+    RecoveryScenario checkpoint(String jobId, int attempt, long step, String path) {
+        return apply(recovery.onCheckpoint(jobId, attempt, step, path));
     }
 
     /** The restarted loop has read the heartbeats that waited for it. */

@@ -111,6 +111,30 @@ class RecoveryTest {
                         "NodeFailed sim-1: no heartbeat for 11 s (timeout 10 s)",
                         "NodeFailed sim-2: no heartbeat for 11 s (timeout 10 s)",
                         "JobRequeued job-1#1: nodes sim-1, sim-2 failed; restart 1 of 3"),
+                scenario("an interrupted job resumes from its newest checkpoint, even one reported out of order",
+                        s -> s.checkpoint("job-1", 1, 100, "/c/100").checkpoint("job-1", 1, 200, "/c/200")
+                                .checkpoint("job-1", 1, 150, "/c/150").nodeFailure("job-1", 1),
+                        "JobRequeued job-1#1: a node of the allocation failed; restart 1 of 3; resumes from step 200 "
+                                + "(/c/200)"),
+                scenario("another job's checkpoint is never a resume point",
+                        s -> s.checkpoint("job-2", 1, 500, "/c/job-2").nodeFailure("job-1", 1),
+                        "JobRequeued job-1#1: a node of the allocation failed; restart 1 of 3"),
+                scenario("a checkpoint of a later attempt is never a resume point for an earlier one",
+                        s -> s.checkpoint("job-1", 2, 500, "/c/a2").nodeFailure("job-1", 1),
+                        "JobRequeued job-1#1: a node of the allocation failed; restart 1 of 3"),
+                scenario("a run that saved nothing resumes from where the run before it resumed",
+                        s -> s.checkpoint("job-1", 1, 100, "/c/100").nodeFailure("job-1", 1).nodeFailure("job-1", 2)
+                                .checkpoint("job-1", 3, 300, "/c/300").nodeFailure("job-1", 3),
+                        "JobRequeued job-1#1: a node of the allocation failed; restart 1 of 3; resumes from step 100 "
+                                + "(/c/100)",
+                        "JobRequeued job-1#2: a node of the allocation failed; restart 2 of 3; resumes from step 100 "
+                                + "(/c/100)",
+                        "JobRequeued job-1#3: a node of the allocation failed; restart 3 of 3; resumes from step 300 "
+                                + "(/c/300)"),
+                scenario("checkpoints survive a restart of recovery",
+                        s -> s.checkpoint("job-1", 1, 100, "/c/100").restart(50).nodeFailure("job-1", 1),
+                        "JobRequeued job-1#1: a node of the allocation failed; restart 1 of 3; resumes from step 100 "
+                                + "(/c/100)"),
                 scenario("restart counts survive a restart of recovery",
                         s -> s.nodeFailure("job-1", 1).nodeFailure("job-1", 2).restart(50)
                                 .nodeFailure("job-1", 2).nodeFailure("job-1", 3).nodeFailure("job-1", 4),
