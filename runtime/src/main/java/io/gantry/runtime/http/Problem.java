@@ -47,6 +47,14 @@ public final class Problem {
         return response(HttpStatus.BAD_REQUEST, "Invalid request", detail, errors);
     }
 
+    /** A body {@link JsonBody} refused: 415 for its media type or charset, 400 for the document, naming the field. */
+    public static MutableHttpResponse<Map<String, Object>> of(JsonBody.Rejected r) {
+        List<FieldError> errors = List.of(new FieldError(r.field(), r.getMessage()));
+        return r.status() == 415
+                ? response(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported media type", r.getMessage(), errors)
+                : badRequest(errors);
+    }
+
     public static MutableHttpResponse<Map<String, Object>> notFound(String detail) {
         return response(HttpStatus.NOT_FOUND, "Not found", detail, List.of());
     }

@@ -503,13 +503,8 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         String jobId = (String) submitted.body().get("jobId");
         String token = io.gantry.runtime.http.RunTokens.newToken();
         Instant t = Instant.now();
-        sendPlacement(jobId, t, AllocationGranted.newBuilder().setAllocationId("ck-" + jobId).setTenant("vision")
-                .setAttempt(1).setGrantedAt(t).setBackend("local")
-                .setRunTokenSha256(io.gantry.runtime.http.RunTokens.sha256(token))
-                .setPlacements(List.of(TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId(NODE)
-                        .setGpuModel("H100").setGpuIndices(List.of(0)).setCpuMillis(1000).setMemoryMiB(1024).build()))
-                .build());
-        sendPlacement(jobId, t.plusMillis(5), JobRunStarted.newBuilder().setAllocationId("ck-" + jobId)
+        grantWithToken(jobId, token, t);
+        sendPlacement(jobId, t.plusMillis(5), JobRunStarted.newBuilder().setAllocationId("a-" + jobId)
                 .setTenant("vision").setAttempt(1).setStartedAt(t.plusMillis(5)).build());
         await().atMost(Duration.ofSeconds(30)).until(() -> "RUNNING".equals(get(VISION, "/v1/jobs/" + jobId).body()
                 .get("state")));
@@ -548,6 +543,16 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         assertThat(postCheckpoint(token, jobId, report).status).as("a finished run reports nothing").isEqualTo(409);
     }
 
+    /** Placement granted the job's first run, whose tasks hold {@code token}. */
+    private static void grantWithToken(String jobId, String token, Instant at) {
+        sendPlacement(jobId, at, AllocationGranted.newBuilder().setAllocationId("a-" + jobId).setTenant("vision")
+                .setAttempt(1).setGrantedAt(at).setBackend("local")
+                .setRunTokenSha256(io.gantry.runtime.http.RunTokens.sha256(token))
+                .setPlacements(List.of(TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId(NODE)
+                        .setGpuModel("H100").setGpuIndices(List.of(0)).setCpuMillis(1000).setMemoryMiB(1024).build()))
+                .build());
+    }
+
     private Reply postCheckpoint(String token, String jobId, String body) throws Exception {
         return send(request(token, "/v1/jobs/" + jobId + "/checkpoints").header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build());
@@ -563,13 +568,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 null);
         String jobId = (String) submitted.body().get("jobId");
         String token = io.gantry.runtime.http.RunTokens.newToken();
-        Instant t = Instant.now();
-        sendPlacement(jobId, t, AllocationGranted.newBuilder().setAllocationId("py-" + jobId).setTenant("vision")
-                .setAttempt(1).setGrantedAt(t).setBackend("local")
-                .setRunTokenSha256(io.gantry.runtime.http.RunTokens.sha256(token))
-                .setPlacements(List.of(TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId(NODE)
-                        .setGpuModel("H100").setGpuIndices(List.of(0)).setCpuMillis(1000).setMemoryMiB(1024).build()))
-                .build());
+        grantWithToken(jobId, token, Instant.now());
         await().atMost(Duration.ofSeconds(30)).until(() -> "DISPATCHED".equals(get(VISION, "/v1/jobs/" + jobId)
                 .body().get("state")) || "RUNNING".equals(get(VISION, "/v1/jobs/" + jobId).body().get("state")));
 

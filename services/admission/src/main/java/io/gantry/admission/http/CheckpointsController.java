@@ -87,10 +87,7 @@ public class CheckpointsController {
         try {
             tree = JsonBody.parse(contentType, body);
         } catch (JsonBody.Rejected r) {
-            return r.status() == 415
-                    ? Problem.response(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported media type", r.getMessage(),
-                            List.of(new Problem.FieldError(r.field(), r.getMessage())))
-                    : Problem.badRequest(List.of(new Problem.FieldError(r.field(), r.getMessage())));
+            return Problem.of(r);
         }
         CheckpointReport.Parsed parsed = CheckpointReport.parse(tree, declared(job));
         if (!parsed.isValid()) {

@@ -101,10 +101,7 @@ public class JobsController {
         try {
             tree = JsonBody.parse(contentType, body);
         } catch (JsonBody.Rejected r) {
-            return r.status() == 415
-                    ? Problem.response(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported media type", r.getMessage(),
-                            List.of(new Problem.FieldError(r.field(), r.getMessage())))
-                    : Problem.badRequest(List.of(new Problem.FieldError(r.field(), r.getMessage())));
+            return Problem.of(r);
         }
         ClusterLimits current = limits.current();
         if (current == null) {
