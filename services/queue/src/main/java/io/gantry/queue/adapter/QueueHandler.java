@@ -155,6 +155,12 @@ final class QueueHandler implements EventHandler {
             QueueReservationEvent e = (QueueReservationEvent) value;
             core.replay(WireMapping.fromReservationEnvelope(e), e.getOccurredAt());
             restoredFacts++;
+        } else if (topic.equals(Topics.ADMISSION_CHECKPOINT_EVENTS)) {
+            // in any order with the queue's own topics: a checkpoint of a job that has ended is dropped either way
+            Input input = WireMapping.toInput(key, value);
+            if (input instanceof Input.CheckpointCommitted c) {
+                core.checkpointed(c);
+            }
         }
     }
 

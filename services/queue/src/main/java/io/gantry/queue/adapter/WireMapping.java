@@ -50,6 +50,14 @@ final class WireMapping {
 
     /** The core input for an input record, or null for records the queue does not act on (heartbeats, run starts). */
     static Input toInput(String key, Object value) {
+        if (value instanceof io.gantry.events.CheckpointEvent e) {
+            requireKey(key, e.getJobId());
+            if (e.getPayload() instanceof io.gantry.events.CheckpointCommitted c) {
+                return new Input.CheckpointCommitted(e.getJobId(), c.getTenant(), c.getAttempt(), c.getStep(),
+                        c.getPath(), c.getCommittedAt());
+            }
+            throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
+        }
         if (value instanceof AdmissionJobEvent e) {
             requireKey(key, e.getJobId());
             if (e.getPayload() instanceof JobSubmitted s) {

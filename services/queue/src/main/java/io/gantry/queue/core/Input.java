@@ -102,6 +102,19 @@ public sealed interface Input {
         }
     }
 
+    /** admission: a run of the job committed a checkpoint ({@code step} at {@code path}). */
+    record CheckpointCommitted(String jobId, String tenant, int attempt, long step, String path, Instant committedAt)
+            implements Input {
+        public CheckpointCommitted {
+            requireJob(jobId, tenant, attempt);
+            Objects.requireNonNull(path, "path");
+            Objects.requireNonNull(committedAt, "committedAt");
+            if (step < 0) {
+                throw new IllegalArgumentException("step must be >= 0");
+            }
+        }
+    }
+
     /** recovery: the interrupted attempt will not run again. */
     record RecoveryAbandoned(String jobId, String tenant, int interruptedAttempt, String message) implements Input {
         public RecoveryAbandoned {

@@ -40,6 +40,8 @@ public final class QueueCore {
     private final Map<String, QueuedJob> live = new HashMap<>();
     /** The checkpoint each live job's current attempt resumes from (set by its JobQueued; absent: from the start). */
     private final Map<String, String> resumeFrom = new HashMap<>();
+    /** Checkpoints the runs reported: state from admission's topic (restored from it), not from the queue's facts. */
+    private final Checkpoints checkpoints = new Checkpoints();
     private final Map<String, FinishedJob> finished = new HashMap<>();
     private final SortedSet<String> tenants = new TreeSet<>();
     /** The time of the latest input or replayed fact: usage accrues up to it. */
@@ -52,6 +54,7 @@ public final class QueueCore {
         this.config = Objects.requireNonNull(config);
         this.policy = Objects.requireNonNull(policy);
         this.scheduler = new Scheduler(config, policy);
+        this.scheduler.checkpoints(checkpoints);
     }
 
     public QueueCore(FairShareConfig config) {
@@ -76,6 +79,7 @@ public final class QueueCore {
         Scheduler old = scheduler;
         config = next;
         scheduler = new Scheduler(next, policy);
+        scheduler.checkpoints(checkpoints);
         scheduler.adopt(old);
         for (QueuedJob job : new TreeMap<>(live).values()) {
             scheduler.sync(null, job);
@@ -180,6 +184,8 @@ public final class QueueCore {
                 emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), r.message(),
                         FailureReason.RECOVERY_ABANDONED), out);
             }
+        } else if (input instanceof Input.CheckpointCommitted c) {
+            checkpointed(c);
         } else if (input instanceof Input.CapacityChanged) {
             unpark(null, List.of());
         } else if (input instanceof Input.Tick t) {
@@ -193,6 +199,16 @@ public final class QueueCore {
         }
         dispatchCycle(input instanceof Input.Restored, out);
         return List.copyOf(out);
+    }
+
+    /**
+     * A run reported a committed checkpoint. Not a queue fact: the queue learns it from admission's topic and rebuilds
+     * it from there at a restart (call this while restoring), so it never writes it itself.
+     */
+    public void checkpointed(Input.CheckpointCommitted c) {
+        if (!finished.containsKey(c.jobId())) {
+            checkpoints.record(c.jobId(), c.attempt(), c.step(), c.path(), c.committedAt().toEpochMilli());
+        }
     }
 
     private void submitted(Input.Submitted s, List<QueueFact> out) {
@@ -268,7 +284,8 @@ public final class QueueCore {
             if (requeue) {
                 // back in its queue with its original submit time, so it keeps its place
                 emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
-                        job.submittedAt(), job.gpus(), because), out);
+                        job.submittedAt(), job.gpus(), because, checkpoints.resumePoint(job.jobId(), r.attempt())),
+                        out);
             }
         }
         unpark(r.free(), r.checks());
@@ -530,6 +547,7 @@ public final class QueueCore {
         if (job.status().terminal() && job.reservations().isEmpty()) {
             live.remove(job.jobId());
             resumeFrom.remove(job.jobId());
+            checkpoints.forget(job.jobId());
             finished.put(job.jobId(), new FinishedJob(job.tenant(), job.status()));
             scheduler.sync(before, null);
         } else {

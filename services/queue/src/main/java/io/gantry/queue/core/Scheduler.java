@@ -75,6 +75,13 @@ final class Scheduler {
      */
     private final Set<Q> preemptCheck = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
 
+    private Checkpoints checkpoints = new Checkpoints();
+
+    /** The checkpoints the core learned: preemption loses only the work since a run's last one. */
+    void checkpoints(Checkpoints known) {
+        this.checkpoints = known;
+    }
+
     Scheduler(FairShareConfig config, DispatchPolicy policy) {
         this.config = config;
         this.policy = policy;
@@ -1048,7 +1055,7 @@ final class Scheduler {
 
     /**
      * The cheapest set of runs whose quota lets {@code p} in: candidates by least work lost (GPU-seconds since the
-     * run started), then lowest priority, then newest; taken until {@code p} fits, then any that turned out not to
+     * run's last checkpoint, or since it started when it saved none), then lowest priority, then newest; taken until {@code p} fits, then any that turned out not to
      * be needed are given back. Empty when no allowed set is enough (preempting then would gain nothing).
      */
     private List<Victim> victims(Pend p, long t) {
@@ -1092,7 +1099,8 @@ final class Scheduler {
                     reason = PreemptionReason.FAIR_SHARE;
                 }
                 if (reason != null) {
-                    long lost = Math.max(0, t - c.dispatchedMillis()) * Math.max(1, c.gpus());
+                    long since = Math.max(c.dispatchedMillis(), checkpoints.lastSavedMillis(c.jobId(), c.attempt()));
+                    long lost = Math.max(0, t - since) * Math.max(1, c.gpus());
                     candidates.add(new Victim(c, reason, lost));
                 }
             }
