@@ -49,7 +49,10 @@ def report(step, path, size_bytes=None, save_seconds=None, timeout=10.0, retries
         body["sizeBytes"] = int(size_bytes)
     if save_seconds is not None:
         body["saveSeconds"] = round(float(save_seconds), 3)
-    url = env["GANTRY_API_URL"].rstrip("/") + "/v1/jobs/" + env["GANTRY_JOB_ID"] + "/checkpoints"
+    base = env["GANTRY_API_URL"].rstrip("/")
+    if not (base.startswith("http://") or base.startswith("https://")):
+        raise ReportError("GANTRY_API_URL is not an http(s) URL: %r" % base)
+    url = base + "/v1/jobs/" + env["GANTRY_JOB_ID"] + "/checkpoints"
     data = json.dumps(body).encode("utf-8")
     last = None
     for _ in range(max(1, retries)):

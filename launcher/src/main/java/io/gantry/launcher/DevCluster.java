@@ -101,6 +101,8 @@ public final class DevCluster implements AutoCloseable {
         }
         if (spec.name().equals("placement")) {
             props.put("gantry.placement.local.work-dir", config.dataDir().resolve("runs").toString());
+            // where local tasks report their checkpoints: admission, on whatever port it got
+            props.put("gantry.placement.local.api-url", "http://127.0.0.1:" + config.basePort());
         }
         props.putAll(spec.properties());
         return props;

@@ -38,6 +38,17 @@ class ServiceConfigTest {
         assertThat(inclusion.toString().toLowerCase(Locale.ROOT)).isIn("always", "non_null", "non_absent");
     }
 
+    /** An http URL as a default inside {@code @Value("${key:default}")} is cut at its first colon: keep it in the yml. */
+    @org.junit.jupiter.api.Test
+    void placementTellsLocalTasksAnHttpUrlToReportTo() throws IOException {
+        Map<String, Object> yaml = new Yaml().load(Files.readString(
+                Path.of("..", "services", "placement", "src/main/resources/application.yml")));
+
+        assertThat(String.valueOf(path(yaml, "gantry", "placement", "local", "api-url"))).startsWith("http://");
+        assertThat(Files.readString(Path.of("..", "services", "placement",
+                "src/main/java/io/gantry/placement/BackendFactory.java"))).doesNotContain("api-url:http");
+    }
+
     private static Object path(Map<String, Object> yaml, String... keys) {
         Object node = yaml;
         for (String k : keys) {

@@ -132,7 +132,7 @@ public class BackendFactory {
                              @Value("${gantry.placement.local.run-as:nobody}") String runAs,
                              @Value("${gantry.placement.local.rdma-nics:}") String rdmaNics,
                              @Value("${gantry.placement.local.pin-cpus:false}") boolean pinCpus,
-                             @Value("${gantry.placement.local.api-url:http://127.0.0.1:8080}") String apiUrl)
+                             @Value("${gantry.placement.local.api-url:}") String apiUrl)
             throws IOException {
         if (SimulatedBackend.NAME.equals(backendName)) {
             List<NodeSpec> nodes;
