@@ -537,10 +537,24 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         assertThat(get(VISION, "/v1/jobs/" + jobId + "/checkpoints").raw).contains("\"step\":1200");
         assertThat(get(AUDIO, "/v1/jobs/" + jobId + "/checkpoints").status).isEqualTo(404);
 
-        sendQueue(jobId, Instant.now(), JobSucceeded.newBuilder().setTenant("vision").setAttempt(1).build());
+        // the job runs again (attempt 2, a new token): the first run's token is stale now
+        String second = io.gantry.runtime.http.RunTokens.newToken();
+        sendPlacement(jobId, Instant.now(), AllocationGranted.newBuilder().setAllocationId("a2-" + jobId)
+                .setTenant("vision").setAttempt(2).setGrantedAt(Instant.now()).setBackend("local")
+                .setRunTokenSha256(io.gantry.runtime.http.RunTokens.sha256(second))
+                .setPlacements(List.of(TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId(NODE)
+                        .setGpuModel("H100").setGpuIndices(List.of(0)).setCpuMillis(1000).setMemoryMiB(1024).build()))
+                .build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> Integer.valueOf(2).equals(get(VISION, "/v1/jobs/" + jobId)
+                .body().get("attempt")));
+        assertThat(postCheckpoint(token, jobId, report).status).as("a stale run's token").isEqualTo(403);
+        assertThat(postCheckpoint(second, jobId, """
+                {"step":1300,"path":"/ckpt/resnet/step-1300.pt"}""").body()).containsEntry("attempt", 2);
+
+        sendQueue(jobId, Instant.now(), JobSucceeded.newBuilder().setTenant("vision").setAttempt(2).build());
         await().atMost(Duration.ofSeconds(30)).until(() -> "SUCCEEDED".equals(get(VISION, "/v1/jobs/" + jobId)
                 .body().get("state")));
-        assertThat(postCheckpoint(token, jobId, report).status).as("a finished run reports nothing").isEqualTo(409);
+        assertThat(postCheckpoint(second, jobId, report).status).as("a finished run reports nothing").isEqualTo(409);
     }
 
     /** Placement granted the job's first run, whose tasks hold {@code token}. */
