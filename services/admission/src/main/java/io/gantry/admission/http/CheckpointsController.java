@@ -46,6 +46,7 @@ import java.util.UUID;
 @Controller("/v1/jobs/{id}/checkpoints")
 @ExecuteOn(TaskExecutors.BLOCKING)
 public class CheckpointsController {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CheckpointsController.class);
     static final int SHOWN = 20;
     private static final int MAX_LISTED = 1000;
 
@@ -116,6 +117,7 @@ public class CheckpointsController {
                     r.saveMillis(), now));
         } catch (RuntimeException e) {
             // on the log already; the read-model consumer records it from there
+            LOG.warn("checkpoint {} of job {} published but not yet in the read model: {}", eventId, id, e.toString());
         }
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("jobId", id);
