@@ -10,13 +10,7 @@ public final class Impure {
         return new java.io.File("/tmp").exists();
     }
 
-    public Runnable sleepsInALambda() {
-        return () -> {
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        };
+    public java.util.function.LongSupplier readsTheWallClockInALambda() {
+        return () -> System.nanoTime();
     }
 }
