@@ -220,7 +220,7 @@ public class JobsController {
             }
         }
         if (tenant != null && !tenant.isEmpty() && !JobIds.plausible(tenant)) {
-            errors.add(new Problem.FieldError("tenant", "must be 1..64 letters, digits or '._:-'"));
+            errors.add(new Problem.FieldError("tenant", "must be " + io.gantry.runtime.http.Ids.RULE));
         }
         if (!errors.isEmpty()) {
             return Problem.badRequest(errors);

@@ -7,6 +7,7 @@ import io.gantry.billing.core.UsageWindow;
 import io.gantry.billing.db.Ledger;
 import io.gantry.billing.db.UsageEntryRow;
 import io.gantry.runtime.http.Caller;
+import io.gantry.runtime.http.Ids;
 import io.gantry.runtime.http.Problem;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpResponse;
@@ -31,9 +32,6 @@ import java.util.List;
 @Controller("/v1/usage")
 @ExecuteOn(TaskExecutors.BLOCKING)
 public class UsageController {
-    /** Job ids and tenants as the ledger stores them; anything else is a bad request, not a database error. */
-    private static final java.util.regex.Pattern PLAUSIBLE_ID = java.util.regex.Pattern.compile("[A-Za-z0-9._:-]{1,64}");
-
     private final Ledger ledger;
 
     public UsageController(Ledger ledger) {
@@ -55,8 +53,8 @@ public class UsageController {
                 errors.add(fieldError(e.getMessage()));
             }
         }
-        if (tenant != null && !tenant.isBlank() && !PLAUSIBLE_ID.matcher(tenant).matches()) {
-            errors.add(new Problem.FieldError("tenant", "must be 1..64 letters, digits or '._:-'"));
+        if (tenant != null && !tenant.isBlank() && !Ids.plausible(tenant)) {
+            errors.add(new Problem.FieldError("tenant", "must be " + Ids.RULE));
         }
         if (!errors.isEmpty()) {
             return Problem.badRequest(errors);
@@ -79,9 +77,8 @@ public class UsageController {
         if (jobId == null || jobId.isBlank()) {
             return Problem.badRequest(List.of(new Problem.FieldError("jobId", "is required")));
         }
-        if (!PLAUSIBLE_ID.matcher(jobId).matches()) {
-            return Problem.badRequest(List.of(new Problem.FieldError("jobId",
-                    "is not a job id (1..64 letters, digits or '._:-')")));
+        if (!Ids.plausible(jobId)) {
+            return Problem.badRequest(List.of(new Problem.FieldError("jobId", "is not a job id (" + Ids.RULE + ")")));
         }
         // another tenant's job looks exactly like a job without usage: no hint that it exists
         List<EntryView> rows = ledger.ofJob(jobId).stream()
