@@ -68,16 +68,30 @@ public final class JsonBody {
         if (!type.equals("application/json") && !(type.startsWith("application/") && type.endsWith("+json"))) {
             return Optional.of("Content-Type must be application/json, not " + parts[0].trim());
         }
+        return charsetProblem(contentType);
+    }
+
+    /** Why the {@code charset} of {@code contentType} is not UTF-8 (absent is fine), or empty when it is. */
+    public static Optional<String> charsetProblem(String contentType) {
+        String[] parts = contentType == null ? new String[0] : contentType.split(";");
         for (int i = 1; i < parts.length; i++) {
             String[] kv = parts[i].split("=", 2);
             if (kv[0].trim().equalsIgnoreCase("charset")) {
                 String charset = kv.length < 2 ? "" : kv[1].trim().replace("\"", "");
                 if (!charset.equalsIgnoreCase("utf-8") && !charset.equalsIgnoreCase("utf8")) {
-                    return Optional.of("the body must be UTF-8 JSON; charset=" + charset + " is not accepted");
+                    return Optional.of("the body must be UTF-8; charset=" + charset + " is not accepted");
                 }
             }
         }
         return Optional.empty();
+    }
+
+    /** The body as text: it must be valid UTF-8 (400, field {@code body}, when it is not). */
+    public static String utf8(byte[] body) throws Rejected {
+        if (!validUtf8(body == null ? new byte[0] : body)) {
+            throw new Rejected(400, "body", "is not valid UTF-8");
+        }
+        return body == null ? "" : new String(body, StandardCharsets.UTF_8);
     }
 
     /** The media type check, then the document. */
@@ -94,9 +108,7 @@ public final class JsonBody {
         if (body == null || body.length == 0) {
             throw new Rejected(400, "body", "is required (a JSON document)");
         }
-        if (!validUtf8(body)) {
-            throw new Rejected(400, "body", "is not valid UTF-8");
-        }
+        utf8(body);
         try (JsonParser p = FACTORY.createParser(body)) {
             JsonToken first = p.nextToken();
             if (first == null) {

@@ -2,6 +2,7 @@ package io.gantry.queue.adapter;
 
 import io.gantry.queue.core.ConfigException;
 import io.gantry.runtime.http.Caller;
+import io.gantry.runtime.http.JsonBody;
 import io.gantry.runtime.http.Problem;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpHeaders;
@@ -17,9 +18,6 @@ import io.micronaut.http.annotation.QueryValue;
 import io.micronaut.http.annotation.RequestAttribute;
 import io.micronaut.serde.annotation.Serdeable;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,17 +121,15 @@ public class AdminConfigController {
             return unsupported("must be application/yaml, application/x-yaml, text/yaml, text/plain or "
                     + "application/json, was " + (raw == null ? "missing" : "'" + raw + "'"));
         }
-        String charset = type.getParameters().get("charset").orElse(null);
-        if (charset != null && !charset.equalsIgnoreCase("utf-8") && !charset.equalsIgnoreCase("utf8")) {
-            return unsupported("charset must be UTF-8, was '" + charset + "'");
+        var charsetProblem = JsonBody.charsetProblem(raw);
+        if (charsetProblem.isPresent()) {
+            return unsupported(charsetProblem.get());
         }
         String text;
         try {
-            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(body == null ? new byte[0] : body)).toString();
-        } catch (CharacterCodingException e) {
-            return Problem.badRequest(List.of(new Problem.FieldError("body", "is not valid UTF-8")));
+            text = JsonBody.utf8(body);
+        } catch (JsonBody.Rejected r) {
+            return Problem.of(r);
         }
         if (text.isBlank()) {
             return Problem.badRequest(List.of(new Problem.FieldError("body",
