@@ -14,13 +14,10 @@ import io.gantry.events.TaskSpec;
 import io.gantry.placement.backend.ClusterFile;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.core.PlacementPolicy;
-import io.gantry.placement.core.TopologyPlacer;
-import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.queue.adapter.QueueConfig;
-import io.gantry.queue.adapter.QueueProcessor;
 import io.gantry.recovery.core.RecoveryPolicy;
-import io.gantry.recovery.kafka.RecoveryProcessor;
 import io.gantry.runtime.log.LogDriver;
+import io.gantry.simulator.whatif.VirtualSystem;
 import io.gantry.runtime.log.VirtualClock;
 import io.gantry.schemas.Service;
 import io.gantry.schemas.Topics;
@@ -29,7 +26,6 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -47,16 +43,9 @@ class ProtocolScenarioTest {
     private final SimulatedBackend cluster = new SimulatedBackend(ClusterFile.defaultCluster());
 
     private LogDriver system(boolean wire) {
-        QueueConfig queue = new QueueConfig();
-        return LogDriver.builder(clock).encodeOnTheWire(wire)
-                .service(QueueProcessor.loop(queue, List::of, clock))
-                .service(PlacementProcessor.loop(cluster, new io.gantry.placement.backend.VirtualClock(clock, 1.0),
-                        new TopologyPlacer(PlacementPolicy.BINPACK, Map.of()), Duration.ofSeconds(1), false,
-                        List.of(8), Duration.ofMillis(200)))
-                .service(RecoveryProcessor.loop(new RecoveryPolicy(Duration.ofSeconds(10), 3), clock,
-                        Duration.ofSeconds(1)))
-                .build()
-                .start();
+        return new VirtualSystem(Duration.ofMillis(200), Duration.ofSeconds(1),
+                new RecoveryPolicy(Duration.ofSeconds(10), 3), Duration.ofSeconds(1))
+                .start(clock, cluster, new QueueConfig(), PlacementPolicy.BINPACK, wire);
     }
 
     private void submit(LogDriver d, String jobId, int replicas, int gpus, long runSeconds) {

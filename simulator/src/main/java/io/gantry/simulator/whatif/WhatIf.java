@@ -17,20 +17,12 @@ import io.gantry.events.TaskPlacement;
 import io.gantry.events.TaskSpec;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.core.PlacementPolicy;
-import io.gantry.placement.core.TopologyPlacer;
-import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.queue.adapter.QueueConfig;
-import io.gantry.queue.adapter.QueueProcessor;
 import io.gantry.recovery.core.RecoveryPolicy;
-import io.gantry.recovery.kafka.RecoveryProcessor;
 import io.gantry.runtime.log.LogDriver;
 import io.gantry.runtime.log.VirtualClock;
 import io.gantry.schemas.Topics;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -68,6 +60,8 @@ public final class WhatIf {
     }
 
     private static final Duration STEP = Duration.ofHours(1);
+    private static final VirtualSystem REPLAY = new VirtualSystem(Duration.ofSeconds(1), Duration.ofSeconds(30),
+            new RecoveryPolicy(Duration.ofMinutes(2), 3), Duration.ofSeconds(10));
     private static final Duration MAX_AFTER_LAST_SUBMISSION = Duration.ofDays(60);
 
     private WhatIf() {
@@ -82,19 +76,10 @@ public final class WhatIf {
         SimulatedBackend cluster = new SimulatedBackend(history.nodes());
         QueueConfig queue = new QueueConfig();
         if (setup.queueConfigYaml() != null) {
-            queue.setConfigFile(tempFile(setup.queueConfigYaml()).toString());
+            queue.setConfigFile(VirtualSystem.configFile(setup.queueConfigYaml()));
         }
-        LogDriver[] holder = new LogDriver[1];
-        LogDriver driver = LogDriver.builder(clock)
-                .service(QueueProcessor.loop(queue, () -> holder[0].values(Topics.QUEUE_CONFIG_EVENTS), clock))
-                .service(PlacementProcessor.loop(cluster, new io.gantry.placement.backend.VirtualClock(clock, 1.0),
-                        new TopologyPlacer(setup.policy(), Map.of()), Duration.ofSeconds(30), false, List.of(8),
-                        Duration.ofSeconds(1)))
-                .service(RecoveryProcessor.loop(new RecoveryPolicy(Duration.ofMinutes(2), 3), clock,
-                        Duration.ofSeconds(10)))
-                .build();
-        holder[0] = driver;
-        driver.start();
+        // a replay of days: heartbeats and ticks only as often as failure detection and run ends need
+        LogDriver driver = REPLAY.start(clock, cluster, queue, setup.policy());
 
         List<Runnable> timeline = new ArrayList<>();
         List<Instant> times = new ArrayList<>();
@@ -194,17 +179,6 @@ public final class WhatIf {
         }
         long gpus = cluster.nodes().stream().mapToLong(n -> n.gpus().size()).sum();
         return new Result(setup, jobs, gpus, Duration.between(t0, lastEnd));
-    }
-
-    private static Path tempFile(String yaml) {
-        try {
-            Path file = Files.createTempFile("whatif-queues-", ".yml");
-            file.toFile().deleteOnExit();
-            Files.writeString(file, yaml);
-            return file;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     // -------------------------------------------------------------------------------------------------- the report

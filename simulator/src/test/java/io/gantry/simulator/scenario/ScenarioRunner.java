@@ -20,14 +20,11 @@ import io.gantry.events.TaskSpec;
 import io.gantry.placement.backend.ClusterFile;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.core.PlacementPolicy;
-import io.gantry.placement.core.TopologyPlacer;
-import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.queue.adapter.QueueConfig;
-import io.gantry.queue.adapter.QueueProcessor;
 import io.gantry.queue.core.FairShareConfig;
 import io.gantry.recovery.core.RecoveryPolicy;
-import io.gantry.recovery.kafka.RecoveryProcessor;
 import io.gantry.runtime.log.LogDriver;
+import io.gantry.simulator.whatif.VirtualSystem;
 import io.gantry.runtime.log.VirtualClock;
 import io.gantry.schemas.Service;
 import io.gantry.schemas.Topics;
@@ -119,10 +116,7 @@ final class ScenarioRunner {
             queue.setStarvationWait(String.valueOf(q.get("starvationWait")));
         }
         if (q.get("config") != null) {
-            Path file = Files.createTempFile("scenario-queues-", ".yml");
-            file.toFile().deleteOnExit();
-            Files.writeString(file, String.valueOf(q.get("config")));
-            queue.setConfigFile(file.toString());
+            queue.setConfigFile(VirtualSystem.configFile(String.valueOf(q.get("config"))));
         }
         Map<String, Object> r = map(scenario.get("recovery"));
         RecoveryPolicy recovery = new RecoveryPolicy(
@@ -130,15 +124,8 @@ final class ScenarioRunner {
                 ((Number) r.getOrDefault("maxRestarts", 3)).intValue());
         PlacementPolicy policy = PlacementPolicy.valueOf(String.valueOf(map(scenario.get("placement"))
                 .getOrDefault("policy", "binpack")).toUpperCase(Locale.ROOT));
-        driver = LogDriver.builder(clock)
-                .service(QueueProcessor.loop(queue, () -> driver.values(Topics.QUEUE_CONFIG_EVENTS), clock))
-                .service(PlacementProcessor.loop(cluster, new io.gantry.placement.backend.VirtualClock(clock, 1.0),
-                        new TopologyPlacer(policy, Map.of()), Duration.ofSeconds(1), false, List.of(8),
-                        Duration.ofMillis(200)))
-                .service(RecoveryProcessor.loop(recovery, clock, Duration.ofSeconds(1)))
-                .build();
-        // the queue reads its configuration history from the log when it starts: the driver must exist by then
-        driver.start();
+        driver = new VirtualSystem(Duration.ofMillis(200), Duration.ofSeconds(1), recovery, Duration.ofSeconds(1))
+                .start(clock, cluster, queue, policy);
     }
 
     private void apply(Map<String, Object> step) {
