@@ -72,6 +72,12 @@ public record CheckpointReport(long step, String path, Long sizeBytes, Long save
         return new Parsed(new CheckpointReport(step, path, size, saveMillis), List.of());
     }
 
+    /** The event id of this report by {@code attempt} of {@code jobId}: a retried report is the same fact. */
+    public String eventId(String jobId, int attempt) {
+        return java.util.UUID.nameUUIDFromBytes(("CheckpointCommitted\u0000" + jobId + "\u0000" + attempt + "\u0000"
+                + step + "\u0000" + path).getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString();
+    }
+
     private static boolean under(String path, String dir) {
         String base = dir.endsWith("/") ? dir : dir + "/";
         return path.equals(dir) || path.startsWith(base);

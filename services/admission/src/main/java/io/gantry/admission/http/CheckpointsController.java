@@ -30,13 +30,11 @@ import io.micronaut.http.annotation.RequestAttribute;
 import io.micronaut.scheduling.TaskExecutors;
 import io.micronaut.scheduling.annotation.ExecuteOn;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 
 /**
  * Checkpoints: a running task reports one it committed, authenticated by its run's own token (GANTRY_RUN_TOKEN,
@@ -97,9 +95,7 @@ public class CheckpointsController {
         }
         CheckpointReport r = parsed.report();
         Instant now = clock.instant();
-        // the same report sent again (a retry) is the same event
-        String eventId = UUID.nameUUIDFromBytes(("CheckpointCommitted\u0000" + id + "\u0000" + attempt + "\u0000"
-                + r.step() + "\u0000" + r.path()).getBytes(StandardCharsets.UTF_8)).toString();
+        String eventId = r.eventId(id, attempt);
         CheckpointEvent event = CheckpointEvent.newBuilder().setEventId(eventId).setJobId(id).setOccurredAt(now)
                 .setPayload(CheckpointCommitted.newBuilder().setTenant(job.tenant()).setAttempt(attempt)
                         .setStep(r.step()).setPath(r.path()).setSizeBytes(r.sizeBytes()).setSaveMillis(r.saveMillis())

@@ -26,6 +26,15 @@ class CheckpointReportTest {
     }
 
     @Test
+    void aRetriedReportIsTheSameEventAndAnotherStepOrAttemptIsNot() {
+        CheckpointReport r = new CheckpointReport(10, "/ckpt/a", null, null);
+
+        assertThat(r.eventId("j", 1)).isEqualTo(new CheckpointReport(10, "/ckpt/a", 5L, 1L).eventId("j", 1));
+        assertThat(r.eventId("j", 2)).isNotEqualTo(r.eventId("j", 1));
+        assertThat(new CheckpointReport(11, "/ckpt/a", null, null).eventId("j", 1)).isNotEqualTo(r.eventId("j", 1));
+    }
+
+    @Test
     void withoutADeclaredDirectoryAnyAbsolutePathIsTaken() {
         assertThat(CheckpointReport.parse(Map.of("step", 0, "path", "/data/x"), null).isValid()).isTrue();
     }
