@@ -1,53 +1,98 @@
 package io.gantry.simulator;
 
-import io.gantry.placement.core.Allocation;
-import io.gantry.placement.core.ClusterState;
-import io.gantry.placement.core.PlacementFact;
+import io.gantry.billing.core.LedgerEntry;
+import io.gantry.billing.core.Rating;
+import io.gantry.billing.kafka.BillingHandler;
+import io.gantry.events.AdmissionJobEvent;
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.AllocationReleased;
+import io.gantry.events.CapacityReservationRequested;
+import io.gantry.events.GpuShare;
+import io.gantry.events.JobCancelled;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobFailed;
+import io.gantry.events.JobPreempted;
+import io.gantry.events.JobRequeued;
+import io.gantry.events.JobSpec;
+import io.gantry.events.JobSubmitted;
+import io.gantry.events.JobSucceeded;
+import io.gantry.events.PlacementDeferred;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.events.QueuePreemptionEvent;
+import io.gantry.events.QueueReservationEvent;
+import io.gantry.events.RecoveryJobEvent;
+import io.gantry.events.ReleaseReason;
+import io.gantry.events.TaskPlacement;
+import io.gantry.events.TaskSpec;
+import io.gantry.events.TopologyConstraint;
+import io.gantry.events.TopologyLevel;
+import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.core.GangPlacer;
-import io.gantry.placement.core.GangRequest;
-import io.gantry.placement.core.GpuShare;
 import io.gantry.placement.core.NodeSpec;
-import io.gantry.placement.core.PlacedTask;
-import io.gantry.placement.core.ReleaseCause;
-import io.gantry.placement.core.RunResult;
-import io.gantry.placement.core.Topology;
-import io.gantry.placement.core.TopologyLevel;
+import io.gantry.placement.kafka.PlacementHandler;
+import io.gantry.queue.adapter.QueueConfig;
 import io.gantry.queue.core.FairShareConfig;
-import io.gantry.queue.core.FreeCapacity;
-import io.gantry.queue.core.Input;
-import io.gantry.queue.core.JobSpec;
-import io.gantry.queue.core.QueueCore;
-import io.gantry.queue.core.QueueFact;
-import io.gantry.queue.core.TaskGroup;
+import io.gantry.recovery.core.RecoveryPolicy;
+import io.gantry.runtime.log.InMemoryLog;
+import io.gantry.runtime.log.LogDriver;
+import io.gantry.runtime.log.VirtualClock;
+import io.gantry.schemas.Service;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import io.gantry.simulator.whatif.VirtualSystem;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.ArrayDeque;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 
 /**
- * One replay of one workload under one policy: the production {@link QueueCore} and {@link ClusterState} wired as
- * the running services wire them over Kafka, in virtual time.
+ * One replay of one workload under one policy: the production queue, placement (its simulated backend running each
+ * job for its traced run time) and recovery handlers, wired by the loops the services declare for production, on
+ * the in-memory log in virtual time ({@link LogDriver}); billing's core rates every release. This class only feeds
+ * the workload in (submissions at their times, node failures and recoveries) and reads the topics back into the
+ * figures of a {@link Result}: the protocol between the services exists once, in the services.
  *
- * <p>Events (arrivals, run ends, node failures) are ordered by virtual time, then by the order they were
- * scheduled; the messages one event causes are delivered in FIFO order, like records on a topic, before the next
- * event. Nothing reads the wall clock except the decisions-per-second figure, so the same inputs give the same
- * report.
+ * <p>Nothing reads the wall clock except the decisions-per-second figure, so the same inputs give the same report.
  */
 public final class Simulation {
-    /** recovery's default: a run interrupted by a node failure is requeued this many times, then abandoned. */
+    /** Recovery's restart limit in replays (the service's default): a run interrupted more often is abandoned. */
     public static final int MAX_RESTARTS = 3;
+
+    /**
+     * Failure detection in replays that inject failures: simulated nodes heartbeat every {@link #HEARTBEAT} of
+     * virtual time and recovery declares a node failed after {@link #FAILURE_TIMEOUT} of silence, looking every
+     * {@link #RECOVERY_CHECK}. A replay of months cannot afford the service's one-second heartbeats; a node down for
+     * less than the timeout goes unnoticed, as it would in production. A replay without failures runs recovery
+     * with heartbeats and checks so rare that they cost nothing ({@link #NEVER}): there is nothing to detect.
+     */
+    static final Duration HEARTBEAT = Duration.ofMinutes(5);
+    static final Duration FAILURE_TIMEOUT = Duration.ofMinutes(10);
+    static final Duration RECOVERY_CHECK = Duration.ofMinutes(1);
+    static final Duration NEVER = Duration.ofDays(365L * 100);
+
+    /** How often the queue ticks (time-driven decisions: preemption once runs are old enough, starvation). */
+    static final Duration QUEUE_TICK = Duration.ofSeconds(10);
+
+    /** Samples of the stranded-GPU figure per replay (placement's fragmentation is O(nodes) per sample). */
+    static final int SAMPLES = 400;
+
+    /** Virtual time zero: trace times are milliseconds from the start of the replay. */
+    static final Instant T0 = Instant.EPOCH;
 
     /** A node failure at {@code atMillis}; the node comes back after {@code recoverAfterMillis} (null: never). */
     public record Fault(long atMillis, String nodeId, Long recoverAfterMillis) {
@@ -94,56 +139,48 @@ public final class Simulation {
         return w.jobs().stream().mapToLong(j -> j.submitMillis() + j.durationMillis()).max().orElse(0);
     }
 
-    private enum Kind { SUBMIT, RUN_END, FAIL, RECOVER, DEADLINE, TICK, SAMPLE }
+    /** Something the replay does at a virtual time, besides what the services do on their own. */
+    private enum Kind { SUBMIT, FAIL, RECOVER, SAMPLE }
 
-    /** Samples of the stranded-GPU figure per replay (placement's fragmentation is O(nodes) per sample). */
-    static final int SAMPLES = 400;
-
-    /** Virtual time between the queue's ticks (time-driven decisions: preemption once runs are old enough). */
-    static final long TICK_MILLIS = 10_000;
-
-    private record Event(long at, long seq, Kind kind, int job, String ref) {
+    private record Step(long at, Kind kind, int job, String node) {
     }
 
-    private sealed interface Msg {
-    }
-
-    private record ToQueue(Input input) implements Msg {
-    }
-
-    private record Dispatch(QueueFact.JobDispatched fact) implements Msg {
-    }
+    /** The topics the replay reads its figures from, in the order it reads them. */
+    private static final List<Topic<?>> OBSERVED = List.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
+            Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
+            Topics.RECOVERY_JOB_EVENTS, Topics.ADMISSION_JOB_EVENTS, Topics.RECOVERY_NODE_EVENTS,
+            Topics.PLACEMENT_NODE_EVENTS);
 
     private final List<NodeSpec> nodes;
     private final Workload workload;
     private final Policy policy;
-    private final QueueCore queue;
-    private final ClusterState placement;
+    private final FairShareConfig config;
+    private final GangPlacer placer;
     private final List<Fault> faults;
     private final Consumer<String> progress;
     private final int maxNodeGpus;
-    private final Map<String, String> rackOfNode = new HashMap<>();
-
-    private final PriorityQueue<Event> events = new PriorityQueue<>((a, b) -> a.at != b.at
-            ? Long.compare(a.at, b.at) : Long.compare(a.seq, b.seq));
-    private long seq;
-    private long now;
-    private final Deque<Msg> inbox = new ArrayDeque<>();
-    private final Map<String, Integer> index = new HashMap<>();
-    private final Deque<Integer> gate = new ArrayDeque<>();
-    private final Set<Integer> ungranted = new LinkedHashSet<>();
-    private final Map<String, Integer> restarts = new HashMap<>();
-    /** Device to its holders (allocation id to the thousandths it holds; a whole GPU is 1000). */
-    private final Map<String, Map<String, Integer>> devices = new HashMap<>();
-    private final Set<String> wholeHeld = new HashSet<>();
     private final int milliCapacity;
-    private final Set<Integer> running = new HashSet<>();
-    private int arrived;
-    private long realPending;
-    private long sampleEvery;
+    private final Map<String, String> rackOfNode = new HashMap<>();
+    private final Map<String, Integer> index = new HashMap<>();
     /** The typical request sizes (GPUs per task) and their weights (share of the GPUs the workload asks for). */
     private final int[] typicalSizes;
     private final double[] typicalWeights;
+
+    private final Deque<Integer> gate = new ArrayDeque<>();
+    private final Set<Integer> ungranted = new LinkedHashSet<>();
+    /** Device to its holders (allocation id to the thousandths it holds; a whole GPU is 1000). */
+    private final Map<String, Map<String, Integer>> devices = new HashMap<>();
+    private final Set<String> wholeHeld = new HashSet<>();
+    private final Set<Integer> running = new HashSet<>();
+    private final Map<String, Long> read = new HashMap<>();
+    private int arrived;
+    private long lastChange;
+    private long now;
+
+    private LogDriver driver;
+    private VirtualClock clock;
+    private SimulatedBackend cluster;
+    private PlacementHandler placement;
 
     private final Result r;
 
@@ -152,18 +189,17 @@ public final class Simulation {
         this.nodes = List.copyOf(nodes);
         this.workload = workload;
         this.policy = policy;
-        this.queue = new QueueCore(policy.config(baseConfig), policy.dispatchPolicy());
-        this.placement = new ClusterState(Clusters.BACKEND, placer);
+        this.config = policy.config(baseConfig);
+        this.placer = placer;
         this.milliCapacity = placer.sharing().milliCapacity();
         this.faults = List.copyOf(faults);
         this.progress = progress == null ? s -> { } : progress;
         this.maxNodeGpus = nodes.stream().mapToInt(NodeSpec::gpuCount).max().orElse(0);
         nodes.forEach(n -> rackOfNode.put(n.nodeId(), Clusters.rackOf(n)));
         this.r = new Result(policy.label(), workload.jobs(), Clusters.totalGpus(nodes));
-        Map<Integer, Double> sizes = new java.util.TreeMap<>();
+        Map<Integer, Double> sizes = new TreeMap<>();
         for (SimJob j : workload.jobs()) {
-            int per = perTask(j);
-            sizes.merge(per, j.milliGpus() / 1000.0, Double::sum);
+            sizes.merge(perTask(j), j.milliGpus() / 1000.0, Double::sum);
         }
         double total = sizes.values().stream().mapToDouble(Double::doubleValue).sum();
         this.typicalSizes = sizes.keySet().stream().mapToInt(Integer::intValue).toArray();
@@ -183,16 +219,40 @@ public final class Simulation {
         return 1;
     }
 
+    /**
+     * The gang as the REST API would take it: GPUs split into equal replicas of at most one node each (CPU and
+     * memory split with them), or one task with a share of a GPU; the run time is the trace's (to the
+     * millisecond, through the simulated backend), so the spec carries none.
+     */
+    JobSpec spec(SimJob j) {
+        TaskSpec.Builder t = TaskSpec.newBuilder().setName("worker").setCommand(List.of("sim"))
+                .setGpuModels(j.gpuModels()).setGpuModel(null).setRunSeconds(null).setGpuTier(null)
+                .setGpuMemoryMiB(null).setMigProfile(null);
+        if (j.fractional()) {
+            t.setReplicas(1).setGpus(0).setGpuMilli(j.gpuMilli()).setCpuMillis(j.cpuMillis())
+                    .setMemoryMiB(j.memoryMiB());
+        } else {
+            int per = perTask(j);
+            int replicas = j.gpus() / per;
+            t.setReplicas(replicas).setGpus(per).setGpuMilli(null).setCpuMillis(j.cpuMillis() / replicas)
+                    .setMemoryMiB(j.memoryMiB() / replicas);
+        }
+        return JobSpec.newBuilder().setName(j.id()).setPriority(0).setTimeLimitSeconds(null)
+                .setTasks(List.of(t.build()))
+                .setTopology(j.topology() == null ? null
+                        : new TopologyConstraint(TopologyLevel.CLUSTER, TopologyLevel.valueOf(j.topology())))
+                .setQueue(null).setPriorityClass(null).setPlacementPolicy(null).setCheckpoint(null).build();
+    }
+
     public Result run() {
         long wallStart = System.nanoTime();
         List<MemoryPoolMXBean> heap = ManagementFactory.getMemoryPoolMXBeans().stream()
                 .filter(p -> p.getType() == MemoryType.HEAP).toList();
         heap.forEach(MemoryPoolMXBean::resetPeakUsage);
-        for (NodeSpec n : nodes) {
-            placement.register(n).forEach(placement::replay);
-        }
+        start();
+
         List<SimJob> jobs = workload.jobs();
-        int capacity = r.clusterGpus;
+        List<Step> timeline = new ArrayList<>();
         Map<String, Boolean> fits = new HashMap<>();
         long horizon = 0;
         for (int i = 0; i < jobs.size(); i++) {
@@ -200,95 +260,130 @@ public final class Simulation {
             index.put(j.id(), i);
             String key = perTask(j) + "/" + j.cpuMillis() / Math.max(1, j.gpus() / perTask(j)) + "/"
                     + j.memoryMiB() / Math.max(1, j.gpus() / perTask(j)) + "/" + j.gpuModels();
-            if (j.gpus() > capacity || !fits.computeIfAbsent(key, k -> fitsSomeNode(j))) {
-                r.rejected[i] = true; // can never fit this cluster: not replayed, listed in the report
+            if (j.gpus() > r.clusterGpus || !fits.computeIfAbsent(key, k -> fitsSomeNode(j))) {
+                r.rejected[i] = true; // can never fit this cluster (admission refuses it): listed in the report
                 continue;
             }
             horizon = Math.max(horizon, j.submitMillis() + j.durationMillis());
-            schedule(j.submitMillis(), Kind.SUBMIT, i, null);
+            timeline.add(new Step(j.submitMillis(), Kind.SUBMIT, i, null));
         }
-        sampleEvery = Math.max(TICK_MILLIS, horizon / SAMPLES);
         for (Fault f : faults) {
-            schedule(f.atMillis(), Kind.FAIL, -1, f.nodeId());
+            timeline.add(new Step(f.atMillis(), Kind.FAIL, -1, f.nodeId()));
             if (f.recoverAfterMillis() != null) {
-                schedule(f.atMillis() + f.recoverAfterMillis(), Kind.RECOVER, -1, f.nodeId());
+                timeline.add(new Step(f.atMillis() + f.recoverAfterMillis(), Kind.RECOVER, -1, f.nodeId()));
             }
         }
-        events.stream().mapToLong(Event::at).min().ifPresent(first -> {
-            schedule(first + TICK_MILLIS, Kind.TICK, -1, null);
-            schedule(first, Kind.SAMPLE, -1, null);
-        });
+        long first = timeline.stream().mapToLong(Step::at).min().orElse(0);
+        long sampleEvery = Math.max(QUEUE_TICK.toMillis(), horizon / SAMPLES);
+        for (long t = first; t <= horizon; t += sampleEvery) {
+            timeline.add(new Step(t, Kind.SAMPLE, -1, null));
+        }
+        // in time order; at one instant: failures and recoveries, then submissions, then the sample
+        timeline.sort(Comparator.comparingLong(Step::at).thenComparing(s -> s.kind() == Kind.SAMPLE ? 1 : 0));
+
         int toEnd = (int) java.util.stream.IntStream.range(0, jobs.size()).filter(i -> !r.rejected[i]).count();
         int step = Math.max(1, toEnd / 10);
-        int nextReport = step;
-        while (!events.isEmpty()) {
-            Event e = events.poll();
-            if (e.kind != Kind.TICK && e.kind != Kind.SAMPLE) {
-                realPending--;
-            }
-            now = e.at;
-            Instant t = Instant.ofEpochMilli(now);
-            switch (e.kind) {
-                case SUBMIT -> {
-                    arrived++;
-                    if (policy.headOfLineGate()) {
-                        gate.add(e.job);
-                    } else {
-                        submit(e.job);
-                    }
-                }
-                case RUN_END -> placementFacts(placement.runEnded(e.ref, RunResult.succeeded(t)));
-                case DEADLINE -> placementFacts(placement.expire(t));
-                case TICK -> {
-                    inbox.add(new ToQueue(new Input.Tick(false)));
-                    // only while something else is still to happen: ticks alone never end a replay
-                    if (realPending > 0) {
-                        schedule(now + TICK_MILLIS, Kind.TICK, -1, null);
-                    }
-                }
-                case SAMPLE -> {
-                    sampleStranded();
-                    if (realPending > 0) {
-                        schedule(now + sampleEvery, Kind.SAMPLE, -1, null);
-                    }
-                }
-                case FAIL -> {
-                    r.nodeFailures++;
-                    placementFacts(placement.nodeFailed(e.ref, t));
-                }
-                case RECOVER -> {
-                    placementFacts(placement.nodeRecovered(e.ref));
-                    inbox.add(new ToQueue(new Input.CapacityChanged("node " + e.ref + " recovered")));
-                }
-            }
-            drain();
-            while (policy.headOfLineGate() && ungranted.isEmpty() && !gate.isEmpty()) {
-                submit(gate.poll());
-                drain();
-            }
-            r.queueLength.add(now, arrived - r.ended - running.size());
-            if (r.ended >= nextReport) {
+        int[] nextReport = {step};
+        Runnable report = () -> {
+            if (r.ended >= nextReport[0]) {
                 progress.accept(String.format("[%s] %d/%d jobs ended (%d%%), virtual time %.1f h", policy.label(),
                         r.ended, toEnd, 100L * r.ended / Math.max(1, toEnd), now / 3_600_000.0));
-                while (nextReport <= r.ended) {
-                    nextReport += step;
+                while (nextReport[0] <= r.ended) {
+                    nextReport[0] += step;
                 }
+            }
+        };
+        for (int k = 0; k < timeline.size(); ) {
+            long at = timeline.get(k).at();
+            driver.advanceTo(T0.plusMillis(at));
+            observe();
+            for (; k < timeline.size() && timeline.get(k).at() == at; k++) {
+                Step s = timeline.get(k);
+                switch (s.kind()) {
+                    case SUBMIT -> {
+                        arrived++;
+                        r.queueLength.add(at, arrived - r.ended - running.size());
+                        if (policy.headOfLineGate()) {
+                            gate.add(s.job());
+                        } else {
+                            submit(s.job());
+                        }
+                    }
+                    case FAIL -> {
+                        r.nodeFailures++;
+                        cluster.fail(s.node()); // it goes silent; recovery notices after the timeout
+                    }
+                    case RECOVER -> {
+                        cluster.revive(s.node());
+                        driver.tickNow(Service.PLACEMENT);
+                    }
+                    case SAMPLE -> sampleStranded(at);
+                }
+            }
+            driver.runUntilIdle();
+            observe();
+            openGate();
+            report.run();
+        }
+        // after the last submission: until every job ended, or nothing runs and nothing changes any more
+        while (r.ended < toEnd) {
+            long before = lastChange;
+            driver.advanceTo(clock.instant().plusMillis(sampleEvery));
+            observe();
+            openGate();
+            sampleStranded(clock.instant().toEpochMilli());
+            report.run();
+            if (lastChange == before && cluster.running().isEmpty() && gate.isEmpty()) {
+                break; // stuck: what is left can never run (reported as unfinished)
             }
         }
         r.wallNanos = System.nanoTime() - wallStart;
         r.peakHeapBytes = heap.stream().mapToLong(p -> p.getPeakUsage().getUsed()).sum();
         r.endMillis = now;
         r.leftAllocated = devices.size();
+        r.decisions = driver.handled(Service.QUEUE) + driver.handled(Service.PLACEMENT);
         return r;
     }
 
-    private final io.gantry.placement.core.DeferredGangs deferredGangs = new io.gantry.placement.core.DeferredGangs();
+    /** The three services, restored (the nodes registered) and idle at virtual time zero. */
+    private void start() {
+        clock = new VirtualClock(T0);
+        cluster = new SimulatedBackend(nodes).withRunTimes(a -> {
+            Integer i = index.get(a.jobId());
+            return i == null ? -1 : workload.jobs().get(i).durationMillis();
+        });
+        QueueConfig settings = new QueueConfig();
+        settings.setConfigFile(VirtualSystem.configFile(QueueConfig.toYaml(config)));
+        // a replay's configuration never changes, and wake-ups come from placement's releases, as in production;
+        // the safety-net re-check of every parked job is off (it is for wake-ups lost across partitions)
+        settings.setConfigPoll("36500d");
+        settings.setParkedRecheck("36500d");
+        boolean detecting = !faults.isEmpty();
+        VirtualSystem system = new VirtualSystem(Duration.ofSeconds(1), detecting ? HEARTBEAT : NEVER,
+                new RecoveryPolicy(detecting ? FAILURE_TIMEOUT : NEVER.multipliedBy(2), MAX_RESTARTS),
+                detecting ? RECOVERY_CHECK : NEVER, QUEUE_TICK);
+        driver = system.start(clock, cluster, settings, policy.dispatchPolicy(), placer, false,
+                h -> placement = h);
+        observe();
+    }
 
-    private void schedule(long at, Kind kind, int job, String ref) {
-        if (kind != Kind.TICK && kind != Kind.SAMPLE) {
-            realPending++;
+    private void submit(int i) {
+        SimJob j = workload.jobs().get(i);
+        ungranted.add(i);
+        r.queueInputs.merge("JobSubmitted", 1L, Long::sum);
+        // occurredAt is the submission time the queue orders by (a gated job keeps its place in line)
+        driver.publish(Topics.ADMISSION_JOB_EVENTS, j.id(), AdmissionJobEvent.newBuilder()
+                .setEventId("replay-submit-" + j.id()).setJobId(j.id()).setOccurredAt(T0.plusMillis(j.submitMillis()))
+                .setPayload(new JobSubmitted(j.tenant(), spec(j), null)).build());
+    }
+
+    /** Strict FIFO: the next job is submitted only once every job before it was placed. */
+    private void openGate() {
+        while (policy.headOfLineGate() && ungranted.isEmpty() && !gate.isEmpty()) {
+            submit(gate.poll());
+            driver.runUntilIdle();
+            observe();
         }
-        events.add(new Event(at, seq++, kind, job, ref));
     }
 
     /**
@@ -323,173 +418,131 @@ public final class Simulation {
     }
 
     /** GPUs free but of no use to the typical request: placement's fragmentation measure x free GPUs. */
-    private void sampleStranded() {
-        var inv = placement.inventory();
+    private void sampleStranded(long at) {
+        var inv = placement.state().inventory();
         int free = inv.eligibleFreeGpus();
         double frac = 0;
         for (int k = 0; k < typicalSizes.length; k++) {
             frac += typicalWeights[k] * inv.fragmentation(List.of(typicalSizes[k]));
         }
-        r.stranded.add(now, Math.round(frac * free));
-        r.freeGpus.add(now, free);
+        r.stranded.add(at, Math.round(frac * free));
+        r.freeGpus.add(at, free);
     }
 
-    private void submit(int i) {
-        SimJob j = workload.jobs().get(i);
-        ungranted.add(i);
-        inbox.add(new ToQueue(new Input.Submitted(j.id(), j.tenant(), spec(j), Instant.ofEpochMilli(j.submitMillis()))));
-    }
+    // ------------------------------------------------------------------------------------ reading the topics back
 
-    /**
-     * The gang as the REST API would take it: GPUs split into equal replicas of at most one node each (CPU and
-     * memory split with them), or one task with a share of a GPU.
-     */
-    JobSpec spec(SimJob j) {
-        TaskGroup t;
-        if (j.fractional()) {
-            t = new TaskGroup("worker", 1, List.of("sim"), 0, null, j.cpuMillis(), j.memoryMiB(), null,
-                    j.gpuModels(), null, j.gpuMilli(), null, null);
-        } else {
-            int per = perTask(j);
-            int replicas = j.gpus() / per;
-            t = new TaskGroup("worker", replicas, List.of("sim"), per, null, j.cpuMillis() / replicas,
-                    j.memoryMiB() / replicas, null, j.gpuModels(), null, null, null, null);
+    /** Reads every record written since the last call, in the order written, into the figures. */
+    private void observe() {
+        List<InMemoryLog.Entry> fresh = new ArrayList<>();
+        for (Topic<?> t : OBSERVED) {
+            long from = read.getOrDefault(t.name(), 0L);
+            List<InMemoryLog.Entry> entries = driver.log().from(t.name(), from);
+            fresh.addAll(entries);
+            read.put(t.name(), driver.log().end(t.name()));
         }
-        JobSpec.Topology topo = j.topology() == null ? null : new JobSpec.Topology("CLUSTER", j.topology());
-        return new JobSpec(j.id(), 0, null, List.of(t), null, null, topo);
-    }
-
-    private void drain() {
-        while (!inbox.isEmpty()) {
-            Msg m = inbox.poll();
-            Instant t = Instant.ofEpochMilli(now);
-            if (m instanceof ToQueue q) {
-                r.decisions++;
-                r.queueInputs.merge(q.input().getClass().getSimpleName(), 1L, Long::sum);
-                for (QueueFact f : queue.apply(q.input(), t)) {
-                    queueFact(f);
-                }
-            } else if (m instanceof Dispatch d) {
-                r.decisions++;
-                GangRequest g = gang(d.fact());
-                List<PlacementFact> facts = placement.dispatch(g, t);
-                deferredGangs.afterDispatch(g, facts); // as the placement service does
-                placementFacts(facts);
+        fresh.sort(Comparator.comparingLong(InMemoryLog.Entry::sequence));
+        for (InMemoryLog.Entry e : fresh) {
+            now = e.appendedAt().toEpochMilli();
+            Object v = e.value();
+            String kind = payloadKind(v);
+            if (v instanceof AdmissionJobEvent) {
+                continue; // the replay's own submissions
             }
+            lastChange = now;
+            if (e.topic().equals(Topics.PLACEMENT_ALLOCATION_EVENTS.name())
+                    || e.topic().equals(Topics.RECOVERY_JOB_EVENTS.name())
+                    || e.topic().equals(Topics.PLACEMENT_NODE_EVENTS.name())
+                    || e.topic().equals(Topics.RECOVERY_NODE_EVENTS.name())) {
+                r.queueInputs.merge(kind, 1L, Long::sum); // what the queue consumes besides submissions
+            }
+            if (v instanceof AllocationEvent a) {
+                allocation(a);
+            } else if (v instanceof QueueJobEvent q) {
+                if (q.getPayload() instanceof JobDispatched) {
+                    r.dispatches++;
+                } else if (q.getPayload() instanceof JobSucceeded) {
+                    ended(q.getJobId(), true);
+                } else if (q.getPayload() instanceof JobFailed || q.getPayload() instanceof JobCancelled) {
+                    ended(q.getJobId(), false);
+                }
+            } else if (v instanceof QueuePreemptionEvent p && p.getPayload() instanceof JobPreempted) {
+                r.preemptions++;
+            } else if (v instanceof QueueReservationEvent c && c.getPayload() instanceof CapacityReservationRequested) {
+                r.capacityReservations++;
+            } else if (v instanceof RecoveryJobEvent rj && rj.getPayload() instanceof JobRequeued) {
+                r.requeues++;
+            }
+            r.queueLength.add(now, arrived - r.ended - running.size());
         }
     }
 
-    private void queueFact(QueueFact f) {
-        if (f instanceof QueueFact.JobDispatched d) {
-            r.dispatches++;
-            inbox.add(new Dispatch(d));
-        } else if (f instanceof QueueFact.JobSucceeded s) {
-            ended(s.jobId(), true);
-        } else if (f instanceof QueueFact.JobFailed fl) {
-            ended(fl.jobId(), false);
-        } else if (f instanceof QueueFact.JobCancelled c) {
-            ended(c.jobId(), false);
-        } else if (f instanceof QueueFact.CapacityReservationRequested c) {
-            // on queue.reservation-events: placement drains the cheapest domain for the starving gang
-            r.capacityReservations++;
-            placementFacts(placement.reserve(gang(c.jobId(), c.tenant(), c.attempt(), c.spec()),
-                    Instant.ofEpochMilli(now)));
-        } else if (f instanceof QueueFact.CapacityReservationCancelled c) {
-            placementFacts(placement.cancelReservation(c.jobId(), c.attempt()));
-        } else if (f instanceof QueueFact.JobPreempted p) {
-            // on queue.preemption-events: placement stops the run after the grace period
-            r.preemptions++;
-            placementFacts(placement.preempt(p.jobId(), p.attempt(), p.graceSeconds(), Instant.ofEpochMilli(now)));
+    private static String payloadKind(Object v) {
+        if (v instanceof AllocationEvent a) {
+            return a.getPayload().getClass().getSimpleName();
+        }
+        if (v instanceof RecoveryJobEvent rj) {
+            return rj.getPayload().getClass().getSimpleName();
+        }
+        if (v instanceof io.gantry.events.NodeEvent n) {
+            return n.getPayload().getClass().getSimpleName();
+        }
+        if (v instanceof io.gantry.events.NodeHealthEvent n) {
+            return n.getPayload().getClass().getSimpleName();
+        }
+        return v.getClass().getSimpleName();
+    }
+
+    private void allocation(AllocationEvent e) {
+        if (e.getPayload() instanceof AllocationGranted g) {
+            granted(e.getJobId(), g);
+        } else if (e.getPayload() instanceof PlacementDeferred d) {
+            r.deferrals++;
+            r.deferralsByReason.merge(d.getReason().name(), 1L, Long::sum);
+            r.deferralExample.putIfAbsent(d.getReason().name(), d.getMessage());
+        } else if (e.getPayload() instanceof AllocationReleased rel) {
+            released(e.getJobId(), rel);
         }
     }
 
     private void ended(String jobId, boolean ok) {
-        deferredGangs.forget(jobId);
         int i = index.get(jobId);
+        if (r.finish[i] >= 0) {
+            r.violations.add("job " + jobId + " ended twice");
+            return;
+        }
         r.finish[i] = now;
         r.succeeded[i] = ok;
         r.ended++;
     }
 
-    private static GangRequest gang(QueueFact.JobDispatched d) {
-        return gang(d.jobId(), d.tenant(), d.attempt(), d.spec());
-    }
-
-    private static GangRequest gang(String jobId, String tenant, int attempt, JobSpec spec) {
-        List<io.gantry.placement.core.TaskGroup> tasks = new ArrayList<>();
-        for (TaskGroup t : spec.tasks()) {
-            tasks.add(new io.gantry.placement.core.TaskGroup(t.name(), t.replicas(), t.gpus(), t.gpuModel(),
-                    t.cpuMillis(), t.memoryMiB(), t.gpuModels(), t.gpuTier(), t.runSeconds(), t.gpuMilli(),
-                    t.gpuMemoryMiB(), t.migProfile()));
-        }
-        Topology topology = Topology.ANYWHERE;
-        if (spec.topology() != null) {
-            topology = new Topology(TopologyLevel.valueOf(spec.topology().required()),
-                    TopologyLevel.valueOf(spec.topology().preferred()));
-        }
-        return new GangRequest(jobId, tenant, attempt, tasks, topology, spec.timeLimitSeconds());
-    }
-
-    /** Placement's facts, replayed into its state and delivered to the queue (and recovery) as the topics would. */
-    private void placementFacts(List<PlacementFact> facts) {
-        for (PlacementFact f : facts) {
-            placement.replay(f);
-            if (f instanceof PlacementFact.AllocationGranted g) {
-                granted(g.allocation());
-                Allocation a = g.allocation();
-                inbox.add(new ToQueue(new Input.Granted(a.jobId(), a.tenant(), a.attempt())));
-                placement.runStarted(a.allocationId(), Instant.ofEpochMilli(now)).forEach(placement::replay);
-                schedule(now + workload.jobs().get(index.get(a.jobId())).durationMillis(), Kind.RUN_END, -1,
-                        a.allocationId());
-            } else if (f instanceof PlacementFact.PlacementDeferred d) {
-                r.deferrals++;
-                r.deferralsByReason.merge(d.reason().name(), 1L, Long::sum);
-                r.deferralExample.putIfAbsent(d.reason().name(), d.message());
-                inbox.add(new ToQueue(new Input.Deferred(d.jobId(), d.tenant(), d.attempt(), d.reason().name(),
-                        d.message())));
-            } else if (f instanceof PlacementFact.RunSucceeded s) {
-                Allocation a = s.allocation();
-                inbox.add(new ToQueue(new Input.RunSucceeded(a.jobId(), a.tenant(), a.attempt())));
-            } else if (f instanceof PlacementFact.RunFailed fl) {
-                Allocation a = fl.allocation();
-                inbox.add(new ToQueue(new Input.RunFailed(a.jobId(), a.tenant(), a.attempt(), fl.message())));
-            } else if (f instanceof PlacementFact.NodeRegistered n) {
-                // a drain starting or ending re-publishes registrations, which the queue reads as a capacity change
-                inbox.add(new ToQueue(new Input.CapacityChanged("node " + n.node().nodeId() + " registered")));
-            } else if (f instanceof PlacementFact.PreemptionRequested p) {
-                schedule(p.deadline().toEpochMilli(), Kind.DEADLINE, -1, p.allocation().allocationId());
-            } else if (f instanceof PlacementFact.AllocationReleased rel) {
-                released(rel);
-            }
-        }
-    }
-
-    private void granted(Allocation a) {
-        int i = index.get(a.jobId());
+    private void granted(String jobId, AllocationGranted a) {
+        int i = index.get(jobId);
         if (r.firstGrant[i] < 0) {
-            r.firstGrant[i] = now;
+            r.firstGrant[i] = a.getGrantedAt().toEpochMilli();
         }
         ungranted.remove(i);
         running.add(i);
         r.grants++;
-        long milli = milli(a);
+        long milli = milli(a.getPlacements());
         if (milli != workload.jobs().get(i).milliGpus()) {
-            r.violations.add("job " + a.jobId() + " granted " + milli + " thousandths of a GPU, asked for "
+            r.violations.add("job " + jobId + " granted " + milli + " thousandths of a GPU, asked for "
                     + workload.jobs().get(i).milliGpus());
         }
         Set<String> racks = new HashSet<>();
         Set<String> onNodes = new HashSet<>();
-        for (PlacedTask p : a.placements()) {
-            racks.add(rackOfNode.get(p.nodeId()));
-            onNodes.add(p.nodeId());
-            for (int g : p.gpuIndices()) {
-                take(p.nodeId() + "#" + g, a, 1000, true);
+        int gpus = 0;
+        for (TaskPlacement p : a.getPlacements()) {
+            racks.add(rackOfNode.get(p.getNodeId()));
+            onNodes.add(p.getNodeId());
+            for (int g : p.getGpuIndices()) {
+                take(p.getNodeId() + "#" + g, jobId, a.getAllocationId(), 1000, true);
+                gpus++;
             }
-            for (GpuShare sh : p.gpuShares()) {
-                take(p.nodeId() + "#" + sh.index(), a, sh.milli(), false);
+            for (GpuShare sh : p.getGpuShares()) {
+                take(p.getNodeId() + "#" + sh.getIndex(), jobId, a.getAllocationId(), sh.getMilli(), false);
             }
         }
-        if (a.totalGpus() > 1) {
+        if (gpus > 1) {
             r.multiGpuGangs++;
             if (racks.size() == 1) {
                 r.multiGpuInOneRack++;
@@ -503,34 +556,41 @@ public final class Simulation {
         }
     }
 
-    /** Thousandths of a GPU an allocation holds: 1000 per whole GPU plus its shares. */
-    static long milli(Allocation a) {
-        return a.placements().stream().mapToLong(PlacedTask::gpuMilli).sum();
+    /** Thousandths of a GPU placements hold: 1000 per whole GPU plus their shares. */
+    static long milli(List<TaskPlacement> placements) {
+        long m = 0;
+        for (TaskPlacement p : placements) {
+            m += 1000L * p.getGpuIndices().size();
+            for (GpuShare s : p.getGpuShares()) {
+                m += s.getMilli();
+            }
+        }
+        return m;
     }
 
     /** Records a grant of {@code milli} of a device; over-allocation (or a whole GPU shared) is a violation. */
-    private void take(String dev, Allocation a, int milli, boolean whole) {
+    private void take(String dev, String jobId, String allocationId, int milli, boolean whole) {
         Map<String, Integer> holders = devices.computeIfAbsent(dev, d -> new HashMap<>(2));
-        if (holders.containsKey(a.allocationId())) {
-            r.violations.add("device " + dev + " granted twice to " + a.jobId());
+        if (holders.containsKey(allocationId)) {
+            r.violations.add("device " + dev + " granted twice to " + jobId);
         }
         if (whole ? !holders.isEmpty() : wholeHeld.contains(dev)) {
-            r.violations.add("device " + dev + " granted to " + a.jobId() + " while held by " + holders.keySet());
+            r.violations.add("device " + dev + " granted to " + jobId + " while held by " + holders.keySet());
         }
-        holders.merge(a.allocationId(), milli, Integer::sum);
+        holders.merge(allocationId, milli, Integer::sum);
         if (whole) {
             wholeHeld.add(dev);
         }
         int sum = holders.values().stream().mapToInt(Integer::intValue).sum();
         if (sum > Math.max(1000, milliCapacity)) {
-            r.violations.add("device " + dev + " over-allocated: " + sum + " thousandths after " + a.jobId());
+            r.violations.add("device " + dev + " over-allocated: " + sum + " thousandths after " + jobId);
         }
     }
 
-    private void give(String dev, Allocation a) {
+    private void give(String dev, String jobId, String allocationId) {
         Map<String, Integer> holders = devices.get(dev);
-        if (holders == null || holders.remove(a.allocationId()) == null) {
-            r.violations.add("device " + dev + " released by " + a.jobId() + " which did not hold it");
+        if (holders == null || holders.remove(allocationId) == null) {
+            r.violations.add("device " + dev + " released by " + jobId + " which did not hold it");
             return;
         }
         wholeHeld.remove(dev);
@@ -539,59 +599,33 @@ public final class Simulation {
         }
     }
 
-    private void released(PlacementFact.AllocationReleased rel) {
-        Allocation a = rel.allocation();
-        for (PlacedTask p : a.placements()) {
-            for (int g : p.gpuIndices()) {
-                give(p.nodeId() + "#" + g, a);
+    private void released(String jobId, AllocationReleased rel) {
+        for (TaskPlacement p : rel.getPlacements()) {
+            for (int g : p.getGpuIndices()) {
+                give(p.getNodeId() + "#" + g, jobId, rel.getAllocationId());
             }
-            for (GpuShare sh : p.gpuShares()) {
-                give(p.nodeId() + "#" + sh.index(), a);
+            for (GpuShare sh : p.getGpuShares()) {
+                give(p.getNodeId() + "#" + sh.getIndex(), jobId, rel.getAllocationId());
             }
         }
-        long start = a.grantedAt().toEpochMilli();
-        long end = rel.releasedAt().toEpochMilli();
-        long milli = milli(a);
-        long billed = milli * (end - start); // thousandths of a GPU x ms: a share is billed by its size
-        int i = index.get(a.jobId());
+        // rated by billing's core, as the billing service rates it: thousandths of a GPU x milliseconds
+        long billed = 0;
+        for (LedgerEntry entry : Rating.rate(BillingHandler.release(jobId, rel))) {
+            billed += entry.gpuMicros();
+        }
+        long start = rel.getGrantedAt().toEpochMilli();
+        long end = rel.getReleasedAt().toEpochMilli();
+        int i = index.get(jobId);
         running.remove(i);
         r.billedMilliGpuMs += billed;
-        r.intervals.add(new long[] {start, end, milli, i});
-        if (rel.reason() == ReleaseCause.RUN_SUCCEEDED) {
+        r.intervals.add(new long[] {start, end, milli(rel.getPlacements()), i});
+        if (rel.getReason() == ReleaseReason.RUN_SUCCEEDED) {
             r.succeededMilliGpuMs += billed;
-        } else if (rel.reason() == ReleaseCause.NODE_FAILED) {
+        } else if (rel.getReason() == ReleaseReason.NODE_FAILED) {
             r.lostMilliGpuMs += billed;
-        } else if (rel.reason() == ReleaseCause.PREEMPTED) {
+        } else if (rel.getReason() == ReleaseReason.PREEMPTED) {
             r.preemptedMilliGpuMs += billed; // no checkpoints in a trace: the preempted run's work is lost
         }
-        // with the free capacity placement reports, so the queue wakes only parked gangs that might fit
-        List<Input.DeferredCheck> checks = placement.checkDeferred(deferredGangs.oldestFirst(),
-                Instant.ofEpochMilli(now), 128).stream()
-                .map(c -> new Input.DeferredCheck(c.jobId(), c.attempt(), c.fits())).toList();
-        inbox.add(new ToQueue(new Input.Released(a.jobId(), a.tenant(), a.attempt(), rel.reason().name(),
-                free(placement.freeCapacity()), checks)));
-        if (rel.reason() == ReleaseCause.NODE_FAILED) {
-            // recovery's decision, as services/recovery makes it: requeue while restarts are left
-            int done = restarts.getOrDefault(a.jobId(), 0);
-            if (done < MAX_RESTARTS) {
-                restarts.put(a.jobId(), done + 1);
-                r.requeues++;
-                inbox.add(new ToQueue(new Input.Requeued(a.jobId(), a.tenant(), a.attempt(),
-                        "node failed; restart " + (done + 1) + " of " + MAX_RESTARTS)));
-            } else {
-                inbox.add(new ToQueue(new Input.RecoveryAbandoned(a.jobId(), a.tenant(), a.attempt(),
-                        "restart limit " + MAX_RESTARTS + " reached")));
-            }
-        }
-    }
-
-    private static FreeCapacity free(List<io.gantry.placement.core.FreeCapacity> reported) {
-        java.util.Map<String, FreeCapacity.Model> byModel = new java.util.TreeMap<>();
-        for (io.gantry.placement.core.FreeCapacity c : reported) {
-            byModel.put(c.gpuModel(), new FreeCapacity.Model(c.freeGpus(), c.largestFreeOnNode(), c.nodesWithFree(),
-                    c.largestFreeMilli(), c.largestFreeCpuMillis(), c.largestFreeMemoryMiB()));
-        }
-        return new FreeCapacity(byModel);
     }
 
     /** A step function of virtual time: (time, value) at every change, growable without boxing. */

@@ -139,10 +139,10 @@ class SharesTest {
                 ""), Policy.GANTRY, Policy.queues(Map.of("t", 1.0), 1, 0, null, null), new TopologyPlacer(), List.of(),
                 null);
 
-        var task = s.spec(j).tasks().get(0);
-        assertThat(task.gpuMilli()).isEqualTo(300);
-        assertThat(task.gpus()).isZero();
-        assertThat(task.gpuModels()).containsExactly("T4");
-        assertThat(task.cpuMillis()).isEqualTo(2000);
+        var task = s.spec(j).getTasks().get(0);
+        assertThat(task.getGpuMilli()).isEqualTo(300);
+        assertThat(task.getGpus()).isZero();
+        assertThat(task.getGpuModels()).containsExactly("T4");
+        assertThat(task.getCpuMillis()).isEqualTo(2000);
     }
 }

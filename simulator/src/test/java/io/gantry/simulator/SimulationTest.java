@@ -50,27 +50,48 @@ class SimulationTest {
         assertThat(r.ended).isEqualTo(3);
     }
 
-    @Test
-    void a_run_on_a_failed_node_is_requeued_and_its_lost_gpu_time_is_billed_apart() {
-        List<NodeSpec> nodes = Clusters.uniform(1, 8);
-        Simulation.Result r = run(nodes, List.of(new SimJob("j", "a", 8, 0, 60_000)), Policy.GANTRY,
-                List.of(new Simulation.Fault(10_000, nodes.get(0).nodeId(), 5_000L)));
+    private static final long MINUTE = 60_000;
 
+    @Test
+    void a_run_on_a_failed_node_is_requeued_once_recovery_notices_and_its_lost_gpu_time_is_billed_apart() {
+        List<NodeSpec> nodes = Clusters.uniform(1, 8);
+        long failAt = 10 * MINUTE;
+        long downFor = 30 * MINUTE;
+        long runs = 60 * MINUTE;
+        Simulation.Result r = run(nodes, List.of(new SimJob("j", "a", 8, 0, runs)), Policy.GANTRY,
+                List.of(new Simulation.Fault(failAt, nodes.get(0).nodeId(), downFor)));
+
+        long timeout = Simulation.FAILURE_TIMEOUT.toMillis();
+        long heartbeat = Simulation.HEARTBEAT.toMillis();
+        long check = Simulation.RECOVERY_CHECK.toMillis();
         assertThat(r.requeues).isEqualTo(1);
         assertThat(r.succeeded[0]).isTrue();
-        assertThat(r.finish[0]).isEqualTo(75_000);
-        assertThat(r.lostMilliGpuMs).isEqualTo(8_000 * 10_000L);
-        assertThat(r.succeededMilliGpuMs).isEqualTo(8_000 * 60_000L);
+        // noticed after the silence outlasted the timeout (the last heartbeat came at most one period before)
+        assertThat(r.lostMilliGpuMs).isBetween(8_000 * (failAt + timeout - heartbeat), 8_000 * (failAt + timeout + check));
+        // the rerun starts once the node heartbeats again, and runs its whole length (no checkpoints)
+        assertThat(r.finish[0]).isBetween(failAt + downFor + runs, failAt + downFor + heartbeat + check + runs);
+        assertThat(r.succeededMilliGpuMs).isEqualTo(8_000 * runs);
         assertThat(r.billedMilliGpuMs).isEqualTo(r.succeededMilliGpuMs + r.lostMilliGpuMs);
         assertThat(r.violations).isEmpty();
     }
 
     @Test
+    void a_node_down_for_less_than_the_failure_timeout_goes_unnoticed_and_the_run_goes_on() {
+        List<NodeSpec> nodes = Clusters.uniform(1, 8);
+        Simulation.Result r = run(nodes, List.of(new SimJob("j", "a", 8, 0, 60 * MINUTE)), Policy.GANTRY,
+                List.of(new Simulation.Fault(10 * MINUTE, nodes.get(0).nodeId(), 2 * MINUTE)));
+
+        assertThat(r.requeues).isZero();
+        assertThat(r.lostMilliGpuMs).isZero();
+        assertThat(r.finish[0]).isEqualTo(60 * MINUTE);
+    }
+
+    @Test
     void a_job_interrupted_more_often_than_the_restart_limit_fails() {
         List<NodeSpec> nodes = Clusters.uniform(1, 8);
-        List<Simulation.Fault> faults = List.of(10_000L, 20_000L, 30_000L, 40_000L).stream()
-                .map(at -> new Simulation.Fault(at, nodes.get(0).nodeId(), 1_000L)).toList();
-        Simulation.Result r = run(nodes, List.of(new SimJob("j", "a", 8, 0, 60_000)), Policy.GANTRY, faults);
+        List<Simulation.Fault> faults = List.of(10L, 60L, 110L, 160L).stream()
+                .map(at -> new Simulation.Fault(at * MINUTE, nodes.get(0).nodeId(), 15 * MINUTE)).toList();
+        Simulation.Result r = run(nodes, List.of(new SimJob("j", "a", 8, 0, 600 * MINUTE)), Policy.GANTRY, faults);
 
         assertThat(r.requeues).isEqualTo(Simulation.MAX_RESTARTS);
         assertThat(r.ended).isEqualTo(1);

@@ -36,4 +36,14 @@ public interface EventHandler {
     /** Called about every tick interval, for time-driven decisions (timeouts, simulated runs). */
     default void tick(Instant now, Output out) {
     }
+
+    /**
+     * When the handler next has time-driven work, asked after each batch: a time (at or before which nothing is
+     * due; {@link Instant#MAX} when nothing is pending at all), or null when it cannot tell and wants a tick every
+     * interval (the default). The Kafka processor ticks at its interval regardless; the virtual-time driver jumps
+     * to the time given, so a replay of months is not made of empty ticks. Must be cheap: it is asked often.
+     */
+    default Instant nextTickAt(Instant now) {
+        return null;
+    }
 }

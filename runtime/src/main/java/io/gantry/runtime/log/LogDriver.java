@@ -34,7 +34,9 @@ import java.util.function.Supplier;
  *   <li>{@code caughtUp} is called once per start, in the batch that reaches the ends the inputs had at start.</li>
  * </ul>
  * Time moves only in {@link #advanceTo}: the driver processes everything pending, then jumps to the next due tick.
- * Processing itself takes no virtual time. Deterministic: the same inputs give the same log.
+ * A handler that says when its next time-driven work is due ({@link EventHandler#nextTickAt}) is ticked then
+ * instead of at every interval. Processing itself takes no virtual time. Deterministic: the same inputs give the
+ * same log.
  */
 public final class LogDriver {
     private final InMemoryLog log;
@@ -125,8 +127,17 @@ public final class LogDriver {
         Batch out = new Batch(s);
         T result = command.apply(out);
         commit(s, out, Map.of());
+        schedule(s);
         runUntilIdle();
         return result;
+    }
+
+    /**
+     * The service ticks at the current time, before time moves on: for a change its handler cannot see coming
+     * (e.g. a simulated node failed or came back behind its back).
+     */
+    public void tickNow(Service owner) {
+        svc(owner).nextTick = clock.instant();
     }
 
     /** A restart (after a crash or a deploy): a fresh handler rebuilt from the restore topics; offsets stay. */
@@ -141,6 +152,11 @@ public final class LogDriver {
      */
     public void crashDuringNextBatch(Service owner) {
         svc(owner).crashNext = true;
+    }
+
+    /** How many input records the service has handled (committed batches only), for decision counts. */
+    public long handled(Service owner) {
+        return svc(owner).handled;
     }
 
     /** Every record on {@code topic}, in order. */
@@ -165,6 +181,7 @@ public final class LogDriver {
             s.targets.put(t.name(), log.end(t.name()));
         }
         s.pendingCaughtUp = true;
+        s.fixedTick = clock.instant();
         s.nextTick = clock.instant();
     }
 
@@ -217,8 +234,20 @@ public final class LogDriver {
             return;
         }
         commit(s, out, consumed);
+        s.handled += pending.size();
         if (tick) {
-            s.nextTick = clock.instant().plus(s.tickEvery);
+            s.fixedTick = clock.instant().plus(s.tickEvery);
+        }
+        schedule(s);
+    }
+
+    /** The handler's own next due time when it knows one, else the next tick of the fixed interval. */
+    private void schedule(Svc s) {
+        Instant due = s.handler.nextTickAt(clock.instant());
+        if (due == null) {
+            s.nextTick = s.fixedTick;
+        } else {
+            s.nextTick = due.isBefore(clock.instant()) ? clock.instant() : due;
         }
     }
 
@@ -301,6 +330,9 @@ public final class LogDriver {
         EventHandler handler;
         boolean pendingCaughtUp;
         boolean crashNext;
+        long handled;
+        /** The next tick of the fixed interval, and the next tick due (earlier when the handler says so). */
+        Instant fixedTick;
         Instant nextTick;
 
         Svc(Service owner, Supplier<? extends EventHandler> factory, List<Topic<?>> inputs, List<Topic<?>> restore,

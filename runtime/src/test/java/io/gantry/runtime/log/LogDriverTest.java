@@ -34,6 +34,13 @@ class LogDriverTest {
         int handled;
         int handledWhenCaughtUp = -1;
         int caughtUps;
+        /** What nextTickAt answers (null: the fixed interval). */
+        Instant dueAt;
+
+        @Override
+        public Instant nextTickAt(Instant now) {
+            return dueAt;
+        }
 
         @Override
         public void restore(Topic<?> topic, String key, Object value) {
@@ -151,6 +158,38 @@ class LogDriverTest {
 
         assertThat(current().ticks).containsExactly(T0, T0.plusSeconds(10), T0.plusSeconds(20), T0.plusSeconds(30));
         assertThat(clock.instant()).isEqualTo(T0.plusSeconds(35));
+    }
+
+    @Test
+    void aHandlerThatSaysWhenItsWorkIsDueIsTickedThenAndNotAtEveryInterval() {
+        LogDriver d = driver(false).start();
+        d.advanceTo(T0); // the first tick, at start
+        current().dueAt = T0.plusSeconds(95);
+        d.publish(Topics.ADMISSION_JOB_EVENTS, "j1", cancel("j1", "a")); // a batch: the driver asks again
+        d.runUntilIdle();
+        current().dueAt = Instant.MAX; // nothing pending after that tick
+
+        d.advanceTo(T0.plusSeconds(1_000));
+
+        assertThat(current().ticks).containsExactly(T0, T0.plusSeconds(95));
+    }
+
+    @Test
+    void recordsOlderThanTheirTopicsRetentionAreDroppedAndOffsetsKeepCounting() {
+        InMemoryLog log = new InMemoryLog();
+        Topic<io.gantry.events.NodeHeartbeatEvent> hb = Topics.PLACEMENT_HEARTBEAT_EVENTS;
+        for (int minute = 0; minute < 240; minute++) {
+            log.append(hb, "n1", io.gantry.events.NodeHeartbeatEvent.newBuilder().setEventId("h" + minute)
+                    .setNodeId("n1").setOccurredAt(T0).setPayload(new io.gantry.events.NodeHeartbeat((long) minute))
+                    .build(), T0.plusSeconds(60L * minute));
+        }
+
+        assertThat(log.end(hb.name())).isEqualTo(240);
+        List<InMemoryLog.Entry> kept = log.entries(hb.name());
+        assertThat(kept.size()).as("an hour (plus the chunk not yet dropped), not four").isBetween(61, 121);
+        assertThat(kept.get(kept.size() - 1).offset()).isEqualTo(239);
+        assertThat(log.from(hb.name(), 0)).as("a reader behind the retained start reads from there").isEqualTo(kept);
+        assertThat(log.entries(Topics.QUEUE_JOB_EVENTS.name())).isEmpty();
     }
 
     @Test

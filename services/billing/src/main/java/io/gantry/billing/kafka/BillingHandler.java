@@ -33,7 +33,7 @@ import java.util.UUID;
  * re-runs the whole release: the inserts do nothing the second time and the events go out again with the same
  * event ids (derived from the entry id), which consumers deduplicate.
  */
-final class BillingHandler implements EventHandler {
+public final class BillingHandler implements EventHandler {
     private final Ledger ledger;
     private final Clock clock;
 
@@ -67,7 +67,8 @@ final class BillingHandler implements EventHandler {
         }
     }
 
-    static Release release(String jobId, AllocationReleased r) {
+    /** The release as billing's core rates it (the simulator rates its replays the same way). */
+    public static Release release(String jobId, AllocationReleased r) {
         List<Placement> placements = new ArrayList<>(r.getPlacements().size());
         for (TaskPlacement p : r.getPlacements()) {
             long milli = 1000L * p.getGpuIndices().size();

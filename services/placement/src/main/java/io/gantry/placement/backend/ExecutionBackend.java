@@ -45,6 +45,15 @@ public interface ExecutionBackend extends AutoCloseable {
     List<RunOutcome> poll(Instant now);
 
     /**
+     * When {@link #poll} will next have an outcome, if the backend knows: {@link Instant#MAX} when no run will end
+     * by itself, null when it cannot tell (real processes end when they end, so they are polled every tick). The
+     * simulated backend knows, so a replay in virtual time jumps from one run end to the next.
+     */
+    default Instant nextOutcomeAt() {
+        return null;
+    }
+
+    /**
      * After state was rebuilt: {@code live} are the allocations still held. The backend keeps or re-creates what
      * it can, stops anything else it runs, and returns the outcomes to report at once (e.g. lost processes).
      */

@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.ToLongFunction;
 
 /**
  * Virtual nodes whose tasks "run" for their spec's {@code runSeconds} of placement's virtual clock. A run ends at
@@ -34,8 +36,15 @@ public final class SimulatedBackend implements ExecutionBackend {
 
     private final Map<String, NodeSpec> nodes = new LinkedHashMap<>();
     private final Map<String, Run> runs = new HashMap<>();
+    /** Runs that end by themselves, by end time then job id: a poll reads only the due head. */
+    private final TreeSet<Run> ending = new TreeSet<>(Comparator.comparing(Run::endsAt)
+            .thenComparing(r -> r.allocation().jobId()).thenComparing(r -> r.allocation().allocationId()));
+    /** Due runs held on a failed node: they end when the node comes back, unless stopped before. */
+    private final Map<String, Run> stalled = new HashMap<>();
     private final Set<String> failedNodes = new HashSet<>();
     private final long defaultRunSeconds;
+    /** Run time in milliseconds by allocation, when a replay knows it better than the spec's whole seconds. */
+    private ToLongFunction<Allocation> runMillis;
 
     private record Run(Allocation allocation, Instant endsAt) {
     }
@@ -56,6 +65,15 @@ public final class SimulatedBackend implements ExecutionBackend {
 
     public long defaultRunSeconds() {
         return defaultRunSeconds;
+    }
+
+    /**
+     * Run times from the replayed trace instead of the spec's {@code runSeconds} (a trace measures milliseconds; a
+     * negative answer falls back to the spec). For the simulator; the service never sets it.
+     */
+    public SimulatedBackend withRunTimes(ToLongFunction<Allocation> millis) {
+        this.runMillis = millis;
+        return this;
     }
 
     @Override
@@ -84,6 +102,16 @@ public final class SimulatedBackend implements ExecutionBackend {
 
     public void revive(String nodeId) {
         failedNodes.remove(nodeId);
+        for (Run r : List.copyOf(stalled.values())) {
+            if (onNoFailedNode(r)) {
+                stalled.remove(r.allocation().allocationId());
+                ending.add(r);
+            }
+        }
+    }
+
+    private boolean onNoFailedNode(Run r) {
+        return r.allocation().placements().stream().noneMatch(p -> failedNodes.contains(p.nodeId()));
     }
 
     public boolean isFailed(String nodeId) {
@@ -92,8 +120,32 @@ public final class SimulatedBackend implements ExecutionBackend {
 
     @Override
     public Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now) {
-        runs.put(allocation.allocationId(), new Run(allocation, endsAt(allocation, plan, defaultRunSeconds)));
+        track(new Run(allocation, endsAt(allocation, plan)));
         return Optional.empty();
+    }
+
+    private void track(Run r) {
+        Run old = runs.put(r.allocation().allocationId(), r);
+        if (old != null) {
+            untrack(old);
+        }
+        if (r.endsAt() != null) {
+            ending.add(r);
+        }
+    }
+
+    private void untrack(Run r) {
+        ending.remove(r);
+        stalled.remove(r.allocation().allocationId());
+    }
+
+    private Instant endsAt(Allocation allocation, RunPlan plan) {
+        long millis = runMillis == null ? -1 : runMillis.applyAsLong(allocation);
+        if (millis >= 0) {
+            Instant end = TimeMath.plusSeconds(allocation.grantedAt(), millis / 1000).plusMillis(millis % 1000);
+            return end.isBefore(TimeMath.END_OF_TIME) ? end : null;
+        }
+        return endsAt(allocation, plan, defaultRunSeconds);
     }
 
     /**
@@ -115,18 +167,22 @@ public final class SimulatedBackend implements ExecutionBackend {
 
     @Override
     public void stop(String allocationId) {
-        runs.remove(allocationId);
+        Run r = runs.remove(allocationId);
+        if (r != null) {
+            untrack(r);
+        }
     }
 
     @Override
     public List<RunOutcome> poll(Instant now) {
-        List<Run> done = runs.values().stream()
-                .filter(r -> r.endsAt() != null && !r.endsAt().isAfter(now))
-                .filter(r -> r.allocation().placements().stream().noneMatch(p -> failedNodes.contains(p.nodeId())))
-                .sorted(Comparator.comparing(Run::endsAt).thenComparing(r -> r.allocation().jobId()))
-                .toList();
         List<RunOutcome> outcomes = new ArrayList<>();
-        for (Run r : done) {
+        // revived runs whose end passed while their node was down end now, in end order with the rest
+        while (!ending.isEmpty() && !ending.first().endsAt().isAfter(now)) {
+            Run r = ending.pollFirst();
+            if (!onNoFailedNode(r)) {
+                stalled.put(r.allocation().allocationId(), r); // its node is down: it makes no progress
+                continue;
+            }
             runs.remove(r.allocation().allocationId());
             outcomes.add(RunOutcome.succeeded(r.allocation().allocationId(), r.endsAt()));
         }
@@ -134,8 +190,15 @@ public final class SimulatedBackend implements ExecutionBackend {
     }
 
     @Override
+    public Instant nextOutcomeAt() {
+        return ending.isEmpty() ? Instant.MAX : ending.first().endsAt();
+    }
+
+    @Override
     public List<RunOutcome> adopt(List<LiveRun> live, Instant now) {
         runs.clear();
+        ending.clear();
+        stalled.clear();
         List<RunOutcome> lost = new ArrayList<>();
         for (LiveRun l : live) {
             Allocation a = l.allocation();
@@ -146,7 +209,7 @@ public final class SimulatedBackend implements ExecutionBackend {
                 lost.add(RunOutcome.failed(a.allocationId(), null,
                         "placement restarted and could not find the run's job spec; the simulated run was lost", now));
             } else {
-                runs.put(a.allocationId(), new Run(a, endsAt(a, l.plan(), defaultRunSeconds)));
+                track(new Run(a, endsAt(a, l.plan())));
             }
         }
         return lost;

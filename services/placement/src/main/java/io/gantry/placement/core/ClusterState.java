@@ -534,6 +534,11 @@ public final class ClusterState {
         return due(now, true);
     }
 
+    /** The earliest pending deadline (a grace end or a time limit), or null when none is pending. */
+    public Instant nextDeadline() {
+        return deadlines.isEmpty() ? null : deadlines.first().at();
+    }
+
     /** Like {@link #expire} for deadlines strictly before {@code t}: what must happen before an outcome at {@code t}. */
     public List<PlacementFact> expireBefore(Instant t) {
         return due(t, false);

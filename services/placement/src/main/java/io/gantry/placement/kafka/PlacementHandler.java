@@ -77,6 +77,9 @@ public final class PlacementHandler implements EventHandler {
     private boolean dirty = true;
     private volatile double fragmentation;
     private Instant nextHeartbeat = Instant.MIN;
+    /** How stale the fragmentation gauge may get while allocations change. */
+    static final Duration FRAGMENTATION_EVERY = Duration.ofSeconds(5);
+    private Instant nextFragmentation = Instant.MIN;
 
     public PlacementHandler(ClusterState state, ExecutionBackend backend, VirtualClock clock, Duration heartbeatInterval) {
         this.state = state;
@@ -309,8 +312,10 @@ public final class PlacementHandler implements EventHandler {
     public void tick(Instant wallNow, Output out) {
         Instant now = clock.instant();
         settle(backend.poll(now), now, out);
-        if (dirty) {
+        if (dirty && !now.isBefore(nextFragmentation)) {
+            // O(nodes): a gauge, not a decision, so at most once per FRAGMENTATION_EVERY of placement's clock
             dirty = false;
+            nextFragmentation = now.plus(FRAGMENTATION_EVERY);
             fragmentation = state.inventory().fragmentation(typicalRequests);
         }
         if (!wallNow.isBefore(nextHeartbeat)) {
@@ -324,6 +329,31 @@ public final class PlacementHandler implements EventHandler {
                 }
             }
         }
+    }
+
+    /**
+     * The next run end the backend knows of, the next deadline (grace end, time limit) and the next heartbeat,
+     * whichever comes first; null (tick every interval) when the backend cannot tell when its runs end. (Heartbeats
+     * follow the loop's clock, runs placement's; the virtual-time driver, the only caller, runs both at speed 1.)
+     */
+    @Override
+    public Instant nextTickAt(Instant wallNow) {
+        Instant outcome = backend.nextOutcomeAt();
+        if (outcome == null) {
+            return null;
+        }
+        Instant next = outcome;
+        Instant deadline = state.nextDeadline();
+        if (deadline != null && deadline.isBefore(next)) {
+            next = deadline;
+        }
+        if (nextHeartbeat.isBefore(next)) {
+            next = nextHeartbeat;
+        }
+        if (dirty && nextFragmentation.isBefore(next)) {
+            next = nextFragmentation;
+        }
+        return next;
     }
 
     /**

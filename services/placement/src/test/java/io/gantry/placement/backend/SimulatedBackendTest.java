@@ -131,6 +131,48 @@ class SimulatedBackendTest {
                 .containsExactly(elsewhere.allocationId());
         backend.revive("sim-1");
         assertThat(backend.heartbeating("sim-1")).isTrue();
+        assertThat(backend.poll(T0.plusSeconds(61))).as("a revived run whose end passed ends at the next poll")
+                .extracting(RunOutcome::allocationId).containsExactly(onFailed.allocationId());
+    }
+
+    @Test
+    void itSaysWhenTheNextRunEndsSoAReplayCanJumpThere() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster(), 0);
+        assertThat(backend.nextOutcomeAt()).as("nothing running").isEqualTo(Instant.MAX);
+        backend.start(allocation("late", T0, "sim-0"), plan(300L, null), T0);
+        backend.start(allocation("forever", T0, "sim-1"), plan(null, null), T0);
+        backend.start(allocation("early", T0, "sim-2"), plan(30L, null), T0);
+
+        assertThat(backend.nextOutcomeAt()).isEqualTo(T0.plusSeconds(30));
+        backend.stop("alloc-early");
+        assertThat(backend.nextOutcomeAt()).isEqualTo(T0.plusSeconds(300));
+        assertThat(backend.poll(T0.plusSeconds(300))).hasSize(1);
+        assertThat(backend.nextOutcomeAt()).as("the last run never ends by itself").isEqualTo(Instant.MAX);
+    }
+
+    @Test
+    void aReplaysRunTimesInMillisecondsOverrideTheSpecsWholeSeconds() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster())
+                .withRunTimes(a -> a.jobId().equals("traced") ? 1_250 : -1);
+        backend.start(allocation("traced", T0, "sim-0"), plan(10L, null), T0);
+        backend.start(allocation("spec", T0, "sim-1"), plan(10L, null), T0);
+
+        assertThat(backend.poll(T0.plusSeconds(10))).extracting(o -> o.result().finishedAt())
+                .containsExactly(T0.plusMillis(1_250), T0.plusSeconds(10));
+    }
+
+    @Test
+    void aRunStoppedWhileItsNodeIsDownNeverEnds() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        backend.start(allocation("a", T0, "sim-1"), plan(10L, null), T0);
+        backend.fail("sim-1");
+        assertThat(backend.poll(T0.plusSeconds(20))).isEmpty();
+
+        backend.stop("alloc-a");
+        backend.revive("sim-1");
+
+        assertThat(backend.poll(T0.plusSeconds(30))).isEmpty();
+        assertThat(backend.running()).isEmpty();
     }
 
     @Test

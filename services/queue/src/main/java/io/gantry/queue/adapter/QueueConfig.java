@@ -158,6 +158,13 @@ public class QueueConfig {
         }
     }
 
+    /** The configuration as YAML that {@link #parse} reads back into an equal one (see {@code toDocument}). */
+    public static String toYaml(FairShareConfig config) {
+        org.yaml.snakeyaml.DumperOptions options = new org.yaml.snakeyaml.DumperOptions();
+        options.setDefaultFlowStyle(org.yaml.snakeyaml.DumperOptions.FlowStyle.BLOCK);
+        return new Yaml(options).dump(config.toDocument());
+    }
+
     /** Parses and validates a YAML configuration; problems are prefixed with {@code origin}. */
     public static FairShareConfig parse(String yaml, String origin) {
         Object document = parseDocument(yaml, origin);

@@ -39,8 +39,9 @@ final class QueueHandler implements EventHandler {
     /** SHA-256 of the file text last looked at, applied or not, so a bad edit is reported once. */
     private String fileSha;
 
-    QueueHandler(LiveConfig.Startup startup, QueueConfig settings, Clock clock) {
-        this.core = new QueueCore(startup.config());
+    QueueHandler(LiveConfig.Startup startup, QueueConfig settings, Clock clock,
+                 io.gantry.queue.core.DispatchPolicy policy) {
+        this.core = new QueueCore(startup.config(), policy);
         this.clock = clock;
         this.settings = settings;
         this.parkedRecheck = settings.parkedRecheckInterval();

@@ -1,5 +1,7 @@
 package io.gantry.queue.adapter;
 
+import io.gantry.queue.core.DispatchPolicy;
+import io.gantry.queue.core.FairSharePolicy;
 import io.gantry.queue.core.QueueCore;
 import io.gantry.events.QueueConfigEvent;
 import io.gantry.runtime.kafka.EventProcessor;
@@ -50,16 +52,25 @@ public class QueueProcessor implements AutoCloseable {
      * decides the live configuration afresh from the committed history on {@code queue.config-events}.
      */
     public static ServiceLoop loop(QueueConfig config, Supplier<List<QueueConfigEvent>> configHistory, Clock clock) {
+        return loop(config, configHistory, clock, new FairSharePolicy(), Duration.ofSeconds(1));
+    }
+
+    /**
+     * The same loop with another dispatch policy (the simulator compares FIFO baselines with the production policy
+     * through the core's seam) and tick interval (a replay of months ticks less often than a live service).
+     */
+    public static ServiceLoop loop(QueueConfig config, Supplier<List<QueueConfigEvent>> configHistory, Clock clock,
+                                   DispatchPolicy policy, Duration tickEvery) {
         return new ServiceLoop(Service.QUEUE,
                 List.of(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
                         Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS),
                 // checkpoints too: kept only while their job is live (dropped when it ends, whatever the order)
                 List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
                         Topics.ADMISSION_CHECKPOINT_EVENTS),
-                Duration.ofSeconds(1),
+                tickEvery,
                 // a fresh core each time the loop (re)starts: state always comes from the committed topics
                 () -> new QueueHandler(LiveConfig.startup(config, LiveConfig.history(configHistory.get()),
-                        clock.instant(), true), config, clock));
+                        clock.instant(), true), config, clock, policy));
     }
 
     /** The service's clock, for reads that age usage history. */

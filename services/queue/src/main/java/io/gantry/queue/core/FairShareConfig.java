@@ -93,6 +93,72 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 implicitQuotas, Preemption.DEFAULT);
     }
 
+    /**
+     * This configuration as a document {@link #fromYaml} reads back into an equal configuration (maps, lists,
+     * strings, numbers; durations in ISO-8601): how a configuration built in code (a replay's quotas) is handed to
+     * the service, which takes its configuration as text. Not for the implicit form, which has its own text.
+     */
+    public Map<String, Object> toDocument() {
+        if (implicitQuotas != null) {
+            throw new IllegalArgumentException("an implicit configuration is written as its implicit: document");
+        }
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("halfLife", halfLife.toString());
+        doc.put("starvationWait", starvationWait.toString());
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("reclaimWithinCohort", switch (preemption.reclaim()) {
+            case NEVER -> "never";
+            case LOWER_PRIORITY -> "lowerPriority";
+            case ANY -> "any";
+        });
+        p.put("withinQueue", preemption.withinQueue() ? "lowerPriority" : "never");
+        p.put("overFairShare", preemption.overFairShare());
+        p.put("gracePeriod", preemption.gracePeriod().toString());
+        p.put("minRunTime", preemption.minRunTime().toString());
+        doc.put("preemption", p);
+        if (!flavours.isEmpty()) {
+            doc.put("flavours", new ArrayList<>(flavours));
+        }
+        Map<String, Object> classes = new LinkedHashMap<>(priorityClasses);
+        doc.put("priorityClasses", new LinkedHashMap<>(Map.of("default", defaultPriorityClass, "classes", classes)));
+        List<Object> cohortList = new ArrayList<>();
+        cohorts.forEach((name, parent) -> {
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("name", name);
+            if (parent != null) {
+                c.put("parent", parent);
+            }
+            cohortList.add(c);
+        });
+        doc.put("cohorts", cohortList);
+        List<Object> queueList = new ArrayList<>();
+        for (QueueDef q : queues) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", q.name());
+            m.put("tenant", q.tenant());
+            if (q.cohort() != null) {
+                m.put("cohort", q.cohort());
+            }
+            m.put("weight", q.weight());
+            Map<String, Object> quotas = new LinkedHashMap<>();
+            q.quotas().forEach((resource, rq) -> {
+                Map<String, Object> limits = new LinkedHashMap<>();
+                limits.put("nominal", rq.nominal());
+                if (rq.borrowingLimit() != null) {
+                    limits.put("borrowingLimit", rq.borrowingLimit());
+                }
+                if (rq.lendingLimit() != null) {
+                    limits.put("lendingLimit", rq.lendingLimit());
+                }
+                quotas.put(resource, limits);
+            });
+            m.put("quotas", quotas);
+            queueList.add(m);
+        }
+        doc.put("queues", queueList);
+        return doc;
+    }
+
     /** The same configuration with another preemption policy. */
     public FairShareConfig withPreemption(Preemption p) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,

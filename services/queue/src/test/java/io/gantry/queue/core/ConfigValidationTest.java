@@ -120,6 +120,23 @@ class ConfigValidationTest {
     }
 
     @Test
+    void aConfigurationWrittenAsADocumentAndDumpedAsYamlReadsBackEqual() throws IOException {
+        FairShareConfig config;
+        try (Reader in = Files.newBufferedReader(Path.of("src/main/resources/examples/queues.yml"))) {
+            config = FairShareConfig.fromYaml(new Yaml(new SafeConstructor(new LoaderOptions())).load(in));
+        }
+        FairShareConfig noDecayNoPreemption = new FairShareConfig(config.flavours(), config.cohorts(),
+                config.queues(), config.priorityClasses(), config.defaultPriorityClass(),
+                Duration.ofDays(365L * 1000), Duration.ofMillis(90_500), null, FairShareConfig.Preemption.OFF);
+
+        for (FairShareConfig c : List.of(config, noDecayNoPreemption)) {
+            String yaml = new Yaml().dump(c.toDocument());
+            assertThat(FairShareConfig.fromYaml(new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml)))
+                    .isEqualTo(c);
+        }
+    }
+
+    @Test
     void theDevExampleFileIsValidAndGivesTheDevTenantDemoAQueue() throws IOException {
         Object doc;
         try (Reader in = Files.newBufferedReader(Path.of("src/main/resources/examples/queues-dev.yml"))) {
