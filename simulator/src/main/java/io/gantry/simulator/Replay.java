@@ -14,6 +14,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -45,6 +46,9 @@ public final class Replay {
               --fail NODE@SEC[+REC] node failure(s) on the command line, comma separated
               --fail-rate F         random node failures per node-day (seeded by --seed; default 0)
               --recover-after SEC   how long a randomly failed node stays down (default 3600)
+              --checkpoint-every MIN  runs save a checkpoint every MIN minutes of work (+-10% per job, seeded);
+                                    interrupted runs resume from the newest (default: no checkpoints)
+              --restart-cost SEC    time a resumed run spends before it computes again (default 60)
               --traces DIR          the shared traces folder (default: ../shared/traces or ../../shared/traces)
               --out DIR             output directory (default target/replay)
             """;
@@ -56,12 +60,12 @@ public final class Replay {
     public record Options(String trace, String cluster, List<Policy> policies, int maxJobs, LocalDateTime windowStart,
                           double compression, long seed, String placer, Path queueConfig, Path faultsFile,
                           String fail, Path traces, Path out, int minGpus, double failRate, long recoverAfterSeconds,
-                          Integer quotaGpus) {
+                          Integer quotaGpus, Integer checkpointMinutes, long restartCostSeconds) {
         public Options(String trace, String cluster, List<Policy> policies, int maxJobs, LocalDateTime windowStart,
                        double compression, long seed, String placer, Path queueConfig, Path faultsFile,
                        String fail, Path traces, Path out) {
             this(trace, cluster, policies, maxJobs, windowStart, compression, seed, placer, queueConfig, faultsFile,
-                    fail, traces, out, 1, 0, 3600, null);
+                    fail, traces, out, 1, 0, 3600, null, null, 60);
         }
     }
 
@@ -93,7 +97,7 @@ public final class Replay {
         }
         List<String> known = List.of("trace", "cluster", "policy", "max-jobs", "window-start", "compress", "seed",
                 "placer", "queue-config", "faults", "fail", "traces", "out", "min-gpus", "fail-rate", "recover-after",
-                "quota-gpus");
+                "quota-gpus", "checkpoint-every", "restart-cost");
         for (String k : a.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option --" + k);
@@ -124,10 +128,23 @@ public final class Replay {
                     a.containsKey("faults") ? Path.of(a.get("faults")) : null, a.get("fail"),
                     a.containsKey("traces") ? Path.of(a.get("traces")) : defaultTraces(),
                     Path.of(a.getOrDefault("out", "target/replay")), minGpus, failRate, recoverAfter,
-                    a.containsKey("quota-gpus") ? Integer.valueOf(Integer.parseInt(a.get("quota-gpus"))) : null);
+                    a.containsKey("quota-gpus") ? Integer.valueOf(Integer.parseInt(a.get("quota-gpus"))) : null,
+                    checkpointMinutes(a.get("checkpoint-every")),
+                    Long.parseLong(a.getOrDefault("restart-cost", "60")));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
+    }
+
+    private static Integer checkpointMinutes(String v) {
+        if (v == null) {
+            return null;
+        }
+        int m = Integer.parseInt(v);
+        if (m < 1) {
+            throw new IllegalArgumentException("--checkpoint-every must be >= 1 minute, was " + v);
+        }
+        return m;
     }
 
     /** The shared traces folder next to the repository, seen from the repository or from a module directory. */
@@ -223,8 +240,12 @@ public final class Replay {
                 o.policies().stream().map(Policy::label).toList());
         List<Simulation.Result> results = new ArrayList<>();
         for (Policy p : o.policies()) {
-            Simulation.Result r = new Simulation(nodes, w, p, config, placer(o.placer()), faults, progress::println)
-                    .run();
+            Simulation sim = new Simulation(nodes, w, p, config, placer(o.placer()), faults, progress::println);
+            if (o.checkpointMinutes() != null) {
+                sim.checkpoints(new Simulation.Checkpoints(Duration.ofMinutes(o.checkpointMinutes()),
+                        Duration.ofSeconds(o.restartCostSeconds()), 0.1, o.seed()));
+            }
+            Simulation.Result r = sim.run();
             results.add(r);
             Report.Summary s = Report.summarise(r);
             progress.printf(Locale.ROOT, "[%s] done: %d/%d ended, avg JCT %.0f s, makespan %.0f s, util %.1f%%, "
@@ -237,6 +258,9 @@ public final class Replay {
                 "faults: " + (faults.isEmpty() ? "none" : faults.size() + " node failures" + (o.failRate() > 0
                         ? String.format(Locale.ROOT, " (random: %.3g per node-day, down %d s, seed %d, drawn over the"
                         + " workload's no-wait horizon)", o.failRate(), o.recoverAfterSeconds(), o.seed()) : "")),
+                "checkpoints: " + (o.checkpointMinutes() == null ? "none (an interruption loses the whole run)"
+                        : "every " + o.checkpointMinutes() + " min of work (+-10% per job), restart cost "
+                        + o.restartCostSeconds() + " s"),
                 "machine: " + machine(),
                 "command: replay " + commandLine(o));
         Report.write(o.out(), "Replay: " + w.name() + " on " + o.cluster(), context, w, results);
@@ -261,6 +285,10 @@ public final class Replay {
         }
         if (o.quotaGpus() != null) {
             s.append(" --quota-gpus ").append(o.quotaGpus());
+        }
+        if (o.checkpointMinutes() != null) {
+            s.append(" --checkpoint-every ").append(o.checkpointMinutes()).append(" --restart-cost ")
+                    .append(o.restartCostSeconds());
         }
         if (o.failRate() > 0) {
             s.append(" --fail-rate ").append(o.failRate()).append(" --recover-after ").append(o.recoverAfterSeconds());

@@ -427,6 +427,17 @@ public final class Report {
                             : String.format(Locale.ROOT, "%.1f%%", 100 * s.multiNodeInOneRack()),
                     s.nodeFailures(), s.requeues(), s.gpuHoursLost(), s.wallSeconds(), s.grantsPerSecond()));
         }
+        if (results.stream().anyMatch(r -> r.checkpoints > 0 || r.interruptedRuns > 0)) {
+            md.append("\nInterruptions (GPU-hours; lost = held since the newest checkpoint, or the whole run without one;"
+                    + " kept = work the next run resumed with):\n\n| policy | checkpoints | runs lost to failures |"
+                    + " GPU-h lost to failures | GPU-h lost to preemption | GPU-h kept by checkpoints |"
+                    + " most work lost by one failure (s) |\n|---|---|---|---|---|---|---|\n");
+            for (Simulation.Result r : results) {
+                md.append(String.format(Locale.ROOT, "| %s | %d | %d | %.1f | %.1f | %.1f | %.0f |%n", r.policy,
+                        r.checkpoints, r.interruptedRuns, r.lostMilliGpuMs / 3.6e9, r.preemptedMilliGpuMs / 3.6e9,
+                        r.savedMilliGpuMs / 3.6e9, r.maxWorkLostPerFailureMs / 1e3));
+            }
+        }
         md.append("\nQueue inputs by kind: ");
         for (Simulation.Result r : results) {
             md.append(r.policy).append(": ").append(r.queueInputs).append("; ");

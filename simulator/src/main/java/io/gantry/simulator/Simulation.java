@@ -88,11 +88,33 @@ public final class Simulation {
     /** How often the queue ticks (time-driven decisions: preemption once runs are old enough, starvation). */
     static final Duration QUEUE_TICK = Duration.ofSeconds(10);
 
+    /**
+     * A replay whose every submission is in and in which nothing ran and nothing happened for this long is over
+     * (what is left can never run); long enough for a failed node to come back and be noticed.
+     */
+    static final Duration STUCK_AFTER = Duration.ofHours(2);
+
     /** Samples of the stranded-GPU figure per replay (placement's fragmentation is O(nodes) per sample). */
     static final int SAMPLES = 400;
 
     /** Virtual time zero: trace times are milliseconds from the start of the replay. */
     static final Instant T0 = Instant.EPOCH;
+
+    /**
+     * Jobs that save their state: every run commits a checkpoint every {@code every} of its work (each job's
+     * interval drawn once within +-{@code jitter} of it, seeded), reported as a task would (a
+     * {@code CheckpointCommitted} on admission's topic); a run resumed from a checkpoint first spends
+     * {@code restartCost}, then does only the work after it. Recovery and the queue choose what a requeued run
+     * resumes from, as in production.
+     */
+    public record Checkpoints(Duration every, Duration restartCost, double jitter, long seed) {
+        public Checkpoints {
+            if (every.isNegative() || every.isZero() || restartCost.isNegative() || !(jitter >= 0 && jitter < 1)) {
+                throw new IllegalArgumentException("checkpoints need an interval > 0, a restart cost >= 0 and a "
+                        + "jitter in [0, 1)");
+            }
+        }
+    }
 
     /** A node failure at {@code atMillis}; the node comes back after {@code recoverAfterMillis} (null: never). */
     public record Fault(long atMillis, String nodeId, Long recoverAfterMillis) {
@@ -177,6 +199,28 @@ public final class Simulation {
     private long lastChange;
     private long now;
 
+    private Checkpoints checkpoints;
+    /** Each job's checkpoint interval (ms), drawn once. */
+    private long[] checkpointEvery;
+    /** Runs started (allocation id): the job, its grant and the work it resumed with. */
+    private final Map<String, Run> runs = new HashMap<>();
+    /** Checkpoints to report, earliest first. */
+    private final java.util.PriorityQueue<Due> dueCheckpoints = new java.util.PriorityQueue<>(
+            Comparator.comparingLong(Due::at).thenComparing(Due::allocationId));
+    /** When each node last failed (ms): a run on it made no progress after that. */
+    private final Map<String, Long> failedAt = new HashMap<>();
+
+    private record Run(int job, int attempt, long grantedAt, long resumedWith, long computeFrom, long endsAt,
+                       List<String> nodes) {
+        /** Work done (ms of the job's run time) at {@code t}. */
+        long progressAt(long t) {
+            return resumedWith + Math.max(0, Math.min(t, endsAt) - computeFrom);
+        }
+    }
+
+    private record Due(long at, String allocationId) {
+    }
+
     private LogDriver driver;
     private VirtualClock clock;
     private SimulatedBackend cluster;
@@ -204,6 +248,12 @@ public final class Simulation {
         double total = sizes.values().stream().mapToDouble(Double::doubleValue).sum();
         this.typicalSizes = sizes.keySet().stream().mapToInt(Integer::intValue).toArray();
         this.typicalWeights = sizes.values().stream().mapToDouble(v -> total <= 0 ? 0 : v / total).toArray();
+    }
+
+    /** Runs save checkpoints as {@code model} says (null: they never do, and every interruption loses the run). */
+    public Simulation checkpoints(Checkpoints model) {
+        this.checkpoints = model;
+        return this;
     }
 
     /** GPUs per task of the job's gang: the largest divisor of its GPUs that fits one node (1 for a share). */
@@ -293,8 +343,21 @@ public final class Simulation {
                 }
             }
         };
-        for (int k = 0; k < timeline.size(); ) {
+        if (checkpoints != null) {
+            java.util.Random rnd = new java.util.Random(checkpoints.seed());
+            checkpointEvery = new long[jobs.size()];
+            long every = checkpoints.every().toMillis();
+            for (int i = 0; i < jobs.size(); i++) {
+                double f = 1 + checkpoints.jitter() * (2 * rnd.nextDouble() - 1);
+                checkpointEvery[i] = Math.max(1, Math.round(every * f));
+            }
+        }
+        int k = 0;
+        while (k < timeline.size()) {
             long at = timeline.get(k).at();
+            if (reportCheckpointsBefore(at)) {
+                continue;
+            }
             driver.advanceTo(T0.plusMillis(at));
             observe();
             for (; k < timeline.size() && timeline.get(k).at() == at; k++) {
@@ -311,6 +374,7 @@ public final class Simulation {
                     }
                     case FAIL -> {
                         r.nodeFailures++;
+                        failedAt.put(s.node(), at);
                         cluster.fail(s.node()); // it goes silent; recovery notices after the timeout
                     }
                     case RECOVER -> {
@@ -327,13 +391,16 @@ public final class Simulation {
         }
         // after the last submission: until every job ended, or nothing runs and nothing changes any more
         while (r.ended < toEnd) {
-            long before = lastChange;
-            driver.advanceTo(clock.instant().plusMillis(sampleEvery));
+            long target = clock.instant().toEpochMilli() + sampleEvery;
+            if (reportCheckpointsBefore(target)) {
+                continue;
+            }
+            driver.advanceTo(T0.plusMillis(target));
             observe();
             openGate();
-            sampleStranded(clock.instant().toEpochMilli());
+            sampleStranded(target);
             report.run();
-            if (lastChange == before && cluster.running().isEmpty() && gate.isEmpty()) {
+            if (target - lastChange > STUCK_AFTER.toMillis() && cluster.running().isEmpty() && gate.isEmpty()) {
                 break; // stuck: what is left can never run (reported as unfinished)
             }
         }
@@ -345,13 +412,29 @@ public final class Simulation {
         return r;
     }
 
+    /**
+     * Reports the earliest checkpoints due before {@code t} (all those due at that same instant), after the
+     * services processed everything up to it; false when none is due before {@code t}.
+     */
+    private boolean reportCheckpointsBefore(long t) {
+        if (dueCheckpoints.isEmpty() || dueCheckpoints.peek().at() >= t) {
+            return false;
+        }
+        long at = dueCheckpoints.peek().at();
+        driver.advanceTo(T0.plusMillis(at));
+        observe();
+        while (!dueCheckpoints.isEmpty() && dueCheckpoints.peek().at() == at) {
+            reportCheckpoint(dueCheckpoints.poll().allocationId(), at);
+        }
+        driver.runUntilIdle();
+        observe();
+        return true;
+    }
+
     /** The three services, restored (the nodes registered) and idle at virtual time zero. */
     private void start() {
         clock = new VirtualClock(T0);
-        cluster = new SimulatedBackend(nodes).withRunTimes(a -> {
-            Integer i = index.get(a.jobId());
-            return i == null ? -1 : workload.jobs().get(i).durationMillis();
-        });
+        cluster = new SimulatedBackend(nodes).withRunTimes(this::runMillis);
         QueueConfig settings = new QueueConfig();
         settings.setConfigFile(VirtualSystem.configFile(QueueConfig.toYaml(config)));
         // a replay's configuration never changes, and wake-ups come from placement's releases, as in production;
@@ -366,6 +449,68 @@ public final class Simulation {
                 h -> placement = h);
         observe();
     }
+
+    /**
+     * How long a run takes on the simulated backend: the job's trace run time, or, resumed from a checkpoint, the
+     * restart cost plus the work after it. Called when the backend starts the run, so the run is noted here.
+     */
+    private long runMillis(io.gantry.placement.core.Allocation a, io.gantry.placement.backend.RunPlan plan) {
+        Integer i = index.get(a.jobId());
+        if (i == null) {
+            return -1;
+        }
+        long duration = workload.jobs().get(i).durationMillis();
+        long resumed = plan.resumeFrom() == null ? 0 : Math.min(duration, progressIn(plan.resumeFrom()));
+        long restart = resumed > 0 ? checkpoints.restartCost().toMillis() : 0;
+        long granted = a.grantedAt().toEpochMilli();
+        Run run = new Run(i, a.attempt(), granted, resumed, granted + restart, granted + restart + duration - resumed,
+                a.placements().stream().map(io.gantry.placement.core.PlacedTask::nodeId).distinct().toList());
+        runs.put(a.allocationId(), run);
+        if (checkpoints != null) {
+            long next = run.computeFrom() + checkpointEvery[i];
+            if (next < run.endsAt()) {
+                dueCheckpoints.add(new Due(next, a.allocationId()));
+            }
+        }
+        return run.endsAt() - granted;
+    }
+
+    private static final String CHECKPOINT_PREFIX = "sim://checkpoints/";
+
+    /** A checkpoint's path names the work it holds: {@code sim://checkpoints/<job>/<ms of work>}. */
+    private static long progressIn(String path) {
+        return Long.parseLong(path.substring(path.lastIndexOf('/') + 1));
+    }
+
+    /** The tasks of a run report a checkpoint, as through the API: admission announces it on its topic. */
+    private void reportCheckpoint(String allocationId, long at) {
+        Run run = runs.get(allocationId);
+        if (run == null) {
+            return; // released meanwhile
+        }
+        long next = at + checkpointEvery[run.job()];
+        if (next < run.endsAt()) {
+            dueCheckpoints.add(new Due(next, allocationId));
+        }
+        if (run.nodes().stream().anyMatch(cluster::isFailed)) {
+            return; // a run on a failed node makes no progress and saves nothing
+        }
+        SimJob j = workload.jobs().get(run.job());
+        long progress = run.progressAt(at);
+        driver.publish(Topics.ADMISSION_CHECKPOINT_EVENTS, j.id(), io.gantry.events.CheckpointEvent.newBuilder()
+                .setEventId("replay-checkpoint-" + allocationId + "-" + at).setJobId(j.id())
+                .setOccurredAt(T0.plusMillis(at))
+                .setPayload(io.gantry.events.CheckpointCommitted.newBuilder().setTenant(j.tenant())
+                        .setAttempt(run.attempt()).setStep(progress / 1000).setPath(CHECKPOINT_PREFIX + j.id() + "/"
+                                + progress)
+                        .setSizeBytes(null).setSaveMillis(null).setReportedVia("api")
+                        .setCommittedAt(T0.plusMillis(at)).build()).build());
+        lastCheckpoint.put(allocationId, at);
+        r.checkpoints++;
+    }
+
+    /** When each live run last saved a checkpoint (ms). */
+    private final Map<String, Long> lastCheckpoint = new HashMap<>();
 
     private void submit(int i) {
         SimJob j = workload.jobs().get(i);
@@ -615,16 +760,35 @@ public final class Simulation {
         }
         long start = rel.getGrantedAt().toEpochMilli();
         long end = rel.getReleasedAt().toEpochMilli();
+        long milli = milli(rel.getPlacements());
         int i = index.get(jobId);
         running.remove(i);
+        runs.remove(rel.getAllocationId());
+        Long saved = lastCheckpoint.remove(rel.getAllocationId());
         r.billedMilliGpuMs += billed;
-        r.intervals.add(new long[] {start, end, milli(rel.getPlacements()), i});
+        r.intervals.add(new long[] {start, end, milli, i});
+        // what an interruption cost: the GPU time held since the newest checkpoint (all of it without one); the
+        // time before it is work the next run resumes with
+        long keptFrom = saved == null ? start : saved;
+        long lost = milli * (end - keptFrom);
         if (rel.getReason() == ReleaseReason.RUN_SUCCEEDED) {
             r.succeededMilliGpuMs += billed;
         } else if (rel.getReason() == ReleaseReason.NODE_FAILED) {
-            r.lostMilliGpuMs += billed;
+            r.lostMilliGpuMs += lost;
+            r.savedMilliGpuMs += billed - lost;
+            r.interruptedRuns++;
+            // the work lost: from the newest checkpoint to the node's failure (the rest is detection time)
+            long failed = end;
+            for (TaskPlacement p : rel.getPlacements()) {
+                Long f = failedAt.get(p.getNodeId());
+                if (f != null && f >= start && f < failed) {
+                    failed = f;
+                }
+            }
+            r.maxWorkLostPerFailureMs = Math.max(r.maxWorkLostPerFailureMs, Math.max(0, failed - keptFrom));
         } else if (rel.getReason() == ReleaseReason.PREEMPTED) {
-            r.preemptedMilliGpuMs += billed; // no checkpoints in a trace: the preempted run's work is lost
+            r.preemptedMilliGpuMs += lost;
+            r.savedMilliGpuMs += billed - lost;
         }
     }
 
@@ -750,6 +914,13 @@ public final class Simulation {
         public long multiNodeInOneRack;
         /** GPU time in thousandths of a GPU x milliseconds (a whole GPU for 1 ms = 1000). */
         public long billedMilliGpuMs;
+        /** GPU time of interrupted runs kept by their checkpoints (the next run resumed with that work). */
+        public long savedMilliGpuMs;
+        /** Runs ended by a node failure, and the most work one of them lost (newest checkpoint to failure). */
+        public long interruptedRuns;
+        public long maxWorkLostPerFailureMs;
+        /** Checkpoints the runs reported (0 without a checkpoint model). */
+        public long checkpoints;
         public long succeededMilliGpuMs;
         public long lostMilliGpuMs;
         public long wallNanos;

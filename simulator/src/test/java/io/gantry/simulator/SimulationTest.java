@@ -76,6 +76,33 @@ class SimulationTest {
     }
 
     @Test
+    void with_checkpoints_a_failed_run_resumes_from_its_newest_one_and_loses_only_the_work_since() {
+        List<NodeSpec> nodes = Clusters.uniform(1, 8);
+        long failAt = 35 * MINUTE;
+        long downFor = 30 * MINUTE;
+        Workload w = new Workload("test", List.of(new SimJob("j", "a", 8, 0, 60 * MINUTE)), Map.of("a", 1.0), "inline");
+        Simulation.Result r = new Simulation(nodes, w, Policy.GANTRY,
+                Policy.queues(w.tenantWeights(), 8, 0, null, null), new TopologyPlacer(),
+                List.of(new Simulation.Fault(failAt, nodes.get(0).nodeId(), downFor)), null)
+                .checkpoints(new Simulation.Checkpoints(java.time.Duration.ofMinutes(10),
+                        java.time.Duration.ofMinutes(1), 0, 1))
+                .run();
+
+        assertThat(r.requeues).isEqualTo(1);
+        assertThat(r.succeeded[0]).as("%s %s %s %s", r.queueInputs, r.deferralsByReason, r.deferralExample,
+                java.util.Arrays.toString(r.finish)).isTrue();
+        assertThat(r.maxWorkLostPerFailureMs).as("failed 5 minutes after the checkpoint at 30").isEqualTo(5 * MINUTE);
+        assertThat(r.savedMilliGpuMs).as("the 30 minutes of work the rerun resumed with").isEqualTo(8_000 * 30 * MINUTE);
+        long rerun = MINUTE + 30 * MINUTE; // the restart cost, then the rest of the work
+        assertThat(r.finish[0]).isBetween(failAt + downFor + rerun, failAt + downFor + Simulation.HEARTBEAT.toMillis()
+                + Simulation.RECOVERY_CHECK.toMillis() + rerun);
+        assertThat(r.billedMilliGpuMs).isEqualTo(r.succeededMilliGpuMs + r.lostMilliGpuMs + r.savedMilliGpuMs);
+        assertThat(r.checkpoints).as("3 before the failure, 3 in the rerun (at 10, 20, 30 min of its work)")
+                .isEqualTo(5);
+        assertThat(r.violations).isEmpty();
+    }
+
+    @Test
     void a_node_down_for_less_than_the_failure_timeout_goes_unnoticed_and_the_run_goes_on() {
         List<NodeSpec> nodes = Clusters.uniform(1, 8);
         Simulation.Result r = run(nodes, List.of(new SimJob("j", "a", 8, 0, 60 * MINUTE)), Policy.GANTRY,

@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.function.ToLongFunction;
 
 /**
  * Virtual nodes whose tasks "run" for their spec's {@code runSeconds} of placement's virtual clock. A run ends at
@@ -44,7 +43,14 @@ public final class SimulatedBackend implements ExecutionBackend {
     private final Set<String> failedNodes = new HashSet<>();
     private final long defaultRunSeconds;
     /** Run time in milliseconds by allocation, when a replay knows it better than the spec's whole seconds. */
-    private ToLongFunction<Allocation> runMillis;
+    private RunTimes runMillis;
+
+    /** How long a run takes, in milliseconds; negative: the spec's {@code runSeconds} decide. */
+    @FunctionalInterface
+    public interface RunTimes {
+        /** @param plan the run's plan, with the checkpoint it resumes from (null when none) */
+        long millis(Allocation allocation, RunPlan plan);
+    }
 
     private record Run(Allocation allocation, Instant endsAt) {
     }
@@ -68,10 +74,11 @@ public final class SimulatedBackend implements ExecutionBackend {
     }
 
     /**
-     * Run times from the replayed trace instead of the spec's {@code runSeconds} (a trace measures milliseconds; a
-     * negative answer falls back to the spec). For the simulator; the service never sets it.
+     * Run times from the replayed trace instead of the spec's {@code runSeconds} (a trace measures milliseconds, and
+     * a run resumed from a checkpoint has only the rest of its work to do; a negative answer falls back to the
+     * spec). For the simulator; the service never sets it.
      */
-    public SimulatedBackend withRunTimes(ToLongFunction<Allocation> millis) {
+    public SimulatedBackend withRunTimes(RunTimes millis) {
         this.runMillis = millis;
         return this;
     }
@@ -140,7 +147,7 @@ public final class SimulatedBackend implements ExecutionBackend {
     }
 
     private Instant endsAt(Allocation allocation, RunPlan plan) {
-        long millis = runMillis == null ? -1 : runMillis.applyAsLong(allocation);
+        long millis = runMillis == null || plan == null ? -1 : runMillis.millis(allocation, plan);
         if (millis >= 0) {
             Instant end = TimeMath.plusSeconds(allocation.grantedAt(), millis / 1000).plusMillis(millis % 1000);
             return end.isBefore(TimeMath.END_OF_TIME) ? end : null;

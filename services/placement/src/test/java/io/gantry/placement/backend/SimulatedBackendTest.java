@@ -153,7 +153,7 @@ class SimulatedBackendTest {
     @Test
     void aReplaysRunTimesInMillisecondsOverrideTheSpecsWholeSeconds() {
         SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster())
-                .withRunTimes(a -> a.jobId().equals("traced") ? 1_250 : -1);
+                .withRunTimes((a, plan) -> a.jobId().equals("traced") ? 1_250 : -1);
         backend.start(allocation("traced", T0, "sim-0"), plan(10L, null), T0);
         backend.start(allocation("spec", T0, "sim-1"), plan(10L, null), T0);
 
