@@ -1,0 +1,111 @@
+package io.gantry.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gantry.cli.api.ApiClient;
+import io.gantry.cli.api.ApiError;
+import io.gantry.cli.jobfile.JobFile;
+import io.gantry.cli.output.Output;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+@Command(name = "submit", mixinStandardHelpOptions = true,
+        description = {"Submit a job file (YAML, the fields of POST /v1/jobs); prints the job id.",
+        "A problem in the file, found here or by the API, is shown with its line (job.yaml:7: tasks[0].gpus: ...)."})
+final class SubmitCommand implements Callable<Integer> {
+    @ParentCommand
+    Cli root;
+
+    @Parameters(index = "0", paramLabel = "JOB_FILE", description = "the job file; - reads standard input")
+    String file;
+
+    @Option(names = {"-w", "--watch"}, description = "then follow the job until it ends (exit code: its outcome)")
+    boolean watch;
+
+    @Option(names = "--idempotency-key", paramLabel = "KEY",
+            description = "submitting again with the same key gives the same job instead of a second one")
+    String idempotencyKey;
+
+    @Option(names = "--dry-run", description = "check the file and print the JSON body; send nothing")
+    boolean dryRun;
+
+    @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "2s", converter = Durations.class,
+            description = "with --watch: how often to look (default 2s)")
+    Duration interval;
+
+    @Override
+    public Integer call() {
+        String name = file.equals("-") ? "<stdin>" : file;
+        String text = read();
+        JobFile job;
+        try {
+            job = JobFile.parse(name, text);
+        } catch (JobFile.Invalid e) {
+            throw new CliException(ExitCode.INVALID, e.lines());
+        }
+        String json;
+        try {
+            json = ApiClient.JSON.writeValueAsString(job.body());
+        } catch (JsonProcessingException e) {
+            throw new CliException(ExitCode.ERROR, "cannot write the job as JSON: " + e.getMessage());
+        }
+        Output out = root.output();
+        if (dryRun) {
+            JsonNode body = ApiClient.JSON.valueToTree(job.body());
+            out.show(body, () -> Output.json(body) + "\n");
+            return ExitCode.OK;
+        }
+        Map<String, String> headers = new LinkedHashMap<>();
+        if (idempotencyKey != null) {
+            headers.put("Idempotency-Key", idempotencyKey);
+        }
+        JsonNode answer;
+        try {
+            answer = root.client().post(ApiClient.Service.ADMISSION, "/v1/jobs", json, headers);
+        } catch (ApiError e) {
+            if (e.status() == 400 && !e.fieldErrors().isEmpty()) {
+                // the API's own checks (GPU models, queues, cluster fit) pointed at the lines of the file
+                List<String> lines = new ArrayList<>();
+                lines.add(name + ": the API refused the job:");
+                e.fieldErrors().forEach(f -> lines.add(job.locate(f[0], f[1])));
+                throw new CliException(ExitCode.INVALID, lines);
+            }
+            throw e;
+        }
+        String jobId = answer.path("jobId").asText();
+        out.show(answer, () -> jobId + "\n");
+        if (watch) {
+            return new Watcher(root).watch(jobId, interval, null);
+        }
+        return ExitCode.OK;
+    }
+
+    private String read() {
+        try {
+            if (file.equals("-")) {
+                return new String(root.env().in().readAllBytes(), StandardCharsets.UTF_8);
+            }
+            return Files.readString(Path.of(file), StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            throw new CliException(ExitCode.INVALID, file + ": no such file");
+        } catch (java.nio.charset.MalformedInputException e) {
+            throw new CliException(ExitCode.INVALID, file + ": is not UTF-8 text");
+        } catch (IOException e) {
+            throw new CliException(ExitCode.INVALID, file + ": cannot be read: " + e.getMessage());
+        }
+    }
+}

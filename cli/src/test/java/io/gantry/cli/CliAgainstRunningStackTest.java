@@ -1,0 +1,272 @@
+package io.gantry.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gantry.launcher.DevCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The CLI against the real system: the launcher's DevCluster starts a KRaft broker, PostgreSQL and the five services
+ * as processes, with the local backend (one node of 16 GPUs: tasks run as real processes and write real logs).
+ * Every step below is a CLI command run in this JVM, checked by its output and exit code, as a newcomer would.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class CliAgainstRunningStackTest {
+    static final Duration LONG = Duration.ofSeconds(90);
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    DevCluster cluster;
+    Path home;
+    Path work;
+    CliRunner alpha;
+    String gangJob;
+
+    @BeforeAll
+    void startTheWholeSystem() throws Exception {
+        Path dataDir = Files.createTempDirectory("gantry-cli-");
+        Files.writeString(dataDir.resolve("tokens.yml"), """
+                tokens:
+                  - tenant: alpha
+                    token: alpha-token-0001
+                  - tenant: tiny
+                    token: tiny-token-0002
+                  - tenant: ops
+                    role: admin
+                    token: admin-token-0003
+                """);
+        Path repo = Path.of("..").toAbsolutePath().normalize();
+        int base = freePortRange(5);
+        cluster = new DevCluster(new DevCluster.Config(dataDir, repo, freePort(), freePort(), base,
+                Map.of("placement", Map.of("gantry.placement.backend", "local",
+                                "gantry.placement.local.gpus", "16",
+                                "gantry.placement.local.gpu-model", "H100",
+                                "gantry.placement.local.heartbeat-interval", "500ms"),
+                        "recovery", Map.of("gantry.recovery.heartbeat-timeout", "10s"),
+                        "queue", Map.of("gantry.queue.default-gpu-quota", "64", "gantry.queue.quotas.tiny", "4")),
+                "200m")).start();
+        home = Files.createTempDirectory("gantry-cli-home-");
+        work = Files.createDirectories(home.resolve("work"));
+        // the repo is the dev installation's checkout: logs are found under its data directory
+        alpha = new CliRunner(home, repo).env("GANTRY_API", cluster.url("admission"))
+                .env("GANTRY_DATA_DIR", dataDir.toString());
+        await().atMost(LONG).until(() -> {
+            CliRunner.Result r = new CliRunner(home, repo).env("GANTRY_API", cluster.url("admission"))
+                    .env("GANTRY_TOKEN", "alpha-token-0001").run("nodes", "-o", "json");
+            return r.code() == 0 && JSON.readTree(r.out()).size() == 1;
+        });
+    }
+
+    @AfterAll
+    void stopIt() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void loginKeepsOnlyATokenTheApiAcceptsAndNeverPrintsIt() {
+        CliRunner.Result refused = alpha.runWithInput("revoked-token-9999\n", "login", "--token-stdin");
+        assertThat(refused.code()).as(refused.toString()).isEqualTo(ExitCode.AUTH);
+        assertThat(refused.err()).contains("unknown API token").doesNotContain("revoked-token-9999");
+        assertThat(home.resolve(".config/gantry/config.yaml")).doesNotExist();
+
+        CliRunner.Result ok = alpha.runWithInput("alpha-token-0001\n", "login", "--token-stdin");
+        assertThat(ok.code()).as(ok.toString()).isZero();
+        assertThat(ok.out()).contains("logged in to " + cluster.url("admission")).doesNotContain("alpha-token-0001");
+        assertThat(home.resolve(".config/gantry/config.yaml")).exists();
+    }
+
+    @Test
+    @Order(2)
+    void aGangJobRunsToSuccessAndItsLogsAndUsageAreThere() throws IOException {
+        Path file = Files.writeString(work.resolve("gang.yaml"), """
+                name: gang
+                timeLimitSeconds: 600
+                tasks:
+                  - name: node
+                    replicas: 2
+                    command: [sh, -c, 'echo "hello from $GANTRY_TASK-$GANTRY_REPLICA"; sleep 2; echo done']
+                    gpus: 8
+                    gpuModel: H100
+                """);
+        CliRunner.Result submitted = alpha.run("submit", file.toString(), "--watch", "--interval", "500ms");
+        assertThat(submitted.code()).as(submitted.toString()).isEqualTo(ExitCode.OK);
+        gangJob = submitted.out().lines().findFirst().orElseThrow();
+        assertThat(submitted.out()).contains("RUNNING", "node[0] on local GPUs", "SUCCEEDED");
+
+        CliRunner.Result logs = alpha.run("logs", gangJob);
+        assertThat(logs.code()).as(logs.toString()).isZero();
+        assertThat(logs.out()).contains("[node-0] hello from node-0", "[node-1] hello from node-1", "[node-1] done");
+
+        CliRunner.Result one = alpha.run("logs", gangJob, "--task", "node", "--replica", "1");
+        assertThat(one.out()).isEqualTo("hello from node-1\ndone\n");
+
+        CliRunner.Result ps = alpha.run("ps");
+        assertThat(ps.code()).isZero();
+        assertThat(ps.out()).contains("JOB ID", gangJob, "SUCCEEDED");
+        assertThat(alpha.run("ps", "-o", "wide", "--state", "SUCCEEDED").out()).contains("TENANT", "alpha", gangJob);
+
+        await().atMost(LONG).untilAsserted(() -> {
+            CliRunner.Result usage = alpha.run("usage", "--job", gangJob, "-o", "json");
+            assertThat(usage.code()).isZero();
+            assertThat(JSON.readTree(usage.out())).isNotEmpty();
+        });
+        CliRunner.Result cost = alpha.run("usage", "--job", gangJob);
+        assertThat(cost.out()).contains("GPU-SECONDS", "local", "H100", "TOTAL");
+        JsonNode total = JSON.readTree(alpha.run("usage", "-o", "json").out());
+        assertThat(new BigDecimal(total.path("totalGpuSeconds").asText())).as("16 GPUs for about 2 s")
+                .isGreaterThan(new BigDecimal("16"));
+        assertThat(alpha.run("checkpoints", gangJob).out()).isEqualTo("no checkpoints reported\n");
+    }
+
+    @Test
+    @Order(3)
+    void logsFollowWaitsForTheRunAndPrintsItsOutputUntilTheJobEnds() throws IOException {
+        Path file = Files.writeString(work.resolve("slow.yaml"), """
+                name: slow
+                tasks:
+                  - name: printer
+                    command: [sh, -c, 'echo first; sleep 2; echo second; sleep 1; echo third']
+                    gpus: 1
+                """);
+        String job = alpha.run("submit", file.toString()).out().trim();
+        CliRunner.Result followed = alpha.run("logs", job, "--follow");
+        assertThat(followed.code()).as(followed.toString()).isZero();
+        assertThat(followed.out()).isEqualTo("first\nsecond\nthird\n");
+        assertThat(alpha.run("watch", job).out()).contains("SUCCEEDED", "after running");
+    }
+
+    @Test
+    @Order(4)
+    void aJobOverItsQuotaWaitsWithItsReasonInWordsUntilCancelled() throws IOException {
+        CliRunner tiny = new CliRunner(home, home).env("GANTRY_API", cluster.url("admission"))
+                .env("GANTRY_TOKEN", "tiny-token-0002").env("GANTRY_CONFIG", home.resolve("none.yaml").toString());
+        Path file = Files.writeString(work.resolve("big.yaml"), """
+                name: over-quota
+                tasks:
+                  - name: worker
+                    command: [sleep, "30"]
+                    gpus: 8
+                """);
+        CliRunner.Result submitted = tiny.run("submit", file.toString());
+        assertThat(submitted.code()).as(submitted.toString()).isZero();
+        String job = submitted.out().trim();
+
+        CliRunner.Result watched = tiny.run("watch", job, "--interval", "500ms", "--timeout", "3s");
+        assertThat(watched.code()).as(watched.toString()).isEqualTo(ExitCode.TIMEOUT);
+        assertThat(watched.err()).contains("is still");
+
+        await().atMost(LONG).untilAsserted(() -> {
+            CliRunner.Result why = tiny.run("why", job);
+            assertThat(why.code()).as(why.toString()).isZero();
+            assertThat(why.out()).contains("is QUEUED", "waits because", "queue tiny (tenant tiny",
+                    "of 4 GPUs of quota in use");
+        });
+        JsonNode whyJson = JSON.readTree(tiny.run("why", job, "-o", "json").out());
+        assertThat(whyJson.path("waitReason").asText()).isNotBlank();
+        assertThat(whyJson.path("queue").path("quotaGpus").asInt()).isEqualTo(4);
+
+        CliRunner.Result cancelled = tiny.run("cancel", job);
+        assertThat(cancelled.code()).as(cancelled.toString()).isZero();
+        assertThat(cancelled.out()).contains(job + ": cancellation requested (was QUEUED)");
+        assertThat(tiny.run("watch", job, "--interval", "500ms").code()).isEqualTo(ExitCode.JOB_CANCELLED);
+        CliRunner.Result again = tiny.run("cancel", job);
+        assertThat(again.code()).isEqualTo(ExitCode.CONFLICT);
+        assertThat(again.err()).contains("is already CANCELLED and cannot be cancelled");
+    }
+
+    @Test
+    @Order(5)
+    void whatTheApiRefusesInAJobFileIsShownAtItsLine() throws IOException {
+        Path file = Files.writeString(work.resolve("too-big.yaml"), """
+                name: too-big
+                tasks:
+                  - name: worker
+                    command: [run]
+                    replicas: 1
+                    gpus: 32
+                """);
+        CliRunner.Result r = alpha.run("submit", file.toString());
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCode.INVALID);
+        assertThat(r.err()).contains(file + ": the API refused the job:",
+                file + ":6: tasks[0].gpus: no registered node has more than 16 GPUs");
+    }
+
+    @Test
+    @Order(6)
+    void aRevokedTokenGetsTheApis401SentenceAndExit3() {
+        CliRunner revoked = new CliRunner(home, home).env("GANTRY_API", cluster.url("admission"))
+                .env("GANTRY_TOKEN", "gty_revoked_0000");
+        CliRunner.Result r = revoked.run("ps");
+        assertThat(r.code()).isEqualTo(ExitCode.AUTH);
+        assertThat(r.err()).startsWith("gantry: unknown API token (token from GANTRY_TOKEN;")
+                .doesNotContain("gty_revoked_0000").doesNotContain("{");
+    }
+
+    @Test
+    @Order(7)
+    void aJobThatDoesNotExistIsNotFound() {
+        CliRunner.Result r = alpha.run("why", "no-such-job");
+        assertThat(r.code()).isEqualTo(ExitCode.NOT_FOUND);
+        assertThat(r.err()).contains("no job no-such-job");
+    }
+
+    @Test
+    @Order(8)
+    void queuesAndNodesShowTheClusterAsTablesOrData() throws IOException {
+        CliRunner.Result queues = alpha.run("queues");
+        assertThat(queues.out()).contains("QUEUE", "alpha", "/64");
+        assertThat(alpha.run("queues", "-o", "yaml").out()).contains("name: alpha");
+        CliRunner.Result nodes = alpha.run("nodes", "-o", "wide");
+        assertThat(nodes.out()).contains("local", "16/16", "H100", "RACK");
+        assertThat(JSON.readTree(alpha.run("nodes", "-o", "json").out()).get(0).path("nodeId").asText())
+                .isEqualTo("local");
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** The first of n consecutive free ports (the services take base..base+4). */
+    static int freePortRange(int n) throws IOException {
+        for (int attempt = 0; attempt < 50; attempt++) {
+            int base = freePort();
+            if (base + n > 65535) {
+                continue;
+            }
+            boolean free = true;
+            for (int p = base; p < base + n && free; p++) {
+                try (ServerSocket s = new ServerSocket(p)) {
+                    s.setReuseAddress(true);
+                } catch (IOException e) {
+                    free = false;
+                }
+            }
+            if (free) {
+                return base;
+            }
+        }
+        throw new IOException("no " + n + " consecutive free ports");
+    }
+}

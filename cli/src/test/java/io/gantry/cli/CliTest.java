@@ -1,0 +1,146 @@
+package io.gantry.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What the CLI does before and without a running Gantry: options, job files, configuration, exit codes. */
+class CliTest {
+    @TempDir
+    Path home;
+
+    CliRunner cli() {
+        return new CliRunner(home, home.resolve("repo"));
+    }
+
+    @Test
+    void aMalformedJobFileIsRefusedWithItsLineAndExitCode2WithoutContactingTheApi() throws IOException {
+        Path job = Files.writeString(home.resolve("job.yaml"), """
+                name: x
+                tasks:
+                  - name: w
+                    command: [run]
+                    gpus: -1
+                """);
+        CliRunner.Result r = cli().env("GANTRY_TOKEN", "t").env("GANTRY_API", "http://127.0.0.1:1")
+                .run("submit", job.toString());
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCode.INVALID);
+        assertThat(r.err()).contains(job + ":5: tasks[0].gpus: must be a whole number from 0 to 1024, not -1");
+        assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void aDryRunPrintsTheApiBodyInTheChosenFormat() throws IOException {
+        Path job = Files.writeString(home.resolve("job.yaml"), """
+                name: x
+                tasks: [{name: w, command: [run], gpus: 2}]
+                """);
+        CliRunner.Result r = cli().run("submit", "--dry-run", "-o", "json", job.toString());
+        assertThat(r.code()).as(r.toString()).isZero();
+        assertThat(r.out().replaceAll("\\s", "")).isEqualTo("{\"name\":\"x\",\"tasks\":[{\"name\":\"w\","
+                + "\"command\":[\"run\"],\"gpus\":2}]}");
+    }
+
+    @Test
+    void aMissingJobFileIsNamed() {
+        CliRunner.Result r = cli().run("submit", home.resolve("nope.yaml").toString());
+        assertThat(r.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(r.err()).contains("nope.yaml: no such file");
+    }
+
+    @Test
+    void withoutATokenTheCliSaysHowToGetOneAndExits3() {
+        CliRunner.Result r = cli().run("ps");
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCode.AUTH);
+        assertThat(r.err()).contains("no API token: run `gantry login`");
+    }
+
+    @Test
+    void anUnreachableApiExits6WithTheUrlItTried() throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        CliRunner.Result r = cli().env("GANTRY_TOKEN", "secret-token-123").env("GANTRY_API", "http://127.0.0.1:" + port)
+                .run("ps");
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCode.UNAVAILABLE);
+        assertThat(r.err()).contains("cannot reach Gantry's API (admission) at http://127.0.0.1:" + port)
+                .doesNotContain("secret-token-123");
+    }
+
+    @Test
+    void anUnknownOutputFormatIsRefused() {
+        CliRunner.Result r = cli().env("GANTRY_TOKEN", "t").run("queues", "-o", "xml");
+        assertThat(r.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(r.err()).contains("must be table, wide, json or yaml, not xml");
+    }
+
+    @Test
+    void anUnknownCommandOrOptionIsAUsageError() {
+        assertThat(cli().run("launch").code()).isEqualTo(ExitCode.INVALID);
+        assertThat(cli().run("ps", "--colour").code()).isEqualTo(ExitCode.INVALID);
+    }
+
+    @Test
+    void theOtherServicesAreTheApisPortPlusTheirOffsetUnlessSet() throws IOException {
+        Env env = new Env(Map.of("GANTRY_API", "http://gantry.example:9000"), home, home, null, null, null, null);
+        CliConfig c = CliConfig.resolve(env, null, null);
+        assertThat(c.queueApi()).hasToString("http://gantry.example:9001");
+        assertThat(c.placementApi()).hasToString("http://gantry.example:9002");
+        assertThat(c.billingApi()).hasToString("http://gantry.example:9004");
+
+        Path file = Files.writeString(home.resolve("c.yaml"), "api: https://gantry.example\nbilling-api: http://b:1\n");
+        CliConfig gateway = CliConfig.resolve(new Env(Map.of(), home, home, null, null, null, null), null, file);
+        assertThat(gateway.queueApi()).as("no port: one gateway serves all").hasToString("https://gantry.example");
+        assertThat(gateway.billingApi()).hasToString("http://b:1");
+    }
+
+    @Test
+    void withoutConfigTheDevInstallationsTenantTokenIsUsedAndNeverShown() throws IOException {
+        Path data = Files.createDirectories(home.resolve("repo/.gantry"));
+        Files.writeString(data.resolve("tokens.yml"), """
+                tokens:
+                  - tenant: demo
+                    token: gty_demo_secret
+                  - tenant: ops
+                    role: admin
+                    token: gty_admin_secret
+                """);
+        CliConfig c = CliConfig.resolve(new Env(Map.of(), home, home.resolve("repo"), null, null, null, null), null, null);
+        assertThat(c.token()).isEqualTo("gty_demo_secret");
+        assertThat(c.runsDir()).isEqualTo(data.resolve("runs"));
+        assertThat(c.toString()).doesNotContain("gty_demo_secret");
+    }
+
+    @Test
+    void aConfigFileWithAnUnknownKeyIsRefusedNamingIt() throws IOException {
+        Path file = Files.writeString(home.resolve("c.yaml"), "api: http://a:1\ntokn: x\n");
+        CliRunner.Result r = cli().run("--config", file.toString(), "ps");
+        assertThat(r.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(r.err()).contains("unknown key `tokn`");
+    }
+
+    @Test
+    void theConfigFileLoginWritesIsReadableOnlyByItsOwner() throws IOException {
+        Path file = home.resolve("cfg/gantry/config.yaml");
+        CliConfig.write(file, Map.of("api", "http://a:1", "token", "it's-secret"));
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+        CliConfig c = CliConfig.resolve(new Env(Map.of(), home, home, null, null, null, null), null, file);
+        assertThat(c.token()).isEqualTo("it's-secret");
+    }
+
+    @Test
+    void completionIsGeneratedForBash() {
+        CliRunner.Result r = cli().run("generate-completion");
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("complete -F _complete_gantry", "submit", "checkpoints");
+    }
+}
