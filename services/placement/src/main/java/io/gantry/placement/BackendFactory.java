@@ -5,6 +5,12 @@ import io.gantry.placement.backend.ExecutionBackend;
 import io.gantry.placement.backend.LocalBackend;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.backend.VirtualClock;
+import io.gantry.placement.backend.topology.HostTopology;
+import io.gantry.placement.backend.topology.NodeTopology;
+import io.gantry.placement.backend.kubernetes.KubernetesBackend;
+import io.gantry.placement.backend.kubernetes.KubernetesSettings;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.gantry.placement.core.FirstFitPlacer;
 import io.gantry.placement.core.GangPlacer;
 import io.gantry.placement.core.Gpu;
@@ -34,6 +40,7 @@ import java.util.List;
 import java.util.Collection;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /** Builds the placer, the virtual clock and the configured execution backend. */
@@ -108,18 +115,20 @@ public class BackendFactory {
     @Singleton
     VirtualClock clock(@Value("${gantry.placement.simulated.speedup:1.0}") double speedup) {
         // real processes run in real time: the speed-up only applies to the simulated backend
-        return new VirtualClock(Clock.systemUTC(), LocalBackend.NAME.equals(backendName) ? 1.0 : speedup);
+        return new VirtualClock(Clock.systemUTC(), SimulatedBackend.NAME.equals(backendName) ? speedup : 1.0);
     }
 
     @Singleton
     PlacementProcessor.HeartbeatInterval heartbeat(
             @Value("${gantry.placement.simulated.heartbeat-interval:1s}") Duration simulated,
-            @Value("${gantry.placement.local.heartbeat-interval:1s}") Duration local) {
-        return new PlacementProcessor.HeartbeatInterval(LocalBackend.NAME.equals(backendName) ? local : simulated);
+            @Value("${gantry.placement.local.heartbeat-interval:1s}") Duration local,
+            @Value("${gantry.placement.kubernetes.heartbeat-interval:1s}") Duration kubernetes) {
+        return new PlacementProcessor.HeartbeatInterval(LocalBackend.NAME.equals(backendName) ? local
+                : KubernetesBackend.NAME.equals(backendName) ? kubernetes : simulated);
     }
 
     @Singleton
-    ExecutionBackend backend(VirtualClock clock,
+    ExecutionBackend backend(VirtualClock clock, Environment env,
                              @Value("${gantry.placement.simulated.cluster-file:}") String clusterFile,
                              @Value("${gantry.placement.simulated.default-run-seconds:60}") long defaultRunSeconds,
                              @Value("${gantry.placement.local.gpus:0}") int gpus,
@@ -132,7 +141,8 @@ public class BackendFactory {
                              @Value("${gantry.placement.local.run-as:nobody}") String runAs,
                              @Value("${gantry.placement.local.rdma-nics:}") String rdmaNics,
                              @Value("${gantry.placement.local.pin-cpus:false}") boolean pinCpus,
-                             @Value("${gantry.placement.local.api-url:}") String apiUrl)
+                             @Value("${gantry.placement.local.api-url:}") String apiUrl,
+                             @Value("${gantry.placement.local.nvidia-smi:nvidia-smi}") String nvidiaSmi)
             throws IOException {
         if (SimulatedBackend.NAME.equals(backendName)) {
             List<NodeSpec> nodes;
@@ -148,23 +158,19 @@ public class BackendFactory {
             }
             return new SimulatedBackend(nodes, defaultRunSeconds);
         }
+        if (KubernetesBackend.NAME.equals(backendName)) {
+            return kubernetes(env);
+        }
         if (!LocalBackend.NAME.equals(backendName)) {
-            throw new ConfigurationException("gantry.placement.backend must be `simulated` or `local`, was `"
-                    + backendName + "`");
+            throw new ConfigurationException("gantry.placement.backend must be `simulated`, `local` or `kubernetes`, "
+                    + "was `" + backendName + "`");
         }
-        List<Gpu> devices = new ArrayList<>();
-        for (int i = 0; i < gpus; i++) {
-            devices.add(new Gpu(i, gpuModel, gpuMemory).withMigCapable(migCapable));
-        }
-        int cpu = cpuMillis > 0 ? cpuMillis : Runtime.getRuntime().availableProcessors() * 1000;
-        long memory = memoryMiB > 0 ? memoryMiB : hostMemoryMiB();
-        NodeSpec node;
-        try {
-            node = new NodeSpec(LocalBackend.NODE_ID, LocalBackend.NAME, devices, cpu, memory,
-                    Map.of("host", hostname()), List.of(), localNics(rdmaNics));
-        } catch (IllegalArgumentException e) {
-            throw new ConfigurationException("gantry.placement.local.rdma-nics: " + e.getMessage(), e);
-        }
+        Optional<NodeTopology.Discovered> discovered = HostTopology.discover(nvidiaSmi, HostTopology.SYS_NODES,
+                Duration.ofSeconds(20));
+        NodeSpec node = localNode(gpus, gpuModel, gpuMemory, migCapable, cpuMillis, memoryMiB, rdmaNics, discovered);
+        discovered.ifPresent(d -> LOG.info("local node from nvidia-smi: {} GPU(s) {}, {} NUMA socket(s), NICs {}",
+                d.gpus().size(), d.gpus().stream().map(Gpu::model).distinct().toList(), d.sockets(),
+                d.nics().stream().map(RdmaNic::name).toList()));
         Path dir = workDir.isBlank() ? Path.of(System.getProperty("java.io.tmpdir"), "gantry-placement")
                 : Path.of(workDir);
         boolean root = "root".equals(System.getProperty("user.name"));
@@ -172,6 +178,112 @@ public class BackendFactory {
         LOG.warn("the local backend runs tenants' commands on this host (work dir {}, {})", dir,
                 as == null ? "as " + System.getProperty("user.name") : "as " + runAs + " via setpriv");
         return new LocalBackend(node, dir, as, clock, pinCpus, apiUrl);
+    }
+
+    /**
+     * The Kubernetes backend: a client configured from {@code gantry.placement.kubernetes.kubeconfig} when set,
+     * else the usual way (in a pod: its service account; outside: {@code KUBECONFIG} or {@code ~/.kube/config},
+     * context {@code gantry.placement.kubernetes.context} or the current one). Nothing of the configuration is
+     * logged but the API server's address and the namespace.
+     */
+    static KubernetesBackend kubernetes(Environment env) {
+        java.util.function.BiFunction<String, String, String> get = (key, def) ->
+                env.getProperty("gantry.placement.kubernetes." + key, String.class).orElse(def).trim();
+        Config config;
+        String kubeconfig = get.apply("kubeconfig", "");
+        String context = get.apply("context", "");
+        try {
+            if (!kubeconfig.isEmpty()) {
+                config = Config.fromKubeconfig(context.isEmpty() ? null : context,
+                        java.nio.file.Files.readString(Path.of(kubeconfig)), kubeconfig);
+            } else {
+                config = Config.autoConfigure(context.isEmpty() ? null : context);
+            }
+        } catch (IOException | RuntimeException e) {
+            throw new ConfigurationException("gantry.placement.kubernetes: cannot configure the Kubernetes client ("
+                    + e.getClass().getSimpleName() + ")", e);
+        }
+        KubernetesSettings d = KubernetesSettings.defaults();
+        String namespace = get.apply("namespace", "");
+        if (namespace.isEmpty()) {
+            namespace = config.getNamespace() == null || config.getNamespace().isBlank() ? "default" : config.getNamespace();
+        }
+        KubernetesSettings settings;
+        try {
+            settings = new KubernetesSettings(namespace, get.apply("image", d.image()),
+                    number(get, "grace-seconds", d.graceSeconds()),
+                    get.apply("gpu-resource", d.gpuResource()), get.apply("model-label", d.modelLabel()),
+                    get.apply("memory-label", d.memoryLabel()), get.apply("mig-label", d.migLabel()),
+                    get.apply("rack-label", d.rackLabel()), get.apply("spine-label", d.spineLabel()),
+                    get.apply("topology-annotation", d.topologyAnnotation()), get.apply("node-selector", ""),
+                    (int) number(get, "master-port", d.masterPort()),
+                    get.apply("api-url", ""),
+                    (int) number(get, "create-attempts", d.createAttempts()),
+                    env.getProperty("gantry.placement.kubernetes.retry-backoff", Duration.class).orElse(d.retryBackoff()),
+                    env.getProperty("gantry.placement.kubernetes.resync-interval", Duration.class)
+                            .orElse(d.resyncInterval()),
+                    env.getProperty("gantry.placement.kubernetes.image-pull-timeout", Duration.class)
+                            .orElse(d.imagePullTimeout()));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("gantry.placement.kubernetes: " + e.getMessage(), e);
+        }
+        Duration startup = env.getProperty("gantry.placement.kubernetes.startup-timeout", Duration.class)
+                .orElse(Duration.ofSeconds(30));
+        LOG.info("the kubernetes backend runs tasks as pods in namespace {} of {}", settings.namespace(),
+                config.getMasterUrl());
+        return new KubernetesBackend(new KubernetesClientBuilder().withConfig(config).build(), settings).start(startup);
+    }
+
+    /**
+     * The {@code local} node: the GPUs {@code nvidia-smi} discovered (models, memory, MIG mode, NVLink domains, PCIe
+     * switches, NUMA sockets and their CPUs, RDMA NICs) when it ran, else {@code gpus} GPUs of {@code gpuModel}.
+     * Configured NICs replace discovered ones; a configured CPU amount is shared out over the discovered sockets.
+     */
+    static NodeSpec localNode(int gpus, String gpuModel, long gpuMemory, boolean migCapable, int cpuMillis,
+                              long memoryMiB, String rdmaNics, Optional<NodeTopology.Discovered> discovered) {
+        long memory = memoryMiB > 0 ? memoryMiB : hostMemoryMiB();
+        List<RdmaNic> nics;
+        try {
+            nics = localNics(rdmaNics);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("gantry.placement.local.rdma-nics: " + e.getMessage(), e);
+        }
+        Map<String, String> labels = new TreeMap<>(Map.of("host", hostname()));
+        List<Gpu> devices = new ArrayList<>();
+        List<Integer> numaCpuMillis = List.of();
+        int cpu;
+        if (discovered.isPresent()) {
+            NodeTopology.Discovered d = discovered.get();
+            devices.addAll(d.gpus());
+            labels.putAll(d.labels());
+            int found = d.numaCpuMillis().stream().mapToInt(Integer::intValue).sum();
+            cpu = cpuMillis > 0 ? cpuMillis : found > 0 ? found : Runtime.getRuntime().availableProcessors() * 1000;
+            numaCpuMillis = d.numaCpuMillis(cpu);
+            if (nics.isEmpty()) {
+                nics = d.nics();
+            }
+        } else {
+            for (int i = 0; i < gpus; i++) {
+                devices.add(new Gpu(i, gpuModel, gpuMemory).withMigCapable(migCapable));
+            }
+            cpu = cpuMillis > 0 ? cpuMillis : Runtime.getRuntime().availableProcessors() * 1000;
+        }
+        try {
+            return new NodeSpec(LocalBackend.NODE_ID, LocalBackend.NAME, devices, cpu, memory, labels, numaCpuMillis,
+                    nics);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("gantry.placement.local: " + e.getMessage(), e);
+        }
+    }
+
+    private static long number(java.util.function.BiFunction<String, String, String> get, String key, long def) {
+        String value = get.apply(key, Long.toString(def));
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new ConfigurationException("gantry.placement.kubernetes." + key + " must be a whole number, was `"
+                    + value + "`");
+        }
     }
 
     /** {@code mlx5_0:0:0:200,mlx5_1:0:1:200}: name, NUMA socket, PCIe switch (-1: none), Gbit/s. */

@@ -328,6 +328,8 @@ public final class LocalBackend implements ExecutionBackend {
         if (run != null) {
             run.kill();
         }
+        // a task that exited on its own just before (e.g. on SIGTERM) must not be reported after the stop
+        finished.removeIf(o -> o.allocationId().equals(allocationId));
     }
 
     @Override

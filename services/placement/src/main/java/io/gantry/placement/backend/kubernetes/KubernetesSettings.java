@@ -1,0 +1,92 @@
+package io.gantry.placement.backend.kubernetes;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How the Kubernetes backend renders pods and reads nodes ({@code gantry.placement.kubernetes.*}).
+ *
+ * @param namespace          where the pods, headless services and run-token secrets go
+ * @param image              the container image of every task (a job spec names none)
+ * @param graceSeconds       the termination grace period of a cancelled or preempted pod
+ * @param gpuResource        the extended resource a whole GPU is requested as; blank: none requested
+ * @param modelLabel         the node label with the GPU product (GPU feature discovery's)
+ * @param memoryLabel        the node label with a GPU's memory in MiB
+ * @param migLabel           the node label that says {@code true} when the GPUs can host MIG instances
+ * @param rackLabel          the node label naming its rack (top-of-rack switch)
+ * @param spineLabel         the node label naming its spine (aggregation switch / block)
+ * @param topologyAnnotation the node annotation holding its {@code nvidia-smi topo -m} output
+ * @param nodeSelector       a label selector for the nodes placement may use; blank: every node
+ * @param masterPort         the rendezvous port of a gang (rank 0 listens on it)
+ * @param apiUrl             the public API the tasks report to ({@code GANTRY_API_URL}); blank: none
+ * @param createAttempts     how often a gang's creation is tried before the run is reported failed
+ * @param retryBackoff       the first wait between attempts (doubling, at most 30 s)
+ * @param resyncInterval     how often pods and nodes are listed again, whatever the watches said
+ * @param imagePullTimeout   how long a container may fail to pull its image before the run fails
+ */
+public record KubernetesSettings(String namespace, String image, long graceSeconds, String gpuResource,
+                                 String modelLabel, String memoryLabel, String migLabel, String rackLabel,
+                                 String spineLabel, String topologyAnnotation, String nodeSelector, int masterPort,
+                                 String apiUrl, int createAttempts, Duration retryBackoff, Duration resyncInterval,
+                                 Duration imagePullTimeout) {
+    public static final String DEFAULT_NAMESPACE = "gantry";
+    public static final String DEFAULT_IMAGE = "ubuntu:24.04";
+
+    public KubernetesSettings {
+        Objects.requireNonNull(namespace, "namespace");
+        if (namespace.isBlank()) {
+            throw new IllegalArgumentException("namespace must not be blank");
+        }
+        if (image == null || image.isBlank()) {
+            throw new IllegalArgumentException("image must not be blank");
+        }
+        if (graceSeconds < 0) {
+            throw new IllegalArgumentException("grace-seconds must be >= 0, was " + graceSeconds);
+        }
+        if (masterPort < 1 || masterPort > 65535) {
+            throw new IllegalArgumentException("master-port must be 1..65535, was " + masterPort);
+        }
+        if (createAttempts < 1) {
+            throw new IllegalArgumentException("create-attempts must be >= 1, was " + createAttempts);
+        }
+        if (retryBackoff.isNegative() || resyncInterval.isNegative() || resyncInterval.isZero()
+                || imagePullTimeout.isNegative()) {
+            throw new IllegalArgumentException("retry-backoff and image-pull-timeout must be >= 0, resync-interval > 0");
+        }
+        gpuResource = gpuResource == null ? "" : gpuResource.trim();
+        nodeSelector = nodeSelector == null ? "" : nodeSelector.trim();
+        apiUrl = apiUrl == null ? "" : apiUrl.trim();
+    }
+
+    /** The defaults documented in the README. */
+    public static KubernetesSettings defaults() {
+        return new KubernetesSettings(DEFAULT_NAMESPACE, DEFAULT_IMAGE, 30, "nvidia.com/gpu", "nvidia.com/gpu.product",
+                "nvidia.com/gpu.memory", "nvidia.com/mig.capable", "topology.gantry.io/rack",
+                "topology.gantry.io/spine", "topology.gantry.io/nvidia-smi-topo", "", 29500, "", 5,
+                Duration.ofMillis(500), Duration.ofSeconds(60), Duration.ofMinutes(10));
+    }
+
+    public KubernetesSettings withNamespace(String ns) {
+        return new KubernetesSettings(ns, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
+                rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
+                retryBackoff, resyncInterval, imagePullTimeout);
+    }
+
+    public KubernetesSettings withRetries(int attempts, Duration backoff) {
+        return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
+                rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, attempts, backoff,
+                resyncInterval, imagePullTimeout);
+    }
+
+    public KubernetesSettings withResyncInterval(Duration interval) {
+        return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
+                rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
+                retryBackoff, interval, imagePullTimeout);
+    }
+
+    public KubernetesSettings withImagePullTimeout(Duration timeout) {
+        return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
+                rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
+                retryBackoff, resyncInterval, timeout);
+    }
+}
