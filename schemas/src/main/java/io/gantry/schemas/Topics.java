@@ -2,11 +2,13 @@ package io.gantry.schemas;
 
 import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.AllocationEvent;
+import io.gantry.events.BudgetEvent;
 import io.gantry.events.CheckpointEvent;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.PlacementConfigEvent;
+import io.gantry.events.PriceEvent;
 import io.gantry.events.QueueConfigEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
@@ -54,6 +56,12 @@ public final class Topics {
             new Topic<>("recovery.job-events", Service.RECOVERY, "jobId", RecoveryJobEvent.class);
     public static final Topic<UsageEvent> BILLING_USAGE_EVENTS =
             new Topic<>("billing.usage-events", Service.BILLING, "tenant", UsageEvent.class);
+    /** Every version of the price book; the newest is the one in force. */
+    public static final Topic<PriceEvent> BILLING_PRICE_EVENTS =
+            new Topic<>("billing.price-events", Service.BILLING, "price-book", PriceEvent.class);
+    /** Money budgets per tenant (and queue) and month: what admission checks a new job against. */
+    public static final Topic<BudgetEvent> BILLING_BUDGET_EVENTS =
+            new Topic<>("billing.budget-events", Service.BILLING, "tenant", BudgetEvent.class);
 
     /** Where a service puts input records it cannot decode or process (raw bytes plus error headers). */
     public static Topic<byte[]> deadLetter(Service owner) {
@@ -65,7 +73,8 @@ public final class Topics {
         return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
                 QUEUE_CONFIG_EVENTS,
                 PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_CONFIG_EVENTS, PLACEMENT_NODE_EVENTS,
-                PLACEMENT_HEARTBEAT_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS, BILLING_USAGE_EVENTS);
+                PLACEMENT_HEARTBEAT_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS, BILLING_USAGE_EVENTS,
+                BILLING_PRICE_EVENTS, BILLING_BUDGET_EVENTS);
     }
 
     /** Event topics and every service's dead-letter topic: what a fresh cluster needs created. */

@@ -401,6 +401,73 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    void anExhaustedBudgetRefusesNewJobsWithTheReasonAndAWarningOnlyWarns() throws Exception {
+        // the admin's own tenant (ops), so no other test's jobs meet these budgets
+        budget("EXHAUSTED", "REJECT", 100);
+        Reply refused = await().atMost(Duration.ofSeconds(30)).until(() -> post(ADMIN, spec("over-budget", 1), null),
+                r -> r.status == 402);
+        assertThat(refused.header("Content-Type")).contains("application/problem+json");
+        assertThat(errorFields(refused)).containsExactly("tenant");
+        assertThat(refused.raw).contains("exhausted").contains("spent 120.00 of 100.00 EUR");
+        long before = endOffset(Topics.ADMISSION_JOB_EVENTS);
+        assertThat(post(ADMIN, spec("over-budget-again", 1), null).status).isEqualTo(402);
+        assertThat(endOffset(Topics.ADMISSION_JOB_EVENTS)).isEqualTo(before);
+
+        budget("EXHAUSTED", "HOLD", 100);
+        Reply held = await().atMost(Duration.ofSeconds(30)).until(() -> post(ADMIN, spec("held", 1), null),
+                r -> r.status == 402 && r.raw.contains("held back"));
+        assertThat(held.header("Retry-After")).isNotBlank();
+
+        budget("WARNING", "REJECT", 80);
+        Reply warned = await().atMost(Duration.ofSeconds(30)).until(() -> post(ADMIN, spec("warned", 1), null),
+                r -> r.status == 202);
+        assertThat(warned.header("Gantry-Budget-Warning")).contains("80%");
+
+        budget("OK", "REJECT", 0);
+        Reply fine = await().atMost(Duration.ofSeconds(30)).until(() -> post(ADMIN, spec("fine", 1), null),
+                r -> r.status == 202 && r.header("Gantry-Budget-Warning") == null);
+        assertThat(fine.body()).containsEntry("state", "SUBMITTED");
+    }
+
+    private static void budget(String state, String action, int threshold) {
+        java.time.YearMonth month = java.time.YearMonth.now(java.time.ZoneOffset.UTC);
+        send(Topics.BILLING_BUDGET_EVENTS, "ops", io.gantry.events.BudgetEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setTenant("ops").setOccurredAt(Instant.now())
+                .setPayload(io.gantry.events.BudgetStatusChanged.newBuilder().setTenant("ops").setQueue(null)
+                        .setMonth(month.toString())
+                        .setPeriodFrom(month.atDay(1).atStartOfDay(java.time.ZoneOffset.UTC).toInstant())
+                        .setPeriodTo(month.plusMonths(1).atDay(1).atStartOfDay(java.time.ZoneOffset.UTC).toInstant())
+                        .setCurrency("EUR").setLimit("100.00").setSpent(state.equals("EXHAUSTED") ? "120.00" : "80.00")
+                        .setThresholdPercent(threshold).setState(io.gantry.events.BudgetState.valueOf(state))
+                        .setAction(io.gantry.events.BudgetAction.valueOf(action)).build())
+                .build());
+    }
+
+    @Test
+    void aJobWithATimeLimitIsAnsweredWithItsCostEstimate() throws Exception {
+        Instant from = Instant.parse("2025-01-01T00:00:00Z");
+        send(Topics.BILLING_PRICE_EVENTS, "price-book", io.gantry.events.PriceEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setBook("price-book").setOccurredAt(Instant.now())
+                .setPayload(io.gantry.events.PriceBookApplied.newBuilder().setVersion(7).setAppliedAt(Instant.now())
+                        .setAppliedBy("ops").setCurrency("EUR")
+                        .setGpuPrices(List.of(io.gantry.events.GpuPrice.newBuilder().setModel("H100").setTier(null)
+                                .setPerGpuHour("2.50").setEffectiveFrom(from).build()))
+                        .build())
+                .build());
+        String limited = "{\"name\":\"bounded\",\"timeLimitSeconds\":1800,"
+                + "\"tasks\":[{\"name\":\"w\",\"command\":[\"x\"],\"gpus\":8,\"cpus\":1}]}";
+
+        Reply reply = await().atMost(Duration.ofSeconds(30)).until(() -> post(VISION, limited, null),
+                r -> r.status == 202 && r.body().containsKey("costEstimate"));
+
+        @SuppressWarnings("unchecked")
+        Map<String, Object> estimate = (Map<String, Object>) reply.body().get("costEstimate");
+        assertThat(estimate).containsEntry("amount", "10.00").containsEntry("currency", "EUR")
+                .containsEntry("priceBookVersion", 7);
+        assertThat(post(VISION, spec("unbounded", 1), null).body()).doesNotContainKey("costEstimate");
+    }
+
+    @Test
     void whatTheConfigurationHasIsAccepted() throws Exception {
         Reply reply = post(VISION, """
                 {"name":"configured","queue":"vision-batch","priorityClass":"high",

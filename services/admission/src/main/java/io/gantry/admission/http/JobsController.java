@@ -1,6 +1,8 @@
 package io.gantry.admission.http;
 
+import io.gantry.admission.core.BudgetGate;
 import io.gantry.admission.core.ClusterLimits;
+import io.gantry.admission.core.CostEstimate;
 import io.gantry.admission.core.Idempotency;
 import io.gantry.admission.core.JobSpec;
 import io.gantry.admission.core.JobSpecTree;
@@ -23,6 +25,7 @@ import io.gantry.runtime.http.Problem;
 import io.gantry.schemas.Topics;
 import io.micronaut.context.annotation.Value;
 import io.micronaut.core.annotation.Nullable;
+import io.micronaut.http.HttpHeaders;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
 import io.micronaut.http.MediaType;
@@ -83,6 +86,9 @@ public class JobsController {
         this.maxBodyBytes = maxBodyBytes;
     }
 
+    /** Response header of an accepted job whose tenant or queue is near or over its money budget. */
+    public static final String BUDGET_WARNING = "Gantry-Budget-Warning";
+
     @Post(consumes = MediaType.ALL)
     public HttpResponse<?> submit(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                   @Nullable @Header("Idempotency-Key") String idempotencyKey,
@@ -114,6 +120,9 @@ public class JobsController {
                     .map(e -> new Problem.FieldError(e.field(), e.message())).toList());
         }
         JobSpec spec = validated.spec();
+        // the money budget gate: billing's announced state, never a call to billing
+        BudgetGate.Decision budget = limits.budgets().decide(tenant, spec.queue() != null ? spec.queue() : tenant,
+                clock.instant());
         String jobId;
         String eventId;
         String requestHash = null;
@@ -140,7 +149,20 @@ public class JobsController {
             jobId = UUID.randomUUID().toString();
             eventId = UUID.randomUUID().toString();
         }
+        // a repeated request for an accepted job was answered above; a new job meets the budget gate here
+        if (budget.verdict() == BudgetGate.Verdict.REJECT || budget.verdict() == BudgetGate.Verdict.HOLD) {
+            var refused = Problem.response(HttpStatus.PAYMENT_REQUIRED,
+                    budget.verdict() == BudgetGate.Verdict.HOLD ? "Held for budget" : "Budget exhausted",
+                    budget.message(), List.of(new Problem.FieldError(budget.field(), budget.message())));
+            if (budget.retryAt() != null) {
+                refused.header(HttpHeaders.RETRY_AFTER, String.valueOf(Math.max(1,
+                        java.time.Duration.between(clock.instant(), budget.retryAt()).toSeconds())));
+            }
+            releaseKey(tenant, idempotencyKey, requestHash);
+            return refused;
+        }
         Instant now = clock.instant();
+        java.util.Optional<CostEstimate.Estimate> estimate = estimate(spec, tenant, now);
         AdmissionJobEvent event = AdmissionJobEvent.newBuilder()
                 .setEventId(eventId)
                 .setJobId(jobId)
@@ -165,7 +187,17 @@ public class JobsController {
             releaseKey(tenant, idempotencyKey, requestHash);
             return unavailable("the job could not be recorded (the read model refused it); nothing was submitted");
         }
-        return accepted(jobId, JobState.SUBMITTED);
+        Map<String, Object> answer0 = acceptedBody(jobId, JobState.SUBMITTED);
+        estimate.ifPresent(e -> answer0.put("costEstimate", Map.of(
+                "amount", e.amount().toPlainString(), "currency", e.currency(),
+                "timeLimitSeconds", e.timeLimitSeconds(), "priceBookVersion", e.priceBookVersion(),
+                "basis", "at most: every task holding what it asks for the whole time limit, at the prices in force "
+                        + "now, the most expensive accepted GPU model")));
+        HttpResponse<?> answer = HttpResponse.accepted(URI.create("/v1/jobs/" + jobId)).body(answer0);
+        if (budget.verdict() == BudgetGate.Verdict.WARN) {
+            ((io.micronaut.http.MutableHttpResponse<?>) answer).header(BUDGET_WARNING, budget.message());
+        }
+        return answer;
     }
 
     private void releaseKey(String tenant, String idempotencyKey, String requestHash) {
@@ -287,11 +319,25 @@ public class JobsController {
         return store.find(id).filter(r -> caller.mayAccess(r.tenant()));
     }
 
+    /** The bound shown at submit; a price book it cannot read is no reason to refuse or fail a job. */
+    private java.util.Optional<CostEstimate.Estimate> estimate(JobSpec spec, String tenant, Instant now) {
+        try {
+            return CostEstimate.of(spec, tenant, limits.prices(), now);
+        } catch (RuntimeException e) {
+            LOG.warn("no cost estimate for a job of {}: {}", tenant, e.toString());
+            return java.util.Optional.empty();
+        }
+    }
+
     private static HttpResponse<?> accepted(String jobId, JobState state) {
+        return HttpResponse.accepted(URI.create("/v1/jobs/" + jobId)).body(acceptedBody(jobId, state));
+    }
+
+    private static Map<String, Object> acceptedBody(String jobId, JobState state) {
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("jobId", jobId);
         answer.put("state", state.name());
-        return HttpResponse.accepted(URI.create("/v1/jobs/" + jobId)).body(answer);
+        return answer;
     }
 
     private static HttpResponse<?> notFound(String id) {

@@ -1,7 +1,13 @@
 package io.gantry.admission.kafka;
 
 import io.gantry.admission.core.NodeCatalog;
+import io.gantry.admission.core.BudgetGate;
+import io.gantry.admission.core.CostEstimate;
+import io.gantry.events.PriceBookApplied;
+import io.gantry.events.PriceEvent;
 import io.gantry.admission.core.SchedulingCatalog;
+import io.gantry.events.BudgetEvent;
+import io.gantry.events.BudgetStatusChanged;
 import io.gantry.admission.db.JobStore;
 import io.gantry.events.AdmissionJobEvent;
 import io.gantry.admission.db.CheckpointRow;
@@ -33,6 +39,8 @@ final class AdmissionHandler implements EventHandler {
     private final ClusterLimitsHolder limits;
     private final NodeCatalog nodes = new NodeCatalog();
     private SchedulingCatalog catalog = SchedulingCatalog.unknown();
+    private BudgetGate budgets = BudgetGate.none();
+    private CostEstimate.PriceList prices;
 
     AdmissionHandler(JobStore store, ClusterLimitsHolder limits) {
         this.store = store;
@@ -47,6 +55,10 @@ final class AdmissionHandler implements EventHandler {
             catalog = WireMapping.withQueueConfig(catalog, e);
         } else if (value instanceof PlacementConfigEvent e) {
             catalog = WireMapping.withPlacementConfig(catalog, e);
+        } else if (value instanceof BudgetEvent e && e.getPayload() instanceof BudgetStatusChanged b) {
+            budgets = budgets.with(WireMapping.budgetStatus(b));
+        } else if (value instanceof PriceEvent e && e.getPayload() instanceof PriceBookApplied p) {
+            prices = WireMapping.priceList(p);
         }
     }
 
@@ -54,10 +66,26 @@ final class AdmissionHandler implements EventHandler {
     public void restored(Output out) {
         limits.publish(nodes.limits());
         limits.publish(catalog);
+        limits.publish(budgets);
+        limits.publish(prices);
     }
 
     @Override
     public void handle(Topic<?> topic, String key, Object value, Output out) {
+        if (value instanceof PriceEvent e) {
+            if (e.getPayload() instanceof PriceBookApplied p) {
+                prices = WireMapping.priceList(p);
+                limits.publish(prices);
+            }
+            return;
+        }
+        if (value instanceof BudgetEvent e) {
+            if (e.getPayload() instanceof BudgetStatusChanged b) {
+                budgets = budgets.with(WireMapping.budgetStatus(b));
+                limits.publish(budgets);
+            }
+            return;
+        }
         if (value instanceof NodeEvent e) {
             if (e.getPayload() instanceof NodeRegistered r) {
                 nodes.register(e.getNodeId(), WireMapping.gpuModels(r));
@@ -148,11 +176,13 @@ final class AdmissionHandler implements EventHandler {
     static Topic<?>[] inputs() {
         return new Topic<?>[]{Topics.ADMISSION_JOB_EVENTS, Topics.QUEUE_JOB_EVENTS,
                 Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS,
-                Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS};
+                Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
+                Topics.BILLING_BUDGET_EVENTS, Topics.BILLING_PRICE_EVENTS};
     }
 
     /** Rebuilt from their beginning at every start; newer records then arrive as input. */
     static Topic<?>[] restoreTopics() {
-        return new Topic<?>[]{Topics.PLACEMENT_NODE_EVENTS, Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS};
+        return new Topic<?>[]{Topics.PLACEMENT_NODE_EVENTS, Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS,
+                Topics.BILLING_BUDGET_EVENTS, Topics.BILLING_PRICE_EVENTS};
     }
 }

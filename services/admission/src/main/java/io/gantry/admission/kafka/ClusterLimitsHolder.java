@@ -1,6 +1,8 @@
 package io.gantry.admission.kafka;
 
+import io.gantry.admission.core.BudgetGate;
 import io.gantry.admission.core.ClusterLimits;
+import io.gantry.admission.core.CostEstimate;
 import io.gantry.admission.core.SchedulingCatalog;
 import jakarta.inject.Singleton;
 
@@ -13,6 +15,8 @@ import jakarta.inject.Singleton;
 public class ClusterLimitsHolder {
     private volatile ClusterLimits limits;
     private volatile SchedulingCatalog catalog = SchedulingCatalog.unknown();
+    private volatile BudgetGate budgets = BudgetGate.none();
+    private volatile CostEstimate.PriceList prices;
 
     /** The current limits, or null while the node topic is still being restored. */
     public ClusterLimits current() {
@@ -22,6 +26,24 @@ public class ClusterLimitsHolder {
     /** The queues, classes and tiers known so far ({@link SchedulingCatalog#unknown()} before any). */
     public SchedulingCatalog catalog() {
         return catalog;
+    }
+
+    /** Billing's money budgets as last announced (none until billing has announced any). */
+    public BudgetGate budgets() {
+        return budgets;
+    }
+
+    /** Billing's newest price book, or null before billing announced one. */
+    public CostEstimate.PriceList prices() {
+        return prices;
+    }
+
+    void publish(CostEstimate.PriceList next) {
+        this.prices = next;
+    }
+
+    void publish(BudgetGate next) {
+        this.budgets = next;
     }
 
     void publish(ClusterLimits next) {

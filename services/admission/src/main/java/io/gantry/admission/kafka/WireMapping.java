@@ -234,4 +234,24 @@ public final class WireMapping {
     private static IllegalArgumentException unknown(Object payload) {
         return new IllegalArgumentException("unknown payload " + (payload == null ? "null" : payload.getClass().getName()));
     }
+
+    /** Billing's budget announcement as the gate reads it. */
+    public static io.gantry.admission.core.BudgetGate.Status budgetStatus(io.gantry.events.BudgetStatusChanged b) {
+        return new io.gantry.admission.core.BudgetGate.Status(b.getTenant(), b.getQueue(), b.getPeriodFrom(),
+                b.getPeriodTo(), b.getState().name(), b.getAction().name(), b.getLimit(), b.getSpent(),
+                b.getCurrency(), b.getThresholdPercent());
+    }
+
+    /** Billing's price book as the cost estimate reads it (amounts are exact decimal strings on the wire). */
+    public static io.gantry.admission.core.CostEstimate.PriceList priceList(io.gantry.events.PriceBookApplied p) {
+        return new io.gantry.admission.core.CostEstimate.PriceList(p.getVersion(), p.getCurrency(),
+                p.getGpuPrices().stream().map(g -> new io.gantry.admission.core.CostEstimate.GpuPrice(g.getModel(),
+                        g.getTier(), new java.math.BigDecimal(g.getPerGpuHour()), g.getEffectiveFrom())).toList(),
+                p.getCpuPrices().stream().map(r -> new io.gantry.admission.core.CostEstimate.Timed(
+                        new java.math.BigDecimal(r.getPerHour()), r.getEffectiveFrom())).toList(),
+                p.getMemoryPrices().stream().map(r -> new io.gantry.admission.core.CostEstimate.Timed(
+                        new java.math.BigDecimal(r.getPerHour()), r.getEffectiveFrom())).toList(),
+                p.getMultipliers().stream().map(m -> new io.gantry.admission.core.CostEstimate.Multiplier(m.getQueue(),
+                        m.getPriorityClass(), new java.math.BigDecimal(m.getFactor()), m.getEffectiveFrom())).toList());
+    }
 }

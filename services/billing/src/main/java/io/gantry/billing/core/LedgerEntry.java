@@ -17,11 +17,19 @@ import java.util.Objects;
  * @param gpuMillis      {@code gpuMicros / 1000}, rounded down; {@code gpuCount x durationMillis} for whole GPUs
  * @param gpuMilli       thousandths of a GPU held on the node (1000 per whole GPU plus fractions and MIG shares)
  * @param gpuMicros      {@code gpuMilli x durationMillis}: exact GPU-microseconds
+ * @param cpuMillis      CPU the node's tasks held, in millicores (what a CPU price applies to)
+ * @param memoryMiB      memory the node's tasks held, in MiB (what a memory price applies to)
+ * @param releaseReason  why the allocation was released ({@code NODE_FAILED}, {@code PREEMPTED}, ...), or
+ *                       {@code null} for rows recorded before the reason was kept (never credited)
  */
 public record LedgerEntry(String entryId, String tenant, String jobId, int attempt, String allocationId,
                           String nodeId, String gpuModel, int gpuCount, Instant startedAt, Instant endedAt,
-                          long durationMillis, long gpuMillis, long gpuMilli, long gpuMicros) {
+                          long durationMillis, long gpuMillis, long gpuMilli, long gpuMicros, long cpuMillis,
+                          long memoryMiB, String releaseReason) {
     public LedgerEntry {
+        if (cpuMillis < 0 || memoryMiB < 0) {
+            throw new IllegalArgumentException(entryId + ": cpuMillis and memoryMiB must be >= 0");
+        }
         Objects.requireNonNull(entryId, "entryId");
         Objects.requireNonNull(tenant, "tenant");
         Objects.requireNonNull(startedAt, "startedAt");
@@ -38,6 +46,14 @@ public record LedgerEntry(String entryId, String tenant, String jobId, int attem
         if (gpuMillis != gpuMicros / 1000) {
             throw new IllegalArgumentException(entryId + ": gpuMillis must be gpuMicros / 1000");
         }
+    }
+
+    /** Without CPU, memory or release reason (GPU time only). */
+    public LedgerEntry(String entryId, String tenant, String jobId, int attempt, String allocationId,
+                       String nodeId, String gpuModel, int gpuCount, Instant startedAt, Instant endedAt,
+                       long durationMillis, long gpuMillis, long gpuMilli, long gpuMicros) {
+        this(entryId, tenant, jobId, attempt, allocationId, nodeId, gpuModel, gpuCount, startedAt, endedAt,
+                durationMillis, gpuMillis, gpuMilli, gpuMicros, 0, 0, null);
     }
 
     /** Whole GPUs only: {@code gpuMillis = gpuCount x durationMillis}. */

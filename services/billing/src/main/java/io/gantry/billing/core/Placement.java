@@ -7,9 +7,15 @@ package io.gantry.billing.core;
  * @param gpuCount how many whole GPUs the task held (the length of its GPU index list)
  * @param gpuMilli what the task held in thousandths of a GPU: 1000 per whole GPU plus each fraction or MIG
  *                 instance's {@code milli}
+ * @param cpuMillis CPU granted to the task, in millicores
+ * @param memoryMiB memory granted to the task, in MiB
  */
-public record Placement(String nodeId, String gpuModel, int gpuCount, long gpuMilli) {
+public record Placement(String nodeId, String gpuModel, int gpuCount, long gpuMilli, long cpuMillis,
+                        long memoryMiB) {
     public Placement {
+        if (cpuMillis < 0 || memoryMiB < 0) {
+            throw new IllegalArgumentException("placements[].cpuMillis and memoryMiB must be >= 0");
+        }
         if (nodeId == null || nodeId.isBlank()) {
             throw new IllegalArgumentException("placements[].nodeId must not be blank");
         }
@@ -22,6 +28,11 @@ public record Placement(String nodeId, String gpuModel, int gpuCount, long gpuMi
         if (gpuMilli > 0 && (gpuModel == null || gpuModel.isBlank())) {
             throw new IllegalArgumentException("placements[].gpuModel is required when the task holds GPUs");
         }
+    }
+
+    /** GPUs only, no CPU or memory. */
+    public Placement(String nodeId, String gpuModel, int gpuCount, long gpuMilli) {
+        this(nodeId, gpuModel, gpuCount, gpuMilli, 0, 0);
     }
 
     /** Whole GPUs only. */

@@ -32,7 +32,8 @@ public final class Rating {
                     release.tenant(), release.jobId(), release.attempt(), release.allocationId(), share.nodeId,
                     share.gpuModel, share.gpuCount, Instant.ofEpochMilli(start), Instant.ofEpochMilli(end), duration,
                     Math.multiplyExact(share.gpuMilli, duration) / 1000, share.gpuMilli,
-                    Math.multiplyExact(share.gpuMilli, duration)));
+                    Math.multiplyExact(share.gpuMilli, duration), share.cpuMillis, share.memoryMiB,
+                    release.reason()));
         }
         return entries;
     }
@@ -42,12 +43,16 @@ public final class Rating {
         String gpuModel;
         int gpuCount;
         long gpuMilli;
+        long cpuMillis;
+        long memoryMiB;
 
         NodeShare(String nodeId) {
             this.nodeId = nodeId;
         }
 
         void add(Placement p) {
+            cpuMillis = Math.addExact(cpuMillis, p.cpuMillis());
+            memoryMiB = Math.addExact(memoryMiB, p.memoryMiB());
             if (p.gpuMilli() == 0) {
                 return;
             }

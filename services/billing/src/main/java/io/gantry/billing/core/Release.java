@@ -4,9 +4,19 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 
-/** A released allocation: the whole held interval and what was held, everything rating needs. */
+/**
+ * A released allocation: the whole held interval and what was held, everything rating needs.
+ *
+ * @param reason why it was released (the wire enum's name, e.g. {@code NODE_FAILED}); decides credits
+ */
 public record Release(String tenant, String jobId, int attempt, String allocationId, Instant grantedAt,
-                      Instant releasedAt, List<Placement> placements) {
+                      Instant releasedAt, List<Placement> placements, String reason) {
+    /** Without a release reason (never credited). */
+    public Release(String tenant, String jobId, int attempt, String allocationId, Instant grantedAt,
+                   Instant releasedAt, List<Placement> placements) {
+        this(tenant, jobId, attempt, allocationId, grantedAt, releasedAt, placements, null);
+    }
+
     public Release {
         requireText(tenant, "tenant");
         requireText(jobId, "jobId");

@@ -1,10 +1,19 @@
 /**
- * What billing decides, as plain Java: rating (how one released allocation becomes ledger entries, one per
- * node, in exact integer GPU-milliseconds) and usage (how much of each entry falls into a query window, grouped by
- * tenant and GPU model).
+ * What billing decides, as plain Java.
  *
- * <p>Everything is integer arithmetic on epoch milliseconds: no floating point, so splitting a window into
- * sub-windows never loses or invents a millisecond. It does not store anything, publish anything or price
- * anything (no currency, no rates per model); it does not decide what a tenant may see.
+ * <ul>
+ *   <li>The ledger: how one released allocation becomes ledger entries, one per node, in exact integer
+ *       GPU-microseconds ({@link io.gantry.billing.core.Rating}), and how much of each entry falls into a window
+ *       ({@link io.gantry.billing.core.Usage}).</li>
+ *   <li>Money: the versioned price book and its never-retroactive rule ({@link io.gantry.billing.core.PriceBook}),
+ *       rating entries into priced lines ({@link io.gantry.billing.core.Pricing}) with one rounding rule
+ *       ({@link io.gantry.billing.core.Money}), fault credits, invoices and their credit/debit notes
+ *       ({@link io.gantry.billing.core.Invoicing}), budget states ({@link io.gantry.billing.core.Budget}) and the
+ *       reconciliation of a month ({@link io.gantry.billing.core.Reconciliation}).</li>
+ * </ul>
+ *
+ * <p>Quantities are integers on epoch milliseconds and prices exact decimals: no floating point, so splitting a
+ * window into sub-windows never loses or invents a millisecond or a fraction of a cent before the single rounding
+ * of an invoice line. It does not store anything, publish anything, read a clock or decide what a tenant may see.
  */
 package io.gantry.billing.core;

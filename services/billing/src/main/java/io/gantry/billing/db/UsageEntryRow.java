@@ -12,10 +12,10 @@ import java.time.Instant;
 public record UsageEntryRow(@Id String entryId, String tenant, String jobId, int attempt, String allocationId,
                             String nodeId, @Nullable String gpuModel, int gpuCount, Instant startedAt,
                             Instant endedAt, long durationMillis, long gpuMillis, long gpuMilli, long gpuMicros,
-                            Instant recordedAt) {
+                            Instant recordedAt, long cpuMillis, long memoryMib, @Nullable String releaseReason) {
 
     public LedgerEntry toEntry() {
         return new LedgerEntry(entryId, tenant, jobId, attempt, allocationId, nodeId, gpuModel, gpuCount, startedAt,
-                endedAt, durationMillis, gpuMillis, gpuMilli, gpuMicros);
+                endedAt, durationMillis, gpuMillis, gpuMilli, gpuMicros, cpuMillis, memoryMib, releaseReason);
     }
 }

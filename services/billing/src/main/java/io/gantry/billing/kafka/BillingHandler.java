@@ -1,12 +1,21 @@
 package io.gantry.billing.kafka;
 
+import io.gantry.billing.core.JobTerms;
 import io.gantry.billing.core.LedgerEntry;
 import io.gantry.billing.core.Placement;
 import io.gantry.billing.core.Rating;
 import io.gantry.billing.core.Release;
+import io.gantry.billing.db.BillingStore;
 import io.gantry.billing.db.Ledger;
 import io.gantry.billing.db.UsageEntryRow;
+import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.CheckpointCommitted;
+import io.gantry.events.CheckpointEvent;
+import io.gantry.events.JobSubmitted;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeRegistered;
 import io.gantry.events.AllocationReleased;
 import io.gantry.events.TaskPlacement;
 import io.gantry.events.UsageEvent;
@@ -35,15 +44,47 @@ import java.util.UUID;
  */
 public final class BillingHandler implements EventHandler {
     private final Ledger ledger;
+    private final BillingStore store;
+    private final KnownModels models;
     private final Clock clock;
 
-    BillingHandler(Ledger ledger, Clock clock) {
+    BillingHandler(Ledger ledger, BillingStore store, KnownModels models, Clock clock) {
         this.ledger = ledger;
+        this.store = store;
+        this.models = models;
         this.clock = clock;
     }
 
     @Override
+    public void restore(Topic<?> topic, String key, Object value) {
+        noteModels(value);
+    }
+
+    @Override
     public void handle(Topic<?> topic, String key, Object value, Output out) {
+        if (noteModels(value)) {
+            return;
+        }
+        if (value instanceof AdmissionJobEvent job && job.getPayload() instanceof JobSubmitted submitted) {
+            JobTerms terms = terms(job.getJobId(), submitted);
+            retryingTransient(() -> store.recordTerms(terms, submitted.getTenant(), clock.instant()));
+            return;
+        }
+        if (value instanceof CheckpointEvent cp && cp.getPayload() instanceof CheckpointCommitted c) {
+            if (c.getAttempt() < 1) {
+                throw new IllegalArgumentException("attempt must be >= 1, was " + c.getAttempt());
+            }
+            retryingTransient(() -> store.recordCheckpoint(cp.getEventId(), cp.getJobId(), c.getAttempt(),
+                    c.getCommittedAt()));
+            return;
+        }
+        if (value instanceof AllocationEvent granted && granted.getPayload() instanceof AllocationGranted g) {
+            // what a running job holds, so budgets see it before the release; shares validated like a release
+            List<LedgerEntry> nodes = Rating.rate(new Release(g.getTenant(), granted.getJobId(), g.getAttempt(),
+                    g.getAllocationId(), g.getGrantedAt(), g.getGrantedAt(), placements(g.getPlacements()), null));
+            retryingTransient(() -> store.recordOpen(nodes));
+            return;
+        }
         if (!(value instanceof AllocationEvent event) || !(event.getPayload() instanceof AllocationReleased released)) {
             return;
         }
@@ -62,23 +103,71 @@ public final class BillingHandler implements EventHandler {
             }
             throw e;
         }
+        retryingTransient(() -> store.closeOpen(released.getAllocationId()));
         for (UsageEntryRow row : stored) {
             out.send(Topics.BILLING_USAGE_EVENTS, row.tenant(), usageRecorded(row));
         }
     }
 
+    /** GPU models registered nodes have: what a price book may name. True when the record was a node event. */
+    private boolean noteModels(Object value) {
+        if (value instanceof NodeEvent node) {
+            if (node.getPayload() instanceof NodeRegistered reg) {
+                models.node(node.getNodeId(), reg.getGpus().size());
+                for (io.gantry.events.GpuDevice d : reg.getGpus()) {
+                    models.add(d.getModel());
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * The queue (the spec's, else the tenant's own, as admission defaults it), priority class and GPU tier (when
+     * every GPU task asks for the same one) of a submitted job.
+     */
+    static JobTerms terms(String jobId, JobSubmitted s) {
+        String tier = null;
+        boolean mixed = false;
+        for (io.gantry.events.TaskSpec t : s.getSpec().getTasks()) {
+            if (t.getGpuTier() != null) {
+                mixed |= tier != null && !tier.equals(t.getGpuTier());
+                tier = t.getGpuTier();
+            }
+        }
+        String queue = s.getSpec().getQueue() != null ? s.getSpec().getQueue() : s.getTenant();
+        return new JobTerms(jobId, queue, s.getSpec().getPriorityClass(), mixed ? null : tier);
+    }
+
+    private static void retryingTransient(Runnable write) {
+        try {
+            write.run();
+        } catch (RuntimeException e) {
+            if (isTransient(e)) {
+                throw new TransientFailureException("billing database unavailable; the record will be redelivered", e);
+            }
+            throw e;
+        }
+    }
+
     /** The release as billing's core rates it (the simulator rates its replays the same way). */
     public static Release release(String jobId, AllocationReleased r) {
-        List<Placement> placements = new ArrayList<>(r.getPlacements().size());
-        for (TaskPlacement p : r.getPlacements()) {
+        return new Release(r.getTenant(), jobId, r.getAttempt(), r.getAllocationId(), r.getGrantedAt(),
+                r.getReleasedAt(), placements(r.getPlacements()), r.getReason().name());
+    }
+
+    static List<Placement> placements(List<TaskPlacement> tasks) {
+        List<Placement> placements = new ArrayList<>(tasks.size());
+        for (TaskPlacement p : tasks) {
             long milli = 1000L * p.getGpuIndices().size();
             for (io.gantry.events.GpuShare s : p.getGpuShares()) {
                 milli += s.getMilli();
             }
-            placements.add(new Placement(p.getNodeId(), p.getGpuModel(), p.getGpuIndices().size(), milli));
+            placements.add(new Placement(p.getNodeId(), p.getGpuModel(), p.getGpuIndices().size(), milli,
+                    p.getCpuMillis(), p.getMemoryMiB()));
         }
-        return new Release(r.getTenant(), jobId, r.getAttempt(), r.getAllocationId(), r.getGrantedAt(),
-                r.getReleasedAt(), placements);
+        return placements;
     }
 
     /** The same entry always gets the same event id, so a republished event is recognisably the same fact. */

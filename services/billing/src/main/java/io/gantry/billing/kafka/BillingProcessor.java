@@ -1,7 +1,9 @@
 package io.gantry.billing.kafka;
 
+import io.gantry.billing.db.BillingStore;
 import io.gantry.billing.db.Ledger;
 import io.gantry.runtime.kafka.EventProcessor;
+import io.gantry.runtime.kafka.Output;
 import io.gantry.schemas.Service;
 import io.gantry.schemas.Topics;
 import io.micronaut.context.annotation.Context;
@@ -18,18 +20,25 @@ import java.time.Clock;
 public class BillingProcessor implements AutoCloseable {
     private final EventProcessor processor;
 
-    public BillingProcessor(Ledger ledger,
+    public BillingProcessor(Ledger ledger, BillingStore store, KnownModels models,
                             @Value("${kafka.bootstrap.servers}") String bootstrap,
                             @Value("${gantry.kafka.partitions:1}") int partitions) {
         Clock clock = Clock.systemUTC();
         this.processor = EventProcessor.builder(Service.BILLING, bootstrap)
-                .inputs(Topics.PLACEMENT_ALLOCATION_EVENTS)
+                .inputs(Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.ADMISSION_JOB_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
+                        Topics.PLACEMENT_NODE_EVENTS)
+                .restoreFrom(Topics.PLACEMENT_NODE_EVENTS)
                 .transactional(false)
-                .handler(() -> new BillingHandler(ledger, clock))
+                .handler(() -> new BillingHandler(ledger, store, models, clock))
                 .clock(clock)
                 .partitions(partitions)
                 .build()
                 .start();
+    }
+
+    /** Runs {@code command} on the loop thread; what it sends goes out like the loop's own records. */
+    public <T> java.util.concurrent.CompletableFuture<T> submit(java.util.function.Function<Output, T> command) {
+        return processor.submit(command);
     }
 
     public boolean isReady() {

@@ -1,0 +1,24 @@
+package io.gantry.billing.core;
+
+import java.util.Set;
+
+/**
+ * Which releases give GPU time back: the release reasons whose lost work (from the run's last committed checkpoint,
+ * or its start, to the release) is credited. Node failures always are; preemptions only when the operator says so.
+ */
+public record CreditPolicy(Set<String> creditedReasons) {
+    public static final String NODE_FAILED = "NODE_FAILED";
+    public static final String PREEMPTED = "PREEMPTED";
+
+    public CreditPolicy {
+        creditedReasons = Set.copyOf(creditedReasons);
+    }
+
+    public static CreditPolicy of(boolean creditPreemptions) {
+        return new CreditPolicy(creditPreemptions ? Set.of(NODE_FAILED, PREEMPTED) : Set.of(NODE_FAILED));
+    }
+
+    public boolean credits(String releaseReason) {
+        return releaseReason != null && creditedReasons.contains(releaseReason);
+    }
+}

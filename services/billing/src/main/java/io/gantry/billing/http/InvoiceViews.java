@@ -1,0 +1,62 @@
+package io.gantry.billing.http;
+
+import io.gantry.billing.core.Invoice;
+import io.gantry.billing.core.InvoiceLine;
+import io.gantry.billing.core.RatedLine;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.serde.annotation.Serdeable;
+
+import java.util.List;
+
+/** JSON shapes of documents and rated lines. Money and quantities are exact decimal strings, never JSON numbers. */
+final class InvoiceViews {
+    private InvoiceViews() {
+    }
+
+    @Serdeable
+    public record LineView(String jobId, @Nullable String gpuModel, String component, String kind,
+                           @Nullable String reason, String description, String quantity, String quantityUnit,
+                           long quantityExact, @Nullable String unitPrice, String priceUnit, String amount) {
+        static LineView of(InvoiceLine l) {
+            return new LineView(l.jobId(), l.gpuModel(), l.component().name(), l.kind().name(), l.reason(),
+                    l.description(), l.displayQuantity().toPlainString(), l.component().quantityUnit(), l.quantity(),
+                    l.unitPrice() == null ? null : l.unitPrice().toPlainString(), l.component().priceUnit(),
+                    l.amount().toPlainString());
+        }
+    }
+
+    @Serdeable
+    public record DocumentView(String documentId, String kind, String tenant, String month, String timeZone,
+                               String periodFrom, String periodTo, String currency, String issuedAt,
+                               long priceBookVersion, @Nullable String corrects, List<LineView> lines,
+                               String subtotal, String credits, String total) {
+        static DocumentView of(Invoice d) {
+            return new DocumentView(d.documentId(), d.kind().name(), d.tenant(), d.month().toString(),
+                    d.month().zone().getId(), d.month().from().toString(), d.month().to().toString(), d.currency(),
+                    d.issuedAt().toString(), d.priceBookVersion(), d.corrects(),
+                    d.lines().stream().map(LineView::of).toList(), d.subtotal().toPlainString(),
+                    d.credits().toPlainString(), d.total().toPlainString());
+        }
+    }
+
+    @Serdeable
+    public record SummaryView(String documentId, String kind, String tenant, String month, String currency,
+                              String issuedAt, @Nullable String corrects, int lines, String total) {
+        static SummaryView of(Invoice d) {
+            return new SummaryView(d.documentId(), d.kind().name(), d.tenant(), d.month().toString(), d.currency(),
+                    d.issuedAt().toString(), d.corrects(), d.lines().size(), d.total().toPlainString());
+        }
+    }
+
+    @Serdeable
+    public record CostLineView(String tenant, String jobId, @Nullable String gpuModel, String component, String kind,
+                               @Nullable String reason, String quantity, String quantityUnit, long quantityExact,
+                               @Nullable String unitPrice, String priceUnit, String amount) {
+        static CostLineView of(RatedLine l, int digits) {
+            return new CostLineView(l.tenant(), l.jobId(), l.gpuModel(), l.component().name(), l.kind().name(),
+                    l.reason(), l.component().display(l.quantity()).toPlainString(), l.component().quantityUnit(),
+                    l.quantity(), l.unitPrice() == null ? null : l.unitPrice().toPlainString(),
+                    l.component().priceUnit(), l.amount(digits).toPlainString());
+        }
+    }
+}

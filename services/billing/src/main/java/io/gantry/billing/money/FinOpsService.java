@@ -1,0 +1,82 @@
+package io.gantry.billing.money;
+
+import io.gantry.billing.core.BillingMonth;
+import io.gantry.billing.core.FinOps;
+import io.gantry.billing.core.LedgerEntry;
+import io.gantry.billing.core.Usage;
+import io.gantry.billing.core.UsageWindow;
+import io.gantry.billing.db.Ledger;
+import io.gantry.billing.kafka.KnownModels;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micronaut.scheduling.annotation.Scheduled;
+import jakarta.inject.Singleton;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+
+/** FinOps figures over HTTP (any window) and as month-to-date gauges per tenant, refreshed on a timer. */
+@Singleton
+public class FinOpsService {
+    private static final Logger LOG = LoggerFactory.getLogger(FinOpsService.class);
+
+    private final Ledger ledger;
+    private final InvoiceService invoices;
+    private final PriceBookService prices;
+    private final KnownModels nodes;
+    private final BillingSettings settings;
+    private final MeterRegistry meters;
+    private final Clock clock;
+    private final Map<String, AtomicReference<FinOps.TenantView>> gauges = new ConcurrentHashMap<>();
+
+    public FinOpsService(Ledger ledger, InvoiceService invoices, PriceBookService prices, KnownModels nodes,
+                         BillingSettings settings, MeterRegistry meters, Clock clock) {
+        this.ledger = ledger;
+        this.invoices = invoices;
+        this.prices = prices;
+        this.nodes = nodes;
+        this.settings = settings;
+        this.meters = meters;
+        this.clock = clock;
+    }
+
+    public List<FinOps.TenantView> summarize(String tenant, UsageWindow window) {
+        List<LedgerEntry> entries = ledger.reaching(tenant, window).stream().filter(e -> Usage.touches(e, window))
+                .toList();
+        return FinOps.summarize(entries, invoices.rateEntries(entries, window), window, nodes.clusterGpuMilli(),
+                prices.current().minorDigits());
+    }
+
+    @Scheduled(fixedDelay = "${gantry.billing.finops.check-every:1m}", initialDelay = "10s")
+    void refreshGauges() {
+        try {
+            Instant now = clock.instant();
+            BillingMonth month = BillingMonth.containing(now, settings.zone());
+            Instant to = Instant.ofEpochMilli(now.toEpochMilli() + 1);
+            for (FinOps.TenantView v : summarize(null, new UsageWindow(month.from(), to))) {
+                gauges.computeIfAbsent(v.tenant(), t -> {
+                    AtomicReference<FinOps.TenantView> ref = new AtomicReference<>(v);
+                    Tags tags = Tags.of("tenant", t);
+                    // dashboards only: the exact figures are in GET /v1/finops
+                    meters.gauge("gantry.billing.month.cost", tags, ref, r -> r.get().cost().doubleValue());
+                    meters.gauge("gantry.billing.month.gpu.seconds", tags, ref, r -> r.get().gpuMicros() / 1e6);
+                    meters.gauge("gantry.billing.month.cost.per.successful.job", tags, ref,
+                            r -> r.get().costPerSuccessfulJob() == null ? Double.NaN
+                                    : r.get().costPerSuccessfulJob().doubleValue());
+                    meters.gauge("gantry.billing.month.allocation.share", tags, ref,
+                            r -> r.get().allocationShare() == null ? Double.NaN
+                                    : r.get().allocationShare().doubleValue());
+                    return ref;
+                }).set(v);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("FinOps gauges not refreshed; the next run retries: {}", e.toString());
+        }
+    }
+}

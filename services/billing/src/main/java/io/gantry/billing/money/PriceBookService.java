@@ -1,0 +1,183 @@
+package io.gantry.billing.money;
+
+import io.gantry.billing.core.InvalidInput;
+import io.gantry.billing.core.PriceBook;
+import io.gantry.billing.core.PriceBookParser;
+import io.gantry.billing.db.BillingStore;
+import io.gantry.billing.kafka.BillingProcessor;
+import io.gantry.billing.kafka.KnownModels;
+import io.gantry.events.GpuPrice;
+import io.gantry.events.PriceBookApplied;
+import io.gantry.events.PriceEvent;
+import io.gantry.events.PriceMultiplier;
+import io.gantry.events.ResourcePrice;
+import io.gantry.schemas.Topics;
+import io.micronaut.context.annotation.Context;
+import io.micronaut.context.annotation.Value;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.json.JsonMapper;
+import jakarta.annotation.PostConstruct;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The price book in force: versions in PostgreSQL (insert-only), each announced as {@code PriceBookApplied} on
+ * {@code billing.price-events} with an event id derived from its version. At start it loads the newest version,
+ * applies the configured YAML file when it differs, and announces the newest version again (a crash between the
+ * insert and the send loses no event; the repeat has the same id).
+ */
+@Context
+public class PriceBookService {
+    private static final Logger LOG = LoggerFactory.getLogger(PriceBookService.class);
+
+    private final BillingStore store;
+    private final BillingProcessor processor;
+    private final KnownModels models;
+    private final JsonMapper json;
+    private final Clock clock;
+    private final String file;
+    private volatile PriceBook current = PriceBook.empty("EUR");
+    private volatile BillingStore.PriceBookRow currentRow;
+
+    public PriceBookService(BillingStore store, BillingProcessor processor, KnownModels models, JsonMapper json,
+                            Clock clock, @Nullable @Value("${gantry.billing.price-book-file:}") String file) {
+        this.store = store;
+        this.processor = processor;
+        this.models = models;
+        this.json = json;
+        this.clock = clock;
+        this.file = file == null || file.isBlank() ? null : file;
+    }
+
+    @PostConstruct
+    void start() {
+        store.latestPriceBook().ifPresent(this::use);
+        if (file != null) {
+            Object tree;
+            try {
+                tree = ExactYaml.load(Files.readString(Path.of(file), StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new UncheckedIOException("gantry.billing.price-book-file " + file + " cannot be read", e);
+            }
+            try {
+                apply(tree, "file");
+            } catch (InvalidInput e) {
+                // a wrong file must stop the service, not bill with prices nobody meant
+                throw new IllegalStateException("gantry.billing.price-book-file " + file + ": " + e.getMessage(), e);
+            }
+        }
+        if (currentRow != null) {
+            announce(currentRow, current);
+        }
+    }
+
+    public PriceBook current() {
+        return current;
+    }
+
+    public BillingStore.PriceBookRow currentRow() {
+        return currentRow;
+    }
+
+    /**
+     * Validates the document and makes it the next version, unless it equals the one in force (then nothing
+     * changes). Throws {@link InvalidInput} naming the fields.
+     */
+    public synchronized BillingStore.PriceBookRow apply(Object tree, String by) {
+        Instant now = clock.instant();
+        PriceBook next = PriceBookParser.parse(tree, models.snapshot());
+        PriceBook now0 = current;
+        if (currentRow != null && next.withVersion(now0.version()).equals(now0)) {
+            return currentRow;
+        }
+        PriceBook.requireNoRetroactiveChange(now0, next, now);
+        PriceBook versioned = next.withVersion(now0.version() + 1);
+        BillingStore.PriceBookRow row = new BillingStore.PriceBookRow(versioned.version(), versioned.currency(),
+                document(versioned), Instant.ofEpochMilli(now.toEpochMilli()), by);
+        if (!store.insertPriceBook(row)) {
+            throw InvalidInput.of("version", "another price book version was applied at the same time; retry");
+        }
+        use(row);
+        announce(row, versioned);
+        LOG.info("price book version {} applied by {}", row.version(), by);
+        return row;
+    }
+
+    private void use(BillingStore.PriceBookRow row) {
+        PriceBook book = PriceBookParser.parse(parseJson(row.document()), java.util.Set.of()).withVersion(row.version());
+        this.current = book;
+        this.currentRow = row;
+    }
+
+    public String document(PriceBook book) {
+        try {
+            return json.writeValueAsString(PriceBookParser.toTree(book));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public Object parseJson(String document) {
+        try {
+            return io.gantry.runtime.http.JsonBody.parse(document.getBytes(StandardCharsets.UTF_8));
+        } catch (io.gantry.runtime.http.JsonBody.Rejected e) {
+            throw new IllegalStateException("stored price book is not JSON: " + e.getMessage(), e);
+        }
+    }
+
+    private void announce(BillingStore.PriceBookRow row, PriceBook book) {
+        PriceEvent event = event(row, book);
+        processor.submit(out -> {
+            out.send(Topics.BILLING_PRICE_EVENTS, event.getBook(), event);
+            return null;
+        });
+    }
+
+    static PriceEvent event(BillingStore.PriceBookRow row, PriceBook book) {
+        return PriceEvent.newBuilder()
+                .setEventId(UUID.nameUUIDFromBytes(("billing.price-book/" + row.version())
+                        .getBytes(StandardCharsets.UTF_8)).toString())
+                .setBook("price-book")
+                .setOccurredAt(row.appliedAt())
+                .setPayload(PriceBookApplied.newBuilder()
+                        .setVersion(row.version())
+                        .setAppliedAt(row.appliedAt())
+                        .setAppliedBy(row.appliedBy())
+                        .setCurrency(book.currency())
+                        .setGpuPrices(book.gpu().stream().map(p -> GpuPrice.newBuilder().setModel(p.model())
+                                .setTier(p.tier()).setPerGpuHour(p.perGpuHour().toPlainString())
+                                .setEffectiveFrom(p.effectiveFrom()).build()).toList())
+                        .setCpuPrices(book.cpu().stream().map(PriceBookService::resource).toList())
+                        .setMemoryPrices(book.memory().stream().map(PriceBookService::resource).toList())
+                        .setMultipliers(book.multipliers().stream().map(m -> PriceMultiplier.newBuilder()
+                                .setQueue(m.queue()).setPriorityClass(m.priorityClass())
+                                .setFactor(m.factor().toPlainString()).setEffectiveFrom(m.effectiveFrom()).build())
+                                .toList())
+                        .build())
+                .build();
+    }
+
+    private static ResourcePrice resource(PriceBook.ResourcePrice p) {
+        return ResourcePrice.newBuilder().setPerHour(p.perHour().toPlainString()).setEffectiveFrom(p.effectiveFrom())
+                .build();
+    }
+
+    public java.util.List<BillingStore.PriceBookRow> history() {
+        return store.priceBooks();
+    }
+
+    /** The document of the version in force as a tree, for the HTTP answer. */
+    public Map<String, Object> tree() {
+        return PriceBookParser.toTree(current);
+    }
+}
