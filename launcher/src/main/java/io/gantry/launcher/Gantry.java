@@ -23,8 +23,14 @@ public final class Gantry {
                                       placement 8082, recovery 8083, billing 8084)
               --kafka-port N          Kafka client port (default 9092)
               --postgres-port N       PostgreSQL port (default 15432)
-              --backend NAME          simulated (default) or local (runs tenants' commands on this host!)
+              --backend NAME          simulated (default), local (runs tenants' commands on this host!) or
+                                      kubernetes (pods on the cluster of --kubeconfig; see services/placement/README.md)
               --cluster FILE          cluster YAML for the simulated backend (default: 4 nodes x 8 H100)
+              --local-gpus N          GPUs of the local node when nvidia-smi does not describe them (default 0)
+              --local-gpu-model M     their model (default generic)
+              --kubeconfig FILE       kubeconfig of the kubernetes backend (default: KUBECONFIG or ~/.kube/config)
+              --namespace NS          namespace of the task pods (default: the kubeconfig's, else default)
+              --image IMAGE           container image of every task on kubernetes (default ubuntu:24.04)
               --speedup X             simulated time runs X times faster than wall time (default 1)
               --heartbeat-timeout D   how long a silent node lives before recovery fails it (default 10s)
               --gpu-quota N           default per-tenant GPU quota when there is no queue configuration (default 64)
@@ -47,6 +53,20 @@ public final class Gantry {
         Map<String, String> placement = new LinkedHashMap<>();
         placement.put("gantry.placement.backend", opts.getOrDefault("backend", "simulated"));
         placement.put("gantry.placement.simulated.speedup", opts.getOrDefault("speedup", "1"));
+        Map.of("local-gpus", "gantry.placement.local.gpus", "local-gpu-model", "gantry.placement.local.gpu-model",
+                "namespace", "gantry.placement.kubernetes.namespace", "image", "gantry.placement.kubernetes.image")
+                .forEach((opt, key) -> {
+                    if (opts.containsKey(opt)) {
+                        placement.put(key, opts.get(opt));
+                    }
+                });
+        if (opts.containsKey("kubeconfig")) {
+            Path kubeconfig = Path.of(opts.get("kubeconfig")).toAbsolutePath();
+            if (!Files.isRegularFile(kubeconfig)) {
+                fail("--kubeconfig " + kubeconfig + ": no such file");
+            }
+            placement.put("gantry.placement.kubernetes.kubeconfig", kubeconfig.toString());
+        }
         if (opts.containsKey("cluster")) {
             Path cluster = Path.of(opts.get("cluster")).toAbsolutePath();
             if (!Files.isRegularFile(cluster)) {
@@ -96,19 +116,16 @@ public final class Gantry {
                   API        %s   (admission: jobs)
                   queues     %s   nodes %s   usage %s
                   Kafka      %s
-                  tenant `%s` token: %s      admin token: see %s
+                  tokens     %s (tenant `%s` and the admin; the CLI uses the tenant's by itself)
 
-                Submit a job (2 tasks x 4 GPUs, 60 s on the simulated cluster):
+                Submit a job file and follow it (2 tasks x 4 GPUs):
 
-                  curl -s -X POST %s/v1/jobs -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\
-                    -d '{"name":"hello","tasks":[{"name":"worker","replicas":2,"command":["python","train.py"],"gpus":4,"runSeconds":60}]}'
+                  ./gantry submit examples/jobs/hello-gang.yaml --watch
+                  ./gantry ps          # then: why JOB, logs JOB, usage --job JOB, cancel JOB
 
-                  curl -s %s/v1/jobs -H 'Authorization: Bearer %s'
-
-                Ctrl-C stops everything.
+                The REST API with curl: docs/user-guide.md. Ctrl-C stops everything.
                 """.formatted(dataDir, dataDir, cluster.url("admission"), cluster.url("queue"), cluster.url("placement"),
-                cluster.url("billing"), cluster.bootstrapServers(), t.tenant(), t.tenantToken(), t.file(),
-                cluster.url("admission"), t.tenantToken(), cluster.url("admission"), t.tenantToken()));
+                cluster.url("billing"), cluster.bootstrapServers(), t.file(), t.tenant()));
         supervise(cluster, stopped);
     }
 
@@ -145,15 +162,16 @@ public final class Gantry {
 
     static Map<String, String> parse(String[] args) {
         List<String> known = List.of("data-dir", "port", "kafka-port", "postgres-port", "backend", "cluster", "speedup",
-                "heartbeat-timeout", "gpu-quota", "queue-config", "service-heap");
+                "heartbeat-timeout", "gpu-quota", "queue-config", "service-heap", "local-gpus", "local-gpu-model",
+                "kubeconfig", "namespace", "image");
         Map<String, String> opts = CliArgs.parse(args, 1, known, List.of(), USAGE, Gantry::fail);
-        for (String numeric : List.of("port", "kafka-port", "postgres-port", "gpu-quota")) {
+        for (String numeric : List.of("port", "kafka-port", "postgres-port", "gpu-quota", "local-gpus")) {
             if (opts.containsKey(numeric) && !opts.get(numeric).matches("\\d{1,5}")) {
                 fail("--" + numeric + " must be a number");
             }
         }
-        if (opts.containsKey("backend") && !List.of("simulated", "local").contains(opts.get("backend"))) {
-            fail("--backend must be simulated or local");
+        if (opts.containsKey("backend") && !List.of("simulated", "local", "kubernetes").contains(opts.get("backend"))) {
+            fail("--backend must be simulated, local or kubernetes");
         }
         if (opts.containsKey("speedup") && !opts.get("speedup").matches("\\d+(\\.\\d+)?")) {
             fail("--speedup must be a positive number");
