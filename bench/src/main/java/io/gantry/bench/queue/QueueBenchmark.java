@@ -150,8 +150,7 @@ public class QueueBenchmark {
     }
 
     private static JobSpec spec(int gpus, String model) {
-        return new JobSpec("bench", 0, 3600L, List.of(new TaskGroup("worker", 1, List.of("train"), gpus, model, 1000,
-                1024, null, List.of(), null)));
+        return new JobSpec("bench", 0, 3600L, List.of(new TaskGroup("worker", 1, gpus, model, 1000, 1024)));
     }
 
     private int track(List<QueueFact> facts) {

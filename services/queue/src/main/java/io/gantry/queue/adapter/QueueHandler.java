@@ -145,7 +145,9 @@ final class QueueHandler implements EventHandler {
     public void restore(Topic<?> topic, String key, Object value) {
         if (topic.equals(Topics.QUEUE_JOB_EVENTS)) {
             QueueJobEvent e = (QueueJobEvent) value;
-            core.replay(WireMapping.fromEnvelope(e), e.getOccurredAt());
+            QueueFact fact = WireMapping.fromEnvelope(e);
+            core.replay(fact, e.getOccurredAt());
+            remember(fact, e.getPayload() instanceof io.gantry.events.JobQueued q ? q.getSpec() : null);
             restoredFacts++;
         } else if (topic.equals(Topics.QUEUE_PREEMPTION_EVENTS)) {
             // facts name their attempt, so reading this topic before or after the lifecycle rebuilds the same state
@@ -195,6 +197,11 @@ final class QueueHandler implements EventHandler {
     @Override
     public void handle(Topic<?> topic, String key, Object value, Output out) {
         Input input = WireMapping.toInput(key, value);
+        if (input instanceof Input.Submitted s
+                && ((io.gantry.events.AdmissionJobEvent) value).getPayload() instanceof io.gantry.events.JobSubmitted j) {
+            // a resubmission of a live or ended job changes nothing: keep the spec the job was queued with
+            submitted.putIfAbsent(s.jobId(), j.getSpec());
+        }
         if (input != null) {
             Instant now = clock.instant();
             publish(core.apply(input, now), now, out);
@@ -215,6 +222,22 @@ final class QueueHandler implements EventHandler {
         publish(core.apply(new Input.Tick(recheck), now), now, out);
     }
 
+    /**
+     * Specs as submitted, of live jobs: what {@code JobQueued}, {@code JobDispatched} and reservations forward to
+     * placement with the queue's decisions (the core keeps only what it decides on). Restored from {@code JobQueued}.
+     */
+    private final java.util.Map<String, io.gantry.events.JobSpec> submitted = new java.util.HashMap<>();
+
+    /** Keeps a queued job's submitted spec; forgets it when the job ends. */
+    private void remember(QueueFact fact, io.gantry.events.JobSpec spec) {
+        if (spec != null) {
+            submitted.put(fact.jobId(), spec);
+        } else if (fact instanceof QueueFact.JobSucceeded || fact instanceof QueueFact.JobFailed
+                || fact instanceof QueueFact.JobCancelled) {
+            submitted.remove(fact.jobId());
+        }
+    }
+
     /** occurredAt = the {@code now} the core decided at, so a replay accrues usage exactly as the live core did. */
     private void publish(List<QueueFact> facts, Instant now, Output out) {
         for (QueueFact fact : facts) {
@@ -223,11 +246,12 @@ final class QueueHandler implements EventHandler {
                         WireMapping.toPreemptionEnvelope(p, UUID.randomUUID().toString(), now));
             } else if (fact instanceof QueueFact.CapacityReservationRequested
                     || fact instanceof QueueFact.CapacityReservationCancelled) {
-                out.send(Topics.QUEUE_RESERVATION_EVENTS, fact.jobId(),
-                        WireMapping.toReservationEnvelope(fact, UUID.randomUUID().toString(), now));
+                out.send(Topics.QUEUE_RESERVATION_EVENTS, fact.jobId(), WireMapping.toReservationEnvelope(fact,
+                        UUID.randomUUID().toString(), now, submitted.get(fact.jobId())));
             } else {
                 out.send(Topics.QUEUE_JOB_EVENTS, fact.jobId(),
-                        WireMapping.toEnvelope(fact, UUID.randomUUID().toString(), now));
+                        WireMapping.toEnvelope(fact, UUID.randomUUID().toString(), now, submitted.get(fact.jobId())));
+                remember(fact, null);
             }
         }
     }

@@ -129,50 +129,50 @@ final class WireMapping {
         return new FreeCapacity(byModel);
     }
 
+    /** What the queue decides on of a submitted spec (the rest is forwarded unchanged, see {@link #forward}). */
     static JobSpec toSpec(io.gantry.events.JobSpec s) {
         if (s == null || s.getTasks() == null) {
             throw new IllegalArgumentException("spec.tasks is missing");
         }
-        JobSpec.Topology topology = s.getTopology() == null ? null : new JobSpec.Topology(
-                s.getTopology().getRequired().name(), s.getTopology().getPreferred().name());
         return new JobSpec(s.getName(), s.getPriority(), s.getTimeLimitSeconds(), s.getTasks().stream()
-                .map(t -> new TaskGroup(t.getName(), t.getReplicas(), t.getCommand(), t.getGpus(), t.getGpuModel(),
-                        t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds(), t.getGpuModels(), t.getGpuTier(),
-                        t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile()))
-                .toList(), s.getQueue(), s.getPriorityClass(), topology, s.getPlacementPolicy(),
-                s.getCheckpoint() == null ? null : new JobSpec.Checkpoint(s.getCheckpoint().getDir(),
-                        s.getCheckpoint().getIntervalSeconds()));
+                .map(t -> new TaskGroup(t.getName(), t.getReplicas(), t.getGpus(), t.getGpuModel(), t.getCpuMillis(),
+                        t.getMemoryMiB(), t.getGpuModels(), t.getGpuTier(), t.getGpuMilli(), t.getMigProfile()))
+                .toList(), s.getQueue(), s.getPriorityClass());
     }
 
-    static io.gantry.events.JobSpec toAvro(JobSpec s) {
-        return io.gantry.events.JobSpec.newBuilder()
-                .setName(s.name()).setPriority(s.priority()).setTimeLimitSeconds(s.timeLimitSeconds())
-                .setTasks(s.tasks().stream().map(t -> TaskSpec.newBuilder()
-                        .setName(t.name()).setReplicas(t.replicas()).setCommand(t.command()).setGpus(t.gpus())
-                        .setGpuModel(t.gpuModel()).setCpuMillis(t.cpuMillis()).setMemoryMiB(t.memoryMiB())
-                        .setRunSeconds(t.runSeconds()).setGpuModels(t.gpuModels()).setGpuTier(t.gpuTier())
-                        .setGpuMilli(t.gpuMilli()).setGpuMemoryMiB(t.gpuMemoryMiB()).setMigProfile(t.migProfile())
-                        .build())
-                        .toList())
-                .setQueue(s.queue()).setPriorityClass(s.priorityClass()).setPlacementPolicy(s.placementPolicy())
-                .setCheckpoint(s.checkpoint() == null ? null : new io.gantry.events.CheckpointPolicy(
-                        s.checkpoint().dir(), s.checkpoint().intervalSeconds()))
-                .setTopology(s.topology() == null ? null : new io.gantry.events.TopologyConstraint(
-                        io.gantry.events.TopologyLevel.valueOf(s.topology().required()),
-                        io.gantry.events.TopologyLevel.valueOf(s.topology().preferred())))
-                .build();
+    /**
+     * The spec as it was submitted, with what the queue decided: each task group's GPU model (the flavour its quota
+     * was taken on, when the job named none) and the models it still accepts. Everything else passes unchanged.
+     */
+    static io.gantry.events.JobSpec forward(io.gantry.events.JobSpec submitted, JobSpec decided) {
+        if (submitted == null) {
+            throw new IllegalStateException("no submitted spec for job " + decided.name());
+        }
+        java.util.List<TaskSpec> tasks = new java.util.ArrayList<>(submitted.getTasks().size());
+        for (int i = 0; i < submitted.getTasks().size(); i++) {
+            TaskGroup t = decided.tasks().get(i);
+            tasks.add(TaskSpec.newBuilder(submitted.getTasks().get(i)).setGpuModel(t.gpuModel())
+                    .setGpuModels(t.gpuModels()).build());
+        }
+        return io.gantry.events.JobSpec.newBuilder(submitted).setTasks(tasks).build();
     }
 
-    static QueueJobEvent toEnvelope(QueueFact fact, String eventId, Instant occurredAt) {
+    /**
+     * @param submitted the job's spec as submitted ({@code JobQueued} and {@code JobDispatched} forward it with the
+     *                  queue's decisions)
+     */
+    static QueueJobEvent toEnvelope(QueueFact fact, String eventId, Instant occurredAt,
+                                    io.gantry.events.JobSpec submitted) {
         Object payload;
         if (fact instanceof QueueFact.JobQueued q) {
-            payload = new JobQueued(q.tenant(), q.attempt(), toAvro(q.spec()), q.submittedAt(), q.gpus(),
+            payload = new JobQueued(q.tenant(), q.attempt(), forward(submitted, q.spec()), q.submittedAt(), q.gpus(),
                     q.requeuedBecause(), q.resumeFrom());
         } else if (fact instanceof QueueFact.JobWaiting w) {
             payload = new JobWaiting(w.tenant(), w.attempt(), io.gantry.events.WaitReason.valueOf(w.reason().name()),
                     w.message());
         } else if (fact instanceof QueueFact.JobDispatched d) {
-            payload = new JobDispatched(d.tenant(), d.attempt(), toAvro(d.spec()), d.gpus(), d.resumeFrom());
+            payload = new JobDispatched(d.tenant(), d.attempt(), forward(submitted, d.spec()), d.gpus(),
+                    d.resumeFrom());
         } else if (fact instanceof QueueFact.QuotaReleased r) {
             payload = new QuotaReleased(r.tenant(), r.attempt(), r.gpus(), r.reason());
         } else if (fact instanceof QueueFact.JobSucceeded s) {
@@ -194,10 +194,12 @@ final class WireMapping {
                 p.message()));
     }
 
-    static QueueReservationEvent toReservationEnvelope(QueueFact fact, String eventId, Instant occurredAt) {
+    static QueueReservationEvent toReservationEnvelope(QueueFact fact, String eventId, Instant occurredAt,
+                                                       io.gantry.events.JobSpec submitted) {
         Object payload;
         if (fact instanceof QueueFact.CapacityReservationRequested r) {
-            payload = new CapacityReservationRequested(r.tenant(), r.attempt(), toAvro(r.spec()), r.message());
+            payload = new CapacityReservationRequested(r.tenant(), r.attempt(), forward(submitted, r.spec()),
+                    r.message());
         } else if (fact instanceof QueueFact.CapacityReservationCancelled c) {
             payload = new CapacityReservationCancelled(c.tenant(), c.attempt(), c.reason());
         } else {

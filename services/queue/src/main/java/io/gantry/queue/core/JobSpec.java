@@ -4,45 +4,20 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * What a tenant asked to run. Constructing one validates it, so a malformed spec is rejected before the core
- * changes any state (the adapter then dead-letters the record).
+ * What the queue decides on of what a tenant asked to run: its tasks' shapes (for quota and flavour), priority,
+ * queue and priority class, time limit. Everything else of the spec (commands, run times, topology, checkpoint
+ * policy, placement policy) is placement's and the tasks' business: the queue's adapter forwards the spec as it was
+ * submitted, with the flavour the queue chose. Constructing one validates it, so a malformed spec is rejected before
+ * the core changes any state (the adapter then dead-letters the record).
  *
  * @param queue         the tenant queue asked for, or null for the default one
  * @param priorityClass the priority class asked for, or null for the default one
- * @param topology      the gang's topology constraint as placement reads it (the queue only carries it), or null
- * @param placementPolicy {@code binpack} or {@code spread} for placement (the queue only carries it), or null
- * @param checkpoint    where and how often the job saves its state (the queue only carries it), or null
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                      String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint) {
-
-    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                   String priorityClass, Topology topology, String placementPolicy) {
-        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, null);
-    }
-
-    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                   String priorityClass, Topology topology) {
-        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, null);
-    }
-
-    /** The job's checkpoint directory and expected interval (seconds, or null), carried through to placement. */
-    public record Checkpoint(String dir, Long intervalSeconds) {
-        public Checkpoint {
-            Objects.requireNonNull(dir, "spec.checkpoint.dir");
-        }
-    }
-
-    /** A gang's topology constraint, carried through to placement: level names such as {@code RACK}. */
-    public record Topology(String required, String preferred) {
-        public Topology {
-            Objects.requireNonNull(required, "spec.topology.required");
-            Objects.requireNonNull(preferred, "spec.topology.preferred");
-        }
-    }
+                      String priorityClass) {
 
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks) {
-        this(name, priority, timeLimitSeconds, tasks, null, null, null);
+        this(name, priority, timeLimitSeconds, tasks, null, null);
     }
 
     public JobSpec {

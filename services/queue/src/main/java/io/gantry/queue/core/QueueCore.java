@@ -352,7 +352,7 @@ public final class QueueCore {
             }
         }
         return changed ? new JobSpec(spec.name(), spec.priority(), spec.timeLimitSeconds(), tasks, spec.queue(),
-                spec.priorityClass(), spec.topology(), spec.placementPolicy(), spec.checkpoint()) : spec;
+                spec.priorityClass()) : spec;
     }
 
     private void waitIfChanged(QueuedJob job, QueuedJob.Wait wait, List<QueueFact> out) {

@@ -4,26 +4,20 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * One task group of a job spec, as the queue keeps it: the queue only reads what it charges to quota, but it carries
- * the whole group because {@link QueueFact.JobDispatched} hands the spec on to placement.
+ * One task group of a job spec, as the queue decides on it: how many tasks, the GPUs (or part of one) each takes, the
+ * models it accepts, its CPU and memory. The rest of the group travels in the spec the adapter forwards.
  *
- * @param gpuMilli     a fraction of one GPU in thousandths (with {@code gpus} = 0), or null
- * @param gpuMemoryMiB GPU memory a fractional task needs, or null
- * @param migProfile   a MIG profile (with {@code gpus} = 0), or null
+ * @param gpuModel   the one model the group must run on (chosen by the queue when it named none), or null
+ * @param gpuModels  the models it accepts (empty: any)
+ * @param gpuMilli   a fraction of one GPU in thousandths (with {@code gpus} = 0), or null
+ * @param migProfile a MIG profile (with {@code gpus} = 0), or null
  */
-public record TaskGroup(String name, int replicas, List<String> command, int gpus, String gpuModel, int cpuMillis,
-                        long memoryMiB, Long runSeconds, List<String> gpuModels, String gpuTier, Integer gpuMilli,
-                        Long gpuMemoryMiB, String migProfile) {
+public record TaskGroup(String name, int replicas, int gpus, String gpuModel, int cpuMillis, long memoryMiB,
+                        List<String> gpuModels, String gpuTier, Integer gpuMilli, String migProfile) {
 
-    public TaskGroup(String name, int replicas, List<String> command, int gpus, String gpuModel, int cpuMillis,
-                     long memoryMiB, Long runSeconds) {
-        this(name, replicas, command, gpus, gpuModel, cpuMillis, memoryMiB, runSeconds, List.of(), null);
-    }
-
-    public TaskGroup(String name, int replicas, List<String> command, int gpus, String gpuModel, int cpuMillis,
-                     long memoryMiB, Long runSeconds, List<String> gpuModels, String gpuTier) {
-        this(name, replicas, command, gpus, gpuModel, cpuMillis, memoryMiB, runSeconds, gpuModels, gpuTier, null, null,
-                null);
+    /** Whole GPUs of any model. */
+    public TaskGroup(String name, int replicas, int gpus, String gpuModel, int cpuMillis, long memoryMiB) {
+        this(name, replicas, gpus, gpuModel, cpuMillis, memoryMiB, List.of(), null, null, null);
     }
 
     /** Whether each task takes part of one GPU (a fraction or a MIG instance) rather than whole GPUs. */
@@ -41,13 +35,12 @@ public record TaskGroup(String name, int replicas, List<String> command, int gpu
 
     /** The same group placed on {@code model} (the flavour its quota was reserved on). */
     TaskGroup onModel(String model) {
-        return new TaskGroup(name, replicas, command, gpus, model, cpuMillis, memoryMiB, runSeconds, List.of(), gpuTier,
-                gpuMilli, gpuMemoryMiB, migProfile);
+        return new TaskGroup(name, replicas, gpus, model, cpuMillis, memoryMiB, List.of(), gpuTier, gpuMilli,
+                migProfile);
     }
 
     public TaskGroup {
         Objects.requireNonNull(name, "tasks[].name");
-        command = List.copyOf(Objects.requireNonNull(command, "tasks[].command"));
         gpuModels = gpuModels == null ? List.of() : List.copyOf(gpuModels);
         if (replicas < 1) {
             throw new IllegalArgumentException("tasks[" + name + "].replicas must be >= 1, was " + replicas);

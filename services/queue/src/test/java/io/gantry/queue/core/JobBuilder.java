@@ -103,8 +103,8 @@ final class JobBuilder {
 
     JobSpec spec() {
         return new JobSpec(jobId + "-name", priority, timeLimitSeconds,
-                List.of(new TaskGroup("worker", replicas, List.of("train"), gpusPerTask, gpuModel, cpuMillis, memoryMiB,
-                        60L, gpuModels, null)), queue, priorityClass, null);
+                List.of(new TaskGroup("worker", replicas, gpusPerTask, gpuModel, cpuMillis, memoryMiB, gpuModels, null,
+                        null, null)), queue, priorityClass);
     }
 
     Instant submitTime() {

@@ -137,8 +137,8 @@ class ParkingTest {
     }
 
     private static Input.Submitted shareJob(String id, int milli) {
-        JobSpec spec = new JobSpec(id, 0, null, List.of(new TaskGroup("infer", 1, List.of("serve"), 0, null, 0, 0,
-                60L, List.of(), null, milli, null, null)));
+        JobSpec spec = new JobSpec(id, 0, null, List.of(new TaskGroup("infer", 1, 0, null, 0, 0, List.of(), null,
+                milli, null)));
         return new Input.Submitted(id, "a", spec, JobBuilder.EPOCH.plusSeconds(id.length()));
     }
 

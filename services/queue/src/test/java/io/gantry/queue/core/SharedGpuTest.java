@@ -11,8 +11,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SharedGpuTest {
 
     private static Input.Submitted halfGpuJob(String id, int replicas) {
-        JobSpec spec = new JobSpec(id, 0, null, List.of(new TaskGroup("infer", replicas, List.of("serve"), 0, null,
-                1000, 1024, 60L, List.of(), null, 500, 8192L, null)), null, null, null);
+        JobSpec spec = new JobSpec(id, 0, null, List.of(new TaskGroup("infer", replicas, 0, null, 1000, 1024,
+                List.of(), null, 500, null)), null, null);
         return new Input.Submitted(id, "a", spec, JobBuilder.EPOCH);
     }
 
@@ -22,7 +22,6 @@ class SharedGpuTest {
         q.apply(halfGpuJob("half", 2));
         JobSpec dispatched = q.dispatchedSpec("half");
         assertThat(dispatched.tasks().get(0).gpuMilli()).isEqualTo(500);
-        assertThat(dispatched.tasks().get(0).gpuMemoryMiB()).isEqualTo(8192L);
         assertThat(q.core.reservedGpus("a")).isEqualTo(2);
 
         q.apply(halfGpuJob("more", 2));
@@ -32,9 +31,7 @@ class SharedGpuTest {
 
     @Test
     void aPartOfAGpuNeedsZeroWholeGpusAndOneKindOfPart() {
-        assertThatThrownBy(() -> new TaskGroup("t", 1, List.of("x"), 1, null, 0, 0, null, List.of(), null, 500, null,
-                null)).hasMessageContaining("gpuMilli must be 1-999 with gpus = 0");
-        assertThatThrownBy(() -> new TaskGroup("t", 1, List.of("x"), 0, null, 0, 0, null, List.of(), null, 500, null,
-                "1g.10gb")).hasMessageContaining("migProfile needs gpus = 0 and no gpuMilli");
+        assertThatThrownBy(() -> new TaskGroup("t", 1, 1, null, 0, 0, List.of(), null, 500, null)).hasMessageContaining("gpuMilli must be 1-999 with gpus = 0");
+        assertThatThrownBy(() -> new TaskGroup("t", 1, 0, null, 0, 0, List.of(), null, 500, "1g.10gb")).hasMessageContaining("migProfile needs gpus = 0 and no gpuMilli");
     }
 }
