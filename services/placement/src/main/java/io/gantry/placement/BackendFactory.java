@@ -5,6 +5,9 @@ import io.gantry.placement.backend.ExecutionBackend;
 import io.gantry.placement.backend.LocalBackend;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.backend.VirtualClock;
+import io.gantry.placement.backend.slurm.SlurmBackend;
+import io.gantry.placement.backend.slurm.SlurmConfig;
+import io.gantry.placement.backend.slurm.SlurmSettings;
 import io.gantry.placement.core.FirstFitPlacer;
 import io.gantry.placement.core.GangPlacer;
 import io.gantry.placement.core.Gpu;
@@ -43,6 +46,14 @@ public class BackendFactory {
 
     @Value("${gantry.placement.backend:simulated}")
     String backendName;
+
+    @jakarta.inject.Inject
+    Environment environment;
+
+    /** Backends that run real work in real time (no simulated speed-up). */
+    private boolean realTime() {
+        return LocalBackend.NAME.equals(backendName) || SlurmBackend.NAME.equals(backendName);
+    }
 
     @Singleton
     GangPlacer placer(Environment env,
@@ -108,14 +119,16 @@ public class BackendFactory {
     @Singleton
     VirtualClock clock(@Value("${gantry.placement.simulated.speedup:1.0}") double speedup) {
         // real processes run in real time: the speed-up only applies to the simulated backend
-        return new VirtualClock(Clock.systemUTC(), LocalBackend.NAME.equals(backendName) ? 1.0 : speedup);
+        return new VirtualClock(Clock.systemUTC(), realTime() ? 1.0 : speedup);
     }
 
     @Singleton
     PlacementProcessor.HeartbeatInterval heartbeat(
             @Value("${gantry.placement.simulated.heartbeat-interval:1s}") Duration simulated,
-            @Value("${gantry.placement.local.heartbeat-interval:1s}") Duration local) {
-        return new PlacementProcessor.HeartbeatInterval(LocalBackend.NAME.equals(backendName) ? local : simulated);
+            @Value("${gantry.placement.local.heartbeat-interval:1s}") Duration local,
+            @Value("${gantry.placement.slurm.heartbeat-interval:1s}") Duration slurm) {
+        return new PlacementProcessor.HeartbeatInterval(LocalBackend.NAME.equals(backendName) ? local
+                : SlurmBackend.NAME.equals(backendName) ? slurm : simulated);
     }
 
     @Singleton
@@ -148,8 +161,11 @@ public class BackendFactory {
             }
             return new SimulatedBackend(nodes, defaultRunSeconds);
         }
+        if (SlurmBackend.NAME.equals(backendName)) {
+            return slurm(clock);
+        }
         if (!LocalBackend.NAME.equals(backendName)) {
-            throw new ConfigurationException("gantry.placement.backend must be `simulated` or `local`, was `"
+            throw new ConfigurationException("gantry.placement.backend must be `simulated`, `local` or `slurm`, was `"
                     + backendName + "`");
         }
         List<Gpu> devices = new ArrayList<>();
@@ -172,6 +188,21 @@ public class BackendFactory {
         LOG.warn("the local backend runs tenants' commands on this host (work dir {}, {})", dir,
                 as == null ? "as " + System.getProperty("user.name") : "as " + runAs + " via setpriv");
         return new LocalBackend(node, dir, as, clock, pinCpus, apiUrl);
+    }
+
+    /** The Slurm backend: reads the controller's nodes at start; refuses to start without them (with the reason). */
+    private ExecutionBackend slurm(VirtualClock clock) {
+        SlurmConfig config;
+        try {
+            config = SlurmSettings.config(environment);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException(e.getMessage(), e);
+        }
+        try {
+            return SlurmBackend.connect(config, SlurmSettings.commands(environment, config), clock);
+        } catch (IllegalStateException e) {
+            throw new ConfigurationException("gantry.placement.backend=slurm: " + e.getMessage(), e);
+        }
     }
 
     /** {@code mlx5_0:0:0:200,mlx5_1:0:1:200}: name, NUMA socket, PCIe switch (-1: none), Gbit/s. */
