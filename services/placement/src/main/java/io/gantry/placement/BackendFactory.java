@@ -5,6 +5,9 @@ import io.gantry.placement.backend.ExecutionBackend;
 import io.gantry.placement.backend.LocalBackend;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.backend.VirtualClock;
+import io.gantry.placement.backend.slurm.SlurmBackend;
+import io.gantry.placement.backend.slurm.SlurmConfig;
+import io.gantry.placement.backend.slurm.SlurmSettings;
 import io.gantry.placement.backend.topology.HostTopology;
 import io.gantry.placement.backend.topology.NodeTopology;
 import io.gantry.placement.backend.kubernetes.KubernetesBackend;
@@ -115,6 +118,7 @@ public class BackendFactory {
     @Singleton
     VirtualClock clock(@Value("${gantry.placement.simulated.speedup:1.0}") double speedup) {
         // real processes run in real time: the speed-up only applies to the simulated backend
+        // real processes, pods and Slurm jobs run in real time: the speed-up only applies to the simulated backend
         return new VirtualClock(Clock.systemUTC(), SimulatedBackend.NAME.equals(backendName) ? speedup : 1.0);
     }
 
@@ -122,9 +126,11 @@ public class BackendFactory {
     PlacementProcessor.HeartbeatInterval heartbeat(
             @Value("${gantry.placement.simulated.heartbeat-interval:1s}") Duration simulated,
             @Value("${gantry.placement.local.heartbeat-interval:1s}") Duration local,
-            @Value("${gantry.placement.kubernetes.heartbeat-interval:1s}") Duration kubernetes) {
+            @Value("${gantry.placement.kubernetes.heartbeat-interval:1s}") Duration kubernetes,
+            @Value("${gantry.placement.slurm.heartbeat-interval:1s}") Duration slurm) {
         return new PlacementProcessor.HeartbeatInterval(LocalBackend.NAME.equals(backendName) ? local
-                : KubernetesBackend.NAME.equals(backendName) ? kubernetes : simulated);
+                : KubernetesBackend.NAME.equals(backendName) ? kubernetes
+                : SlurmBackend.NAME.equals(backendName) ? slurm : simulated);
     }
 
     @Singleton
@@ -161,9 +167,12 @@ public class BackendFactory {
         if (KubernetesBackend.NAME.equals(backendName)) {
             return kubernetes(env);
         }
+        if (SlurmBackend.NAME.equals(backendName)) {
+            return slurm(env, clock);
+        }
         if (!LocalBackend.NAME.equals(backendName)) {
-            throw new ConfigurationException("gantry.placement.backend must be `simulated`, `local` or `kubernetes`, "
-                    + "was `" + backendName + "`");
+            throw new ConfigurationException("gantry.placement.backend must be `simulated`, `local`, `kubernetes` or "
+                    + "`slurm`, was `" + backendName + "`");
         }
         Optional<NodeTopology.Discovered> discovered = HostTopology.discover(nvidiaSmi, HostTopology.SYS_NODES,
                 Duration.ofSeconds(20));
@@ -178,6 +187,21 @@ public class BackendFactory {
         LOG.warn("the local backend runs tenants' commands on this host (work dir {}, {})", dir,
                 as == null ? "as " + System.getProperty("user.name") : "as " + runAs + " via setpriv");
         return new LocalBackend(node, dir, as, clock, pinCpus, apiUrl);
+    }
+
+    /** The Slurm backend: reads the controller's nodes at start; refuses to start without them (with the reason). */
+    private static ExecutionBackend slurm(Environment environment, VirtualClock clock) {
+        SlurmConfig config;
+        try {
+            config = SlurmSettings.config(environment);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException(e.getMessage(), e);
+        }
+        try {
+            return SlurmBackend.connect(config, SlurmSettings.commands(environment, config), clock);
+        } catch (IllegalStateException e) {
+            throw new ConfigurationException("gantry.placement.backend=slurm: " + e.getMessage(), e);
+        }
     }
 
     /**

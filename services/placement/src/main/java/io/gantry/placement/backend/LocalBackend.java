@@ -207,7 +207,7 @@ public final class LocalBackend implements ExecutionBackend {
      * standing for the GPU instance; a site wrapper maps it to the MIG UUID from {@code nvidia-smi -L}),
      * {@code GANTRY_MIG_DEVICE} = {@code <gpu index>:<profile>:<first slot>} and {@code GANTRY_GPU_MEMORY_MIB}.
      */
-    static Map<String, String> environment(Allocation allocation, PlacedTask p, Path dir, String path) {
+    public static Map<String, String> environment(Allocation allocation, PlacedTask p, Path dir, String path) {
         Map<String, String> env = new java.util.LinkedHashMap<>();
         env.put("PATH", path);
         env.put("HOME", dir.toString());
@@ -244,7 +244,7 @@ public final class LocalBackend implements ExecutionBackend {
      * {@code GANTRY_CHECKPOINT_DIR} (the job's declared checkpoint directory), {@code GANTRY_RESUME_FROM} (the
      * checkpoint to load, after an interruption) and {@code GANTRY_API_URL}.
      */
-    static Map<String, String> runIdentity(RunPlan plan, String apiUrl) {
+    public static Map<String, String> runIdentity(RunPlan plan, String apiUrl) {
         Map<String, String> env = new java.util.LinkedHashMap<>();
         if (plan.runToken() != null) {
             env.put("GANTRY_RUN_TOKEN", plan.runToken());
