@@ -46,6 +46,15 @@ public final class AvroWire {
     private AvroWire() {
     }
 
+    /**
+     * Makes sure Avro trusts the generated classes (done once, when this class loads): copying an event with its
+     * generated builder ({@code TaskSpec.newBuilder(other)}) needs it as much as decoding does. {@link Topics} calls
+     * it, so any code that names a topic has it, with or without the {@code SERIALIZABLE_PACKAGES} property.
+     */
+    public static void trustGeneratedClasses() {
+        // the static initializer above did it
+    }
+
     /** The Kafka serde for a topic's values. */
     @SuppressWarnings("unchecked")
     public static <V> Serde<V> serde(Topic<V> topic) {

@@ -20,6 +20,10 @@ import java.util.List;
 
 /** Every topic Gantry uses: the one place topic names live. */
 public final class Topics {
+    static {
+        AvroWire.trustGeneratedClasses();
+    }
+
     private Topics() {
     }
 

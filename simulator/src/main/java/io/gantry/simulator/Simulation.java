@@ -358,7 +358,7 @@ public final class Simulation {
             if (reportCheckpointsBefore(at)) {
                 continue;
             }
-            driver.advanceTo(T0.plusMillis(at));
+            advanceTo(at);
             observe();
             for (; k < timeline.size() && timeline.get(k).at() == at; k++) {
                 Step s = timeline.get(k);
@@ -395,7 +395,7 @@ public final class Simulation {
             if (reportCheckpointsBefore(target)) {
                 continue;
             }
-            driver.advanceTo(T0.plusMillis(target));
+            advanceTo(target);
             observe();
             openGate();
             sampleStranded(target);
@@ -421,7 +421,7 @@ public final class Simulation {
             return false;
         }
         long at = dueCheckpoints.peek().at();
-        driver.advanceTo(T0.plusMillis(at));
+        advanceTo(at);
         observe();
         while (!dueCheckpoints.isEmpty() && dueCheckpoints.peek().at() == at) {
             reportCheckpoint(dueCheckpoints.poll().allocationId(), at);
@@ -520,6 +520,24 @@ public final class Simulation {
         driver.publish(Topics.ADMISSION_JOB_EVENTS, j.id(), AdmissionJobEvent.newBuilder()
                 .setEventId("replay-submit-" + j.id()).setJobId(j.id()).setOccurredAt(T0.plusMillis(j.submitMillis()))
                 .setPayload(new JobSubmitted(j.tenant(), spec(j), null)).build());
+    }
+
+    /**
+     * Moves the services to {@code at}. With jobs held at the strict-FIFO gate it goes from one due tick to the next,
+     * so the next job is handed over at the instant the one before it was placed, not at the next step of the replay.
+     */
+    private void advanceTo(long at) {
+        while (!gate.isEmpty()) {
+            long next = Math.min(at, driver.nextDue().toEpochMilli());
+            next = Math.max(next, clock.instant().toEpochMilli() + 1);
+            if (next >= at) {
+                break;
+            }
+            driver.advanceTo(T0.plusMillis(next));
+            observe();
+            openGate();
+        }
+        driver.advanceTo(T0.plusMillis(at));
     }
 
     /** Strict FIFO: the next job is submitted only once every job before it was placed. */

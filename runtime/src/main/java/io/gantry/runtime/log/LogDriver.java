@@ -114,6 +114,11 @@ public final class LogDriver {
         runUntilIdle();
     }
 
+    /** When the next tick of any service is due ({@link Instant#MAX} when none is). */
+    public Instant nextDue() {
+        return services.values().stream().map(s -> s.nextTick).min(Comparator.naturalOrder()).orElse(Instant.MAX);
+    }
+
     public void advanceBy(Duration d) {
         advanceTo(clock.instant().plus(d));
     }
