@@ -23,14 +23,18 @@ public final class Gantry {
                                       placement 8082, recovery 8083, billing 8084)
               --kafka-port N          Kafka client port (default 9092)
               --postgres-port N       PostgreSQL port (default 15432)
-              --backend NAME          simulated (default), local (runs tenants' commands on this host!) or
-                                      kubernetes (pods on the cluster of --kubeconfig; see services/placement/README.md)
+              --backend NAME          simulated (default), local (runs tenants' commands on this host!),
+                                      kubernetes (pods on the cluster of --kubeconfig) or slurm (batch jobs on the
+                                      controller of --slurm-conf); see services/placement/README.md
               --cluster FILE          cluster YAML for the simulated backend (default: 4 nodes x 8 H100)
               --local-gpus N          GPUs of the local node when nvidia-smi does not describe them (default 0)
               --local-gpu-model M     their model (default generic)
               --kubeconfig FILE       kubeconfig of the kubernetes backend (default: KUBECONFIG or ~/.kube/config)
               --namespace NS          namespace of the task pods (default: the kubeconfig's, else default)
               --image IMAGE           container image of every task on kubernetes (default ubuntu:24.04)
+              --slurm-conf FILE       slurm.conf of the slurm backend's controller (default: SLURM_CONF or the
+                                      system's; tools/slurm/start-test-slurm.sh starts a throwaway one)
+              --slurm-partition P     the partition only Gantry submits to (default gantry)
               --speedup X             simulated time runs X times faster than wall time (default 1)
               --heartbeat-timeout D   how long a silent node lives before recovery fails it (default 10s)
               --gpu-quota N           default per-tenant GPU quota when there is no queue configuration (default 64)
@@ -50,31 +54,7 @@ public final class Gantry {
                 System.getenv().getOrDefault("GANTRY_DATA_DIR", repo.resolve(".gantry").toString()))).toAbsolutePath();
         int port = Integer.parseInt(opts.getOrDefault("port", "8080"));
         Map<String, Map<String, String>> props = new HashMap<>();
-        Map<String, String> placement = new LinkedHashMap<>();
-        placement.put("gantry.placement.backend", opts.getOrDefault("backend", "simulated"));
-        placement.put("gantry.placement.simulated.speedup", opts.getOrDefault("speedup", "1"));
-        Map.of("local-gpus", "gantry.placement.local.gpus", "local-gpu-model", "gantry.placement.local.gpu-model",
-                "namespace", "gantry.placement.kubernetes.namespace", "image", "gantry.placement.kubernetes.image")
-                .forEach((opt, key) -> {
-                    if (opts.containsKey(opt)) {
-                        placement.put(key, opts.get(opt));
-                    }
-                });
-        if (opts.containsKey("kubeconfig")) {
-            Path kubeconfig = Path.of(opts.get("kubeconfig")).toAbsolutePath();
-            if (!Files.isRegularFile(kubeconfig)) {
-                fail("--kubeconfig " + kubeconfig + ": no such file");
-            }
-            placement.put("gantry.placement.kubernetes.kubeconfig", kubeconfig.toString());
-        }
-        if (opts.containsKey("cluster")) {
-            Path cluster = Path.of(opts.get("cluster")).toAbsolutePath();
-            if (!Files.isRegularFile(cluster)) {
-                fail("--cluster " + cluster + ": no such file");
-            }
-            placement.put("gantry.placement.simulated.cluster-file", cluster.toString());
-        }
-        props.put("placement", placement);
+        props.put("placement", placementProperties(opts, dataDir, port));
         props.put("recovery", Map.of("gantry.recovery.heartbeat-timeout", opts.getOrDefault("heartbeat-timeout", "10s")));
         Map<String, String> queue = new LinkedHashMap<>();
         queue.put("gantry.queue.default-gpu-quota", opts.getOrDefault("gpu-quota", "64"));
@@ -129,6 +109,40 @@ public final class Gantry {
         supervise(cluster, stopped);
     }
 
+    /** Placement's {@code gantry.placement.*} settings from the options; a named file that is missing stops here. */
+    static Map<String, String> placementProperties(Map<String, String> opts, Path dataDir, int port) {
+        Map<String, String> placement = new LinkedHashMap<>();
+        String backend = opts.getOrDefault("backend", "simulated");
+        placement.put("gantry.placement.backend", backend);
+        placement.put("gantry.placement.simulated.speedup", opts.getOrDefault("speedup", "1"));
+        Map.of("local-gpus", "gantry.placement.local.gpus", "local-gpu-model", "gantry.placement.local.gpu-model",
+                "namespace", "gantry.placement.kubernetes.namespace", "image", "gantry.placement.kubernetes.image",
+                "slurm-partition", "gantry.placement.slurm.partition")
+                .forEach((opt, key) -> {
+                    if (opts.containsKey(opt)) {
+                        placement.put(key, opts.get(opt));
+                    }
+                });
+        Map.of("kubeconfig", "gantry.placement.kubernetes.kubeconfig",
+                "cluster", "gantry.placement.simulated.cluster-file",
+                "slurm-conf", "gantry.placement.slurm.conf").forEach((opt, key) -> {
+                    if (opts.containsKey(opt)) {
+                        Path file = Path.of(opts.get(opt)).toAbsolutePath();
+                        if (!Files.isRegularFile(file)) {
+                            fail("--" + opt + " " + file + ": no such file");
+                        }
+                        placement.put(key, file.toString());
+                    }
+                });
+        if (backend.equals("slurm")) {
+            // the jobs report checkpoints to admission on whatever port it got, as local tasks do, and log under the
+            // data directory (the dev controller's slurmd runs on this host, so it can write there)
+            placement.put("gantry.placement.slurm.api-url", "http://127.0.0.1:" + port);
+            placement.put("gantry.placement.slurm.work-dir", dataDir.resolve("slurm-runs").toString());
+        }
+        return placement;
+    }
+
     /** Restarts a service that died on its own, at most 5 times a minute each. */
     private static void supervise(DevCluster cluster, CountDownLatch stopped) throws InterruptedException {
         Map<String, Deque<Long>> restarts = new HashMap<>();
@@ -163,15 +177,16 @@ public final class Gantry {
     static Map<String, String> parse(String[] args) {
         List<String> known = List.of("data-dir", "port", "kafka-port", "postgres-port", "backend", "cluster", "speedup",
                 "heartbeat-timeout", "gpu-quota", "queue-config", "service-heap", "local-gpus", "local-gpu-model",
-                "kubeconfig", "namespace", "image");
+                "kubeconfig", "namespace", "image", "slurm-conf", "slurm-partition");
         Map<String, String> opts = CliArgs.parse(args, 1, known, List.of(), USAGE, Gantry::fail);
         for (String numeric : List.of("port", "kafka-port", "postgres-port", "gpu-quota", "local-gpus")) {
             if (opts.containsKey(numeric) && !opts.get(numeric).matches("\\d{1,5}")) {
                 fail("--" + numeric + " must be a number");
             }
         }
-        if (opts.containsKey("backend") && !List.of("simulated", "local", "kubernetes").contains(opts.get("backend"))) {
-            fail("--backend must be simulated, local or kubernetes");
+        if (opts.containsKey("backend")
+                && !List.of("simulated", "local", "kubernetes", "slurm").contains(opts.get("backend"))) {
+            fail("--backend must be simulated, local, kubernetes or slurm");
         }
         if (opts.containsKey("speedup") && !opts.get("speedup").matches("\\d+(\\.\\d+)?")) {
             fail("--speedup must be a positive number");

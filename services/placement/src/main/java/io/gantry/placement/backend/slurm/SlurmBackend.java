@@ -107,6 +107,8 @@ public final class SlurmBackend implements ExecutionBackend {
         int attempts;
         Instant submittedAt;
         Instant pendingSince;
+        /** A poll saw it started: only then can it be signalled (Slurm refuses a signal to a pending job). */
+        boolean started;
         boolean pendingWarned;
         boolean completed;
 
@@ -288,7 +290,7 @@ public final class SlurmBackend implements ExecutionBackend {
             List<String> pending = new ArrayList<>();
             for (Replica r : run.replicas) {
                 if (r.jobId != null && !r.completed) {
-                    (r.pendingSince != null ? pending : running).add(r.jobId);
+                    (r.started ? running : pending).add(r.jobId);
                 }
             }
             scancel(running, "--full", "--signal=TERM");
@@ -425,7 +427,11 @@ public final class SlurmBackend implements ExecutionBackend {
         run.over = true;
         runs.remove(run.allocation.allocationId());
         // a gang lives or dies whole: the other replicas stop
-        scancel(run.replicas.stream().filter(r -> r.jobId != null && !r.completed).map(r -> r.jobId).toList());
+        List<String> others = run.replicas.stream().filter(r -> r.jobId != null && !r.completed).map(r -> r.jobId)
+                .toList();
+        // cancelled here: the same poll's queue still lists them running, they are no orphans to cancel again
+        orphansCancelled.addAll(others);
+        scancel(others);
         LOG.info("allocation {} failed: {}", run.allocation.allocationId(), message);
         report(RunOutcome.failed(run.allocation.allocationId(), exitCode, message, clock.instant()));
     }
@@ -443,15 +449,22 @@ public final class SlurmBackend implements ExecutionBackend {
         }
         run.over = true;
         List<String> ids = run.replicas.stream().filter(r -> r.jobId != null && !r.completed).map(r -> r.jobId).toList();
-        if (ids.isEmpty()) {
+        // Slurm answers a signal to a job that has not started with "try again later", and scancel then retries
+        // until the command timeout, stalling every poll: those are cancelled at once, they have nothing to save
+        List<String> notStarted = run.replicas.stream().filter(r -> r.jobId != null && !r.completed && !r.started)
+                .map(r -> r.jobId).toList();
+        orphansCancelled.addAll(notStarted);
+        scancel(notStarted);
+        List<String> started = ids.stream().filter(id -> !notStarted.contains(id)).toList();
+        if (started.isEmpty()) {
             return;
         }
         if (run.terminated || config.graceSeconds() == 0) {
-            kill(ids);
+            kill(started);
         } else {
-            scancel(ids, "--full", "--signal=TERM");
-            stopping.addAll(ids);
-            worker.schedule(() -> kill(ids), config.graceSeconds(), TimeUnit.SECONDS);
+            scancel(started, "--full", "--signal=TERM");
+            stopping.addAll(started);
+            worker.schedule(() -> kill(started), config.graceSeconds(), TimeUnit.SECONDS);
         }
     }
 
@@ -618,9 +631,13 @@ public final class SlurmBackend implements ExecutionBackend {
             if (SlurmOutput.terminal(q.state())) {
                 ended(run, r, q.state(), q.reason(), "COMPLETED".equals(q.state()) ? null : details(r.jobId));
             } else if ("PENDING".equals(q.state())) {
+                // (again, when Slurm requeued it)
+                r.started = false;
                 pending(run, r, q, snapshotAt);
             } else {
                 r.pendingSince = null;
+                // a node still booting for it: Slurm refuses signals until it runs
+                r.started = !"CONFIGURING".equals(q.state());
             }
         }
         if (!run.over && run.replicas.stream().allMatch(r -> r.completed)) {

@@ -64,6 +64,29 @@ final class FakeSlurm implements SlurmCommands {
         forgotten.add(jobId);
     }
 
+    /**
+     * The node stops responding, as slurmctld sees it after {@code SlurmdTimeout}: it goes DOWN+NOT_RESPONDING and
+     * the jobs running on it end NODE_FAIL.
+     */
+    synchronized void loseNode(String node) {
+        nodes = nodes.lines().map(l -> l.startsWith("NodeName=" + node + " ")
+                        ? l.replaceAll("State=\\S+", "State=DOWN+NOT_RESPONDING") : l)
+                .collect(java.util.stream.Collectors.joining("\n", "", "\n"));
+        for (Job j : jobs.values()) {
+            if (node.equals(j.node()) && !SlurmOutput.terminal(state.get(j.id()))) {
+                state.put(j.id(), "NODE_FAIL");
+                exit.put(j.id(), "0:0");
+                reason.put(j.id(), "NodeDown");
+            }
+        }
+    }
+
+    /** Jobs named {@code name} that have not ended (pending, running, completing). */
+    synchronized long unfinished(String name) {
+        return jobs.values().stream().filter(j -> j.name().equals(name) && !forgotten.contains(j.id())
+                && !SlurmOutput.terminal(state.get(j.id()))).count();
+    }
+
     /** A job submitted by someone else. */
     synchronized String foreign(String name, String partition, String node, String gres) {
         String id = Integer.toString(nextId++);
@@ -186,15 +209,28 @@ final class FakeSlurm implements SlurmCommands {
         return out.toString();
     }
 
-    private String scancel(List<String> args) {
+    /**
+     * As slurmctld: a signal other than KILL to a pending job is refused with "try again later", which scancel
+     * retries until the caller's timeout; a plain cancel or KILL ends any job.
+     */
+    private String scancel(List<String> args) throws SlurmCommandException {
         scancels.add(List.copyOf(args));
         boolean signal = args.stream().anyMatch(a -> a.startsWith("--signal"));
         boolean kill = args.contains("--signal=KILL");
+        boolean refused = false;
         for (String a : args) {
-            if (jobs.containsKey(a) && !forgotten.contains(a) && !SlurmOutput.terminal(state.get(a)) && (!signal || kill)) {
-                state.put(a, "CANCELLED");
-                exit.put(a, "0:" + (kill ? 9 : 15));
+            if (jobs.containsKey(a) && !forgotten.contains(a) && !SlurmOutput.terminal(state.get(a))) {
+                if (signal && !kill && "PENDING".equals(state.get(a))) {
+                    refused = true;
+                } else if (!signal || kill) {
+                    state.put(a, "CANCELLED");
+                    exit.put(a, "0:" + (kill ? 9 : 15));
+                }
             }
+        }
+        if (refused) {
+            throw new SlurmCommandException("scancel did not answer within 15000 ms (Job can not be altered now, "
+                    + "try again later)", true);
         }
         return "";
     }

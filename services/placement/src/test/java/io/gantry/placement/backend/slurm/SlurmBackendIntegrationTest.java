@@ -9,7 +9,6 @@ import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacedTask;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -17,8 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -28,24 +25,20 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The Slurm backend against a real slurmctld + slurmd + munged on this host, started by
- * {@code tools/slurm/start-test-slurm.sh} (which installs slurm-wlm and munge with apt when missing): one node, this
- * host, with 8 fake H100 GPUs as gres. Aborted (reported as skipped, with the reason) where that cannot run: not
- * root, no apt, daemons that do not come up.
+ * The Slurm backend against a real slurmctld + slurmd + munged on this host ({@link TestSlurm}, ports 16817/16818):
+ * one node, this host, with 8 fake H100 GPUs as gres. Skipped with the reason where that cannot run.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SlurmBackendIntegrationTest {
-    private static final Path SCRIPT = Path.of("../../tools/slurm/start-test-slurm.sh").toAbsolutePath().normalize();
     private static final Path DIR = Path.of("/tmp/gantry-slurm-it");
 
-    private boolean started;
+    private TestSlurm controller;
     private SlurmCommands slurm;
     private SlurmConfig config;
     private String node;
@@ -53,28 +46,11 @@ class SlurmBackendIntegrationTest {
 
     @BeforeAll
     void startSlurm() throws Exception {
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
-                "needs root to run slurmctld/slurmd (and apt-get); running as " + System.getProperty("user.name"));
-        Assumptions.assumeTrue(Files.isExecutable(SCRIPT), "no " + SCRIPT);
-        Path out = Files.createTempFile("gantry-slurm-start", ".out");
-        Process p = new ProcessBuilder(SCRIPT.toString(), "start", DIR.toString())
-                .redirectErrorStream(true).redirectOutput(out.toFile()).start();
-        if (!p.waitFor(5, TimeUnit.MINUTES)) {
-            p.destroyForcibly();
-            Assumptions.abort("start-test-slurm.sh did not finish within 5 minutes: " + Files.readString(out));
-        }
-        String printed = Files.readString(out);
-        Files.deleteIfExists(out);
-        if (p.exitValue() == 2) {
-            Assumptions.abort("no Slurm on this host: " + printed.strip());
-        }
-        assertThat(p.exitValue()).as(printed).isZero();
-        started = printed.contains("STARTED=yes");
-        node = printed.lines().filter(l -> l.startsWith("NODE=")).map(l -> l.substring(5)).findFirst()
-                .orElseGet(SlurmBackendIntegrationTest::shortHostname);
+        controller = TestSlurm.start(DIR, 16817, 16818);
+        node = controller.node;
         config = SlurmConfig.defaults("gantry", DIR.resolve("jobs")).withPollInterval(Duration.ofMillis(300))
                 .withSubmit(2, Duration.ofMillis(200)).withGraceSeconds(2);
-        slurm = new ProcessSlurmCommands(Map.of(), DIR.resolve("slurm.conf").toString(), Duration.ofSeconds(15));
+        slurm = controller.commands;
     }
 
     /** One placement at a time, as in production: another backend would cancel this one's jobs as orphans. */
@@ -86,18 +62,8 @@ class SlurmBackendIntegrationTest {
 
     @AfterAll
     void stopSlurm() throws Exception {
-        if (started) {
-            Process p = new ProcessBuilder(SCRIPT.toString(), "stop", DIR.toString()).inheritIO().start();
-            p.waitFor(60, TimeUnit.SECONDS);
-        }
-    }
-
-    private static String shortHostname() {
-        try {
-            Process p = new ProcessBuilder("hostname", "-s").start();
-            return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
+        if (controller != null) {
+            controller.stop();
         }
     }
 

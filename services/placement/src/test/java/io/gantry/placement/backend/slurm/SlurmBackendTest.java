@@ -111,6 +111,10 @@ class SlurmBackendTest {
         assertThat(o.result().message()).isEqualTo("task train replica 1: Slurm job " + second
                 + " FAILED (NonZeroExitCode) on g2, exit 3");
         await().until(() -> "CANCELLED".equals(slurm.state(first)));
+        // cancelled once, as part of the failed gang, not again as an orphan of the next polls
+        long polls = slurm.count(Tool.SQUEUE);
+        await().until(() -> slurm.count(Tool.SQUEUE) >= polls + 2);
+        assertThat(slurm.scancels).filteredOn(c -> c.contains(first)).hasSize(1);
     }
 
     @Test
@@ -290,18 +294,43 @@ class SlurmBackendTest {
         assertThat(slurm.scancels).isEmpty();
     }
 
+    /** Until a whole poll has read the queue (a job is known started only once a poll saw it running). */
+    private void awaitPoll() {
+        long before = slurm.count(Tool.SQUEUE);
+        await().until(() -> slurm.count(Tool.SQUEUE) >= before + 2);
+    }
+
     @Test
     void aStopSendsSigtermThenAfterTheGraceSigkillAndReportsNothing() {
         SlurmBackend b = started();
         b.start(gang("a14", 1), plan(), Instant.now());
         await().until(() -> slurm.submitted().size() == 1);
         String id = slurm.submitted().get(0).id();
+        awaitPoll();
         b.stop("a14");
         await().until(() -> slurm.scancels.contains(List.of("--full", "--signal=TERM", id)));
         assertThat(slurm.state(id)).isEqualTo("RUNNING");
         await().atMost(Duration.ofSeconds(3)).until(() -> slurm.scancels.contains(List.of("--full", "--signal=KILL", id)));
         assertThat(slurm.state(id)).isEqualTo("CANCELLED");
         await().during(Duration.ofMillis(200)).until(() -> b.poll(Instant.now()).isEmpty());
+    }
+
+    @Test
+    void aJobSlurmKeepsPendingIsCancelledAtOnceOnAStopAsSlurmRefusesToSignalIt() {
+        SlurmBackend b = started();
+        b.start(gang("a18", 2), plan(), Instant.now());
+        await().until(() -> slurm.submitted().size() == 2);
+        String pending = slurm.submitted().get(0).id();
+        String running = slurm.submitted().get(1).id();
+        slurm.set(pending, "PENDING", "0:0", "Resources");
+        awaitPoll();
+        b.stop("a18");
+        await().until(() -> "CANCELLED".equals(slurm.state(pending)));
+        // the running one gets its grace period; the pending one is never signalled (scancel would hang)
+        assertThat(slurm.state(running)).isEqualTo("RUNNING");
+        assertThat(slurm.scancels).noneMatch(c -> c.contains(pending) && c.contains("--signal=TERM"))
+                .contains(List.of("--full", "--signal=TERM", running));
+        await().atMost(Duration.ofSeconds(3)).until(() -> "CANCELLED".equals(slurm.state(running)));
     }
 
     @Test

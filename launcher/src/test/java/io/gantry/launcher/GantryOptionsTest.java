@@ -1,0 +1,53 @@
+package io.gantry.launcher;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code gantry dev}'s options as placement sees them (bad options exit the JVM, so only good ones here). */
+class GantryOptionsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void theSlurmBackendGetsItsConfPartitionApiUrlAndWorkDir() throws IOException {
+        Path conf = Files.writeString(dir.resolve("slurm.conf"), "ClusterName=test\n");
+        Map<String, String> opts = Gantry.parse(new String[] {"dev", "--backend", "slurm", "--slurm-conf",
+            conf.toString(), "--slurm-partition", "gpu", "--port", "9080"});
+
+        Map<String, String> placement = Gantry.placementProperties(opts, dir.resolve("data"), 9080);
+
+        assertThat(placement).containsEntry("gantry.placement.backend", "slurm")
+                .containsEntry("gantry.placement.slurm.conf", conf.toAbsolutePath().toString())
+                .containsEntry("gantry.placement.slurm.partition", "gpu")
+                .containsEntry("gantry.placement.slurm.api-url", "http://127.0.0.1:9080")
+                .containsEntry("gantry.placement.slurm.work-dir", dir.resolve("data").resolve("slurm-runs").toString());
+    }
+
+    @Test
+    void withoutSlurmOptionsTheSlurmBackendKeepsItsOwnDefaults() {
+        Map<String, String> placement = Gantry.placementProperties(
+                Gantry.parse(new String[] {"dev", "--backend", "slurm"}), dir, 8080);
+
+        // the partition defaults to gantry and the tools read SLURM_CONF or the system's slurm.conf
+        assertThat(placement).doesNotContainKeys("gantry.placement.slurm.conf", "gantry.placement.slurm.partition");
+    }
+
+    @Test
+    void otherBackendsGetNoSlurmSettings() throws IOException {
+        Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), "apiVersion: v1\n");
+        Map<String, String> placement = Gantry.placementProperties(Gantry.parse(new String[] {"dev", "--backend",
+            "kubernetes", "--kubeconfig", kubeconfig.toString(), "--namespace", "ml"}), dir, 8080);
+
+        assertThat(placement).containsEntry("gantry.placement.backend", "kubernetes")
+                .containsEntry("gantry.placement.kubernetes.kubeconfig", kubeconfig.toAbsolutePath().toString())
+                .containsEntry("gantry.placement.kubernetes.namespace", "ml")
+                .allSatisfy((key, value) -> assertThat(key).doesNotStartWith("gantry.placement.slurm."));
+    }
+}
