@@ -247,7 +247,10 @@ public class BackendFactory {
                     env.getProperty("gantry.placement.kubernetes.resync-interval", Duration.class)
                             .orElse(d.resyncInterval()),
                     env.getProperty("gantry.placement.kubernetes.image-pull-timeout", Duration.class)
-                            .orElse(d.imagePullTimeout()));
+                            .orElse(d.imagePullTimeout()),
+                    get.apply("toleration-key", d.tolerationKey()),
+                    env.getProperty("gantry.placement.kubernetes.foreign-scan-interval", Duration.class)
+                            .orElse(d.foreignScanInterval()));
         } catch (IllegalArgumentException e) {
             throw new ConfigurationException("gantry.placement.kubernetes: " + e.getMessage(), e);
         }

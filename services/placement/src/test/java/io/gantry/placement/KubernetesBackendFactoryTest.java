@@ -74,14 +74,20 @@ class KubernetesBackendFactoryTest {
     @Test
     void aKubeconfigNamesTheClusterAndItsContextTheNamespaceUnlessConfigured() throws IOException {
         try (KubernetesBackend b = BackendFactory.kubernetes(env(Map.of("gantry.placement.kubernetes.image", "site/cuda:12",
-                "gantry.placement.kubernetes.grace-seconds", "90")))) {
+                "gantry.placement.kubernetes.grace-seconds", "90",
+                "gantry.placement.kubernetes.toleration-key", "example.com/gpu-pool",
+                "gantry.placement.kubernetes.foreign-scan-interval", "0s")))) {
             assertThat(b.nodes()).singleElement().satisfies(n -> assertThat(n.gpus()).hasSize(2));
             assertThat(b.settings().namespace()).isEqualTo("from-context");
             assertThat(b.settings().image()).isEqualTo("site/cuda:12");
             assertThat(b.settings().graceSeconds()).isEqualTo(90);
+            assertThat(b.settings().tolerationKey()).isEqualTo("example.com/gpu-pool");
+            assertThat(b.settings().foreignScanInterval()).isZero();
         }
         try (KubernetesBackend b = BackendFactory.kubernetes(env(Map.of("gantry.placement.kubernetes.namespace", "jobs")))) {
             assertThat(b.settings().namespace()).isEqualTo("jobs");
+            assertThat(b.settings().tolerationKey()).isEqualTo("gantry.io/dedicated");
+            assertThat(b.settings().foreignScanInterval()).isEqualTo(java.time.Duration.ofSeconds(60));
         }
     }
 
@@ -91,6 +97,12 @@ class KubernetesBackendFactoryTest {
                 .isInstanceOf(ConfigurationException.class).hasMessageContaining("grace-seconds");
         assertThatThrownBy(() -> BackendFactory.kubernetes(env(Map.of("gantry.placement.kubernetes.master-port", "http"))))
                 .isInstanceOf(ConfigurationException.class).hasMessageContaining("master-port must be a whole number");
+        assertThatThrownBy(() -> BackendFactory.kubernetes(env(Map.of("gantry.placement.kubernetes.toleration-key",
+                "not a key"))))
+                .isInstanceOf(ConfigurationException.class).hasMessageContaining("toleration-key");
+        assertThatThrownBy(() -> BackendFactory.kubernetes(env(Map.of(
+                "gantry.placement.kubernetes.foreign-scan-interval", "-1s"))))
+                .isInstanceOf(ConfigurationException.class).hasMessageContaining("foreign-scan-interval");
         assertThatThrownBy(() -> BackendFactory.kubernetes(env(Map.of("gantry.placement.kubernetes.kubeconfig",
                 dir.resolve("missing").toString())))).isInstanceOf(ConfigurationException.class)
                 .hasMessageContaining("cannot configure the Kubernetes client")

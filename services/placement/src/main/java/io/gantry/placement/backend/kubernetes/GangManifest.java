@@ -11,6 +11,8 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.Toleration;
+import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.topology.CpuList;
 import io.gantry.placement.core.Allocation;
@@ -159,10 +161,21 @@ public record GangManifest(Allocation allocation, Secret secret, Service service
                     // tenants' code gets no credentials of placement's and no links to other services
                     .withAutomountServiceAccountToken(false)
                     .withEnableServiceLinks(false)
+                    .withTolerations(tolerations(s))
                     .withContainers(container)
                     .endSpec().build());
         }
         return new GangManifest(a, secret, service, pods);
+    }
+
+    /**
+     * The dedicated taint's key with any value and effect: Gantry's nodes carry it so the default scheduler places
+     * nothing there (NoSchedule) or evicts what is there (NoExecute); Gantry's own pods, bound by {@code nodeName},
+     * must not be evicted by it.
+     */
+    static List<Toleration> tolerations(KubernetesSettings s) {
+        return s.tolerationKey().isEmpty() ? List.of()
+                : List.of(new TolerationBuilder().withKey(s.tolerationKey()).withOperator("Exists").build());
     }
 
     /**

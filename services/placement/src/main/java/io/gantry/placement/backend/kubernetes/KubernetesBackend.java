@@ -1,11 +1,13 @@
 package io.gantry.placement.backend.kubernetes;
 
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeList;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodList;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.Watch;
@@ -35,6 +37,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Runs each task as a pod bound to the node placement chose, on a Kubernetes cluster whose scheduler never sees
@@ -42,8 +45,9 @@ import java.util.concurrent.TimeUnit;
  * and reports what happened.
  *
  * <p><b>Threads.</b> The event loop only reads and enqueues: every API call (create, delete, list) runs on one
- * worker thread of this backend, and the watches run on fabric8's threads. Both hand what they learn to the loop
- * through a queue drained in {@link #poll}, so an API server that is down or slow never blocks placement.
+ * worker thread of this backend (the foreign-pod scan on a second one), and the watches run on fabric8's threads.
+ * Both hand what they learn to the loop through a queue drained in {@link #poll}, so an API server that is down or
+ * slow never blocks placement.
  *
  * <p><b>A gang</b> is created together (secret, headless service, then every pod). A failed creation is retried
  * with doubling backoff; a refusal (e.g. 422, 403) or the last attempt deletes whatever was created and reports the
@@ -58,6 +62,13 @@ import java.util.concurrent.TimeUnit;
  * <p><b>Nodes</b> are watched too: a node heartbeats while its {@code Ready} condition is {@code True}; NotReady or
  * Unknown stops its heartbeats, which recovery turns into {@code NodeFailed}.
  *
+ * <p><b>One entrance.</b> Every {@code foreignScanInterval} the pods of all namespaces are listed: a pod bound to one
+ * of Gantry's nodes, pending or running, requesting GPUs (the GPU resource or a MIG instance), that is not one of
+ * Gantry's (its namespace and managed-by label) holds devices placement counts free. Each is logged once and counted
+ * ({@link #foreignPods}, the gauges of {@link KubernetesMetrics}); Gantry never deletes it. Gantry's nodes should
+ * carry the taint {@code tolerationKey} (which Gantry's pods tolerate) so the default scheduler leaves them alone; a
+ * node without it is warned about once.
+ *
  * <p><b>Restarts.</b> Pods outlive placement. {@link #adopt} lists them again: a live run's pods are followed
  * on (never created a second time), a live run with missing pods fails (the gang is incomplete; the rest is
  * deleted), and pods of no live run are deleted.
@@ -71,10 +82,21 @@ public final class KubernetesBackend implements ExecutionBackend {
             "CreateContainerConfigError", "CreateContainerError");
     /** Container states that may clear up (a registry outage) but fail the run after the image-pull timeout. */
     private static final Set<String> PULLING = Set.of("ErrImagePull", "ImagePullBackOff");
+    /** Page size of the all-namespaces pod list (a big cluster's pods come in pages, not one answer). */
+    private static final long FOREIGN_PAGE = 500;
+
+    /**
+     * A pod Gantry did not create, pending or running on one of Gantry's nodes with GPUs: devices taken outside the
+     * one entrance. {@code gpus} counts whole GPUs and MIG instances alike.
+     */
+    public record ForeignPod(String namespace, String name, String node, String phase, int gpus) {
+    }
 
     private final KubernetesClient client;
     private final KubernetesSettings settings;
     private final ScheduledExecutorService api;
+    /** The foreign-pod scan: its own thread, so listing a big cluster's pods never delays a gang's creation. */
+    private final ScheduledExecutorService scanner;
     private final ConcurrentLinkedQueue<Signal> inbox = new ConcurrentLinkedQueue<>();
     private final Map<String, Node> nodes = new ConcurrentHashMap<>();
     private final Set<String> badNodes = ConcurrentHashMap.newKeySet();
@@ -86,6 +108,13 @@ public final class KubernetesBackend implements ExecutionBackend {
     private int nodeListFailures;
     private boolean podRetryPending;
     private boolean nodeRetryPending;
+    private volatile List<ForeignPod> foreign = List.of();
+    /** Foreign pods already logged (namespace/name/uid; scan thread), so each is warned about once. */
+    private final Set<String> foreignSeen = new HashSet<>();
+    private int foreignScanFailures;
+    private final AtomicLong foreignScans = new AtomicLong();
+    /** Nodes already warned about for lacking the dedicated taint (worker thread). */
+    private final Set<String> untainted = new HashSet<>();
 
     // touched on the loop thread only
     private final Map<String, Run> runs = new HashMap<>();
@@ -151,6 +180,11 @@ public final class KubernetesBackend implements ExecutionBackend {
             t.setDaemon(true);
             return t;
         });
+        this.scanner = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "gantry-kubernetes-scan");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /**
@@ -168,6 +202,10 @@ public final class KubernetesBackend implements ExecutionBackend {
         api.execute(this::syncPods);
         long resync = settings.resyncInterval().toMillis();
         api.scheduleWithFixedDelay(this::resync, resync, resync, TimeUnit.MILLISECONDS);
+        long scan = settings.foreignScanInterval().toMillis();
+        if (scan > 0) {
+            scanner.scheduleWithFixedDelay(this::scanForeignPods, 0, scan, TimeUnit.MILLISECONDS);
+        }
         return this;
     }
 
@@ -195,6 +233,11 @@ public final class KubernetesBackend implements ExecutionBackend {
         }
         out.sort(Comparator.comparing(NodeSpec::nodeId));
         return out;
+    }
+
+    /** Pods of others holding GPUs on Gantry's nodes, as the last scan found them (any thread). */
+    public List<ForeignPod> foreignPods() {
+        return foreign;
     }
 
     @Override
@@ -578,6 +621,7 @@ public final class KubernetesBackend implements ExecutionBackend {
             list.getItems().forEach(n -> fresh.put(n.getMetadata().getName(), n));
             nodes.keySet().retainAll(fresh.keySet());
             nodes.putAll(fresh);
+            warnUntainted(list.getItems());
             if (nodeWatch == null) {
                 var op = settings.nodeSelector().isEmpty() ? client.nodes()
                         : client.nodes().withLabelSelector(settings.nodeSelector());
@@ -599,6 +643,147 @@ public final class KubernetesBackend implements ExecutionBackend {
                 }, backoff(nodeListFailures), TimeUnit.MILLISECONDS);
             }
         }
+    }
+
+    /** Once per node: without the dedicated taint the default scheduler may put other pods on it. */
+    private void warnUntainted(List<Node> listed) {
+        String key = settings.tolerationKey();
+        if (key.isEmpty()) {
+            return;
+        }
+        Set<String> names = new HashSet<>();
+        for (Node n : listed) {
+            String name = n.getMetadata().getName();
+            names.add(name);
+            boolean tainted = n.getSpec() != null && n.getSpec().getTaints() != null
+                    && n.getSpec().getTaints().stream().anyMatch(t -> key.equals(t.getKey()));
+            if (tainted) {
+                untainted.remove(name);
+            } else if (untainted.add(name)) {
+                LOG.warn("node {} has no taint {}: the default scheduler may place other pods on it (kubectl taint "
+                        + "node {} {}=true:NoSchedule)", name, key, name, key);
+            }
+        }
+        untainted.retainAll(names);
+    }
+
+    /**
+     * Lists the pods of every namespace, page by page, for pods of others holding GPUs on Gantry's nodes. When the
+     * list fails the last answer stands (an API outage is not a change on the nodes), with one warning per outage.
+     */
+    private void scanForeignPods() {
+        if (closed) {
+            return;
+        }
+        // only what is foreign is kept from each page: a big cluster's pods never sit in memory at once
+        Map<String, ForeignPod> found = new LinkedHashMap<>();
+        try {
+            String next = null;
+            do {
+                PodList page = client.pods().inAnyNamespace()
+                        .list(new ListOptionsBuilder().withLimit(FOREIGN_PAGE).withContinue(next).build());
+                for (Pod p : page.getItems()) {
+                    ForeignPod f = foreign(p);
+                    if (f != null) {
+                        found.put(f.namespace() + "/" + f.name() + "/" + p.getMetadata().getUid(), f);
+                    }
+                }
+                next = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+            } while (next != null && !next.isEmpty() && !closed);
+        } catch (KubernetesClientException e) {
+            if (!closed && foreignScanFailures++ == 0) {
+                LOG.warn("could not list the pods of all namespaces for foreign GPU pods on Gantry's nodes: {}; "
+                        + "trying again every {} (the RBAC needs list on pods cluster-wide)", apiReason(e),
+                        settings.foreignScanInterval());
+            }
+            return;
+        }
+        foreignScanFailures = 0;
+        found.forEach((id, f) -> {
+            if (foreignSeen.add(id)) {
+                // names and counts only: a pod's spec may carry secrets in its environment
+                LOG.warn("pod {}/{} ({}) on Gantry node {} requests {} GPU(s) and was not created by Gantry: "
+                        + "capacity taken outside Gantry", f.namespace(), f.name(), f.phase(), f.node(), f.gpus());
+            }
+        });
+        foreignSeen.retainAll(found.keySet());
+        List<ForeignPod> sorted = new ArrayList<>(found.values());
+        sorted.sort(Comparator.comparing(ForeignPod::node).thenComparing(ForeignPod::namespace)
+                .thenComparing(ForeignPod::name));
+        foreign = List.copyOf(sorted);
+        foreignScans.incrementAndGet();
+    }
+
+    /** Scans for foreign pods that completed (tests: wait for a scan instead of for time). */
+    long foreignScans() {
+        return foreignScans.get();
+    }
+
+    /** The pod as a foreign pod, or null when it is Gantry's, on no Gantry node, finished, or has no GPUs. */
+    private ForeignPod foreign(Pod p) {
+        if (p.getSpec() == null || p.getSpec().getNodeName() == null || !nodes.containsKey(p.getSpec().getNodeName())) {
+            return null;
+        }
+        Map<String, String> labels = p.getMetadata().getLabels();
+        boolean ours = settings.namespace().equals(p.getMetadata().getNamespace()) && labels != null
+                && GangManifest.MANAGER.equals(labels.get(GangManifest.MANAGED_BY));
+        String phase = p.getStatus() == null || p.getStatus().getPhase() == null ? "Pending" : p.getStatus().getPhase();
+        if (ours || !("Pending".equals(phase) || "Running".equals(phase))) {
+            return null;
+        }
+        int gpus = gpuRequest(p, settings.gpuResource());
+        return gpus <= 0 ? null
+                : new ForeignPod(p.getMetadata().getNamespace(), p.getMetadata().getName(), p.getSpec().getNodeName(),
+                phase, gpus);
+    }
+
+    /**
+     * GPUs and MIG instances the pod holds, counted as the kubelet does: the app containers (and sidecars, init
+     * containers that keep running) together, or the largest other init container if that is more. Requests, else
+     * limits (an extended resource's request defaults to its limit).
+     */
+    static int gpuRequest(Pod p, String gpuResource) {
+        int apps = 0;
+        for (Container c : p.getSpec().getContainers() == null ? List.<Container>of() : p.getSpec().getContainers()) {
+            apps += gpus(c, gpuResource);
+        }
+        int init = 0;
+        List<Container> inits = p.getSpec().getInitContainers() == null ? List.of() : p.getSpec().getInitContainers();
+        for (Container c : inits) {
+            if ("Always".equals(c.getRestartPolicy())) {
+                apps += gpus(c, gpuResource);
+            } else {
+                init = Math.max(init, gpus(c, gpuResource));
+            }
+        }
+        return Math.max(apps, init);
+    }
+
+    private static int gpus(Container c, String gpuResource) {
+        if (c.getResources() == null) {
+            return 0;
+        }
+        Map<String, Quantity> requests = new HashMap<>();
+        if (c.getResources().getLimits() != null) {
+            requests.putAll(c.getResources().getLimits());
+        }
+        if (c.getResources().getRequests() != null) {
+            requests.putAll(c.getResources().getRequests());
+        }
+        int n = 0;
+        for (var e : requests.entrySet()) {
+            String key = e.getKey();
+            boolean gpu = key.equals(gpuResource) || key.equals("nvidia.com/gpu")
+                    || (key.contains("/mig-") && !key.endsWith("/mig-"));
+            if (gpu && e.getValue() != null) {
+                try {
+                    n += Quantity.getAmountInBytes(e.getValue()).intValue();
+                } catch (IllegalArgumentException ex) {
+                    // a quantity the API server would not have taken: nothing to count
+                }
+            }
+        }
+        return n;
     }
 
     private final class PodWatcher implements Watcher<Pod> {
@@ -739,6 +924,7 @@ public final class KubernetesBackend implements ExecutionBackend {
     void halt() {
         closed = true;
         api.shutdownNow();
+        scanner.shutdownNow();
     }
 
     /** Stops the watches and the worker; the pods keep running (a restarted placement adopts them). */
@@ -746,9 +932,11 @@ public final class KubernetesBackend implements ExecutionBackend {
     public void close() {
         closed = true;
         api.shutdownNow();
+        scanner.shutdownNow();
         try {
             // a list or watch under way finishes first, so no watch is opened after the ones closed here
             api.awaitTermination(10, TimeUnit.SECONDS);
+            scanner.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -2,6 +2,7 @@ package io.gantry.placement.backend.kubernetes;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * How the Kubernetes backend renders pods and reads nodes ({@code gantry.placement.kubernetes.*}).
@@ -23,14 +24,22 @@ import java.util.Objects;
  * @param retryBackoff       the first wait between attempts (doubling, at most 30 s)
  * @param resyncInterval     how often pods and nodes are listed again, whatever the watches said
  * @param imagePullTimeout   how long a container may fail to pull its image before the run fails
+ * @param tolerationKey      the taint key every task pod tolerates (any value, any effect): the taint that keeps the
+ *                           default scheduler off Gantry's nodes; blank: no toleration
+ * @param foreignScanInterval how often every namespace's pods are listed for GPU pods Gantry did not create on
+ *                           Gantry's nodes; zero: never
  */
 public record KubernetesSettings(String namespace, String image, long graceSeconds, String gpuResource,
                                  String modelLabel, String memoryLabel, String migLabel, String rackLabel,
                                  String spineLabel, String topologyAnnotation, String nodeSelector, int masterPort,
                                  String apiUrl, int createAttempts, Duration retryBackoff, Duration resyncInterval,
-                                 Duration imagePullTimeout) {
+                                 Duration imagePullTimeout, String tolerationKey, Duration foreignScanInterval) {
     public static final String DEFAULT_NAMESPACE = "gantry";
     public static final String DEFAULT_IMAGE = "ubuntu:24.04";
+    public static final String DEFAULT_TOLERATION_KEY = "gantry.io/dedicated";
+    /** A label (and taint) key: an optional DNS-subdomain prefix and a name of at most 63 characters. */
+    private static final Pattern QUALIFIED_NAME = Pattern.compile("([a-z0-9]([-a-z0-9]*[a-z0-9])?"
+            + "(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");
 
     public KubernetesSettings {
         Objects.requireNonNull(namespace, "namespace");
@@ -53,6 +62,14 @@ public record KubernetesSettings(String namespace, String image, long graceSecon
                 || imagePullTimeout.isNegative()) {
             throw new IllegalArgumentException("retry-backoff and image-pull-timeout must be >= 0, resync-interval > 0");
         }
+        tolerationKey = tolerationKey == null ? "" : tolerationKey.trim();
+        if (!tolerationKey.isEmpty() && !QUALIFIED_NAME.matcher(tolerationKey).matches()) {
+            throw new IllegalArgumentException("toleration-key must be a taint key such as gantry.io/dedicated, was `"
+                    + tolerationKey + "`");
+        }
+        if (foreignScanInterval == null || foreignScanInterval.isNegative()) {
+            throw new IllegalArgumentException("foreign-scan-interval must be >= 0 (0: never), was " + foreignScanInterval);
+        }
         gpuResource = gpuResource == null ? "" : gpuResource.trim();
         nodeSelector = nodeSelector == null ? "" : nodeSelector.trim();
         apiUrl = apiUrl == null ? "" : apiUrl.trim();
@@ -63,30 +80,49 @@ public record KubernetesSettings(String namespace, String image, long graceSecon
         return new KubernetesSettings(DEFAULT_NAMESPACE, DEFAULT_IMAGE, 30, "nvidia.com/gpu", "nvidia.com/gpu.product",
                 "nvidia.com/gpu.memory", "nvidia.com/mig.capable", "topology.gantry.io/rack",
                 "topology.gantry.io/spine", "topology.gantry.io/nvidia-smi-topo", "", 29500, "", 5,
-                Duration.ofMillis(500), Duration.ofSeconds(60), Duration.ofMinutes(10));
+                Duration.ofMillis(500), Duration.ofSeconds(60), Duration.ofMinutes(10), DEFAULT_TOLERATION_KEY,
+                Duration.ofSeconds(60));
     }
 
     public KubernetesSettings withNamespace(String ns) {
         return new KubernetesSettings(ns, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
-                retryBackoff, resyncInterval, imagePullTimeout);
+                retryBackoff, resyncInterval, imagePullTimeout, tolerationKey, foreignScanInterval);
     }
 
     public KubernetesSettings withRetries(int attempts, Duration backoff) {
         return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, attempts, backoff,
-                resyncInterval, imagePullTimeout);
+                resyncInterval, imagePullTimeout, tolerationKey, foreignScanInterval);
     }
 
     public KubernetesSettings withResyncInterval(Duration interval) {
         return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
-                retryBackoff, interval, imagePullTimeout);
+                retryBackoff, interval, imagePullTimeout, tolerationKey, foreignScanInterval);
     }
 
     public KubernetesSettings withImagePullTimeout(Duration timeout) {
         return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
-                retryBackoff, resyncInterval, timeout);
+                retryBackoff, resyncInterval, timeout, tolerationKey, foreignScanInterval);
+    }
+
+    public KubernetesSettings withForeignScanInterval(Duration interval) {
+        return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
+                rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
+                retryBackoff, resyncInterval, imagePullTimeout, tolerationKey, interval);
+    }
+
+    public KubernetesSettings withTolerationKey(String key) {
+        return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
+                rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
+                retryBackoff, resyncInterval, imagePullTimeout, key, foreignScanInterval);
+    }
+
+    public KubernetesSettings withNodeSelector(String selector) {
+        return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
+                rackLabel, spineLabel, topologyAnnotation, selector, masterPort, apiUrl, createAttempts,
+                retryBackoff, resyncInterval, imagePullTimeout, tolerationKey, foreignScanInterval);
     }
 }

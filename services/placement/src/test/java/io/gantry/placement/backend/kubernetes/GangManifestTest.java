@@ -80,4 +80,20 @@ class GangManifestTest {
                 .hasToString("1");
         assertThat(env(pods.get(2))).containsEntry("WORLD_SIZE", "3").containsEntry("RANK", "2");
     }
+
+    @Test
+    void everyPodToleratesTheDedicatedTaintWhateverItsValueAndEffectUnlessNoKeyIsConfigured() {
+        PlacedTask t = new PlacedTask("w", 0, "n1", "H100", List.of(0), 0, 0);
+        Pod tolerant = GangManifest.render(allocation(t), new RunPlan(Map.of()),
+                KubernetesSettings.defaults().withTolerationKey("example.com/gpu-pool")).pods().get(0);
+        Pod plain = GangManifest.render(allocation(t), new RunPlan(Map.of()),
+                KubernetesSettings.defaults().withTolerationKey(" ")).pods().get(0);
+
+        assertThat(tolerant.getSpec().getTolerations()).singleElement().satisfies(tol -> {
+            assertThat(tol.getKey()).isEqualTo("example.com/gpu-pool");
+            assertThat(tol.getOperator()).isEqualTo("Exists");
+            assertThat(tol.getEffect()).as("every effect: NoSchedule and NoExecute alike").isNull();
+        });
+        assertThat(plain.getSpec().getTolerations()).isEmpty();
+    }
 }

@@ -16,7 +16,10 @@ import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The shipped RBAC manifest grants every call the backend makes (and nothing on nodes but reading). */
+/**
+ * The shipped RBAC manifest grants every call the backend makes, and cluster-wide nothing but reading nodes and
+ * listing pods.
+ */
 class RbacManifestTest {
     private static final Path MANIFEST = Path.of("../../deploy/kubernetes/placement-rbac.yaml");
 
@@ -42,13 +45,15 @@ class RbacManifestTest {
     }
 
     @Test
-    void theRoleCoversPodsServicesAndSecretsAndTheClusterRoleOnlyReadsNodes() throws IOException {
+    void theRoleCoversPodsServicesAndSecretsAndTheClusterRoleOnlyReadsNodesAndListsPods() throws IOException {
         var g = grants();
 
         assertThat(g.get("Role").get("pods")).contains("get", "list", "watch", "create", "delete", "deletecollection");
         assertThat(g.get("Role").get("services")).contains("get", "create", "delete", "deletecollection");
         assertThat(g.get("Role").get("secrets")).contains("get", "create", "delete", "deletecollection");
-        assertThat(g.get("ClusterRole")).containsOnlyKeys("nodes");
+        assertThat(g.get("ClusterRole")).containsOnlyKeys("nodes", "pods");
         assertThat(g.get("ClusterRole").get("nodes")).containsExactlyInAnyOrder("get", "list", "watch");
+        // the foreign-pod scan lists every namespace's pods; it changes nothing there
+        assertThat(g.get("ClusterRole").get("pods")).containsExactly("list");
     }
 }
