@@ -187,6 +187,7 @@ public final class QueueCore {
         } else if (input instanceof Input.CheckpointCommitted c) {
             checkpointed(c);
         } else if (input instanceof Input.CapacityChanged) {
+            capacityChanges++;
             unpark(null, List.of());
         } else if (input instanceof Input.Tick t) {
             if (t.recheckParked()) {
@@ -291,17 +292,31 @@ public final class QueueCore {
         unpark(r.free(), r.checks());
     }
 
+    /**
+     * Capacity changes seen (node recovered, registered, uncordoned), and the count at each job's latest dispatch:
+     * transient, only to catch a deferral that crossed such a change on another topic (see {@link #deferred}).
+     */
+    private long capacityChanges;
+    private final Map<String, Long> dispatchedAtChange = new HashMap<>();
+
     private void deferred(Input.Deferred d, List<QueueFact> out) {
         QueuedJob job = known(d.jobId(), d.tenant());
         if (job == null || !job.reservations().containsKey(d.attempt())) {
             return; // already released: a repeated or stale deferral
         }
         boolean park = d.attempt() == job.attempt() && job.status() == JobState.DISPATCHED;
+        Long dispatchedAt = dispatchedAtChange.remove(d.jobId());
         emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), d.attempt(), job.reservations().get(d.attempt()),
                 DEFERRED), out);
         if (park) {
             emit(new QueueFact.JobWaiting(job.jobId(), job.tenant(), job.attempt(), WaitReason.CAPACITY, d.message()),
                     out);
+            if (dispatchedAt != null && dispatchedAt < capacityChanges) {
+                // capacity changed (a node came back, registered or was uncordoned) after the dispatch: placement's
+                // "no" may predate it, and the change arrived on another topic before this deferral, so no later
+                // wake-up will come for it. Offer it once more now instead of parking it until the next re-check.
+                scheduler.unpark(List.of(live.get(job.jobId())));
+            }
         }
     }
 
@@ -316,6 +331,7 @@ public final class QueueCore {
                 QueuedJob job = live.get(jobId);
                 emit(new QueueFact.JobDispatched(jobId, job.tenant(), job.attempt(), assigned(job.spec(), flavour),
                         job.gpus(), resumeFrom.get(jobId)), out);
+                dispatchedAtChange.put(jobId, capacityChanges);
             }
 
             @Override

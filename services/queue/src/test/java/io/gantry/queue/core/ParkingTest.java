@@ -28,6 +28,30 @@ class ParkingTest {
     }
 
     @Test
+    void aDeferralThatCrossedACapacityChangeIsOfferedAgainAtOnceInsteadOfParked() {
+        // dispatched while its nodes were down; they came back (recovery's topic) before placement's "no" arrived
+        QueueDriver q = QueueDriver.withQuota(64).submit(aJob("job").gpus(1));
+        assertThat(q.dispatchCount("job")).isEqualTo(1);
+        q.apply(new Input.CapacityChanged("node n1 recovered"));
+        q.deferred("job", 1);
+
+        assertThat(q.dispatchCount("job")).as("no later wake-up would come: offered again").isEqualTo(2);
+        assertThat(q.core.state().live().get("job").parked()).isFalse();
+    }
+
+    @Test
+    void aDeferralWithNoCapacityChangeSinceTheDispatchParksTheJob() {
+        QueueDriver q = QueueDriver.withQuota(64).submit(aJob("job").gpus(1));
+        q.deferred("job", 1);
+        q.apply(new Input.CapacityChanged("node n1 recovered"));
+        assertThat(q.dispatchCount("job")).as("woken by the change that came after").isEqualTo(2);
+        q.deferred("job", 1);
+
+        assertThat(q.dispatchCount("job")).as("nothing changed since: parked").isEqualTo(2);
+        assertThat(q.core.state().live().get("job").parked()).isTrue();
+    }
+
+    @Test
     void aReleaseThatLeavesTooFewGpusOnAnyNodeDoesNotWakeTheParkedGang() {
         QueueDriver q = bigParked(aJob("big").gpus(8).model("H100"));
         q.succeeded("small", 1).apply(released("small", free("H100", 12, 4)));
