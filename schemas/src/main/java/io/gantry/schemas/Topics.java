@@ -4,6 +4,8 @@ import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.BudgetEvent;
 import io.gantry.events.CheckpointEvent;
+import io.gantry.events.DeviceEvent;
+import io.gantry.events.DeviceHealthEvent;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.NodeHeartbeatEvent;
@@ -54,10 +56,21 @@ public final class Topics {
     public static final Topic<NodeHeartbeatEvent> PLACEMENT_HEARTBEAT_EVENTS =
             new Topic<>("placement.heartbeat-events", Service.PLACEMENT, "nodeId", NodeHeartbeatEvent.class,
                     java.time.Duration.ofHours(1).toMillis());
+    /**
+     * Device faults the execution backends observed (Xid, ECC, links, GPU lost, thermal, failed pre-flight checks).
+     * Thirty days: nothing is rebuilt from it (recovery's decisions on {@code recovery.device-events} are the record),
+     * and a faulty device may repeat itself often.
+     */
+    public static final Topic<DeviceEvent> PLACEMENT_DEVICE_EVENTS =
+            new Topic<>("placement.device-events", Service.PLACEMENT, "nodeId", DeviceEvent.class,
+                    java.time.Duration.ofDays(30).toMillis());
     public static final Topic<NodeHealthEvent> RECOVERY_NODE_EVENTS =
             new Topic<>("recovery.node-events", Service.RECOVERY, "nodeId", NodeHealthEvent.class);
     public static final Topic<RecoveryJobEvent> RECOVERY_JOB_EVENTS =
             new Topic<>("recovery.job-events", Service.RECOVERY, "jobId", RecoveryJobEvent.class);
+    /** Recovery's decisions about device faults: fail the runs, cordon the GPU or node, drain the node. */
+    public static final Topic<DeviceHealthEvent> RECOVERY_DEVICE_EVENTS =
+            new Topic<>("recovery.device-events", Service.RECOVERY, "nodeId", DeviceHealthEvent.class);
     public static final Topic<UsageEvent> BILLING_USAGE_EVENTS =
             new Topic<>("billing.usage-events", Service.BILLING, "tenant", UsageEvent.class);
     /** Every version of the price book; the newest is the one in force. */
@@ -77,7 +90,8 @@ public final class Topics {
         return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
                 QUEUE_CONFIG_EVENTS,
                 PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_CONFIG_EVENTS, PLACEMENT_NODE_EVENTS,
-                PLACEMENT_HEARTBEAT_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS, BILLING_USAGE_EVENTS,
+                PLACEMENT_HEARTBEAT_EVENTS, PLACEMENT_DEVICE_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS,
+                RECOVERY_DEVICE_EVENTS, BILLING_USAGE_EVENTS,
                 BILLING_PRICE_EVENTS, BILLING_BUDGET_EVENTS);
     }
 

@@ -133,6 +133,33 @@ public class BackendFactory {
                 : SlurmBackend.NAME.equals(backendName) ? slurm : simulated);
     }
 
+    /**
+     * The simulated backend's device faults and pre-flight checks: {@code gantry.placement.simulated.fault-file}
+     * (faults injected at virtual times), {@code gantry.placement.simulated.preflight-failure-probability} (0) and
+     * {@code gantry.placement.simulated.preflight-seed} (42). Read here, not as parameters, so the factory's signature
+     * stays that of every backend.
+     */
+    static SimulatedBackend simulatedFaults(SimulatedBackend sim, Environment env) throws IOException {
+        String faultFile = env.getProperty("gantry.placement.simulated.fault-file", String.class).orElse("");
+        if (!faultFile.isBlank()) {
+            try {
+                sim.withFaultSchedule(io.gantry.placement.backend.FaultFile.parse(
+                        java.nio.file.Files.readString(Path.of(faultFile))));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException("gantry.placement.simulated.fault-file " + faultFile + ": "
+                        + e.getMessage(), e);
+            }
+        }
+        double p = env.getProperty("gantry.placement.simulated.preflight-failure-probability", Double.class).orElse(0.0);
+        long seed = env.getProperty("gantry.placement.simulated.preflight-seed", Long.class).orElse(42L);
+        try {
+            return sim.withPreflightFailures(p, seed);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("gantry.placement.simulated.preflight-failure-probability: "
+                    + e.getMessage(), e);
+        }
+    }
+
     @Singleton
     ExecutionBackend backend(VirtualClock clock, Environment env,
                              @Value("${gantry.placement.simulated.cluster-file:}") String clusterFile,
@@ -162,7 +189,7 @@ public class BackendFactory {
                 throw new ConfigurationException("gantry.placement.simulated.default-run-seconds must be >= 0 (0: a task "
                         + "without runSeconds runs until cancelled), was " + defaultRunSeconds);
             }
-            return new SimulatedBackend(nodes, defaultRunSeconds);
+            return simulatedFaults(new SimulatedBackend(nodes, defaultRunSeconds), env);
         }
         if (KubernetesBackend.NAME.equals(backendName)) {
             return kubernetes(env);
@@ -186,7 +213,29 @@ public class BackendFactory {
         LocalBackend.RunAs as = root ? LocalBackend.resolveRunAs(runAs) : null;
         LOG.warn("the local backend runs tenants' commands on this host (work dir {}, {})", dir,
                 as == null ? "as " + System.getProperty("user.name") : "as " + runAs + " via setpriv");
-        return new LocalBackend(node, dir, as, clock, pinCpus, apiUrl);
+        return localHealth(new LocalBackend(node, dir, as, clock, pinCpus, apiUrl), env, nvidiaSmi);
+    }
+
+    /**
+     * The local backend's GPU health reader and pre-flight check: {@code gantry.placement.local.health-interval}
+     * (10s; 0 turns the reader off), {@code gantry.placement.local.kernel-log} (none), and
+     * {@code gantry.placement.local.preflight-command} (none: every check passes; split on spaces, run without a
+     * shell) with {@code gantry.placement.local.preflight-timeout} (10s). Read here so the factory's signature stays.
+     */
+    static LocalBackend localHealth(LocalBackend local, Environment env, String nvidiaSmi) {
+        Duration every = env.getProperty("gantry.placement.local.health-interval", Duration.class)
+                .orElse(Duration.ofSeconds(10));
+        String kernelLog = env.getProperty("gantry.placement.local.kernel-log", String.class).orElse("").trim();
+        if (!every.isZero() && !every.isNegative()) {
+            local.withHealth(LocalBackend.hostHealth(nvidiaSmi, kernelLog.isEmpty() ? null : Path.of(kernelLog)), every);
+        }
+        String preflight = env.getProperty("gantry.placement.local.preflight-command", String.class).orElse("").trim();
+        if (!preflight.isEmpty()) {
+            local.withPreflight(List.of(preflight.split("\\s+")),
+                    env.getProperty("gantry.placement.local.preflight-timeout", Duration.class)
+                            .orElse(Duration.ofSeconds(10)));
+        }
+        return local;
     }
 
     /** The Slurm backend: reads the controller's nodes at start; refuses to start without them (with the reason). */

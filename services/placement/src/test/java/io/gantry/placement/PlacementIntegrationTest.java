@@ -57,6 +57,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import io.gantry.events.DeviceFaultDecided;
+import io.gantry.events.DeviceFaultKind;
+import io.gantry.events.DeviceFaultReported;
+import io.gantry.events.DeviceHealthEvent;
+import io.gantry.events.FaultAction;
+import io.gantry.events.FaultCategory;
+import io.gantry.placement.core.NodeSpec;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -365,6 +372,62 @@ class PlacementIntegrationTest implements TestPropertyProvider {
                 .setNodeId(nodeId).setOccurredAt(Instant.now())
                 .setPayload(NodeRecovered.newBuilder().setMessage("heartbeats resumed").build()).build());
         await().atMost(Duration.ofSeconds(10)).until(() -> node(nodeId).get("healthy").equals(true));
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void anInjectedFaultIsReportedAndRecoverysHardwareDecisionCordonsTheGpuAndStopsTheRunUntilAnOperatorUncordons()
+            throws Exception {
+        // the admin API injects a fault; placement reports it on placement.device-events for recovery to decide
+        assertThatThrownBy(() -> http.toBlocking().exchange(HttpRequest.POST("/v1/admin/simulation/nodes/sim-1/faults",
+                Map.of("gpu", 3, "kind", "XID", "xid", 79)).bearerAuth(TENANT_TOKEN)))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(403));
+        assertThatThrownBy(() -> http.toBlocking().exchange(HttpRequest.POST("/v1/admin/simulation/nodes/sim-1/faults",
+                Map.of("gpu", 3, "kind", "WOBBLE")).bearerAuth(ADMIN_TOKEN)))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> {
+                    assertThat(e.code()).isEqualTo(400);
+                    assertThat(e.getResponse().getBody(String.class).orElse("")).contains("\"kind\"");
+                });
+        assertThatThrownBy(() -> http.toBlocking().exchange(HttpRequest.POST("/v1/admin/simulation/nodes/sim-1/faults",
+                Map.of("gpu", 3, "kind", "XID")).bearerAuth(ADMIN_TOKEN)))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(400));
+        HttpResponse<Map> injected = http.toBlocking().exchange(HttpRequest.POST(
+                "/v1/admin/simulation/nodes/sim-1/faults", Map.of("gpu", 3, "kind", "XID", "xid", 79))
+                .bearerAuth(ADMIN_TOKEN), Map.class);
+        assertThat(injected.code()).isEqualTo(202);
+        DeviceFaultReported reported = await().atMost(Duration.ofSeconds(30)).until(() -> readAll(
+                Topics.PLACEMENT_DEVICE_EVENTS).stream().map(r -> AvroWire.decode(Topics.PLACEMENT_DEVICE_EVENTS, r.value()))
+                .filter(e -> e.getNodeId().equals("sim-1")).map(e -> (DeviceFaultReported) e.getPayload())
+                .filter(f -> Integer.valueOf(79).equals(f.getXid())).findFirst().orElse(null), f -> f != null);
+        assertThat(reported.getGpuIndex()).isEqualTo(3);
+        assertThat(reported.getSource()).isEqualTo("admin");
+        assertThat(http.toBlocking().exchange(HttpRequest.POST("/v1/admin/simulation/nodes/sim-1/preflight",
+                Map.of("fail", false)).bearerAuth(ADMIN_TOKEN), Map.class).code()).isEqualTo(200);
+
+        // recovery's decision about a GPU a run holds: the GPU is cordoned and the run released DEVICE_FAULT
+        String jobId = "job-" + UUID.randomUUID();
+        produce(Topics.QUEUE_JOB_EVENTS, jobId, dispatched(jobId, 1, List.of(task("forever", 1, 1, FOREVER))));
+        AllocationGranted granted = (AllocationGranted) awaitPayloads(jobId, 2).get(0);
+        String nodeId = granted.getPlacements().get(0).getNodeId();
+        int gpu = granted.getPlacements().get(0).getGpuIndices().get(0);
+        produce(Topics.RECOVERY_DEVICE_EVENTS, nodeId, DeviceHealthEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setNodeId(nodeId).setOccurredAt(Instant.now())
+                .setPayload(DeviceFaultDecided.newBuilder().setFaultEventId(UUID.randomUUID().toString())
+                        .setFaultAt(granted.getGrantedAt()).setGpuIndex(gpu).setKind(DeviceFaultKind.XID)
+                        .setXid(79).setCategory(FaultCategory.HARDWARE).setAction(FaultAction.CORDON_DEVICE)
+                        .setMessage("Xid 79 on GPU " + gpu).build()).build());
+        List<Object> payloads = awaitPayloads(jobId, 3);
+        assertThat(payloads.get(2)).isInstanceOfSatisfying(AllocationReleased.class,
+                r -> assertThat(r.getReason()).isEqualTo(ReleaseReason.DEVICE_FAULT));
+        try {
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat((Map<String, String>) node(nodeId)
+                    .get("labels")).containsEntry(NodeSpec.CORDONED_GPUS_LABEL, Integer.toString(gpu)));
+        } finally {
+            HttpResponse<Map> uncordoned = http.toBlocking().exchange(HttpRequest.POST(
+                    "/v1/admin/nodes/" + nodeId + "/gpus/uncordon", Map.of()).bearerAuth(ADMIN_TOKEN), Map.class);
+            assertThat(uncordoned.code()).isEqualTo(200);
+            assertThat((List<Object>) uncordoned.body().get("cordonedGpus")).isEmpty();
+        }
     }
 
     @Test

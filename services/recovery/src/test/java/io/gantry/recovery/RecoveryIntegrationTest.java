@@ -3,7 +3,15 @@ package io.gantry.recovery;
 import io.gantry.testkit.TopicClient;
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
 import io.gantry.events.AllocationReleased;
+import io.gantry.events.DeviceEvent;
+import io.gantry.events.DeviceFaultDecided;
+import io.gantry.events.DeviceFaultKind;
+import io.gantry.events.DeviceFaultReported;
+import io.gantry.events.DeviceHealthEvent;
+import io.gantry.events.FaultAction;
+import io.gantry.events.FaultCategory;
 import io.gantry.events.JobRecoveryAbandoned;
 import io.gantry.events.JobRequeued;
 import io.gantry.events.NodeEvent;
@@ -142,7 +150,7 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
-    @Order(3)
+    @Order(4)
     void aRecordThatCannotBeDecodedGoesToTheDeadLetterTopicAndProcessingGoesOn() {
         String key = "poison-" + UUID.randomUUID();
         kafka.sendRaw(Topics.PLACEMENT_ALLOCATION_EVENTS, key, "not avro".getBytes(StandardCharsets.UTF_8));
@@ -160,7 +168,7 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void nodeHealthNeedsAnApiToken() {
         assertThatThrownBy(() -> http.toBlocking().exchange(HttpRequest.GET("/v1/nodes/health")))
                 .isInstanceOfSatisfying(HttpClientResponseException.class,
@@ -168,7 +176,7 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void aRestartKeepsFailedNodesAndRestartCountsAndWatchesEveryKnownNodeAgain() {
         String failedNode = "sim-" + UUID.randomUUID();
         String quietNode = "sim-" + UUID.randomUUID();
@@ -199,6 +207,72 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
             assertThat(jobFacts(job)).extracting(e -> e.getPayload().getClass().getSimpleName())
                     .containsExactly("JobRequeued", "JobRecoveryAbandoned");
         }
+    }
+
+    @Test
+    @Order(3)
+    void aHardwareXidCordonsTheGpuAndStopsTheRunOnItWhichIsRequeuedAndAnApplicationXidOnlyFailsTheRun() {
+        String node = "sim-" + UUID.randomUUID();
+        String job = "job-" + UUID.randomUUID();
+        kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, job, granted(job, 1, node, List.of(2, 3)));
+        DeviceEvent xid79 = fault(node, 3, 79);
+        long sent = System.nanoTime();
+        kafka.send(Topics.PLACEMENT_DEVICE_EVENTS, node, xid79);
+        DeviceFaultDecided hw = await().atMost(Duration.ofSeconds(30)).until(() -> deviceFacts(node).stream()
+                .map(e -> (DeviceFaultDecided) e.getPayload()).findFirst().orElse(null), d -> d != null);
+        System.out.printf("hardware Xid decided %d ms after it was sent%n", (System.nanoTime() - sent) / 1_000_000);
+        assertThat(hw.getAction()).isEqualTo(FaultAction.CORDON_DEVICE);
+        assertThat(hw.getCategory()).isEqualTo(FaultCategory.HARDWARE);
+        assertThat(hw.getGpuIndex()).isEqualTo(3);
+        assertThat(hw.getFaultEventId()).isEqualTo(xid79.getEventId());
+        assertThat(hw.getAffectedJobIds()).containsExactly(job);
+        assertThat(hw.getMessage()).isEqualTo("Xid 79 (GPU has fallen off the bus) on GPU 3 of " + node
+                + ": hardware fault; GPU 3 cordoned; stops job " + job + " attempt 1");
+
+        // the same report redelivered, then a flood of the same fault: nothing more is decided about GPU 3
+        kafka.send(Topics.PLACEMENT_DEVICE_EVENTS, node, xid79);
+        kafka.send(Topics.PLACEMENT_DEVICE_EVENTS, node, fault(node, 3, 48));
+        kafka.send(Topics.PLACEMENT_DEVICE_EVENTS, node, fault(node, 2, 13));
+        kafka.send(Topics.PLACEMENT_DEVICE_EVENTS, node, fault(node, 5, 999));
+        await().atMost(Duration.ofSeconds(30)).until(() -> deviceFacts(node).size() >= 3);
+        assertThat(deviceFacts(node)).extracting(e -> ((DeviceFaultDecided) e.getPayload()).getAction())
+                .containsExactly(FaultAction.CORDON_DEVICE, FaultAction.FAIL_RUNS, FaultAction.CORDON_DEVICE);
+        DeviceFaultDecided unknown = (DeviceFaultDecided) deviceFacts(node).get(2).getPayload();
+        assertThat(unknown.getMessage()).startsWith("Xid 999 (unknown Xid, treated as a hardware fault) on GPU 5");
+
+        List<Map<String, Object>> out = http.toBlocking().retrieve(HttpRequest.GET("/v1/nodes/devices")
+                .bearerAuth(TENANT_TOKEN), Argument.listOf(Argument.mapOf(String.class, Object.class)));
+        assertThat(out).filteredOn(n -> node.equals(n.get("nodeId"))).singleElement()
+                .satisfies(n -> assertThat(n.get("cordonedGpus")).isEqualTo(List.of(3, 5)));
+
+        // placement stopped the run DEVICE_FAULT: an infrastructure failure, requeued with the device named
+        kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, job, released(job, 1, ReleaseReason.DEVICE_FAULT, node));
+        RecoveryJobEvent requeued = await().atMost(Duration.ofSeconds(30)).until(() -> jobFacts(job).stream()
+                .findFirst().orElse(null), e -> e != null);
+        assertThat(((JobRequeued) requeued.getPayload()).getMessage())
+                .isEqualTo("GPU 3 of " + node + " failed (Xid 79: GPU has fallen off the bus); restart 1 of 1");
+    }
+
+    private List<DeviceHealthEvent> deviceFacts(String node) {
+        return kafka.readAll(Topics.RECOVERY_DEVICE_EVENTS).stream().filter(e -> node.equals(e.getNodeId())).toList();
+    }
+
+    private static DeviceEvent fault(String node, int gpu, int xid) {
+        return DeviceEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setNodeId(node)
+                .setOccurredAt(Instant.now())
+                .setPayload(DeviceFaultReported.newBuilder().setGpuIndex(gpu).setKind(DeviceFaultKind.XID).setXid(xid)
+                        .setSource("simulated").setMessage("Xid " + xid).build()).build();
+    }
+
+    private static AllocationEvent granted(String job, int attempt, String node, List<Integer> gpus) {
+        TaskPlacement placement = TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId(node)
+                .setGpuModel("H100").setGpuIndices(gpus).setCpuMillis(1000).setMemoryMiB(1024).build();
+        return AllocationEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(job)
+                .setOccurredAt(Instant.now().minusSeconds(10))
+                .setPayload(AllocationGranted.newBuilder().setAllocationId(job + "-a" + attempt).setTenant("vision")
+                        .setAttempt(attempt).setPlacements(List.of(placement)).setGrantedAt(Instant.now().minusSeconds(10))
+                        .setBackend("simulated").build())
+                .build();
     }
 
     private Map<String, Object> healthOf(String node) {
@@ -235,7 +309,11 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
     }
 
     private static AllocationEvent released(String job, int attempt, ReleaseReason reason) {
-        TaskPlacement placement = TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId("sim-2")
+        return released(job, attempt, reason, "sim-2");
+    }
+
+    private static AllocationEvent released(String job, int attempt, ReleaseReason reason, String node) {
+        TaskPlacement placement = TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId(node)
                 .setGpuModel("H100").setGpuIndices(List.of(0, 1)).setCpuMillis(1000).setMemoryMiB(1024).build();
         return AllocationEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(job)
                 .setOccurredAt(Instant.now())

@@ -59,6 +59,22 @@ public interface ExecutionBackend extends AutoCloseable {
      */
     List<RunOutcome> adopt(List<LiveRun> live, Instant now);
 
+    /**
+     * Device faults observed since the last call, at most {@code perNode} per node (the rest wait for the next call),
+     * so one flooding node cannot starve the others. Default: none (a backend that cannot see devices).
+     */
+    default List<DeviceFault> pollFaults(Instant now, int perNode) {
+        return List.of();
+    }
+
+    /**
+     * The pre-flight check of a node, run before a gang starts on it: empty when it passed, else why it failed (the
+     * node is then cordoned and the gang placed again elsewhere). Default: every node passes.
+     */
+    default Optional<String> preflight(NodeSpec node, Instant now) {
+        return Optional.empty();
+    }
+
     @Override
     default void close() {
     }

@@ -370,8 +370,164 @@ public final class LocalBackend implements ExecutionBackend {
         return out;
     }
 
+    // ---------------------------------------------------------------- device health and pre-flight checks
+
+    /** Where the health reader gets its samples. Each method is called on the reader thread only. */
+    public interface HealthSource {
+        /** A {@code nvidia-smi} health query sample ({@link io.gantry.placement.backend.health.GpuHealth#QUERY_ARGS}), or empty when none could be taken. */
+        Optional<String> query();
+
+        /** Kernel log text written since the previous call (empty when there is none or no log is configured). */
+        String kernelLog();
+    }
+
+    private final FaultQueue faults = new FaultQueue();
+    private java.util.concurrent.ScheduledExecutorService healthReader;
+    private List<String> preflightCommand = List.of();
+    private java.time.Duration preflightTimeout = java.time.Duration.ofSeconds(10);
+
+    /**
+     * Samples GPU health every {@code every} on a reader thread of its own (a command that hangs never stalls the
+     * event loop); the faults wait in a bounded queue for {@link #pollFaults}.
+     */
+    public LocalBackend withHealth(HealthSource source, java.time.Duration every) {
+        io.gantry.placement.backend.health.GpuHealth.Monitor monitor = new io.gantry.placement.backend.health.GpuHealth
+                .Monitor(node.nodeId(), node.gpus().stream().map(g -> g.index()).collect(Collectors.toSet()));
+        healthReader = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "gantry-local-health");
+            t.setDaemon(true);
+            return t;
+        });
+        healthReader.scheduleWithFixedDelay(() -> {
+            try {
+                source.query().ifPresent(sample -> monitor.onQuery(sample).forEach(faults::offer));
+                monitor.onKernelLog(source.kernelLog()).forEach(faults::offer);
+            } catch (RuntimeException e) {
+                LOG.warn("GPU health sample failed: {}", e.toString());
+            }
+        }, 0, every.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        return this;
+    }
+
+    /**
+     * The pre-flight check: {@code command} (argv, no shell) runs before a gang starts; exit 0 passes. It gets
+     * {@code GANTRY_NODE_ID}; its output's last line is the failure's reason. Empty: every check passes.
+     */
+    public LocalBackend withPreflight(List<String> command, java.time.Duration timeout) {
+        this.preflightCommand = List.copyOf(command);
+        this.preflightTimeout = timeout;
+        return this;
+    }
+
+    @Override
+    public List<DeviceFault> pollFaults(Instant now, int perNode) {
+        return faults.drain(perNode);
+    }
+
+    @Override
+    public Optional<String> preflight(NodeSpec n, Instant now) {
+        if (preflightCommand.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            ProcessBuilder pb = new ProcessBuilder(preflightCommand).redirectErrorStream(true);
+            pb.environment().put("GANTRY_NODE_ID", n.nodeId());
+            Process p = pb.start();
+            // read while it runs, so a chatty check cannot fill the pipe and hang
+            java.util.concurrent.CompletableFuture<String> output = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                } catch (IOException e) {
+                    return "";
+                }
+            });
+            if (!p.waitFor(preflightTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                return Optional.of("`" + String.join(" ", preflightCommand) + "` did not finish within "
+                        + preflightTimeout.toSeconds() + " s");
+            }
+            if (p.exitValue() == 0) {
+                return Optional.empty();
+            }
+            String out = output.get(5, java.util.concurrent.TimeUnit.SECONDS).strip();
+            String last = out.isEmpty() ? "" : out.substring(out.lastIndexOf('\n') + 1);
+            return Optional.of("`" + String.join(" ", preflightCommand) + "` exited " + p.exitValue()
+                    + (last.isEmpty() ? "" : ": " + last));
+        } catch (IOException e) {
+            return Optional.of("`" + String.join(" ", preflightCommand) + "` could not run: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.of("pre-flight check interrupted");
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return Optional.of("`" + String.join(" ", preflightCommand) + "` failed: " + e);
+        }
+    }
+
+    /**
+     * The host's health source: {@code nvidia-smi} (disabled after the first time it cannot run, with one log line:
+     * a host without NVIDIA GPUs has nothing to report) and, when configured, the kernel log file read from its end
+     * at start (older lines were before this placement and are not news).
+     */
+    public static HealthSource hostHealth(String nvidiaSmi, Path kernelLog) {
+        return new HealthSource() {
+            private boolean smiWorks = true;
+            private long offset = -1;
+
+            @Override
+            public Optional<String> query() {
+                if (!smiWorks) {
+                    return Optional.empty();
+                }
+                try {
+                    List<String> cmd = new ArrayList<>();
+                    cmd.add(nvidiaSmi);
+                    cmd.addAll(io.gantry.placement.backend.health.GpuHealth.QUERY_ARGS);
+                    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+                    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                    if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                        p.destroyForcibly();
+                        return Optional.empty();
+                    }
+                    return Optional.of(out);
+                } catch (IOException e) {
+                    smiWorks = false;
+                    LOG.info("GPU health: {} cannot run ({}); only the kernel log is watched", nvidiaSmi, e.getMessage());
+                    return Optional.empty();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return Optional.empty();
+                }
+            }
+
+            @Override
+            public String kernelLog() {
+                if (kernelLog == null || !Files.isReadable(kernelLog)) {
+                    return "";
+                }
+                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(kernelLog)) {
+                    long size = ch.size();
+                    if (offset < 0 || size < offset) {
+                        offset = size; // first read, or the log was rotated: start at its end
+                        return "";
+                    }
+                    // bounded: a flood of log lines is read a megabyte per sample
+                    int n = (int) Math.min(size - offset, 1 << 20);
+                    java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(n);
+                    ch.read(buf, offset);
+                    offset += n;
+                    return new String(buf.array(), 0, buf.position(), java.nio.charset.StandardCharsets.UTF_8);
+                } catch (IOException e) {
+                    return "";
+                }
+            }
+        };
+    }
+
     @Override
     public void close() {
+        if (healthReader != null) {
+            healthReader.shutdownNow();
+        }
         List.copyOf(runs.keySet()).forEach(this::stop);
     }
 }

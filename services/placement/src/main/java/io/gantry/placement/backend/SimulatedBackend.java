@@ -44,6 +44,17 @@ public final class SimulatedBackend implements ExecutionBackend {
     private final long defaultRunSeconds;
     /** Run time in milliseconds by allocation, when a replay knows it better than the spec's whole seconds. */
     private RunTimes runMillis;
+    private final FaultQueue faults = new FaultQueue();
+    /** Faults of the fault file, by their offset from the first poll, earliest first. */
+    private final List<ScheduledFault> schedule = new ArrayList<>();
+    private Instant scheduleStart;
+    private final Set<String> failingPreflight = new HashSet<>();
+    private double preflightFailureProbability;
+    private java.util.Random preflightRandom = new java.util.Random(42);
+
+    /** A fault the fault file injects {@code afterSeconds} (virtual) after the backend's first poll. */
+    public record ScheduledFault(double afterSeconds, DeviceFault fault) {
+    }
 
     /** How long a run takes, in milliseconds; negative: the spec's {@code runSeconds} decide. */
     @FunctionalInterface
@@ -119,6 +130,78 @@ public final class SimulatedBackend implements ExecutionBackend {
 
     private boolean onNoFailedNode(Run r) {
         return r.allocation().placements().stream().noneMatch(p -> failedNodes.contains(p.nodeId()));
+    }
+
+    /** Injects a device fault (admin API): reported on the next poll; an unknown node is refused. */
+    public void inject(DeviceFault fault) {
+        if (!nodes.containsKey(fault.nodeId())) {
+            throw new IllegalArgumentException("no simulated node " + fault.nodeId());
+        }
+        faults.offer(fault);
+    }
+
+    /** Faults to inject at virtual times after the first poll (the fault file); unknown nodes are refused. */
+    public SimulatedBackend withFaultSchedule(List<ScheduledFault> faultSchedule) {
+        for (ScheduledFault f : faultSchedule) {
+            if (!nodes.containsKey(f.fault().nodeId())) {
+                throw new IllegalArgumentException("fault file: no simulated node " + f.fault().nodeId());
+            }
+        }
+        schedule.addAll(faultSchedule);
+        schedule.sort(Comparator.comparingDouble(ScheduledFault::afterSeconds));
+        return this;
+    }
+
+    /**
+     * Pre-flight checks fail with this probability on every node (0: never), drawn from a generator seeded with
+     * {@code seed}, so a run of the simulation is repeatable.
+     */
+    public SimulatedBackend withPreflightFailures(double probability, long seed) {
+        if (!(probability >= 0 && probability <= 1)) {
+            throw new IllegalArgumentException("the pre-flight failure probability must be within 0..1, was "
+                    + probability);
+        }
+        this.preflightFailureProbability = probability;
+        this.preflightRandom = new java.util.Random(seed);
+        return this;
+    }
+
+    /** Makes the node's pre-flight check fail (or pass again) whatever the probability (admin API). */
+    public void failPreflight(String nodeId, boolean fail) {
+        if (fail) {
+            failingPreflight.add(nodeId);
+        } else {
+            failingPreflight.remove(nodeId);
+        }
+    }
+
+    @Override
+    public Optional<String> preflight(NodeSpec node, Instant now) {
+        if (failingPreflight.contains(node.nodeId())) {
+            return Optional.of("simulated pre-flight check failed on " + node.nodeId() + " (set by an administrator)");
+        }
+        if (preflightFailureProbability > 0 && preflightRandom.nextDouble() < preflightFailureProbability) {
+            return Optional.of("simulated pre-flight check failed on " + node.nodeId() + " (probability "
+                    + preflightFailureProbability + ")");
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public List<DeviceFault> pollFaults(Instant now, int perNode) {
+        if (scheduleStart == null) {
+            scheduleStart = now;
+        }
+        while (!schedule.isEmpty()
+                && !scheduleStart.plusMillis((long) (schedule.get(0).afterSeconds() * 1000)).isAfter(now)) {
+            faults.offer(schedule.remove(0).fault());
+        }
+        return faults.drain(perNode);
+    }
+
+    /** Faults injected but not reported yet. */
+    public int pendingFaults() {
+        return faults.size();
     }
 
     public boolean isFailed(String nodeId) {

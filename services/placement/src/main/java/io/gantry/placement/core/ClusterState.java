@@ -221,11 +221,25 @@ public final class ClusterState {
 
     /** Cordon (or uncordon) a node: it gets no new work, running work continues. Nothing when already so. */
     public List<PlacementFact> cordon(String nodeId, boolean cordon) {
+        return cordon(nodeId, cordon, null);
+    }
+
+    /**
+     * Like {@link #cordon(String, boolean)}, recording why ({@code reason} null: none recorded); an uncordon clears
+     * the reason unless GPUs of the node stay cordoned.
+     */
+    public List<PlacementFact> cordon(String nodeId, boolean cordon, String reason) {
         NodeSpec n = nodes.get(nodeId);
         if (n == null || n.cordoned() == cordon) {
             return List.of();
         }
-        return List.of(new PlacementFact.NodeRegistered(n.withLabel(NodeSpec.CORDONED_LABEL, cordon ? "true" : null)));
+        NodeSpec after = n.withLabel(NodeSpec.CORDONED_LABEL, cordon ? "true" : null);
+        if (cordon && reason != null) {
+            after = after.withLabel(NodeSpec.CORDON_REASON_LABEL, reason);
+        } else if (!cordon && n.cordonedGpus().isEmpty()) {
+            after = after.withLabel(NodeSpec.CORDON_REASON_LABEL, null);
+        }
+        return List.of(new PlacementFact.NodeRegistered(after));
     }
 
     /**
@@ -504,6 +518,92 @@ public final class ClusterState {
         return facts;
     }
 
+    /**
+     * Recovery decided a device fault of {@code nodeId} ({@code gpuIndex} null: the whole node). Only runs granted no
+     * later than {@code faultAt} are hit, so a repeated or late decision never stops a run placed after the fault;
+     * a cordon already in place is not written again. Facts: the node's new registration first (so the release that
+     * follows reports capacity without the cordoned device), then per hit run, by job id, either a failure and a
+     * {@code RUN_FAILED} release ({@link DeviceAction#FAIL_RUNS}) or a {@code DEVICE_FAULT} release.
+     *
+     * @param reason the sentence recorded as the cordon reason and on a failed run
+     */
+    public List<PlacementFact> deviceFault(String nodeId, Integer gpuIndex, DeviceAction action, String reason,
+                                           Instant faultAt, Instant now) {
+        Objects.requireNonNull(action, "action");
+        Objects.requireNonNull(faultAt, "faultAt");
+        List<PlacementFact> facts = new ArrayList<>();
+        NodeSpec n = nodes.get(nodeId);
+        if (n != null && action != DeviceAction.FAIL_RUNS) {
+            NodeSpec after = n;
+            boolean wholeNode = gpuIndex == null || action != DeviceAction.CORDON_DEVICE;
+            if (wholeNode && !after.cordoned()) {
+                after = after.withLabel(NodeSpec.CORDONED_LABEL, "true");
+            }
+            boolean device = gpuIndex != null && action != DeviceAction.CORDON_NODE
+                    && n.gpus().stream().anyMatch(g -> g.index() == gpuIndex);
+            if (device && !after.cordonedGpus().contains(gpuIndex)) {
+                Set<Integer> gpus = new TreeSet<>(after.cordonedGpus());
+                gpus.add(gpuIndex);
+                after = after.withCordonedGpus(gpus);
+            }
+            if (after != n) {
+                facts.add(new PlacementFact.NodeRegistered(after.withLabel(NodeSpec.CORDON_REASON_LABEL, reason)));
+            }
+        }
+        liveById.values().stream()
+                .filter(a -> !a.grantedAt().isAfter(faultAt) && holds(a, nodeId, gpuIndex))
+                .sorted(Comparator.comparing(Allocation::jobId))
+                .forEach(a -> {
+                    Instant at = releaseTime(a, now);
+                    if (action == DeviceAction.FAIL_RUNS) {
+                        facts.add(new PlacementFact.RunFailed(a, null, reason, at));
+                        facts.add(new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_FAILED, at));
+                    } else {
+                        facts.add(new PlacementFact.AllocationReleased(a, ReleaseCause.DEVICE_FAULT, at));
+                    }
+                });
+        return facts;
+    }
+
+    /** Whether the allocation holds GPU {@code gpuIndex} of the node, whole or shared (null: anything there). */
+    private static boolean holds(Allocation a, String nodeId, Integer gpuIndex) {
+        for (PlacedTask p : a.placements()) {
+            if (!p.nodeId().equals(nodeId)) {
+                continue;
+            }
+            if (gpuIndex == null || p.gpuIndices().contains(gpuIndex)
+                    || p.gpuShares().stream().anyMatch(s -> s.index() == gpuIndex)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * An operator returns GPUs to service after repair ({@code gpus} empty: all of them), keeping every other
+     * control label; nothing when none of them was cordoned or the node is unknown.
+     */
+    public List<PlacementFact> uncordonGpus(String nodeId, Set<Integer> gpus) {
+        NodeSpec n = nodes.get(nodeId);
+        if (n == null || n.cordonedGpus().isEmpty()) {
+            return List.of();
+        }
+        Set<Integer> left = new TreeSet<>(n.cordonedGpus());
+        if (gpus.isEmpty()) {
+            left.clear();
+        } else {
+            left.removeAll(gpus);
+        }
+        if (left.equals(n.cordonedGpus())) {
+            return List.of();
+        }
+        NodeSpec after = n.withCordonedGpus(left);
+        if (left.isEmpty() && !after.cordoned()) {
+            after = after.withLabel(NodeSpec.CORDON_REASON_LABEL, null);
+        }
+        return List.of(new PlacementFact.NodeRegistered(after));
+    }
+
     public List<PlacementFact> nodeRecovered(String nodeId) {
         return List.of(new PlacementFact.NodeRecovered(nodeId));
     }
@@ -740,6 +840,11 @@ public final class ClusterState {
 
     public boolean isHealthy(String nodeId) {
         return !failed.contains(nodeId);
+    }
+
+    /** The node's current registration, if known. */
+    public Optional<NodeSpec> node(String nodeId) {
+        return Optional.ofNullable(nodes.get(nodeId));
     }
 
     public Collection<NodeSpec> nodes() {

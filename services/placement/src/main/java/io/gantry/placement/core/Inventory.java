@@ -180,7 +180,7 @@ public final class Inventory {
                 if (take) {
                     n.free &= ~(1L << pos);
                 } else {
-                    n.free |= 1L << pos;
+                    n.free |= (1L << pos) & ~n.cordonedMask;
                 }
                 n.holder[pos] = take ? jobId : null;
             }
@@ -239,7 +239,7 @@ public final class Inventory {
         n.shareMem[pos] -= mem;
         n.migSlots[pos] &= ~slots;
         if (--n.shareCount[pos] == 0) {
-            n.free |= 1L << pos;
+            n.free |= (1L << pos) & ~n.cordonedMask;
             n.shareMilli[pos] = 0;
             n.shareMem[pos] = 0;
             n.migSlots[pos] = 0;
@@ -274,7 +274,8 @@ public final class Inventory {
             return false;
         }
         int pos = n.pos(gpuIndex);
-        return pos >= 0 && ((n.free & (1L << pos)) != 0 || n.shareCount[pos] > 0);
+        return pos >= 0 && (n.cordonedMask & (1L << pos)) == 0
+                && ((n.free & (1L << pos)) != 0 || n.shareCount[pos] > 0);
     }
 
     /** A placer's trial step: no holder bookkeeping, undone with {@link #untake}. */
@@ -677,6 +678,8 @@ public final class Inventory {
         boolean blocked;
         /** GPUs with an RDMA NIC on their PCIe switch (GPUDirect RDMA without crossing a socket). */
         final long nicMask;
+        /** GPUs cordoned after a fault (the spec's control label): never free, never shared, whatever is released. */
+        final long cordonedMask;
         Rack rack;
         /** The inventory's ids of this node's models and their masks, in the order of {@code modelMasks}. */
         int[] modelIds = new int[0];
@@ -723,7 +726,15 @@ public final class Inventory {
             nicMask = nics;
             nvlinkMasks = nvl.values().stream().mapToLong(Long::longValue).toArray();
             pcieMasks = pcie.values().stream().mapToLong(Long::longValue).toArray();
-            free = count == 64 ? -1L : (1L << count) - 1;
+            long cordonedGpus = 0;
+            java.util.Set<Integer> cordonedIndices = spec.cordonedGpus();
+            for (int pos = 0; pos < count; pos++) {
+                if (cordonedIndices.contains(index[pos])) {
+                    cordonedGpus |= 1L << pos;
+                }
+            }
+            cordonedMask = cordonedGpus;
+            free = (count == 64 ? -1L : (1L << count) - 1) & ~cordonedMask;
             cpuFree = new int[spec.sockets()];
             for (int s = 0; s < cpuFree.length; s++) {
                 cpuFree[s] = spec.socketCpuMillis(s);

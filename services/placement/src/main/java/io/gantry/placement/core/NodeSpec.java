@@ -31,6 +31,13 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
     public static final String CONTROL_PREFIX = "gantry.io/";
     /** {@code true}: an operator cordoned the node; it gets no new work. */
     public static final String CORDONED_LABEL = "gantry.io/cordoned";
+    /**
+     * GPU indices taken out of service after a hardware fault, comma-separated ({@code 0,3}): they get no new work
+     * (whole or shared) while the rest of the node stays in use. Cleared by an operator after repair.
+     */
+    public static final String CORDONED_GPUS_LABEL = "gantry.io/cordoned-gpus";
+    /** Why the node or some of its GPUs were cordoned, as a sentence (pre-flight failure, device fault, drain). */
+    public static final String CORDON_REASON_LABEL = "gantry.io/cordon-reason";
     /** The job whose capacity reservation drains this node. */
     public static final String RESERVED_FOR_LABEL = "gantry.io/reserved-for";
     public static final String RESERVED_TENANT_LABEL = "gantry.io/reserved-tenant";
@@ -166,6 +173,32 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
             }
         });
         return l.equals(labels) ? this : withLabels(l);
+    }
+
+    /**
+     * The GPUs cordoned by {@link #CORDONED_GPUS_LABEL}, ascending. A part that is not a number is skipped: a label is
+     * control state placement writes itself, and a stray value must not make the node unreadable.
+     */
+    public java.util.SortedSet<Integer> cordonedGpus() {
+        java.util.TreeSet<Integer> out = new java.util.TreeSet<>();
+        String v = labels.get(CORDONED_GPUS_LABEL);
+        if (v != null) {
+            for (String part : v.split(",")) {
+                try {
+                    out.add(Integer.parseInt(part.trim()));
+                } catch (NumberFormatException ignored) {
+                    // skipped, see above
+                }
+            }
+        }
+        return out;
+    }
+
+    /** This spec with exactly {@code gpus} cordoned (none: the label is removed). */
+    public NodeSpec withCordonedGpus(java.util.Collection<Integer> gpus) {
+        java.util.TreeSet<Integer> sorted = new java.util.TreeSet<>(gpus);
+        return withLabel(CORDONED_GPUS_LABEL, sorted.isEmpty() ? null
+                : String.join(",", sorted.stream().map(String::valueOf).toList()));
     }
 
     public boolean cordoned() {

@@ -50,9 +50,11 @@ public record NodeView(NodeSpec spec, boolean healthy, boolean eligible, SortedM
         return spec.nodeId();
     }
 
+    /** GPUs neither held (whole or shared) nor cordoned after a fault. */
     public List<Gpu> freeGpus() {
-        return spec.gpus().stream().filter(g -> !allocatedTo.containsKey(g.index()) && !shares.containsKey(g.index()))
-                .toList();
+        java.util.Set<Integer> cordoned = spec.cordonedGpus();
+        return spec.gpus().stream().filter(g -> !allocatedTo.containsKey(g.index()) && !shares.containsKey(g.index())
+                && !cordoned.contains(g.index())).toList();
     }
 
     public int freeGpuCount() {

@@ -9,5 +9,7 @@ public enum ReleaseCause {
     /** The queue preempted the run: its grace period ended, or its tasks stopped during it. */
     PREEMPTED,
     /** The run reached its job's time limit and was stopped. */
-    TIME_LIMIT
+    TIME_LIMIT,
+    /** Recovery found a hardware fault on a GPU (or node) the run held; recovery decides whether it runs again. */
+    DEVICE_FAULT
 }

@@ -418,7 +418,8 @@ public final class TopologyPlacer implements GangPlacer {
         int bestUsed = -1;
         long whole = 0;
         int milliCap = sharing.milliCapacity();
-        for (long m = cpuOk & allowed; m != 0; m &= m - 1) {
+        // a cordoned device takes no new share either (it is never whole-free, but may still hold shares)
+        for (long m = cpuOk & allowed & ~n.cordonedMask; m != 0; m &= m - 1) {
             int pos = Long.numberOfTrailingZeros(m);
             Gpu g = n.spec.gpus().get(pos);
             if (model != null && !g.model().equals(model)) {

@@ -24,6 +24,9 @@
  * before the drain, {@link io.gantry.placement.core.DeferralCause#DRAINING} / {@code RESERVED}) and cordons are
  * recorded as {@code gantry.io/*} control labels on the nodes' registrations, so the same replay rebuilds them;
  * {@link io.gantry.placement.core.RdmaNic RDMA NICs} closest to each task's GPUs are named on its placement.
+ * Recovery's device-fault decisions ({@code deviceFault}, {@link io.gantry.placement.core.DeviceAction}) cordon single
+ * GPUs the same way ({@code gantry.io/cordoned-gpus}: never free again until uncordoned) and stop the runs that held
+ * them; it does not classify faults or decide retries (recovery does).
  *
  * <p>Which GPU models a task accepts is {@link io.gantry.placement.core.GpuTiers}'s answer for both placers (a tier
  * is never ignored: tier models narrowed by the task's own, an unknown tier accepts nothing). Numbers from the input

@@ -6,6 +6,7 @@ import io.gantry.runtime.http.Problem;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
+import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.PathVariable;
 import io.micronaut.http.annotation.Post;
@@ -45,6 +46,43 @@ public class NodeAdminController {
     public HttpResponse<?> uncordon(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                     @PathVariable String nodeId) throws Exception {
         return change(caller, nodeId, false);
+    }
+
+    /** GPUs to return to service; empty or absent: every cordoned GPU of the node. */
+    @Serdeable
+    public record GpuUncordon(@Nullable List<Integer> gpus) {
+    }
+
+    @Serdeable
+    public record GpuCordonState(String nodeId, List<Integer> cordonedGpus) {
+    }
+
+    /**
+     * Returns GPUs cordoned after a device fault to service (after repair). The node's own cordon (a drain, a failed
+     * pre-flight check) is lifted separately with {@code /uncordon}.
+     */
+    @Post("/gpus/uncordon")
+    public HttpResponse<?> uncordonGpus(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                        @PathVariable String nodeId, @Nullable @Body GpuUncordon body) throws Exception {
+        if (caller == null || !caller.admin()) {
+            return Problem.response(HttpStatus.FORBIDDEN, "Forbidden", "the admin role is required", List.of());
+        }
+        if (!placement.isReady()) {
+            return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", "placement is restoring its state",
+                    List.of());
+        }
+        List<Integer> gpus = body == null || body.gpus() == null ? List.of() : body.gpus();
+        if (gpus.stream().anyMatch(g -> g == null || g < 0)) {
+            return Problem.response(HttpStatus.BAD_REQUEST, "Invalid request", "GPU indices must be >= 0",
+                    List.of(new Problem.FieldError("gpus", "every index must be >= 0")));
+        }
+        Optional<java.util.SortedSet<Integer>> left = placement.command((h, out) ->
+                h.uncordonGpus(nodeId, new java.util.TreeSet<>(gpus), out)).get(10, TimeUnit.SECONDS);
+        if (left.isEmpty()) {
+            return Problem.response(HttpStatus.NOT_FOUND, "Not found", "no node " + nodeId,
+                    List.of(new Problem.FieldError("nodeId", "unknown node")));
+        }
+        return HttpResponse.ok(new GpuCordonState(nodeId, List.copyOf(left.get())));
     }
 
     private HttpResponse<?> change(Caller caller, String nodeId, boolean cordon) throws Exception {

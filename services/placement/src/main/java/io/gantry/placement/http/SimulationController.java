@@ -1,5 +1,6 @@
 package io.gantry.placement.http;
 
+import io.gantry.placement.backend.DeviceFault;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.runtime.http.Caller;
@@ -7,6 +8,7 @@ import io.gantry.runtime.http.Problem;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
+import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.PathVariable;
 import io.micronaut.http.annotation.Post;
@@ -18,7 +20,10 @@ import io.micronaut.serde.annotation.Serdeable;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** Admin controls of the simulated cluster: make a node fail (silent, tasks stuck) or come back. */
+/**
+ * Admin controls of the simulated cluster: make a node fail (silent, tasks stuck) or come back; inject a device
+ * fault; make a node's pre-flight check fail.
+ */
 @Controller("/v1/admin/simulation/nodes/{nodeId}")
 @ExecuteOn(TaskExecutors.BLOCKING)
 public class SimulationController {
@@ -42,6 +47,99 @@ public class SimulationController {
     public HttpResponse<?> revive(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                   @PathVariable String nodeId) throws Exception {
         return change(caller, nodeId, false);
+    }
+
+    /** A device fault to inject: {@code kind} one of DeviceFaultKind's symbols; {@code gpu} absent: the node. */
+    @Serdeable
+    public record FaultBody(@Nullable Integer gpu, @Nullable String kind, @Nullable Integer xid,
+                            @Nullable String message) {
+    }
+
+    @Serdeable
+    public record InjectedFault(String nodeId, @Nullable Integer gpu, String kind, @Nullable Integer xid, String message) {
+    }
+
+    @Serdeable
+    public record PreflightBody(boolean fail) {
+    }
+
+    @Serdeable
+    public record PreflightState(String nodeId, boolean failing) {
+    }
+
+    /** Injects a device fault: published on placement.device-events at the next tick, then decided by recovery. */
+    @Post("/faults")
+    public HttpResponse<?> fault(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                 @PathVariable String nodeId, @Body FaultBody body) throws Exception {
+        HttpResponse<?> refused = refuse(caller);
+        if (refused != null) {
+            return refused;
+        }
+        DeviceFault.Kind kind;
+        try {
+            kind = DeviceFault.Kind.valueOf(body.kind() == null ? "" : body.kind().trim().toUpperCase(java.util.Locale.ROOT));
+        } catch (IllegalArgumentException bad) {
+            return Problem.response(HttpStatus.BAD_REQUEST, "Invalid request", "unknown fault kind " + body.kind(),
+                    List.of(new Problem.FieldError("kind", "one of " + java.util.Arrays.toString(DeviceFault.Kind.values()))));
+        }
+        DeviceFault fault;
+        try {
+            fault = new DeviceFault(nodeId, body.gpu(), kind, body.xid(), "admin", body.message());
+        } catch (IllegalArgumentException bad) {
+            String field = bad.getMessage().contains("xid") ? "xid" : bad.getMessage().contains("gpu") ? "gpu" : "nodeId";
+            return Problem.response(HttpStatus.BAD_REQUEST, "Invalid request", bad.getMessage(),
+                    List.of(new Problem.FieldError(field, bad.getMessage())));
+        }
+        SimulatedBackend sim = (SimulatedBackend) placement.backend();
+        Boolean known = placement.query(h -> {
+            if (!sim.knows(nodeId)) {
+                return false;
+            }
+            sim.inject(fault);
+            return true;
+        }).get(10, TimeUnit.SECONDS);
+        if (!known) {
+            return Problem.response(HttpStatus.NOT_FOUND, "Not found", "no simulated node " + nodeId,
+                    List.of(new Problem.FieldError("nodeId", "unknown simulated node")));
+        }
+        return HttpResponse.accepted().body(new InjectedFault(nodeId, fault.gpuIndex(), kind.name(), fault.xid(),
+                fault.message()));
+    }
+
+    /** Makes the node's pre-flight check fail (or pass again). */
+    @Post("/preflight")
+    public HttpResponse<?> preflight(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                     @PathVariable String nodeId, @Body PreflightBody body) throws Exception {
+        HttpResponse<?> refused = refuse(caller);
+        if (refused != null) {
+            return refused;
+        }
+        SimulatedBackend sim = (SimulatedBackend) placement.backend();
+        Boolean known = placement.query(h -> {
+            if (!sim.knows(nodeId)) {
+                return false;
+            }
+            sim.failPreflight(nodeId, body.fail());
+            return true;
+        }).get(10, TimeUnit.SECONDS);
+        if (!known) {
+            return Problem.response(HttpStatus.NOT_FOUND, "Not found", "no simulated node " + nodeId,
+                    List.of(new Problem.FieldError("nodeId", "unknown simulated node")));
+        }
+        return HttpResponse.ok(new PreflightState(nodeId, body.fail()));
+    }
+
+    /** 403 for a non-admin, 409 when the backend is not simulated; null when the request may go on. */
+    private HttpResponse<?> refuse(Caller caller) {
+        if (caller == null || !caller.admin()) {
+            return Problem.response(HttpStatus.FORBIDDEN, "Forbidden", "the admin role is required", List.of());
+        }
+        if (!(placement.backend() instanceof SimulatedBackend)) {
+            return Problem.response(HttpStatus.CONFLICT, "Not simulated",
+                    "the active backend is " + placement.backend().name() + "; only simulated nodes take injected faults",
+                    List.of());
+        }
+        return null;
     }
 
     private HttpResponse<?> change(Caller caller, String nodeId, boolean fail) throws Exception {

@@ -3,6 +3,8 @@ package io.gantry.placement.kafka;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.CapacityReservationCancelled;
 import io.gantry.events.CapacityReservationRequested;
+import io.gantry.events.DeviceFaultDecided;
+import io.gantry.events.DeviceHealthEvent;
 import io.gantry.events.QueueReservationEvent;
 import io.gantry.events.JobCancelled;
 import io.gantry.events.JobDispatched;
@@ -20,13 +22,16 @@ import io.gantry.events.PlacementConfigApplied;
 import io.gantry.events.PlacementConfigEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
+import io.gantry.placement.backend.DeviceFault;
 import io.gantry.placement.backend.ExecutionBackend;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.VirtualClock;
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.ClusterState;
+import io.gantry.placement.core.DeferralCause;
 import io.gantry.placement.core.DeferredGangs;
+import io.gantry.placement.core.DeviceAction;
 import io.gantry.placement.core.PlacementFact;
 import io.gantry.placement.core.GangRequest;
 import io.gantry.placement.core.NodeSpec;
@@ -80,6 +85,10 @@ public final class PlacementHandler implements EventHandler {
     /** How stale the fragmentation gauge may get while allocations change. */
     static final Duration FRAGMENTATION_EVERY = Duration.ofSeconds(5);
     private Instant nextFragmentation = Instant.MIN;
+    /** Device faults published per node per tick at most: a flooding node waits, the others are not starved. */
+    static final int FAULTS_PER_NODE_PER_TICK = 8;
+    /** How often a dispatch re-places a gang after failed pre-flight checks before it defers the gang. */
+    static final int PREFLIGHT_ROUNDS = 3;
 
     public PlacementHandler(ClusterState state, ExecutionBackend backend, VirtualClock clock, Duration heartbeatInterval) {
         this.state = state;
@@ -265,7 +274,26 @@ public final class PlacementHandler implements EventHandler {
             } else if (e.getPayload() instanceof NodeRecovered) {
                 emit(state.nodeRecovered(e.getNodeId()), now, out);
             }
+        } else if (value instanceof DeviceHealthEvent e && e.getPayload() instanceof DeviceFaultDecided d) {
+            // the cordon is a registration on placement.node-events, so a restart keeps it; the stopped runs'
+            // releases say DEVICE_FAULT (recovery requeues them) or RUN_FAILED (an application fault)
+            List<PlacementFact> facts = state.deviceFault(e.getNodeId(), d.getGpuIndex(),
+                    DeviceAction.valueOf(d.getAction().name()), d.getMessage(), d.getFaultAt(), now);
+            LOG.info("device fault on {}: {} ({} facts)", e.getNodeId(), d.getMessage(), facts.size());
+            emit(facts, now, out);
         }
+    }
+
+    /**
+     * An operator returns cordoned GPUs of a node to service after repair ({@code gpus} empty: all). Empty when the
+     * node is unknown; else the GPUs still cordoned.
+     */
+    public Optional<java.util.SortedSet<Integer>> uncordonGpus(String nodeId, java.util.Set<Integer> gpus, Output out) {
+        if (!state.knows(nodeId)) {
+            return Optional.empty();
+        }
+        emit(state.uncordonGpus(nodeId, gpus), clock.instant(), out);
+        return state.node(nodeId).map(NodeSpec::cordonedGpus);
     }
 
     /**
@@ -283,7 +311,7 @@ public final class PlacementHandler implements EventHandler {
 
     private void dispatch(String jobId, JobDispatched d, Instant now, Output out) {
         GangRequest gang = WireMapping.gang(jobId, d); // throws on a malformed spec before anything changes
-        List<PlacementFact> facts = state.dispatch(gang, now);
+        List<PlacementFact> facts = preflighted(gang, state.dispatch(gang, now), now, out);
         // remembered so releases can tell the queue which parked gangs fit now
         deferredGangs.afterDispatch(gang, facts);
         // each run gets a secret token of its own: the tasks have it, the grant names only its hash
@@ -308,9 +336,70 @@ public final class PlacementHandler implements EventHandler {
         }
     }
 
+    /**
+     * Runs the backend's pre-flight check on every node of a grant before anything starts. A failing node is
+     * cordoned (with the reason) and reported on {@code placement.device-events}, and the gang is placed again
+     * without it: nothing was granted yet, so it is no job failure and holds no quota longer than the decision.
+     * After {@value #PREFLIGHT_ROUNDS} rounds with failures the gang is deferred (the queue retries it when capacity
+     * changes). A node passes at most once per dispatch.
+     */
+    private List<PlacementFact> preflighted(GangRequest gang, List<PlacementFact> facts, Instant now, Output out) {
+        java.util.Set<String> passed = new java.util.HashSet<>();
+        for (int round = 0; ; round++) {
+            PlacementFact.AllocationGranted grant = facts.stream()
+                    .filter(f -> f instanceof PlacementFact.AllocationGranted)
+                    .map(f -> (PlacementFact.AllocationGranted) f).findFirst().orElse(null);
+            if (grant == null) {
+                return facts;
+            }
+            List<String> failed = new ArrayList<>();
+            for (String nodeId : new java.util.TreeSet<>(grant.allocation().placements().stream()
+                    .map(p -> p.nodeId()).toList())) {
+                if (passed.contains(nodeId)) {
+                    continue;
+                }
+                NodeSpec node = state.node(nodeId).orElse(null);
+                Optional<String> failure = node == null ? Optional.empty() : backend.preflight(node, now);
+                if (failure.isEmpty()) {
+                    passed.add(nodeId);
+                    continue;
+                }
+                failed.add(nodeId);
+                String reason = "pre-flight check failed: " + abbreviate(failure.get());
+                LOG.warn("node {} {}; cordoned, job {} is placed again without it", nodeId, reason, gang.jobId());
+                emit(state.cordon(nodeId, true, reason), now, out);
+                publishFault(new DeviceFault(nodeId, null, DeviceFault.Kind.PREFLIGHT_FAILED, null, "preflight",
+                        reason + " (before job " + gang.jobId() + " attempt " + gang.attempt() + ")"), now, out);
+            }
+            if (failed.isEmpty()) {
+                return facts;
+            }
+            if (round + 1 >= PREFLIGHT_ROUNDS) {
+                return List.of(new PlacementFact.PlacementDeferred(gang.jobId(), gang.tenant(), gang.attempt(),
+                        DeferralCause.CORDONED, "pre-flight checks failed on " + String.join(", ", failed)
+                        + " in " + PREFLIGHT_ROUNDS + " placement rounds; the nodes are cordoned and the gang waits "
+                        + "for capacity"));
+            }
+            facts = state.dispatch(gang, now);
+        }
+    }
+
+    private static String abbreviate(String s) {
+        String one = s.strip().replaceAll("\\s+", " ");
+        return one.length() <= 200 ? one : one.substring(0, 197) + "...";
+    }
+
+    private void publishFault(DeviceFault f, Instant now, Output out) {
+        out.send(Topics.PLACEMENT_DEVICE_EVENTS, f.nodeId(), WireMapping.deviceEvent(f, now));
+    }
+
     @Override
     public void tick(Instant wallNow, Output out) {
         Instant now = clock.instant();
+        // bounded per node, so a flooding node cannot starve the others' reports (nor the loop)
+        for (DeviceFault f : backend.pollFaults(now, FAULTS_PER_NODE_PER_TICK)) {
+            publishFault(f, now, out);
+        }
         settle(backend.poll(now), now, out);
         if (dirty && !now.isBefore(nextFragmentation)) {
             // O(nodes): a gauge, not a decision, so at most once per FRAGMENTATION_EVERY of placement's clock

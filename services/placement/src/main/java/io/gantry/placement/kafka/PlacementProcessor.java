@@ -74,7 +74,7 @@ public class PlacementProcessor implements AutoCloseable {
         }
         return new ServiceLoop(Service.PLACEMENT,
                 List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
-                        Topics.RECOVERY_NODE_EVENTS),
+                        Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_DEVICE_EVENTS),
                 restore, tickInterval,
                 () -> new PlacementHandler(new ClusterState(backend.name(), placer), backend, clock, heartbeatInterval)
                         .typicalRequests(List.copyOf(typicalGpus)));

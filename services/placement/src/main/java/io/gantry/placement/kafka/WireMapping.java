@@ -193,6 +193,16 @@ public final class WireMapping {
         return out;
     }
 
+    /** A fault a backend observed, for {@code placement.device-events} (a random event id: each report is new). */
+    static io.gantry.events.DeviceEvent deviceEvent(io.gantry.placement.backend.DeviceFault f, Instant now) {
+        return io.gantry.events.DeviceEvent.newBuilder().setEventId(java.util.UUID.randomUUID().toString())
+                .setNodeId(f.nodeId()).setOccurredAt(now)
+                .setPayload(io.gantry.events.DeviceFaultReported.newBuilder().setGpuIndex(f.gpuIndex())
+                        .setKind(io.gantry.events.DeviceFaultKind.valueOf(f.kind().name())).setXid(f.xid())
+                        .setSource(f.source()).setMessage(f.message()).build())
+                .build();
+    }
+
     static NodeEvent nodeRegistered(NodeSpec n, Instant now) {
         List<GpuDevice> gpus = n.gpus().stream()
                 .map(g -> GpuDevice.newBuilder().setIndex(g.index()).setModel(g.model()).setMemoryMiB(g.memoryMiB())

@@ -28,6 +28,10 @@ import java.util.TreeSet;
 public final class QueueCore {
     /** The release reason after which the job waits for recovery (JobRequeued or JobRecoveryAbandoned). */
     public static final String NODE_FAILED = "NODE_FAILED";
+    /** A hardware fault of a device the run held: an infrastructure failure, so recovery decides too. */
+    public static final String DEVICE_FAULT = "DEVICE_FAULT";
+    /** Release reasons of infrastructure failures: the job waits for recovery's decision instead of failing. */
+    static final java.util.Set<String> RECOVERY_DECIDES = java.util.Set.of(NODE_FAILED, DEVICE_FAULT);
     /** The release reason after which a preempted job is queued again. */
     public static final String PREEMPTED = "PREEMPTED";
     /** QuotaReleased reason when placement deferred the attempt. */
@@ -546,7 +550,7 @@ public final class QueueCore {
                 scheduler.uncharge(job.jobId(), r.attempt(), at);
             }
             job = job.released(r.attempt());
-            if (NODE_FAILED.equals(r.reason()) && r.attempt() == job.attempt()
+            if (RECOVERY_DECIDES.contains(r.reason()) && r.attempt() == job.attempt()
                     && job.status() == JobState.DISPATCHED) {
                 job = job.with(JobState.INTERRUPTED);
             }

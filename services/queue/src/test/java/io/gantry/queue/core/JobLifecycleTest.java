@@ -122,6 +122,17 @@ class JobLifecycleTest {
                             assertThat(q.all(JobDispatched.class, "a1")).extracting(JobDispatched::attempt)
                                     .containsExactly(1, 2);
                         }),
+                new Case("a run stopped by a device's hardware fault waits for recovery like a node failure, and its "
+                                + "requeue runs it again",
+                        q -> q.submit(aJob("a1").gpus(8)).granted("a1", 1).released("a1", 1, QueueCore.DEVICE_FAULT)
+                                .capacityChanged(),
+                        q -> {
+                            assertThat(q.core.status("a1")).isEqualTo(JobState.INTERRUPTED);
+                            assertThat(q.dispatchCount("a1")).isEqualTo(1);
+                            q.requeued("a1", 1);
+                            assertThat(q.all(JobDispatched.class, "a1")).extracting(JobDispatched::attempt)
+                                    .containsExactly(1, 2);
+                        }),
                 new Case("an interrupted job waits for recovery and is not dispatched on its own",
                         q -> q.submit(aJob("a1")).released("a1", 1, QueueCore.NODE_FAILED).capacityChanged(),
                         q -> {

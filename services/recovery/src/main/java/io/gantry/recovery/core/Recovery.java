@@ -36,9 +36,16 @@ public final class Recovery {
     private final Map<String, TreeMap<Integer, RecoveryFact.CheckpointRecorded>> checkpoints = new HashMap<>();
     // silence counts only while watching: a new core watches (nothing to catch up with), a restart pauses it
     private boolean watching = true;
+    private final Devices devices;
+    /** Heartbeat gaps a node's phi is computed over (the newest); fewer than MIN_GAPS: the timeout alone decides. */
+    static final int MAX_GAPS = 32;
+    static final int MIN_GAPS = 4;
+    /** However jittery a node's history, a silence this many timeouts long fails it. */
+    static final int MAX_TIMEOUTS = 3;
 
     public Recovery(RecoveryPolicy policy) {
         this.policy = Objects.requireNonNull(policy, "policy");
+        this.devices = new Devices(policy.health());
     }
 
     public RecoveryPolicy policy() {
@@ -93,25 +100,72 @@ public final class Recovery {
         return List.of(new GraceStarted(Objects.requireNonNull(now, "now"), true));
     }
 
-    /** Declares failed every healthy node silent for longer than the timeout; each failure is declared once. */
+    /**
+     * Declares failed every healthy node silent for longer than the timeout whose silence is also suspicious enough
+     * by its own heartbeat history (phi accrual, see {@link #phi}); each failure is declared once. A node whose
+     * heartbeats came steadily fails right at the timeout; one whose heartbeats have been jittery (delayed, bunched)
+     * gets longer, up to {@value #MAX_TIMEOUTS} timeouts.
+     */
     public List<RecoveryFact> tick(Instant now) {
         Objects.requireNonNull(now, "now");
         if (!watching) {
             return List.of();
         }
         List<RecoveryFact> facts = new ArrayList<>();
+        Duration timeout = policy.heartbeatTimeout();
         for (Node node : nodes.values()) {
             if (node.state != NodeState.HEALTHY || node.lastSeenAt == null) {
                 continue;
             }
             Duration silence = Duration.between(node.lastSeenAt, now);
-            if (silence.compareTo(policy.heartbeatTimeout()) > 0) {
-                facts.add(new NodeFailed(node.nodeId, now, node.lastHeartbeatAt,
-                        "no heartbeat for " + seconds(silence) + " (timeout " + seconds(policy.heartbeatTimeout())
-                                + ")"));
+            if (silence.compareTo(timeout) <= 0) {
+                continue;
             }
+            double phiAtTimeout = phi(node, timeout.toMillis());
+            boolean capped = silence.compareTo(timeout.multipliedBy(MAX_TIMEOUTS)) > 0;
+            if (!capped && phi(node, silence.toMillis()) < policy.phiThreshold()) {
+                continue; // suspected, not yet failed: this node's heartbeats have been irregular
+            }
+            String why = "no heartbeat for " + seconds(silence) + " (timeout " + seconds(timeout) + ")";
+            if (phiAtTimeout < policy.phiThreshold()) {
+                why += "; its heartbeats were irregular (mean gap " + seconds(Duration.ofMillis((long) mean(node)))
+                        + "), so the silence counted only once it was " + (capped ? MAX_TIMEOUTS + " timeouts long"
+                        : "this improbable");
+            }
+            facts.add(new NodeFailed(node.nodeId, now, node.lastHeartbeatAt, why));
         }
         return facts;
+    }
+
+    /**
+     * The phi-accrual suspicion (Hayashibara et al.) that a node silent for {@code silenceMillis} is gone, from the
+     * gaps between its recent heartbeats: -log10 of the probability that a gap is at least that long, with the gaps
+     * taken as normally distributed (the logistic approximation Akka uses). Infinite with fewer than
+     * {@value #MIN_GAPS} gaps, so the timeout alone decides until there is a history. The deviation is at least a
+     * tenth of the mean and 100 ms: a perfectly regular history must not turn a small delay into certainty.
+     */
+    static double phi(Node node, long silenceMillis) {
+        if (node.gaps.size() < MIN_GAPS) {
+            return Double.POSITIVE_INFINITY;
+        }
+        double mean = mean(node);
+        double var = 0;
+        for (long g : node.gaps) {
+            var += (g - mean) * (g - mean);
+        }
+        double std = Math.max(Math.sqrt(var / node.gaps.size()), Math.max(mean / 10, 100));
+        double y = (silenceMillis - mean) / std;
+        double e = Math.exp(-y * (1.5976 + 0.070566 * y * y));
+        double p = silenceMillis > mean ? e / (1.0 + e) : 1.0 - 1.0 / (1.0 + e);
+        return p <= 0 ? Double.POSITIVE_INFINITY : -Math.log10(p);
+    }
+
+    private static double mean(Node node) {
+        double sum = 0;
+        for (long g : node.gaps) {
+            sum += g;
+        }
+        return node.gaps.isEmpty() ? 0 : sum / node.gaps.size();
     }
 
     /**
@@ -119,6 +173,16 @@ public final class Recovery {
      * it. An attempt that was already decided (a redelivered or repeated release) yields nothing.
      */
     public List<RecoveryFact> onNodeFailureRelease(InterruptedRun run) {
+        return onInfrastructureRelease(run, false);
+    }
+
+    /**
+     * Placement stopped a run because of an infrastructure failure: a node failed ({@code deviceFault} false) or a
+     * device it held had a hardware fault (true). Requeue it while the job's failure budget
+     * ({@code maxRestarts}, shared by both causes) lasts, else abandon it; the sentence names the cause. An attempt
+     * already decided yields nothing.
+     */
+    public List<RecoveryFact> onInfrastructureRelease(InterruptedRun run, boolean deviceFault) {
         Objects.requireNonNull(run, "run");
         Job job = jobs.get(run.jobId());
         if (job != null && run.attempt() <= job.lastDecidedAttempt) {
@@ -128,12 +192,78 @@ public final class Recovery {
         if (restartsSoFar < policy.maxRestarts()) {
             RecoveryFact.CheckpointRecorded from = resumePoint(run.jobId(), run.attempt());
             return List.of(new JobRequeued(run.jobId(), run.tenant(), run.attempt(),
-                    failedNodes(run) + "; restart " + (restartsSoFar + 1) + " of " + policy.maxRestarts()
+                    (deviceFault ? faultyDevice(run) : failedNodes(run)) + "; restart " + (restartsSoFar + 1) + " of "
+                            + policy.maxRestarts()
                             + (from == null ? "" : "; resumes from step " + from.step() + " (" + from.path() + ")"),
                     from == null ? null : from.path()));
         }
         return List.of(new JobRecoveryAbandoned(run.jobId(), run.tenant(), run.attempt(),
-                "restart limit " + policy.maxRestarts() + " reached"));
+                (deviceFault ? faultyDevice(run) + "; " : "") + "restart limit " + policy.maxRestarts() + " reached"));
+    }
+
+    /**
+     * A backend reported a device fault: classify it (application or hardware, {@link XidCatalog}) and decide what
+     * placement does; the runs the device hits come from the live allocations joined with the fault. Nothing for a
+     * report already decided, a failed pre-flight check (placement handled it), or a hardware fault of a device or
+     * node already out of service (a repeat or a flood: bounded work, nothing published).
+     */
+    public List<RecoveryFact> onDeviceFault(DeviceFaultReport report) {
+        return devices.decide(Objects.requireNonNull(report, "report"));
+    }
+
+    /** Placement granted the run; per node the GPU indices it holds (the table device faults are joined with). */
+    public List<RecoveryFact> onRunGranted(String jobId, int attempt, Map<String, java.util.Set<Integer>> gpusByNode) {
+        return List.of(new RecoveryFact.RunHeld(jobId, attempt, gpusByNode));
+    }
+
+    public List<RecoveryFact> onRunReleased(String jobId, int attempt) {
+        return List.of(new RecoveryFact.RunReleased(jobId, attempt));
+    }
+
+    /** Placement (re-)registered the node with these control labels at {@code at} (placement's clock). */
+    public List<RecoveryFact> onNodeControl(String nodeId, Instant at, boolean cordoned,
+                                            java.util.Set<Integer> cordonedGpus, java.util.Set<Integer> gpus) {
+        return List.of(new RecoveryFact.NodeControlSeen(nodeId, at, cordoned, cordonedGpus, gpus));
+    }
+
+    /** The jobs whose live runs hold the GPU of the node (any of it for {@code gpuIndex} null), by id. */
+    public List<String> runsHit(String nodeId, Integer gpuIndex) {
+        return devices.affected(nodeId, gpuIndex);
+    }
+
+    /** GPUs of the node recovery cordoned and has not seen back in service. */
+    public java.util.Set<Integer> cordonedGpus(String nodeId) {
+        return devices.cordonedGpus(nodeId);
+    }
+
+    public boolean drained(String nodeId) {
+        return devices.drained(nodeId);
+    }
+
+    /**
+     * A node with something out of service after hardware faults, as recovery last decided and saw it.
+     *
+     * @param cordonedGpus GPUs cordoned, ascending
+     * @param nodeCordoned the whole node is cordoned (node-wide fault, node policy or drain)
+     * @param drained      the node was drained for repair
+     */
+    public record OutOfService(String nodeId, List<Integer> cordonedGpus, boolean nodeCordoned, boolean drained) {
+    }
+
+    /** Every node with a GPU or itself out of service after hardware faults, by node id. */
+    public List<OutOfService> outOfService() {
+        return devices.outOfService();
+    }
+
+    private String faultyDevice(InterruptedRun run) {
+        RecoveryFact.DeviceFaultDecided d = devices.faultOf(run.jobId(), run.nodeIds());
+        if (d == null) {
+            return "a device of the allocation had a hardware fault";
+        }
+        String where = d.gpuIndex() == null ? "node " + d.nodeId() : "GPU " + d.gpuIndex() + " of " + d.nodeId();
+        String what = d.kind() == FaultKind.XID ? "Xid " + d.xid() + ": " + XidCatalog.of(d.xid()).meaning()
+                : d.kind().name();
+        return where + " failed (" + what + ")";
     }
 
     /** A run reported a committed checkpoint: remembered for the job's next resume. */
@@ -161,16 +291,34 @@ public final class Recovery {
         // Java 17: no pattern matching for switch yet, so an instanceof chain over the sealed hierarchy
         if (fact instanceof NodeSeen f) {
             Node node = node(f.nodeId());
+            if (node.lastArrival != null && !f.receivedAt().isBefore(node.lastArrival)) {
+                // a gap is counted at most as the timeout: a longer silence that phi tolerated must not make the
+                // next one still more tolerable (the tolerance would feed on itself)
+                node.gaps.addLast(Math.min(Duration.between(node.lastArrival, f.receivedAt()).toMillis(),
+                        policy.heartbeatTimeout().toMillis()));
+                if (node.gaps.size() > MAX_GAPS) {
+                    node.gaps.removeFirst();
+                }
+            }
+            node.lastArrival = f.receivedAt();
             node.lastSeenAt = f.receivedAt();
             node.lastHeartbeatAt = f.receivedAt();
         } else if (fact instanceof NodeKnown f) {
             node(f.nodeId());
         } else if (fact instanceof GraceStarted f) {
-            nodes.values().forEach(n -> n.lastSeenAt = f.at());
+            // the time recovery was down is no heartbeat gap
+            nodes.values().forEach(n -> {
+                n.lastSeenAt = f.at();
+                n.lastArrival = null;
+            });
             watching = f.watching();
+        } else if (fact instanceof RecoveryFact.DeviceFaultDecided || fact instanceof RecoveryFact.RunHeld
+                || fact instanceof RecoveryFact.RunReleased || fact instanceof RecoveryFact.NodeControlSeen) {
+            devices.replay(fact);
         } else if (fact instanceof NodeFailed f) {
             Node node = node(f.nodeId());
             node.state = NodeState.FAILED;
+            node.lastArrival = null; // the outage is no heartbeat gap
             node.failedAt = f.failedAt();
             if (f.lastHeartbeatAt() != null) {
                 node.lastHeartbeatAt = f.lastHeartbeatAt();
@@ -258,8 +406,12 @@ public final class Recovery {
         }
     }
 
-    private static final class Node {
+    static final class Node {
         final String nodeId;
+        /** Gaps between received heartbeats, newest last, in milliseconds (at most MAX_GAPS). */
+        final java.util.ArrayDeque<Long> gaps = new java.util.ArrayDeque<>();
+        /** When the last heartbeat of this process's watch arrived; null after a (re)start. */
+        Instant lastArrival;
         NodeState state = NodeState.HEALTHY;
         Instant lastSeenAt;
         Instant lastHeartbeatAt;

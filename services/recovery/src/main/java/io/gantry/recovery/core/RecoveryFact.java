@@ -4,11 +4,67 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * Everything that changes recovery's state. NodeSeen, NodeKnown, GraceStarted and CheckpointRecorded are
- * internal bookkeeping (never published); the other four are the facts recovery publishes on its topics, and the
- * ones it replays from them on restart.
+ * Everything that changes recovery's state. NodeSeen, NodeKnown, GraceStarted, CheckpointRecorded, RunHeld,
+ * RunReleased and NodeControlSeen are internal bookkeeping (never published); the others are the facts recovery
+ * publishes on its topics, and the ones it replays from them on restart.
  */
 public sealed interface RecoveryFact {
+
+    /**
+     * Published: recovery classified a device fault and decided what placement does.
+     *
+     * @param faultAt        the report's time on placement's clock
+     * @param gpuIndex       null for a fault of the whole node
+     * @param affectedJobIds the jobs whose live runs held the device when recovery decided, by job id
+     */
+    record DeviceFaultDecided(String faultEventId, String nodeId, java.time.Instant faultAt, Integer gpuIndex,
+                              FaultKind kind, Integer xid, FaultCategory category, FaultAction action,
+                              java.util.List<String> affectedJobIds, String message) implements RecoveryFact {
+        public DeviceFaultDecided {
+            Objects.requireNonNull(faultEventId, "faultEventId");
+            Objects.requireNonNull(nodeId, "nodeId");
+            Objects.requireNonNull(faultAt, "faultAt");
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(category, "category");
+            Objects.requireNonNull(action, "action");
+            Objects.requireNonNull(message, "message");
+            affectedJobIds = java.util.List.copyOf(affectedJobIds == null ? java.util.List.of() : affectedJobIds);
+        }
+    }
+
+    /**
+     * Placement granted {@code attempt} of the job: per node, the GPU indices it holds (whole or shared; an empty set
+     * for a task without GPUs). Learned from placement's allocation events; the table the device-fault join reads.
+     */
+    record RunHeld(String jobId, int attempt, java.util.Map<String, java.util.Set<Integer>> gpusByNode)
+            implements RecoveryFact {
+        public RunHeld {
+            Objects.requireNonNull(jobId, "jobId");
+            gpusByNode = java.util.Map.copyOf(Objects.requireNonNull(gpusByNode, "gpusByNode"));
+        }
+    }
+
+    /** Placement released {@code attempt} of the job. */
+    record RunReleased(String jobId, int attempt) implements RecoveryFact {
+        public RunReleased {
+            Objects.requireNonNull(jobId, "jobId");
+        }
+    }
+
+    /**
+     * Placement (re-)registered the node at {@code at} (its clock) with these control labels: whether it is cordoned
+     * and which GPUs are; {@code gpus} are all its GPU indices. How recovery learns that an operator returned a
+     * device or node to service after repair.
+     */
+    record NodeControlSeen(String nodeId, Instant at, boolean cordoned, java.util.Set<Integer> cordonedGpus,
+                           java.util.Set<Integer> gpus) implements RecoveryFact {
+        public NodeControlSeen {
+            Objects.requireNonNull(nodeId, "nodeId");
+            Objects.requireNonNull(at, "at");
+            cordonedGpus = java.util.Set.copyOf(cordonedGpus);
+            gpus = java.util.Set.copyOf(gpus);
+        }
+    }
 
     /** A registration or heartbeat of {@code nodeId} was received at {@code receivedAt} (recovery's clock). */
     record NodeSeen(String nodeId, Instant receivedAt) implements RecoveryFact {

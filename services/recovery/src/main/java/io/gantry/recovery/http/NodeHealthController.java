@@ -39,6 +39,20 @@ public class NodeHealthController {
     public record DetectorView(boolean watching) {
     }
 
+    /**
+     * Nodes with GPUs (or the whole node) out of service after hardware faults, as recovery decided them and has not
+     * yet seen returned to service by an operator.
+     */
+    @Get("/devices")
+    public CompletableFuture<List<OutOfServiceView>> devices(@RequestAttribute(Caller.ATTRIBUTE) Caller caller) {
+        return processor.outOfService().thenApply(l -> l.stream().map(o -> new OutOfServiceView(o.nodeId(),
+                o.cordonedGpus(), o.nodeCordoned(), o.drained())).toList());
+    }
+
+    @Serdeable
+    public record OutOfServiceView(String nodeId, List<Integer> cordonedGpus, boolean nodeCordoned, boolean drained) {
+    }
+
     /** Instants as ISO-8601 strings, so the JSON does not depend on the serializer's date settings. */
     @Serdeable
     public record NodeHealthView(String nodeId, String state, String lastHeartbeatAt, String failedAt) {

@@ -1,6 +1,13 @@
 package io.gantry.recovery.kafka;
 
 import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.DeviceEvent;
+import io.gantry.events.DeviceFaultReported;
+import io.gantry.events.DeviceHealthEvent;
+import io.gantry.events.GpuDevice;
+import io.gantry.events.GpuShare;
+import io.gantry.events.NodeRegistered;
 import io.gantry.events.AllocationReleased;
 import io.gantry.events.CheckpointCommitted;
 import io.gantry.events.CheckpointEvent;
@@ -10,11 +17,14 @@ import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.events.ReleaseReason;
 import io.gantry.events.TaskPlacement;
+import io.gantry.recovery.core.DeviceFaultReport;
+import io.gantry.recovery.core.FaultKind;
 import io.gantry.recovery.core.InterruptedRun;
 import io.gantry.recovery.core.NodeHealth;
 import io.gantry.recovery.core.Recovery;
 import io.gantry.recovery.core.RecoveryFact;
 import io.gantry.recovery.core.RecoveryPolicy;
+import io.gantry.recovery.core.XidCatalog;
 import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
 import io.gantry.schemas.Topic;
@@ -22,16 +32,26 @@ import io.gantry.schemas.Topics;
 
 import java.time.Clock;
 import java.time.Instant;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Maps recovery's topics to the core and back. Every decision is replayed into the core in the same batch that
  * publishes it, so the in-memory state is exactly what the committed topics say.
  */
 final class RecoveryHandler implements EventHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(RecoveryHandler.class);
+    /** Placement's control labels, read off its registrations (placement owns the names; the values are ours to read). */
+    static final String CORDONED_LABEL = "gantry.io/cordoned";
+    static final String CORDONED_GPUS_LABEL = "gantry.io/cordoned-gpus";
     private final Recovery core;
     private final Clock clock;
 
@@ -42,6 +62,10 @@ final class RecoveryHandler implements EventHandler {
 
     List<NodeHealth> nodes() {
         return core.nodes();
+    }
+
+    List<Recovery.OutOfService> outOfService() {
+        return core.outOfService();
     }
 
     boolean watching() {
@@ -56,11 +80,64 @@ final class RecoveryHandler implements EventHandler {
             core.replay(WireMapping.fromWire(e));
         } else if (value instanceof CheckpointEvent e && e.getPayload() instanceof CheckpointCommitted c) {
             checkpoint(e, c);
+        } else if (topic.equals(Topics.RECOVERY_DEVICE_EVENTS) && value instanceof DeviceHealthEvent e) {
+            core.replay(WireMapping.fromWire(e));
+        } else if (value instanceof AllocationEvent e) {
+            // the live runs, for joining device faults with the runs they hit
+            allocation(e).forEach(core::replay);
         } else if (topic.equals(Topics.PLACEMENT_NODE_EVENTS) && value instanceof NodeEvent e
                 && e.getNodeId() != null && !e.getNodeId().isBlank()) {
-            // only the node's existence: its timestamps are on the sender's (possibly virtual) clock
+            // the node's existence, for the liveness watch: its timestamps are on the sender's (possibly virtual)
+            // clock, so no sign of life; its control labels say which devices are out of service
             core.replay(new RecoveryFact.NodeKnown(e.getNodeId()));
+            control(e).forEach(core::replay);
         }
+    }
+
+    /** The run-table facts of an allocation event: a grant (GPUs held per node) or a release. */
+    private List<RecoveryFact> allocation(AllocationEvent e) {
+        if (e.getPayload() instanceof AllocationGranted g) {
+            Map<String, Set<Integer>> held = new HashMap<>();
+            for (TaskPlacement p : g.getPlacements()) {
+                Set<Integer> gpus = held.computeIfAbsent(p.getNodeId(), n -> new TreeSet<>());
+                gpus.addAll(p.getGpuIndices());
+                if (p.getGpuShares() != null) {
+                    for (GpuShare s : p.getGpuShares()) {
+                        gpus.add(s.getIndex());
+                    }
+                }
+            }
+            return core.onRunGranted(e.getJobId(), g.getAttempt(), held);
+        }
+        if (e.getPayload() instanceof AllocationReleased r) {
+            return core.onRunReleased(e.getJobId(), r.getAttempt());
+        }
+        return List.of();
+    }
+
+    /** The control labels of a registration (which GPUs and whether the node are cordoned), at placement's time. */
+    private List<RecoveryFact> control(NodeEvent e) {
+        if (!(e.getPayload() instanceof NodeRegistered r) || e.getOccurredAt() == null) {
+            return List.of();
+        }
+        Map<String, String> labels = r.getLabels() == null ? Map.of() : r.getLabels();
+        Set<Integer> cordonedGpus = new TreeSet<>();
+        String v = labels.get(CORDONED_GPUS_LABEL);
+        if (v != null) {
+            for (String part : v.split(",")) {
+                try {
+                    cordonedGpus.add(Integer.parseInt(part.trim()));
+                } catch (NumberFormatException ignored) {
+                    // placement writes the label; a stray part must not make the registration unreadable
+                }
+            }
+        }
+        Set<Integer> gpus = new TreeSet<>();
+        for (GpuDevice g : r.getGpus()) {
+            gpus.add(g.getIndex());
+        }
+        return core.onNodeControl(e.getNodeId(), e.getOccurredAt(), "true".equals(labels.get(CORDONED_LABEL)),
+                cordonedGpus, gpus);
     }
 
     @Override
@@ -73,13 +150,30 @@ final class RecoveryHandler implements EventHandler {
         if (value instanceof NodeEvent e) {
             // liveness is measured when the heartbeat is received, on our clock, never by e.getOccurredAt()
             apply(core.onRegistration(e.getNodeId(), clock.instant()), out);
+            apply(control(e), out);
+        } else if (value instanceof DeviceEvent e && e.getPayload() instanceof DeviceFaultReported f) {
+            DeviceFaultReport report = new DeviceFaultReport(e.getEventId(), e.getNodeId(), f.getGpuIndex(),
+                    FaultKind.valueOf(f.getKind().name()), f.getXid(), f.getMessage(), e.getOccurredAt());
+            if (report.kind() == FaultKind.XID && !XidCatalog.known(report.xid())) {
+                LOG.warn("unknown Xid {} on node {} GPU {} ({}): treated as a hardware fault", report.xid(),
+                        report.nodeId(), report.gpuIndex(), report.message());
+            }
+            apply(core.onDeviceFault(report), out);
+        } else if (value instanceof AllocationEvent e && !(e.getPayload() instanceof AllocationReleased)) {
+            apply(allocation(e), out);
         } else if (value instanceof NodeHeartbeatEvent e) {
             apply(core.onSignOfLife(e.getNodeId(), clock.instant()), out);
         } else if (value instanceof CheckpointEvent e && e.getPayload() instanceof CheckpointCommitted c) {
             checkpoint(e, c);
-        } else if (value instanceof AllocationEvent e && e.getPayload() instanceof AllocationReleased released
-                && released.getReason() == ReleaseReason.NODE_FAILED) {
-            apply(core.onNodeFailureRelease(interruptedRun(e.getJobId(), released)), out);
+        } else if (value instanceof AllocationEvent e && e.getPayload() instanceof AllocationReleased released) {
+            // validated (the run's fields) before any state changes
+            InterruptedRun run = released.getReason() == ReleaseReason.NODE_FAILED
+                    || released.getReason() == ReleaseReason.DEVICE_FAULT ? interruptedRun(e.getJobId(), released) : null;
+            apply(allocation(e), out);
+            if (run != null) {
+                // infrastructure failures: requeued automatically within the job's failure budget
+                apply(core.onInfrastructureRelease(run, released.getReason() == ReleaseReason.DEVICE_FAULT), out);
+            }
         }
     }
 
@@ -121,5 +215,13 @@ final class RecoveryHandler implements EventHandler {
                 .ifPresent(e -> out.send(Topics.RECOVERY_NODE_EVENTS, e.getNodeId(), e));
         WireMapping.toJobEvent(fact, eventId, now)
                 .ifPresent(e -> out.send(Topics.RECOVERY_JOB_EVENTS, e.getJobId(), e));
+        if (fact instanceof RecoveryFact.DeviceFaultDecided d) {
+            // derived from the fault: deciding the same report again is the same fact
+            String id = UUID.nameUUIDFromBytes(("recovery.device/" + d.faultEventId()).getBytes(StandardCharsets.UTF_8))
+                    .toString();
+            DeviceHealthEvent e = WireMapping.toDeviceEvent(d, id, now);
+            out.send(Topics.RECOVERY_DEVICE_EVENTS, e.getNodeId(), e);
+            LOG.info("device fault decided on {}: {}", d.nodeId(), d.message());
+        }
     }
 }

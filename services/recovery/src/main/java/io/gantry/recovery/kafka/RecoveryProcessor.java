@@ -30,8 +30,22 @@ public class RecoveryProcessor implements AutoCloseable {
                              @Value("${gantry.kafka.partitions:1}") int partitions,
                              @Value("${gantry.recovery.heartbeat-timeout:10s}") Duration heartbeatTimeout,
                              @Value("${gantry.recovery.max-restarts:3}") int maxRestarts,
-                             @Value("${gantry.recovery.check-interval:1s}") Duration checkInterval) {
-        RecoveryPolicy policy = new RecoveryPolicy(heartbeatTimeout, maxRestarts);
+                             @Value("${gantry.recovery.check-interval:1s}") Duration checkInterval,
+                             @Value("${gantry.recovery.phi-threshold:8.0}") double phiThreshold,
+                             @Value("${gantry.recovery.health.cordon-scope:device}") String cordonScope,
+                             @Value("${gantry.recovery.health.drain-after:3}") int drainAfter,
+                             @Value("${gantry.recovery.health.drain-window:1h}") Duration drainWindow) {
+        if (!cordonScope.equals("device") && !cordonScope.equals("node")) {
+            throw new io.micronaut.context.exceptions.ConfigurationException(
+                    "gantry.recovery.health.cordon-scope must be `device` or `node`, was " + cordonScope);
+        }
+        RecoveryPolicy policy;
+        try {
+            policy = new RecoveryPolicy(heartbeatTimeout, maxRestarts, phiThreshold,
+                    new RecoveryPolicy.HealthPolicy(cordonScope.equals("node"), drainAfter, drainWindow));
+        } catch (IllegalArgumentException e) {
+            throw new io.micronaut.context.exceptions.ConfigurationException("gantry.recovery: " + e.getMessage(), e);
+        }
         this.processor = EventProcessor.builder(Service.RECOVERY, bootstrap)
                 .loop(loop(policy, Clock.systemUTC(), checkInterval).observed(h -> current.set((RecoveryHandler) h)))
                 .clock(Clock.systemUTC())
@@ -48,16 +62,24 @@ public class RecoveryProcessor implements AutoCloseable {
     public static ServiceLoop loop(RecoveryPolicy policy, Clock clock, Duration checkInterval) {
         return new ServiceLoop(Service.RECOVERY,
                 List.of(Topics.PLACEMENT_NODE_EVENTS, Topics.PLACEMENT_HEARTBEAT_EVENTS,
-                        Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS),
-                // checkpoints are restored too: a resume after a restart still finds the newest one
-                List.of(Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS,
-                        Topics.ADMISSION_CHECKPOINT_EVENTS),
+                        Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
+                        Topics.PLACEMENT_DEVICE_EVENTS),
+                // checkpoints are restored too: a resume after a restart still finds the newest one; the allocations
+                // rebuild the live runs a device fault is joined with; the device decisions what is out of service
+                List.of(Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.RECOVERY_DEVICE_EVENTS,
+                        Topics.PLACEMENT_NODE_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
+                        Topics.PLACEMENT_ALLOCATION_EVENTS),
                 checkInterval, () -> new RecoveryHandler(policy, clock));
     }
 
     /** The health of every known node, read on the loop thread. */
     public CompletableFuture<List<NodeHealth>> nodes() {
         return processor.submit(out -> current.get().nodes());
+    }
+
+    /** Nodes with GPUs (or themselves) out of service after hardware faults, read on the loop thread. */
+    public CompletableFuture<List<io.gantry.recovery.core.Recovery.OutOfService>> outOfService() {
+        return processor.submit(out -> current.get().outOfService());
     }
 
     /** Whether silence counts yet (false from a start until the heartbeat input is caught up). */

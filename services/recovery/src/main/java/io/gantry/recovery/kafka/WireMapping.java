@@ -1,5 +1,10 @@
 package io.gantry.recovery.kafka;
 
+import io.gantry.events.DeviceFaultDecided;
+import io.gantry.events.DeviceFaultKind;
+import io.gantry.events.DeviceHealthEvent;
+import io.gantry.events.FaultAction;
+import io.gantry.events.FaultCategory;
 import io.gantry.events.JobRecoveryAbandoned;
 import io.gantry.events.JobRequeued;
 import io.gantry.events.NodeFailed;
@@ -51,6 +56,27 @@ final class WireMapping {
                     .build());
         }
         return Optional.empty();
+    }
+
+    static DeviceHealthEvent toDeviceEvent(RecoveryFact.DeviceFaultDecided d, String eventId, Instant occurredAt) {
+        return DeviceHealthEvent.newBuilder().setEventId(eventId).setNodeId(d.nodeId()).setOccurredAt(occurredAt)
+                .setPayload(DeviceFaultDecided.newBuilder().setFaultEventId(d.faultEventId()).setFaultAt(d.faultAt())
+                        .setGpuIndex(d.gpuIndex()).setKind(DeviceFaultKind.valueOf(d.kind().name())).setXid(d.xid())
+                        .setCategory(FaultCategory.valueOf(d.category().name()))
+                        .setAction(FaultAction.valueOf(d.action().name()))
+                        .setAffectedJobIds(d.affectedJobIds()).setMessage(d.message()).build())
+                .build();
+    }
+
+    static RecoveryFact fromWire(DeviceHealthEvent e) {
+        if (e.getPayload() instanceof DeviceFaultDecided d) {
+            return new RecoveryFact.DeviceFaultDecided(d.getFaultEventId(), e.getNodeId(), d.getFaultAt(),
+                    d.getGpuIndex(), io.gantry.recovery.core.FaultKind.valueOf(d.getKind().name()), d.getXid(),
+                    io.gantry.recovery.core.FaultCategory.valueOf(d.getCategory().name()),
+                    io.gantry.recovery.core.FaultAction.valueOf(d.getAction().name()), d.getAffectedJobIds(),
+                    d.getMessage());
+        }
+        throw new IllegalArgumentException("unknown device health payload " + e.getPayload());
     }
 
     static RecoveryFact fromWire(NodeHealthEvent e) {

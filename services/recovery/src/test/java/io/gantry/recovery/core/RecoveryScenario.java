@@ -52,11 +52,54 @@ final class RecoveryScenario {
     RecoveryScenario restart(double at) {
         Recovery fresh = new Recovery(recovery.policy());
         published.forEach(fresh::replay);
-        // restored from admission's checkpoint topic
-        all.stream().filter(f -> f instanceof RecoveryFact.CheckpointRecorded).forEach(fresh::replay);
+        // restored from admission's checkpoint topic, placement's allocations and registrations
+        all.stream().filter(f -> f instanceof RecoveryFact.CheckpointRecorded || f instanceof RecoveryFact.RunHeld
+                || f instanceof RecoveryFact.RunReleased || f instanceof RecoveryFact.NodeControlSeen)
+                .forEach(fresh::replay);
         recovery.nodes().forEach(n -> fresh.replay(new RecoveryFact.NodeKnown(n.nodeId())));
         recovery = fresh;
         return apply(recovery.onRestart(at(at)));
+    }
+
+    /** A backend reported a fault ({@code xid} null for a kind other than XID) at {@code at} on placement's clock. */
+    RecoveryScenario fault(String eventId, String node, Integer gpu, FaultKind kind, Integer xid, double at) {
+        return apply(recovery.onDeviceFault(new DeviceFaultReport(eventId, node, gpu, kind, xid, "", at(at))));
+    }
+
+    RecoveryScenario xid(String eventId, String node, int gpu, int xid, double at) {
+        return fault(eventId, node, gpu, FaultKind.XID, xid, at);
+    }
+
+    /** Placement granted the run: {@code node:gpu,gpu} per node, e.g. {@code "sim-1:0,1"}. */
+    RecoveryScenario granted(String jobId, int attempt, String... nodeGpus) {
+        java.util.Map<String, java.util.Set<Integer>> held = new java.util.HashMap<>();
+        for (String ng : nodeGpus) {
+            String[] parts = ng.split(":");
+            java.util.Set<Integer> gpus = new java.util.TreeSet<>();
+            if (parts.length > 1 && !parts[1].isEmpty()) {
+                for (String g : parts[1].split(",")) {
+                    gpus.add(Integer.parseInt(g));
+                }
+            }
+            held.put(parts[0], gpus);
+        }
+        return apply(recovery.onRunGranted(jobId, attempt, held));
+    }
+
+    RecoveryScenario released(String jobId, int attempt) {
+        return apply(recovery.onRunReleased(jobId, attempt));
+    }
+
+    /** Placement re-registered the node (8 GPUs) at {@code at} with these cordoned GPUs. */
+    RecoveryScenario registered(String node, double at, boolean cordoned, Integer... cordonedGpus) {
+        return apply(recovery.onNodeControl(node, at(at), cordoned, java.util.Set.of(cordonedGpus),
+                java.util.Set.of(0, 1, 2, 3, 4, 5, 6, 7)));
+    }
+
+    /** Placement released the run DEVICE_FAULT. */
+    RecoveryScenario deviceFaultRelease(String jobId, int attempt, String... nodes) {
+        return apply(recovery.onInfrastructureRelease(new InterruptedRun(jobId, "vision", attempt, List.of(nodes)),
+                true));
     }
 
     /** A run of the job reported a committed checkpoint. */
@@ -82,7 +125,8 @@ final class RecoveryScenario {
 
     static boolean isPublished(RecoveryFact f) {
         return f instanceof RecoveryFact.NodeFailed || f instanceof RecoveryFact.NodeRecovered
-                || f instanceof RecoveryFact.JobRequeued || f instanceof RecoveryFact.JobRecoveryAbandoned;
+                || f instanceof RecoveryFact.JobRequeued || f instanceof RecoveryFact.JobRecoveryAbandoned
+                || f instanceof RecoveryFact.DeviceFaultDecided;
     }
 
     Recovery core() {
@@ -112,6 +156,10 @@ final class RecoveryScenario {
         if (f instanceof RecoveryFact.JobRequeued x) {
             return "JobRequeued " + x.jobId() + "#" + x.interruptedAttempt() + ": " + x.message();
         }
+        if (f instanceof RecoveryFact.DeviceFaultDecided x) {
+            return x.action() + " " + x.nodeId() + (x.gpuIndex() == null ? "" : "#" + x.gpuIndex()) + ": "
+                    + x.message();
+        }
         if (f instanceof RecoveryFact.JobRecoveryAbandoned x) {
             return "JobRecoveryAbandoned " + x.jobId() + "#" + x.interruptedAttempt() + ": " + x.message();
         }
@@ -121,6 +169,24 @@ final class RecoveryScenario {
     static final class Builder {
         private Duration timeout = Duration.ofSeconds(10);
         private int maxRestarts = 3;
+        private double phi = RecoveryPolicy.DEFAULT_PHI_THRESHOLD;
+        private RecoveryPolicy.HealthPolicy health = RecoveryPolicy.HealthPolicy.defaults();
+
+        Builder phiThreshold(double threshold) {
+            this.phi = threshold;
+            return this;
+        }
+
+        /** Cordon the node (not the GPU) on a hardware fault. */
+        Builder cordonNodes() {
+            this.health = new RecoveryPolicy.HealthPolicy(true, health.drainAfter(), health.drainWindow());
+            return this;
+        }
+
+        Builder drainAfter(int faults, long windowSeconds) {
+            this.health = new RecoveryPolicy.HealthPolicy(health.cordonNode(), faults, Duration.ofSeconds(windowSeconds));
+            return this;
+        }
 
         Builder timeoutSeconds(long seconds) {
             this.timeout = Duration.ofSeconds(seconds);
@@ -133,7 +199,7 @@ final class RecoveryScenario {
         }
 
         RecoveryScenario build() {
-            return new RecoveryScenario(new RecoveryPolicy(timeout, maxRestarts));
+            return new RecoveryScenario(new RecoveryPolicy(timeout, maxRestarts, phi, health));
         }
     }
 }
