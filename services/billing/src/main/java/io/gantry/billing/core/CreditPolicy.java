@@ -4,10 +4,12 @@ import java.util.Set;
 
 /**
  * Which releases give GPU time back: the release reasons whose lost work (from the run's last committed checkpoint,
- * or its start, to the release) is credited. Node failures always are; preemptions only when the operator says so.
+ * or its start, to the release) is credited. Infrastructure faults always are (a node lost, a GPU that failed under
+ * the run); preemptions only when the operator says so.
  */
 public record CreditPolicy(Set<String> creditedReasons) {
     public static final String NODE_FAILED = "NODE_FAILED";
+    public static final String DEVICE_FAULT = "DEVICE_FAULT";
     public static final String PREEMPTED = "PREEMPTED";
 
     public CreditPolicy {
@@ -15,7 +17,8 @@ public record CreditPolicy(Set<String> creditedReasons) {
     }
 
     public static CreditPolicy of(boolean creditPreemptions) {
-        return new CreditPolicy(creditPreemptions ? Set.of(NODE_FAILED, PREEMPTED) : Set.of(NODE_FAILED));
+        return new CreditPolicy(creditPreemptions ? Set.of(NODE_FAILED, DEVICE_FAULT, PREEMPTED)
+                : Set.of(NODE_FAILED, DEVICE_FAULT));
     }
 
     public boolean credits(String releaseReason) {

@@ -120,6 +120,8 @@ class PricingTest {
                         List.of(), "-10.00"),
                 Arguments.of("a checkpoint reported after the release says nothing", "NODE_FAILED", false,
                         List.of(5 * HOUR), "-10.00"),
+                Arguments.of("a GPU fault under the run is credited like a node failure", "DEVICE_FAULT", false,
+                        List.of(2 * HOUR), "-5.00"),
                 Arguments.of("a preemption is not credited by default", "PREEMPTED", false, List.of(), "0.00"),
                 Arguments.of("a preemption is credited when the policy says so", "PREEMPTED", true, List.of(2 * HOUR),
                         "-5.00"),
