@@ -1,5 +1,7 @@
 package io.gantry.bench.queue;
 
+import io.gantry.queue.core.ReleaseCause;
+
 import io.gantry.queue.core.FairShareConfig;
 import io.gantry.queue.core.Input;
 import io.gantry.queue.core.JobSpec;
@@ -220,7 +222,7 @@ public class QueueBenchmark {
         String done = running.poll();
         String t = tenantOf.remove(done);
         core.apply(new Input.RunSucceeded(done, t, 1), now);
-        int admitted = track(core.apply(new Input.Released(done, t, 1, "RUN_SUCCEEDED"), now));
+        int admitted = track(core.apply(new Input.Released(done, t, 1, ReleaseCause.RUN_SUCCEEDED), now));
         c.events += 2;
         List<String> models = config.flavours();
         for (int i = 0; i < admitted; i++) {

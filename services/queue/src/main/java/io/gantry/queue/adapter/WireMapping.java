@@ -73,7 +73,8 @@ final class WireMapping {
                 return new Input.Granted(e.getJobId(), g.getTenant(), g.getAttempt());
             }
             if (p instanceof PlacementDeferred d) {
-                return new Input.Deferred(e.getJobId(), d.getTenant(), d.getAttempt(), d.getReason().name(),
+                return new Input.Deferred(e.getJobId(), d.getTenant(), d.getAttempt(),
+                        io.gantry.queue.core.DeferralCause.valueOf(d.getReason().name()),
                         d.getMessage());
             }
             if (p instanceof JobRunSucceeded s) {
@@ -84,7 +85,8 @@ final class WireMapping {
                         FailureReason.valueOf(f.getReason().name()));
             }
             if (p instanceof AllocationReleased r) {
-                return new Input.Released(e.getJobId(), r.getTenant(), r.getAttempt(), r.getReason().name(),
+                return new Input.Released(e.getJobId(), r.getTenant(), r.getAttempt(),
+                        io.gantry.queue.core.ReleaseCause.valueOf(r.getReason().name()),
                         free(r.getFreeCapacity()), r.getDeferredChecks().stream()
                         .map(c -> new Input.DeferredCheck(c.getJobId(), c.getAttempt(), c.getFits())).toList());
             }

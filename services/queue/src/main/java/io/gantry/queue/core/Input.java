@@ -36,7 +36,7 @@ public sealed interface Input {
     }
 
     /** placement: it could not place this attempt now and holds nothing for it. */
-    record Deferred(String jobId, String tenant, int attempt, String reason, String message) implements Input {
+    record Deferred(String jobId, String tenant, int attempt, DeferralCause reason, String message) implements Input {
         public Deferred {
             requireJob(jobId, tenant, attempt);
             Objects.requireNonNull(reason, "reason");
@@ -65,10 +65,10 @@ public sealed interface Input {
     }
 
     /**
-     * placement: the devices of the attempt are free again; {@code reason} is the ReleaseReason symbol;
+     * placement: the devices of the attempt are free again, and why;
      * {@code free} is the cluster's free capacity right after, or null when placement did not say.
      */
-    record Released(String jobId, String tenant, int attempt, String reason, FreeCapacity free,
+    record Released(String jobId, String tenant, int attempt, ReleaseCause reason, FreeCapacity free,
                     java.util.List<DeferredCheck> checks) implements Input {
         public Released {
             requireJob(jobId, tenant, attempt);
@@ -76,11 +76,11 @@ public sealed interface Input {
             checks = checks == null ? java.util.List.of() : java.util.List.copyOf(checks);
         }
 
-        public Released(String jobId, String tenant, int attempt, String reason, FreeCapacity free) {
+        public Released(String jobId, String tenant, int attempt, ReleaseCause reason, FreeCapacity free) {
             this(jobId, tenant, attempt, reason, free, java.util.List.of());
         }
 
-        public Released(String jobId, String tenant, int attempt, String reason) {
+        public Released(String jobId, String tenant, int attempt, ReleaseCause reason) {
             this(jobId, tenant, attempt, reason, null, java.util.List.of());
         }
     }

@@ -26,14 +26,16 @@ import java.util.TreeSet;
  * <p>Not thread-safe: one thread owns a core.
  */
 public final class QueueCore {
-    /** The release reason after which the job waits for recovery (JobRequeued or JobRecoveryAbandoned). */
-    public static final String NODE_FAILED = "NODE_FAILED";
-    /** A hardware fault of a device the run held: an infrastructure failure, so recovery decides too. */
-    public static final String DEVICE_FAULT = "DEVICE_FAULT";
-    /** Release reasons of infrastructure failures: the job waits for recovery's decision instead of failing. */
-    static final java.util.Set<String> RECOVERY_DECIDES = java.util.Set.of(NODE_FAILED, DEVICE_FAULT);
-    /** The release reason after which a preempted job is queued again. */
-    public static final String PREEMPTED = "PREEMPTED";
+    /** Whether a {@code QuotaReleased} reason (a release cause's name, or {@link #DEFERRED}) waits for recovery. */
+    private static boolean recoveryDecides(String quotaReleasedReason) {
+        for (ReleaseCause c : ReleaseCause.values()) {
+            if (c.name().equals(quotaReleasedReason)) {
+                return c.recoveryDecides();
+            }
+        }
+        return false;
+    }
+
     /** QuotaReleased reason when placement deferred the attempt. */
     public static final String DEFERRED = "deferred";
 
@@ -282,10 +284,10 @@ public final class QueueCore {
         QueuedJob job = known(r.jobId(), r.tenant());
         // any attempt: an old attempt's reservation must end too, or the quota leaks
         if (job != null && job.reservations().containsKey(r.attempt())) {
-            String because = PREEMPTED.equals(r.reason()) ? scheduler.preemptionText(job.jobId(), r.attempt()) : null;
+            String because = r.reason() == ReleaseCause.PREEMPTED ? scheduler.preemptionText(job.jobId(), r.attempt()) : null;
             boolean requeue = because != null && r.attempt() == job.attempt() && job.status() == JobState.DISPATCHED;
             emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), r.attempt(),
-                    job.reservations().get(r.attempt()), r.reason()), out);
+                    job.reservations().get(r.attempt()), r.reason().name()), out);
             if (requeue) {
                 // back in its queue with its original submit time, so it keeps its place
                 emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
@@ -550,7 +552,7 @@ public final class QueueCore {
                 scheduler.uncharge(job.jobId(), r.attempt(), at);
             }
             job = job.released(r.attempt());
-            if (RECOVERY_DECIDES.contains(r.reason()) && r.attempt() == job.attempt()
+            if (recoveryDecides(r.reason()) && r.attempt() == job.attempt()
                     && job.status() == JobState.DISPATCHED) {
                 job = job.with(JobState.INTERRUPTED);
             }

@@ -52,7 +52,7 @@ class CheckpointAwarePreemptionTest {
         QueueDriver q = twoRuns().at(900).apply(saved("old", 900, "/ckpt/old/900"))
                 .at(990).apply(saved("old", 990, "/ckpt/old/990"))
                 .at(1000).submit(aJob("urgent").tenant("a").gpus(4).priority(10).submittedAt(1000))
-                .released("old", 1, QueueCore.PREEMPTED);
+                .released("old", 1, ReleaseCause.PREEMPTED);
 
         assertThat(q.facts).filteredOn(f -> f instanceof QueueFact.JobQueued j && j.jobId().equals("old")
                         && j.attempt() == 2).singleElement()

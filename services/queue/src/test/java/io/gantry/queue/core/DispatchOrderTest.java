@@ -26,14 +26,14 @@ class DispatchOrderTest {
                 new Case("a tenant's jobs dispatch in submit order as quota frees", Quotas.uniform(8), q -> q
                         .submit(aJob("a1").gpus(8).submittedAt(1), aJob("a2").gpus(8).submittedAt(2),
                                 aJob("a3").gpus(8).submittedAt(3))
-                        .released("a1", 1, "RUN_SUCCEEDED")
-                        .released("a2", 1, "RUN_SUCCEEDED"),
+                        .released("a1", 1, ReleaseCause.RUN_SUCCEEDED)
+                        .released("a2", 1, ReleaseCause.RUN_SUCCEEDED),
                         List.of("a1", "a2", "a3")),
                 new Case("order within a tenant is by submit time, not by arrival", Quotas.uniform(8), q -> q
                         .given(aJob("x").gpus(8).submittedAt(0).queued())
                         .given(aJob("late").gpus(8).submittedAt(9).queued(), aJob("early").gpus(8).submittedAt(5).queued())
                         .restored()
-                        .released("x", 1, "RUN_SUCCEEDED"),
+                        .released("x", 1, ReleaseCause.RUN_SUCCEEDED),
                         List.of("x", "early")),
                 new Case("jobs submitted at the same instant go by job id", Quotas.uniform(8), q -> q
                         .given(aJob("j-b").gpus(8).submittedAt(5).queued(), aJob("j-a").gpus(8).submittedAt(5).queued())
@@ -72,10 +72,10 @@ class DispatchOrderTest {
                         List.of("a1", "a2")),
                 new Case("a requeued job goes back ahead of later submissions", Quotas.uniform(8), q -> q
                         .submit(aJob("a1").gpus(8).submittedAt(1), aJob("a2").gpus(8).submittedAt(2))
-                        .released("a1", 1, QueueCore.NODE_FAILED)
+                        .released("a1", 1, ReleaseCause.NODE_FAILED)
                         .requeued("a1", 1)
                         .submit(aJob("a3").gpus(8).submittedAt(3))
-                        .released("a2", 1, "RUN_SUCCEEDED"),
+                        .released("a2", 1, ReleaseCause.RUN_SUCCEEDED),
                         List.of("a1", "a2", "a1")),
                 new Case("per-tenant quotas from configuration apply", new Quotas(4, Map.of("big", 16)), q -> q
                         .submit(aJob("s1").tenant("small").gpus(4).submittedAt(1), aJob("s2").tenant("small").gpus(4).submittedAt(2),

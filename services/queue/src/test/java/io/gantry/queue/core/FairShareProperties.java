@@ -119,14 +119,14 @@ class FairShareProperties {
                     yield b.submitted();
                 }
                 case GRANT -> new Input.Granted(jobId, tenant, attempt);
-                case DEFER -> new Input.Deferred(jobId, tenant, attempt, "INSUFFICIENT_FREE_GPUS", "no room");
+                case DEFER -> new Input.Deferred(jobId, tenant, attempt, DeferralCause.INSUFFICIENT_FREE_GPUS, "no room");
                 case FINISH -> new Input.RunSucceeded(jobId, tenant, attempt);
-                case RELEASE -> new Input.Released(jobId, tenant, attempt, "RUN_SUCCEEDED");
-                case NODE_FAILED -> new Input.Released(jobId, tenant, attempt, QueueCore.NODE_FAILED);
+                case RELEASE -> new Input.Released(jobId, tenant, attempt, ReleaseCause.RUN_SUCCEEDED);
+                case NODE_FAILED -> new Input.Released(jobId, tenant, attempt, ReleaseCause.NODE_FAILED);
                 case REQUEUE -> new Input.Requeued(jobId, tenant, attempt, "again");
                 case CANCEL -> new Input.CancelRequested(jobId, tenant, tenant);
                 case CAPACITY -> new Input.CapacityChanged("node");
-                case PREEMPTED -> new Input.Released(jobId, tenant, attempt, QueueCore.PREEMPTED);
+                case PREEMPTED -> new Input.Released(jobId, tenant, attempt, ReleaseCause.PREEMPTED);
                 case TICK -> new Input.Tick(op.variant() % 10 == 0);
             };
             List<QueueFact> out = core.apply(input, now);
@@ -344,7 +344,7 @@ class FairShareProperties {
                 String tenant = done.substring(0, done.indexOf('-'));
                 allocation.merge(tenant, -1, Integer::sum);
                 core.apply(new Input.RunSucceeded(done, tenant, 1), now);
-                collect(core.apply(new Input.Released(done, tenant, 1, "RUN_SUCCEEDED"), now), running, allocation,
+                collect(core.apply(new Input.Released(done, tenant, 1, ReleaseCause.RUN_SUCCEEDED), now), running, allocation,
                         dispatched);
             }
         }

@@ -43,7 +43,7 @@ class JobLifecycleTest {
                                 .containsExactly(new JobDispatched("j1", "a", 1, aJob("j1").gpus(8).spec(), 8))),
                 new Case("a duplicate submission is ignored, even after the job finished",
                         q -> q.submit(aJob("j1").gpus(8)).submit(aJob("j1").gpus(8))
-                                .succeeded("j1", 1).released("j1", 1, "RUN_SUCCEEDED").submit(aJob("j1").gpus(8)),
+                                .succeeded("j1", 1).released("j1", 1, ReleaseCause.RUN_SUCCEEDED).submit(aJob("j1").gpus(8)),
                         q -> {
                             assertThat(q.all(JobQueued.class, "j1")).hasSize(1);
                             assertThat(q.dispatchCount("j1")).isEqualTo(1);
@@ -75,7 +75,7 @@ class JobLifecycleTest {
                 new Case("each capacity change redispatches a parked job exactly once",
                         q -> q.submit(aJob("j1").gpus(8)).deferred("j1", 1)
                                 .capacityChanged().deferred("j1", 1)
-                                .released("other", 1, "RUN_SUCCEEDED").deferred("j1", 1)
+                                .released("other", 1, ReleaseCause.RUN_SUCCEEDED).deferred("j1", 1)
                                 .submit(aJob("j2").tenant("b")),
                         q -> {
                             assertThat(q.dispatchCount("j1")).isEqualTo(3);
@@ -93,13 +93,13 @@ class JobLifecycleTest {
                             QueueCore restarted = q.rebuilt();
                             assertThat(restarted.pending("a")).singleElement()
                                     .satisfies(p -> assertThat(p.parked()).isFalse());
-                            List<QueueFact> next = restarted.apply(new Input.Released("a1", "a", 1, "RUN_SUCCEEDED"),
+                            List<QueueFact> next = restarted.apply(new Input.Released("a1", "a", 1, ReleaseCause.RUN_SUCCEEDED),
                                     JobBuilder.EPOCH);
                             assertThat(next).contains(new JobDispatched("a2", "a", 1, aJob("a2").gpus(16).spec(), 16));
                         }),
                 new Case("a successful run ends the job and frees the quota when the allocation is released",
                         q -> q.submit(aJob("a1").gpus(32).submittedAt(1), aJob("a2").gpus(32).submittedAt(2))
-                                .granted("a1", 1).succeeded("a1", 1).released("a1", 1, "RUN_SUCCEEDED"),
+                                .granted("a1", 1).succeeded("a1", 1).released("a1", 1, ReleaseCause.RUN_SUCCEEDED),
                         q -> {
                             assertThat(q.all(JobSucceeded.class, "a1")).containsExactly(new JobSucceeded("a1", "a", 1));
                             assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32, "RUN_SUCCEEDED"),
@@ -112,10 +112,10 @@ class JobLifecycleTest {
                                 new JobFailed("a1", "a", 1, "task worker/1 exited with 3"))),
                 new Case("a node failure interrupts the job and a requeue runs it again as attempt 2 with its original submit time",
                         q -> q.submit(aJob("a1").gpus(8).submittedAt(4)).granted("a1", 1)
-                                .released("a1", 1, QueueCore.NODE_FAILED).requeued("a1", 1),
+                                .released("a1", 1, ReleaseCause.NODE_FAILED).requeued("a1", 1),
                         q -> {
                             assertThat(q.all(QuotaReleased.class, "a1"))
-                                    .containsExactly(new QuotaReleased("a1", "a", 1, 8, "NODE_FAILED"));
+                                    .containsExactly(new QuotaReleased("a1", "a", 1, 8, ReleaseCause.NODE_FAILED.name()));
                             assertThat(q.all(JobQueued.class, "a1")).extracting(JobQueued::attempt, JobQueued::submittedAt)
                                     .containsExactly(org.assertj.core.groups.Tuple.tuple(1, JobBuilder.EPOCH.plusSeconds(4)),
                                             org.assertj.core.groups.Tuple.tuple(2, JobBuilder.EPOCH.plusSeconds(4)));
@@ -124,7 +124,7 @@ class JobLifecycleTest {
                         }),
                 new Case("a run stopped by a device's hardware fault waits for recovery like a node failure, and its "
                                 + "requeue runs it again",
-                        q -> q.submit(aJob("a1").gpus(8)).granted("a1", 1).released("a1", 1, QueueCore.DEVICE_FAULT)
+                        q -> q.submit(aJob("a1").gpus(8)).granted("a1", 1).released("a1", 1, ReleaseCause.DEVICE_FAULT)
                                 .capacityChanged(),
                         q -> {
                             assertThat(q.core.status("a1")).isEqualTo(JobState.INTERRUPTED);
@@ -134,27 +134,27 @@ class JobLifecycleTest {
                                     .containsExactly(1, 2);
                         }),
                 new Case("an interrupted job waits for recovery and is not dispatched on its own",
-                        q -> q.submit(aJob("a1")).released("a1", 1, QueueCore.NODE_FAILED).capacityChanged(),
+                        q -> q.submit(aJob("a1")).released("a1", 1, ReleaseCause.NODE_FAILED).capacityChanged(),
                         q -> {
                             assertThat(q.core.status("a1")).isEqualTo(JobState.INTERRUPTED);
                             assertThat(q.dispatchCount("a1")).isEqualTo(1);
                         }),
                 new Case("abandoned recovery fails the job",
-                        q -> q.submit(aJob("a1")).released("a1", 1, QueueCore.NODE_FAILED).abandoned("a1", 1),
+                        q -> q.submit(aJob("a1")).released("a1", 1, ReleaseCause.NODE_FAILED).abandoned("a1", 1),
                         q -> assertThat(q.last).containsExactly(new JobFailed("a1", "a", 1, "restart limit 3 reached", FailureReason.RECOVERY_ABANDONED))),
                 new Case("a requeue that arrives before the allocation is released keeps the old attempt's GPUs reserved until then",
                         q -> q.submit(aJob("a1").gpus(32)).granted("a1", 1).requeued("a1", 1),
                         q -> {
                             assertThat(q.dispatchCount("a1")).isEqualTo(1);
                             assertThat(q.core.reservedGpus("a")).isEqualTo(32);
-                            q.released("a1", 1, QueueCore.NODE_FAILED);
+                            q.released("a1", 1, ReleaseCause.NODE_FAILED);
                             assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32, "NODE_FAILED"),
                                     new JobDispatched("a1", "a", 2, aJob("a1").gpus(32).spec(), 32));
                         }),
                 new Case("events about an attempt that is no longer current are ignored",
-                        q -> q.submit(aJob("a1")).released("a1", 1, QueueCore.NODE_FAILED).requeued("a1", 1)
+                        q -> q.submit(aJob("a1")).released("a1", 1, ReleaseCause.NODE_FAILED).requeued("a1", 1)
                                 .succeeded("a1", 1).failed("a1", 1, "late").deferred("a1", 1).requeued("a1", 1)
-                                .abandoned("a1", 1).released("a1", 1, "RUN_FAILED"),
+                                .abandoned("a1", 1).released("a1", 1, ReleaseCause.RUN_FAILED),
                         q -> {
                             assertThat(q.core.status("a1")).isEqualTo(JobState.DISPATCHED);
                             assertThat(q.all(JobQueued.class, "a1")).hasSize(2);
@@ -163,7 +163,7 @@ class JobLifecycleTest {
                         }),
                 new Case("a repeated release frees the quota once",
                         q -> q.submit(aJob("a1").gpus(8)).succeeded("a1", 1)
-                                .released("a1", 1, "RUN_SUCCEEDED").released("a1", 1, "RUN_SUCCEEDED"),
+                                .released("a1", 1, ReleaseCause.RUN_SUCCEEDED).released("a1", 1, ReleaseCause.RUN_SUCCEEDED),
                         q -> assertThat(q.all(QuotaReleased.class, "a1")).hasSize(1)),
                 new Case("events about unknown jobs are ignored",
                         q -> q.succeeded("ghost", 1).deferred("ghost", 1).requeued("ghost", 1).cancel("ghost"),
@@ -191,7 +191,7 @@ class JobLifecycleTest {
                             assertThat(q.last).containsExactly(new JobCancelled("a1", "a", 1, "a-user"));
                             assertThat(q.core.status("a1")).isEqualTo(JobState.CANCELLED);
                             assertThat(q.dispatchCount("a2")).isZero();
-                            q.released("a1", 1, "CANCELLED");
+                            q.released("a1", 1, ReleaseCause.CANCELLED);
                             assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32, "CANCELLED"),
                                     new JobDispatched("a2", "a", 1, aJob("a2").gpus(8).spec(), 8));
                         }),
@@ -205,14 +205,14 @@ class JobLifecycleTest {
                             assertThat(q.dispatchCount("a1")).isEqualTo(1);
                         }),
                 new Case("cancelling an interrupted job stops a later requeue",
-                        q -> q.submit(aJob("a1")).released("a1", 1, QueueCore.NODE_FAILED).cancel("a1").requeued("a1", 1),
+                        q -> q.submit(aJob("a1")).released("a1", 1, ReleaseCause.NODE_FAILED).cancel("a1").requeued("a1", 1),
                         q -> {
                             assertThat(q.all(JobCancelled.class, "a1")).containsExactly(new JobCancelled("a1", "a", 1, "a-user"));
                             assertThat(q.all(JobQueued.class, "a1")).hasSize(1);
                         }),
                 new Case("cancelling a requeued job before its new attempt runs reports the attempt that ran",
                         q -> q.submit(aJob("a1").gpus(32), aJob("a0").gpus(32).submittedAt(-1))
-                                .released("a1", 1, QueueCore.NODE_FAILED).requeued("a1", 1).cancel("a1"),
+                                .released("a1", 1, ReleaseCause.NODE_FAILED).requeued("a1", 1).cancel("a1"),
                         q -> assertThat(q.all(JobCancelled.class, "a1"))
                                 .containsExactly(new JobCancelled("a1", "a", 1, "a-user"))),
                 new Case("cancelling a finished job changes nothing",

@@ -24,7 +24,7 @@ class ParkingTest {
     }
 
     private static Input released(String job, FreeCapacity free) {
-        return new Input.Released(job, "a", 1, "RUN_SUCCEEDED", free);
+        return new Input.Released(job, "a", 1, ReleaseCause.RUN_SUCCEEDED, free);
     }
 
     @Test
@@ -83,7 +83,7 @@ class ParkingTest {
     @Test
     void anUnknownCapacityANewNodeOrThePeriodicRecheckWakesEveryParkedJob() {
         QueueDriver unknown = bigParked(aJob("big").gpus(8).model("H100"));
-        unknown.succeeded("small", 1).released("small", 1, "RUN_SUCCEEDED");
+        unknown.succeeded("small", 1).released("small", 1, ReleaseCause.RUN_SUCCEEDED);
         assertThat(unknown.dispatchCount("big")).isEqualTo(2);
 
         QueueDriver node = bigParked(aJob("big").gpus(8).model("H100"));
@@ -103,7 +103,7 @@ class ParkingTest {
         QueueDriver q = bigParked(aJob("big").gpus(8).model("H100"));
         q.succeeded("small", 1).apply(released("small", free("H100", 4, 4)));
         q.submit(aJob("other").gpus(1)).granted("other", 1).succeeded("other", 1)
-                .apply(new Input.Released("other", "a", 1, "RUN_SUCCEEDED", free("H100", 8, 8)));
+                .apply(new Input.Released("other", "a", 1, ReleaseCause.RUN_SUCCEEDED, free("H100", 8, 8)));
         assertThat(q.dispatchCount("big")).isEqualTo(2);
     }
 
@@ -113,7 +113,7 @@ class ParkingTest {
         for (int i = 0; i < 50; i++) {
             // small jobs come and go: none of their releases leaves 48 GPUs free, so the gang stays parked
             q.submit(aJob("s" + i).gpus(1)).granted("s" + i, 1).succeeded("s" + i, 1)
-                    .apply(new Input.Released("s" + i, "a", 1, "RUN_SUCCEEDED", free("H100", 31, 8)));
+                    .apply(new Input.Released("s" + i, "a", 1, ReleaseCause.RUN_SUCCEEDED, free("H100", 31, 8)));
         }
         assertThat(q.dispatchCount("huge")).isEqualTo(1);
         q.capacityChanged().deferred("huge", 1);
@@ -145,7 +145,7 @@ class ParkingTest {
         q.succeeded("small", 1).apply(released("small", free("H100", 24, 5, 0, 0, 1, 1, 5, 1)));
         assertThat(q.dispatchCount("big")).isEqualTo(1);
         q.submit(aJob("other").gpus(1)).granted("other", 1).succeeded("other", 1)
-                .apply(new Input.Released("other", "a", 1, "RUN_SUCCEEDED", free("H100", 26, 6, 0, 0, 0, 0, 0, 4, 1)));
+                .apply(new Input.Released("other", "a", 1, ReleaseCause.RUN_SUCCEEDED, free("H100", 26, 6, 0, 0, 0, 0, 0, 4, 1)));
         assertThat(q.dispatchCount("big")).isEqualTo(2);
     }
 
@@ -177,12 +177,12 @@ class ParkingTest {
         q.granted("small", 1);
         q.apply(shareJob("p7", 700)).apply(shareJob("p6aa", 600)).deferred("p7", 1).deferred("p6aa", 1);
 
-        q.succeeded("small", 1).apply(new Input.Released("small", "a", 1, "RUN_SUCCEEDED", shares(0, 300)));
+        q.succeeded("small", 1).apply(new Input.Released("small", "a", 1, ReleaseCause.RUN_SUCCEEDED, shares(0, 300)));
         assertThat(List.of(q.dispatchCount("p7"), q.dispatchCount("p6aa"))).containsExactly(1L, 1L);
 
         // a shared device with 700 free: room for one of them, the one that waited longest
         q.submit(aJob("other").gpus(1)).granted("other", 1).succeeded("other", 1)
-                .apply(new Input.Released("other", "a", 1, "RUN_SUCCEEDED", shares(0, 700)));
+                .apply(new Input.Released("other", "a", 1, ReleaseCause.RUN_SUCCEEDED, shares(0, 700)));
         assertThat(List.of(q.dispatchCount("p7"), q.dispatchCount("p6aa"))).containsExactly(2L, 1L);
     }
 
@@ -190,18 +190,18 @@ class ParkingTest {
     void placementsOwnCheckOfADeferredGangOverridesTheSummaryBothWays() {
         // the summary says 8 free on one node: might fit; placement, which knows CPU and memory, says it does not
         QueueDriver no = bigParked(aJob("big").gpus(8).model("H100"));
-        no.succeeded("small", 1).apply(new Input.Released("small", "a", 1, "RUN_SUCCEEDED", free("H100", 8, 8),
+        no.succeeded("small", 1).apply(new Input.Released("small", "a", 1, ReleaseCause.RUN_SUCCEEDED, free("H100", 8, 8),
                 List.of(new Input.DeferredCheck("big", 1, false))));
         assertThat(no.dispatchCount("big")).isEqualTo(1);
 
         // a check for another attempt says nothing about this one: the summary decides
         QueueDriver stale = bigParked(aJob("big").gpus(8).model("H100"));
-        stale.succeeded("small", 1).apply(new Input.Released("small", "a", 1, "RUN_SUCCEEDED", free("H100", 8, 8),
+        stale.succeeded("small", 1).apply(new Input.Released("small", "a", 1, ReleaseCause.RUN_SUCCEEDED, free("H100", 8, 8),
                 List.of(new Input.DeferredCheck("big", 7, false))));
         assertThat(stale.dispatchCount("big")).isEqualTo(2);
 
         QueueDriver yes = bigParked(aJob("big").gpus(8).model("H100"));
-        yes.succeeded("small", 1).apply(new Input.Released("small", "a", 1, "RUN_SUCCEEDED", free("H100", 8, 8),
+        yes.succeeded("small", 1).apply(new Input.Released("small", "a", 1, ReleaseCause.RUN_SUCCEEDED, free("H100", 8, 8),
                 List.of(new Input.DeferredCheck("big", 1, true))));
         assertThat(yes.dispatchCount("big")).isEqualTo(2);
     }

@@ -67,12 +67,12 @@ class PreemptionTest {
         QueueDriver q = trainingBorrowsEverything(dRun(FAST));
         q.submit(aJob("inf1").tenant("inference").gpus(4).submittedAt(600));
         for (String v : List.of("t13", "t14", "t15")) {
-            q.released(v, 1, QueueCore.PREEMPTED);
+            q.released(v, 1, ReleaseCause.PREEMPTED);
         }
         // three of four GPUs back: the requeued runs must not take them, the preemptor waits for the fourth
         assertThat(q.dispatchCount("t13")).isEqualTo(1);
         assertThat(q.dispatchCount("inf1")).isZero();
-        q.released("t16", 1, QueueCore.PREEMPTED);
+        q.released("t16", 1, ReleaseCause.PREEMPTED);
 
         assertThat(q.dispatchCount("inf1")).isEqualTo(1);
         QueueFact.JobQueued requeued = q.all(QueueFact.JobQueued.class, "t13").get(1);
@@ -88,7 +88,7 @@ class PreemptionTest {
         QueueDriver q = trainingBorrowsEverything(dRun(FAST));
         q.submit(aJob("inf1").tenant("inference").gpus(8).submittedAt(600));
         assertThat(preempted(q)).hasSize(8);
-        q.released("t9", 1, QueueCore.PREEMPTED); // keep the tree busy with the others still stopping
+        q.released("t9", 1, ReleaseCause.PREEMPTED); // keep the tree busy with the others still stopping
 
         // beyond inference's nominal: reclaim does not apply, nothing more is preempted
         QueueDriver r = trainingBorrowsEverything(dRun(FAST));
@@ -120,7 +120,7 @@ class PreemptionTest {
         q.submit(aJob("urgent").tenant("team").gpus(2).priorityClass("high").submittedAt(401));
         assertThat(preempted(q)).extracting(QueueFact.JobPreempted::jobId).containsExactlyInAnyOrder("low7", "low8");
         assertThat(preempted(q)).allSatisfy(p -> assertThat(p.reason()).isEqualTo(PreemptionReason.PRIORITY));
-        q.released("low7", 1, QueueCore.PREEMPTED).released("low8", 1, QueueCore.PREEMPTED);
+        q.released("low7", 1, ReleaseCause.PREEMPTED).released("low8", 1, ReleaseCause.PREEMPTED);
         assertThat(q.dispatchCount("urgent")).isEqualTo(1);
         assertThat(q.dispatchCount("same")).isZero();
     }
@@ -180,7 +180,7 @@ class PreemptionTest {
                 .granted("low", 1)
                 .at(600).submit(aJob("urgent").tenant("team").gpus(2).priorityClass("high").submittedAt(600));
         assertThat(preempted(q)).hasSize(1);
-        q.succeeded("low", 1).released("low", 1, "RUN_SUCCEEDED");
+        q.succeeded("low", 1).released("low", 1, ReleaseCause.RUN_SUCCEEDED);
         assertThat(q.core.status("low")).isEqualTo(JobState.SUCCEEDED);
         assertThat(q.dispatchCount("urgent")).isEqualTo(1);
     }
@@ -216,7 +216,7 @@ class PreemptionTest {
         // both see the same thing next: no new preemption while the first is under way, and the same requeue
         Input tick = new Input.Tick(false);
         assertThat(restarted.apply(tick, q.now())).isEqualTo(q.core.apply(tick, q.now()));
-        Input release = new Input.Released("t16", "training", 1, QueueCore.PREEMPTED);
+        Input release = new Input.Released("t16", "training", 1, ReleaseCause.PREEMPTED);
         assertThat(restarted.apply(release, q.now())).isEqualTo(q.core.apply(release, q.now()));
     }
 }

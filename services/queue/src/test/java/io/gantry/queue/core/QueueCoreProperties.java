@@ -98,11 +98,11 @@ class QueueCoreProperties {
             case SUBMIT -> aJob(jobId).tenant(tenant).gpus(op.gpus()).submittedAt(op.gpus()).submitted();
             case CANCEL -> new Input.CancelRequested(jobId, tenant, tenant);
             case GRANT -> new Input.Granted(jobId, tenant, attempt);
-            case DEFER -> new Input.Deferred(jobId, tenant, attempt, "INSUFFICIENT_FREE_GPUS", "no room " + op.gpus());
+            case DEFER -> new Input.Deferred(jobId, tenant, attempt, DeferralCause.INSUFFICIENT_FREE_GPUS, "no room " + op.gpus());
             case SUCCEED -> new Input.RunSucceeded(jobId, tenant, attempt);
             case FAIL -> new Input.RunFailed(jobId, tenant, attempt, "exit 1");
-            case RELEASE -> new Input.Released(jobId, tenant, attempt, "RUN_FAILED");
-            case NODE_FAILED -> new Input.Released(jobId, tenant, attempt, QueueCore.NODE_FAILED);
+            case RELEASE -> new Input.Released(jobId, tenant, attempt, ReleaseCause.RUN_FAILED);
+            case NODE_FAILED -> new Input.Released(jobId, tenant, attempt, ReleaseCause.NODE_FAILED);
             case REQUEUE -> new Input.Requeued(jobId, tenant, attempt, "again");
             case ABANDON -> new Input.RecoveryAbandoned(jobId, tenant, attempt, "limit");
             case CAPACITY -> new Input.CapacityChanged("node");
@@ -123,7 +123,7 @@ class QueueCoreProperties {
         }
         for (int i = 0; i < gpus.size(); i++) {
             String id = String.format("j%02d", i);
-            core.apply(new Input.Released(id, "a", 1, "RUN_SUCCEEDED"), JobBuilder.EPOCH).stream()
+            core.apply(new Input.Released(id, "a", 1, ReleaseCause.RUN_SUCCEEDED), JobBuilder.EPOCH).stream()
                     .filter(f -> f instanceof QueueFact.JobDispatched).forEach(f -> dispatched.add(f.jobId()));
         }
         assertThat(dispatched).isSorted().hasSize(gpus.size());

@@ -80,7 +80,7 @@ final class QueueDriver {
     }
 
     QueueDriver deferred(String jobId, int attempt) {
-        return apply(new Input.Deferred(jobId, tenantOf(jobId), attempt, "INSUFFICIENT_FREE_GPUS",
+        return apply(new Input.Deferred(jobId, tenantOf(jobId), attempt, DeferralCause.INSUFFICIENT_FREE_GPUS,
                 "needs 8 GPUs on one node, largest free block is 4"));
     }
 
@@ -92,7 +92,7 @@ final class QueueDriver {
         return apply(new Input.RunFailed(jobId, tenantOf(jobId), attempt, message));
     }
 
-    QueueDriver released(String jobId, int attempt, String reason) {
+    QueueDriver released(String jobId, int attempt, ReleaseCause reason) {
         return apply(new Input.Released(jobId, tenantOf(jobId), attempt, reason));
     }
 
@@ -112,7 +112,7 @@ final class QueueDriver {
     /** The run succeeded and placement released its allocation. */
     QueueDriver finished(String jobId) {
         int attempt = core.state().live().get(jobId).attempt();
-        return succeeded(jobId, attempt).released(jobId, attempt, "RUN_SUCCEEDED");
+        return succeeded(jobId, attempt).released(jobId, attempt, ReleaseCause.RUN_SUCCEEDED);
     }
 
     /** The latest JobWaiting written for the job, or null. */

@@ -17,7 +17,7 @@ class ResumeTest {
     @Test
     void aRequeuedAttemptIsDispatchedWithTheCheckpointItResumesFromAndTheFirstAttemptWithNone() {
         QueueDriver q = QueueDriver.withQuota(64);
-        q.submit(aJob("a1")).released("a1", 1, QueueCore.NODE_FAILED)
+        q.submit(aJob("a1")).released("a1", 1, ReleaseCause.NODE_FAILED)
                 .apply(new Input.Requeued("a1", "a", 1, "node n1 failed", "/ckpt/a1/step-1200.pt"));
 
         assertThat(dispatches(q, "a1")).extracting(QueueFact.JobDispatched::attempt, QueueFact.JobDispatched::resumeFrom)
@@ -41,9 +41,9 @@ class ResumeTest {
     @Test
     void aRequeueWithoutACheckpointStartsOverEvenIfAnEarlierAttemptResumed() {
         QueueDriver q = QueueDriver.withQuota(64);
-        q.submit(aJob("a1")).released("a1", 1, QueueCore.NODE_FAILED)
+        q.submit(aJob("a1")).released("a1", 1, ReleaseCause.NODE_FAILED)
                 .apply(new Input.Requeued("a1", "a", 1, "node n1 failed", "/ckpt/a1/step-5.pt"))
-                .released("a1", 2, QueueCore.NODE_FAILED)
+                .released("a1", 2, ReleaseCause.NODE_FAILED)
                 .apply(new Input.Requeued("a1", "a", 2, "node n2 failed", null));
 
         assertThat(dispatches(q, "a1")).extracting(QueueFact.JobDispatched::resumeFrom)
