@@ -49,6 +49,8 @@ public final class Replay {
               --checkpoint-every MIN  runs save a checkpoint every MIN minutes of work (+-10% per job, seeded);
                                     interrupted runs resume from the newest (default: no checkpoints)
               --restart-cost SEC    time a resumed run spends before it computes again (default 60)
+              --xid-rate F          random hardware GPU faults (Xid 79) per GPU-day, seeded by --seed (default 0)
+              --repair-after SEC    how long a faulty GPU stays out of service (default 3600)
               --traces DIR          the shared traces folder (default: ../shared/traces or ../../shared/traces)
               --out DIR             output directory (default target/replay)
             """;
@@ -60,12 +62,13 @@ public final class Replay {
     public record Options(String trace, String cluster, List<Policy> policies, int maxJobs, LocalDateTime windowStart,
                           double compression, long seed, String placer, Path queueConfig, Path faultsFile,
                           String fail, Path traces, Path out, int minGpus, double failRate, long recoverAfterSeconds,
-                          Integer quotaGpus, Integer checkpointMinutes, long restartCostSeconds) {
+                          Integer quotaGpus, Integer checkpointMinutes, long restartCostSeconds, double xidRate,
+                          long repairAfterSeconds) {
         public Options(String trace, String cluster, List<Policy> policies, int maxJobs, LocalDateTime windowStart,
                        double compression, long seed, String placer, Path queueConfig, Path faultsFile,
                        String fail, Path traces, Path out) {
             this(trace, cluster, policies, maxJobs, windowStart, compression, seed, placer, queueConfig, faultsFile,
-                    fail, traces, out, 1, 0, 3600, null, null, 60);
+                    fail, traces, out, 1, 0, 3600, null, null, 60, 0, 3600);
         }
     }
 
@@ -97,7 +100,7 @@ public final class Replay {
         }
         List<String> known = List.of("trace", "cluster", "policy", "max-jobs", "window-start", "compress", "seed",
                 "placer", "queue-config", "faults", "fail", "traces", "out", "min-gpus", "fail-rate", "recover-after",
-                "quota-gpus", "checkpoint-every", "restart-cost");
+                "quota-gpus", "checkpoint-every", "restart-cost", "xid-rate", "repair-after");
         for (String k : a.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option --" + k);
@@ -130,10 +133,19 @@ public final class Replay {
                     Path.of(a.getOrDefault("out", "target/replay")), minGpus, failRate, recoverAfter,
                     a.containsKey("quota-gpus") ? Integer.valueOf(Integer.parseInt(a.get("quota-gpus"))) : null,
                     checkpointMinutes(a.get("checkpoint-every")),
-                    Long.parseLong(a.getOrDefault("restart-cost", "60")));
+                    Long.parseLong(a.getOrDefault("restart-cost", "60")),
+                    nonNegative("xid-rate", Double.parseDouble(a.getOrDefault("xid-rate", "0"))),
+                    Long.parseLong(a.getOrDefault("repair-after", "3600")));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
+    }
+
+    private static double nonNegative(String option, double v) {
+        if (!(v >= 0) || Double.isInfinite(v)) {
+            throw new IllegalArgumentException("--" + option + " must be >= 0, was " + v);
+        }
+        return v;
     }
 
     private static Integer checkpointMinutes(String v) {
@@ -241,6 +253,10 @@ public final class Replay {
         List<Simulation.Result> results = new ArrayList<>();
         for (Policy p : o.policies()) {
             Simulation sim = new Simulation(nodes, w, p, config, placer(o.placer()), faults, progress::println);
+            if (o.xidRate() > 0) {
+                sim.deviceFaults(Simulation.randomDeviceFaults(nodes, o.xidRate(), o.repairAfterSeconds() * 1000,
+                        Simulation.horizon(w), o.seed()));
+            }
             if (o.checkpointMinutes() != null) {
                 sim.checkpoints(new Simulation.Checkpoints(Duration.ofMinutes(o.checkpointMinutes()),
                         Duration.ofSeconds(o.restartCostSeconds()), 0.1, o.seed()));
@@ -258,6 +274,9 @@ public final class Replay {
                 "faults: " + (faults.isEmpty() ? "none" : faults.size() + " node failures" + (o.failRate() > 0
                         ? String.format(Locale.ROOT, " (random: %.3g per node-day, down %d s, seed %d, drawn over the"
                         + " workload's no-wait horizon)", o.failRate(), o.recoverAfterSeconds(), o.seed()) : "")),
+                "GPU faults: " + (o.xidRate() <= 0 ? "none" : String.format(Locale.ROOT, "random hardware Xid 79, %.3g "
+                        + "per GPU-day over the no-wait horizon, repaired after %d s, seed %d", o.xidRate(),
+                        o.repairAfterSeconds(), o.seed())),
                 "checkpoints: " + (o.checkpointMinutes() == null ? "none (an interruption loses the whole run)"
                         : "every " + o.checkpointMinutes() + " min of work (+-10% per job), restart cost "
                         + o.restartCostSeconds() + " s"),
@@ -285,6 +304,9 @@ public final class Replay {
         }
         if (o.quotaGpus() != null) {
             s.append(" --quota-gpus ").append(o.quotaGpus());
+        }
+        if (o.xidRate() > 0) {
+            s.append(" --xid-rate ").append(o.xidRate()).append(" --repair-after ").append(o.repairAfterSeconds());
         }
         if (o.checkpointMinutes() != null) {
             s.append(" --checkpoint-every ").append(o.checkpointMinutes()).append(" --restart-cost ")

@@ -429,7 +429,8 @@ public final class Report {
         }
         if (results.stream().anyMatch(r -> r.checkpoints > 0 || r.interruptedRuns > 0)) {
             md.append("\nInterruptions (GPU-hours; lost = held since the newest checkpoint, or the whole run without one;"
-                    + " kept = work the next run resumed with):\n\n| policy | checkpoints | runs lost to failures |"
+                    + " kept = work the next run resumed with; failures = node failures and hardware GPU faults):\n\n"
+                    + "| policy | checkpoints | runs lost to failures |"
                     + " GPU-h lost to failures | GPU-h lost to preemption | GPU-h kept by checkpoints |"
                     + " most work lost by one failure (s) |\n|---|---|---|---|---|---|---|\n");
             for (Simulation.Result r : results) {

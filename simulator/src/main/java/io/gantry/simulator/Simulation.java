@@ -156,15 +156,63 @@ public final class Simulation {
         }
     }
 
+    /**
+     * A hardware fault of one GPU ({@code xid}, e.g. 79: fallen off the bus) at {@code atMillis}, reported by the
+     * simulated backend as the local backend reports a kernel-log Xid; recovery decides. The GPU is repaired (an
+     * operator returns it to service) {@code repairAfterMillis} later (null: never).
+     */
+    public record DeviceFaultAt(long atMillis, String nodeId, int gpu, int xid, Long repairAfterMillis) {
+    }
+
+    /**
+     * Random hardware GPU faults: a Poisson process of {@code perGpuDay} faults per GPU per day over [0, horizon),
+     * each on a GPU drawn uniformly among those in service, repaired {@code repairAfterMillis} later. Seeded.
+     */
+    public static List<DeviceFaultAt> randomDeviceFaults(List<NodeSpec> nodes, double perGpuDay, long repairAfterMillis,
+                                                         long horizonMillis, long seed) {
+        if (!(perGpuDay >= 0) || Double.isInfinite(perGpuDay) || repairAfterMillis < 1) {
+            throw new IllegalArgumentException("GPU fault rate must be >= 0 per GPU-day and repair time > 0");
+        }
+        List<String[]> gpus = new ArrayList<>();
+        for (NodeSpec n : nodes) {
+            n.gpus().forEach(g -> gpus.add(new String[] {n.nodeId(), Integer.toString(g.index())}));
+        }
+        List<DeviceFaultAt> out = new ArrayList<>();
+        if (perGpuDay == 0 || gpus.isEmpty()) {
+            return out;
+        }
+        java.util.Random rnd = new java.util.Random(seed ^ 0x5eed_0f_9a11L);
+        double ratePerMs = perGpuDay * gpus.size() / 86_400_000.0;
+        Map<String, Long> outUntil = new HashMap<>();
+        double t = 0;
+        while (true) {
+            t += -Math.log(1 - rnd.nextDouble()) / ratePerMs;
+            if (t >= horizonMillis) {
+                return out;
+            }
+            long at = (long) t;
+            String[] g = gpus.get(rnd.nextInt(gpus.size()));
+            String key = g[0] + "#" + g[1];
+            if (outUntil.getOrDefault(key, -1L) > at) {
+                continue; // already out of service
+            }
+            outUntil.put(key, at + repairAfterMillis);
+            out.add(new DeviceFaultAt(at, g[0], Integer.parseInt(g[1]), 79, repairAfterMillis));
+        }
+    }
+
     /** The latest submit + run time of the workload's jobs: when it would end with no waiting at all. */
     public static long horizon(Workload w) {
         return w.jobs().stream().mapToLong(j -> j.submitMillis() + j.durationMillis()).max().orElse(0);
     }
 
     /** Something the replay does at a virtual time, besides what the services do on their own. */
-    private enum Kind { SUBMIT, FAIL, RECOVER, SAMPLE }
+    private enum Kind { SUBMIT, FAIL, RECOVER, XID, REPAIR, SAMPLE }
 
-    private record Step(long at, Kind kind, int job, String node) {
+    private record Step(long at, Kind kind, int job, String node, DeviceFaultAt device) {
+        Step(long at, Kind kind, int job, String node) {
+            this(at, kind, job, node, null);
+        }
     }
 
     /** The topics the replay reads its figures from, in the order it reads them. */
@@ -250,6 +298,14 @@ public final class Simulation {
         this.typicalWeights = sizes.values().stream().mapToDouble(v -> total <= 0 ? 0 : v / total).toArray();
     }
 
+    private List<DeviceFaultAt> deviceFaults = List.of();
+
+    /** Hardware GPU faults to replay (reported by the simulated backend, decided by recovery). */
+    public Simulation deviceFaults(List<DeviceFaultAt> faults) {
+        this.deviceFaults = List.copyOf(faults);
+        return this;
+    }
+
     /** Runs save checkpoints as {@code model} says (null: they never do, and every interruption loses the run). */
     public Simulation checkpoints(Checkpoints model) {
         this.checkpoints = model;
@@ -323,6 +379,12 @@ public final class Simulation {
                 timeline.add(new Step(f.atMillis() + f.recoverAfterMillis(), Kind.RECOVER, -1, f.nodeId()));
             }
         }
+        for (DeviceFaultAt f : deviceFaults) {
+            timeline.add(new Step(f.atMillis(), Kind.XID, -1, f.nodeId(), f));
+            if (f.repairAfterMillis() != null) {
+                timeline.add(new Step(f.atMillis() + f.repairAfterMillis(), Kind.REPAIR, -1, f.nodeId(), f));
+            }
+        }
         long first = timeline.stream().mapToLong(Step::at).min().orElse(0);
         long sampleEvery = Math.max(QUEUE_TICK.toMillis(), horizon / SAMPLES);
         for (long t = first; t <= horizon; t += sampleEvery) {
@@ -381,6 +443,16 @@ public final class Simulation {
                         cluster.revive(s.node());
                         driver.tickNow(Service.PLACEMENT);
                     }
+                    case XID -> {
+                        r.deviceFaults++;
+                        failedAt.put(s.node() + "#" + s.device().gpu(), at);
+                        cluster.inject(new io.gantry.placement.backend.DeviceFault(s.node(), s.device().gpu(),
+                                io.gantry.placement.backend.DeviceFault.Kind.XID, s.device().xid(), "simulated",
+                                "replayed hardware fault"));
+                        driver.tickNow(Service.PLACEMENT);
+                    }
+                    case REPAIR -> driver.command(Service.PLACEMENT, out -> placement.uncordonGpus(s.node(),
+                            java.util.Set.of(s.device().gpu()), out));
                     case SAMPLE -> sampleStranded(at);
                 }
             }
@@ -791,16 +863,21 @@ public final class Simulation {
         long lost = milli * (end - keptFrom);
         if (rel.getReason() == ReleaseReason.RUN_SUCCEEDED) {
             r.succeededMilliGpuMs += billed;
-        } else if (rel.getReason() == ReleaseReason.NODE_FAILED) {
+        } else if (rel.getReason() == ReleaseReason.NODE_FAILED || rel.getReason() == ReleaseReason.DEVICE_FAULT) {
             r.lostMilliGpuMs += lost;
             r.savedMilliGpuMs += billed - lost;
             r.interruptedRuns++;
-            // the work lost: from the newest checkpoint to the node's failure (the rest is detection time)
+            // the work lost: from the newest checkpoint to the node's (or GPU's) failure (the rest is detection time)
             long failed = end;
             for (TaskPlacement p : rel.getPlacements()) {
-                Long f = failedAt.get(p.getNodeId());
-                if (f != null && f >= start && f < failed) {
-                    failed = f;
+                List<String> keys = new ArrayList<>(List.of(p.getNodeId()));
+                p.getGpuIndices().forEach(g -> keys.add(p.getNodeId() + "#" + g));
+                p.getGpuShares().forEach(sh -> keys.add(p.getNodeId() + "#" + sh.getIndex()));
+                for (String key : keys) {
+                    Long f = failedAt.get(key);
+                    if (f != null && f >= start && f < failed) {
+                        failed = f;
+                    }
                 }
             }
             r.maxWorkLostPerFailureMs = Math.max(r.maxWorkLostPerFailureMs, Math.max(0, failed - keptFrom));
@@ -939,6 +1016,8 @@ public final class Simulation {
         public long maxWorkLostPerFailureMs;
         /** Checkpoints the runs reported (0 without a checkpoint model). */
         public long checkpoints;
+        /** Hardware GPU faults replayed. */
+        public long deviceFaults;
         public long succeededMilliGpuMs;
         public long lostMilliGpuMs;
         public long wallNanos;

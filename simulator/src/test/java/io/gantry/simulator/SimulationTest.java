@@ -103,6 +103,26 @@ class SimulationTest {
     }
 
     @Test
+    void a_hardware_xid_on_the_gpu_of_a_run_requeues_it_and_the_gpu_takes_no_work_until_repaired() {
+        List<NodeSpec> nodes = Clusters.uniform(1, 1);
+        String node = nodes.get(0).nodeId();
+        Workload w = new Workload("test", List.of(new SimJob("j", "a", 1, 0, 60 * MINUTE)), Map.of("a", 1.0), "inline");
+        Simulation.Result r = new Simulation(nodes, w, Policy.GANTRY, Policy.queues(w.tenantWeights(), 1, 0, null, null),
+                new TopologyPlacer(), List.of(), null)
+                .deviceFaults(List.of(new Simulation.DeviceFaultAt(10 * MINUTE, node, 0, 79, 20 * MINUTE)))
+                .run();
+
+        assertThat(r.deviceFaults).isEqualTo(1);
+        assertThat(r.requeues).isEqualTo(1);
+        assertThat(r.succeeded[0]).isTrue();
+        assertThat(r.maxWorkLostPerFailureMs).as("no checkpoints: the whole run so far").isEqualTo(10 * MINUTE);
+        // its only GPU is cordoned until repaired at 30 min: the rerun starts then, not at once
+        assertThat(r.finish[0]).isBetween(90 * MINUTE, 91 * MINUTE);
+        assertThat(r.billedMilliGpuMs).isEqualTo(r.succeededMilliGpuMs + r.lostMilliGpuMs);
+        assertThat(r.violations).isEmpty();
+    }
+
+    @Test
     void a_node_down_for_less_than_the_failure_timeout_goes_unnoticed_and_the_run_goes_on() {
         List<NodeSpec> nodes = Clusters.uniform(1, 8);
         Simulation.Result r = run(nodes, List.of(new SimJob("j", "a", 8, 0, 60 * MINUTE)), Policy.GANTRY,

@@ -68,6 +68,14 @@ public interface ExecutionBackend extends AutoCloseable {
     }
 
     /**
+     * When {@link #pollFaults} will next have something, if the backend knows (null: it cannot tell, or nothing is
+     * known to be coming). The virtual-time driver ticks placement then.
+     */
+    default Instant nextFaultAt() {
+        return null;
+    }
+
+    /**
      * The pre-flight check of a node, run before a gang starts on it: empty when it passed, else why it failed (the
      * node is then cordoned and the gang placed again elsewhere). Default: every node passes.
      */

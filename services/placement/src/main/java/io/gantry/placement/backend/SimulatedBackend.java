@@ -199,6 +199,17 @@ public final class SimulatedBackend implements ExecutionBackend {
         return faults.drain(perNode);
     }
 
+    @Override
+    public Instant nextFaultAt() {
+        if (faults.size() > 0) {
+            return Instant.MIN; // reported at the next poll, whenever that is: as soon as possible
+        }
+        if (!schedule.isEmpty() && scheduleStart != null) {
+            return scheduleStart.plusMillis((long) (schedule.get(0).afterSeconds() * 1000));
+        }
+        return null;
+    }
+
     /** Faults injected but not reported yet. */
     public int pendingFaults() {
         return faults.size();

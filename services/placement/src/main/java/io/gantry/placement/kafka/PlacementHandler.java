@@ -442,6 +442,10 @@ public final class PlacementHandler implements EventHandler {
         if (dirty && nextFragmentation.isBefore(next)) {
             next = nextFragmentation;
         }
+        Instant fault = backend.nextFaultAt();
+        if (fault != null && fault.isBefore(next)) {
+            next = fault;
+        }
         return next;
     }
 
