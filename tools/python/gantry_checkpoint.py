@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import urllib.error
+import time
 import urllib.request
 
 __all__ = ["report", "ReportError", "checkpoint_dir"]
@@ -34,11 +35,12 @@ def checkpoint_dir():
     return os.environ.get("GANTRY_CHECKPOINT_DIR")
 
 
-def report(step, path, size_bytes=None, save_seconds=None, timeout=10.0, retries=3, env=None):
+def report(step, path, size_bytes=None, save_seconds=None, timeout=10.0, retries=8, env=None):
     """Tells Gantry that a checkpoint at `path` for `step` is committed. Returns Gantry's answer (a dict).
 
-    Retries on connection errors and 503; a repeated report of the same step and path is the same fact, so a
-    retry is harmless. Raises ReportError when Gantry refuses (4xx) or stays unreachable.
+    Retries on connection errors and 503 (waiting as Retry-After says, at most 5 s; a run that reports right after
+    it started may be early for the API); a repeated report of the same step and path is the same fact, so a retry
+    is harmless. Raises ReportError when Gantry refuses (4xx) or stays unreachable.
     """
     env = os.environ if env is None else env
     missing = [k for k in ("GANTRY_API_URL", "GANTRY_JOB_ID", "GANTRY_RUN_TOKEN") if not env.get(k)]
@@ -67,11 +69,20 @@ def report(step, path, size_bytes=None, save_seconds=None, timeout=10.0, retries
             detail = _problem(e)
             if e.code == 503:
                 last = ReportError("Gantry is busy: " + detail)
+                time.sleep(_retry_after(e))
                 continue
             raise ReportError("checkpoint refused (%d): %s" % (e.code, detail)) from None
         except (urllib.error.URLError, OSError) as e:
             last = ReportError("cannot reach Gantry at %s: %s" % (url, e))
+            time.sleep(1.0)
     raise last
+
+
+def _retry_after(error):
+    try:
+        return min(5.0, max(0.1, float(error.headers.get("Retry-After", "1"))))
+    except (TypeError, ValueError):
+        return 1.0
 
 
 def _problem(error):

@@ -581,7 +581,8 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
 
         assertThat(postCheckpoint(VISION, jobId, report).status).as("a tenant token is not the run's").isEqualTo(403);
         assertThat(postCheckpoint(io.gantry.runtime.http.RunTokens.newToken(), jobId, report).status)
-                .as("another run's token").isEqualTo(403);
+                .as("a token of no run known here (a run not heard of yet, or none): retry later, nothing recorded")
+                .isEqualTo(503);
         assertThat(postCheckpoint(token, "no-such-job", report).status).isEqualTo(403);
         Reply outside = postCheckpoint(token, jobId, """
                 {"step":1,"path":"/tmp/elsewhere.pt"}""");
@@ -622,6 +623,27 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         await().atMost(Duration.ofSeconds(30)).until(() -> "SUCCEEDED".equals(get(VISION, "/v1/jobs/" + jobId)
                 .body().get("state")));
         assertThat(postCheckpoint(second, jobId, report).status).as("a finished run reports nothing").isEqualTo(409);
+        assertThat(postCheckpoint(io.gantry.runtime.http.RunTokens.newToken(), jobId, report).status)
+                .as("an unknown token once the job ended").isEqualTo(403);
+    }
+
+    /** A task may report before its run's start has reached the API: it is told to retry, then accepted. */
+    @Test
+    void aRunReportingBeforeItsGrantIsKnownIsAskedToRetryAndThenAccepted() throws Exception {
+        Reply submitted = post(VISION, """
+                {"name":"early","checkpoint":{"dir":"/ckpt/early"},
+                 "tasks":[{"name":"worker","command":["python","train.py"],"gpus":1}]}""", null);
+        String jobId = (String) submitted.body().get("jobId");
+        String token = io.gantry.runtime.http.RunTokens.newToken();
+        String report = """
+                {"step":10,"path":"/ckpt/early/step-10.pt"}""";
+
+        Reply early = postCheckpoint(token, jobId, report);
+        assertThat(early.status).as(early.raw).isEqualTo(503);
+
+        grantWithToken(jobId, token, Instant.now());
+        await().atMost(Duration.ofSeconds(30)).until(() -> postCheckpoint(token, jobId, report).status == 202);
+        assertThat(get(VISION, "/v1/jobs/" + jobId + "/checkpoints").raw).contains("\"step\":10");
     }
 
     /** Placement granted the job's first run, whose tasks hold {@code token}. */

@@ -73,9 +73,18 @@ public class CheckpointsController {
         JobRecord job = store.find(id).orElse(null);
         int attempt = job == null ? 0 : job.status().attempt();
         // a wrong token and an unknown job look alike: a token reveals nothing about other jobs
-        if (job == null || !RunTokens.matches(runToken, store.runToken(id, attempt).orElse(null))) {
-            return Problem.response(HttpStatus.FORBIDDEN, "Forbidden",
-                    "this token does not belong to the current run of job " + id, List.of());
+        if (job == null) {
+            return notThisRun(id);
+        }
+        if (!RunTokens.matches(runToken, store.runToken(id, attempt).orElse(null))) {
+            if (job.status().state().isTerminal() || ofAnEarlierRun(id, attempt, runToken)) {
+                return notThisRun(id);
+            }
+            // a run may report before its start has reached this read model (the grant travels through Kafka):
+            // the task retries; a token of no run of this job keeps getting this until the job ends, then 403
+            return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Run not known yet",
+                    "the current run of job " + id + " is not known here yet; retry shortly", List.of())
+                    .header("Retry-After", "1");
         }
         JobState state = job.status().state();
         if (state.isTerminal()) {
@@ -120,6 +129,20 @@ public class CheckpointsController {
         answer.put("attempt", attempt);
         answer.put("step", r.step());
         return HttpResponse.accepted().body(answer);
+    }
+
+    private static HttpResponse<?> notThisRun(String id) {
+        return Problem.response(HttpStatus.FORBIDDEN, "Forbidden",
+                "this token does not belong to the current run of job " + id, List.of());
+    }
+
+    private boolean ofAnEarlierRun(String id, int current, String runToken) {
+        for (int a = 1; a < current; a++) {
+            if (RunTokens.matches(runToken, store.runToken(id, a).orElse(null))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Get
