@@ -1,0 +1,167 @@
+package io.gantry.admission.http;
+
+import io.gantry.schemas.Service;
+import io.gantry.schemas.Topics;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
+import io.micronaut.context.annotation.Context;
+import io.micronaut.context.annotation.Value;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.TaskScheduler;
+import jakarta.inject.Named;
+import jakarta.annotation.PreDestroy;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Kafka health of the whole system, measured from outside the services' loops: the consumer lag of every service's
+ * group ({@code gantry_kafka_consumer_lag_records{group,topic}}) and the records every service sent to its
+ * dead-letter topic ({@code gantry_dead_letters_total{service}}, the topic's end offset: it only grows). One exporter
+ * for all five services, so the lag of a service that is down (the case that matters) is still reported.
+ *
+ * <p>The lag of a transactional group reads 1 per partition at rest: a transaction's commit marker takes an offset
+ * that no record uses. Alerts use thresholds well above that.
+ */
+@Context
+public class KafkaMetrics implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaMetrics.class);
+    private static final long TIMEOUT_SECONDS = 5;
+
+    private final String bootstrap;
+    private final MultiGauge lag;
+    private final Map<Service, AtomicLong> deadLetters = new EnumMap<>(Service.class);
+    private final java.util.Set<String> complained = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile Admin admin;
+
+    private final java.util.concurrent.ScheduledFuture<?> refreshing;
+
+    public KafkaMetrics(@Value("${kafka.bootstrap.servers}") String bootstrap, MeterRegistry registry,
+            @Named(TaskExecutors.SCHEDULED) TaskScheduler scheduler,
+            @Value("${gantry.admission.metrics.refresh:5s}") java.time.Duration refresh) {
+        this.bootstrap = bootstrap;
+        this.lag = MultiGauge.builder("gantry.kafka.consumer.lag").baseUnit("records")
+                .description("Records a service's consumer group has not processed yet, per input topic")
+                .register(registry);
+        for (Service s : Service.values()) {
+            AtomicLong count = new AtomicLong();
+            deadLetters.put(s, count);
+            FunctionCounter.builder("gantry.dead.letters", count, AtomicLong::doubleValue)
+                    .description("Records the service could not process and sent to its dead-letter topic")
+                    .tag("service", s.id()).register(registry);
+        }
+        // the bean schedules itself and stops at close: a task that looked the bean up after the context closed
+        // would create it again, and with it a second event loop
+        this.refreshing = scheduler.scheduleWithFixedDelay(java.time.Duration.ofMillis(2000), refresh,
+                this::refresh);
+    }
+
+    void refresh() {
+        try {
+            refreshLag(admin());
+        } catch (Exception e) {
+            complain("consumer lag", e);
+        }
+        try {
+            refreshDeadLetters(admin());
+        } catch (Exception e) {
+            complain("dead-letter counts", e);
+        }
+    }
+
+    /** Once at WARN (the broker may simply not be up yet), then at DEBUG: a refresh runs every few seconds. */
+    private void complain(String what, Exception e) {
+        if (complained.add(what)) {
+            LOG.warn("{} not refreshed; the next run retries (further failures at DEBUG): {}", what,
+                    e.getCause() == null ? e.toString() : e + " caused by " + e.getCause());
+        } else {
+            LOG.debug("{} not refreshed: {}", what, e.toString());
+        }
+    }
+
+    private void refreshDeadLetters(Admin a) throws Exception {
+        Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+        Map<String, Service> byTopic = new HashMap<>();
+        for (Service s : Service.values()) {
+            String topic = Topics.deadLetter(s).name();
+            byTopic.put(topic, s);
+            a.describeTopics(List.of(topic)).allTopicNames().get(TIMEOUT_SECONDS, TimeUnit.SECONDS).get(topic)
+                    .partitions().forEach(p -> ends.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+        }
+        Map<Service, Long> sums = new EnumMap<>(Service.class);
+        a.listOffsets(ends).all().get(TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                .forEach((tp, info) -> sums.merge(byTopic.get(tp.topic()), info.offset(), Long::sum));
+        sums.forEach((s, n) -> deadLetters.get(s).set(n));
+    }
+
+    private void refreshLag(Admin a) throws Exception {
+        Map<String, Map<TopicPartition, OffsetAndMetadata>> committed = new TreeMap<>();
+        Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+        for (Service s : Service.values()) {
+            String group = "gantry-" + s.id();
+            Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>(a.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+            offsets.values().removeIf(o -> o == null);
+            committed.put(group, offsets);
+            offsets.keySet().forEach(tp -> ends.put(tp, OffsetSpec.latest()));
+        }
+        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> end =
+                a.listOffsets(ends).all().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        committed.forEach((group, offsets) -> {
+            Map<String, Long> byTopic = new TreeMap<>();
+            offsets.forEach((tp, o) -> {
+                ListOffsetsResult.ListOffsetsResultInfo e = end.get(tp);
+                if (e != null) {
+                    byTopic.merge(tp.topic(), Math.max(0, e.offset() - o.offset()), Long::sum);
+                }
+            });
+            byTopic.forEach((topic, n) -> rows.add(MultiGauge.Row.of(Tags.of("group", group, "topic", topic), n)));
+        });
+        lag.register(rows, true);
+    }
+
+    private Admin admin() {
+        Admin a = admin;
+        if (a == null) {
+            Properties p = new Properties();
+            p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(AdminClientConfig.CLIENT_ID_CONFIG, "gantry-admission-metrics");
+            // a refresh gives up after a few seconds and the next one retries; the API timeout may not be shorter
+            // than the request timeout (the client refuses to start)
+            int timeoutMs = (int) TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS);
+            p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
+            p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
+            a = Admin.create(p);
+            admin = a;
+        }
+        return a;
+    }
+
+    @PreDestroy
+    @Override
+    public void close() {
+        refreshing.cancel(false);
+        Admin a = admin;
+        if (a != null) {
+            a.close(java.time.Duration.ofSeconds(1));
+        }
+    }
+}
