@@ -31,7 +31,7 @@ import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.core.GangPlacer;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.kafka.PlacementHandler;
-import io.gantry.queue.adapter.QueueConfig;
+import io.gantry.queue.config.QueueConfig;
 import io.gantry.queue.core.FairShareConfig;
 import io.gantry.recovery.core.RecoveryPolicy;
 import io.gantry.runtime.log.InMemoryLog;

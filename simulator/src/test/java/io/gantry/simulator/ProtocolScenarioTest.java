@@ -14,7 +14,7 @@ import io.gantry.events.TaskSpec;
 import io.gantry.placement.backend.ClusterFile;
 import io.gantry.placement.backend.SimulatedBackend;
 import io.gantry.placement.core.PlacementPolicy;
-import io.gantry.queue.adapter.QueueConfig;
+import io.gantry.queue.config.QueueConfig;
 import io.gantry.recovery.core.RecoveryPolicy;
 import io.gantry.runtime.log.LogDriver;
 import io.gantry.simulator.whatif.VirtualSystem;

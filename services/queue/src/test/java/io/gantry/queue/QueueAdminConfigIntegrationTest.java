@@ -6,7 +6,7 @@ import io.gantry.events.JobWaiting;
 import io.gantry.events.QueueConfigApplied;
 import io.gantry.events.QueueEntry;
 import io.gantry.events.WaitReason;
-import io.gantry.queue.adapter.QueueProcessor;
+import io.gantry.queue.kafka.QueueProcessor;
 import io.gantry.schemas.Topics;
 import io.gantry.testkit.TopicClient;
 import io.micronaut.context.ApplicationContext;

@@ -6,7 +6,7 @@ import io.gantry.events.JobQueued;
 import io.gantry.events.JobSucceeded;
 import io.gantry.events.JobWaiting;
 import io.gantry.events.QuotaReleased;
-import io.gantry.queue.adapter.QueueProcessor;
+import io.gantry.queue.kafka.QueueProcessor;
 import io.gantry.schemas.Topics;
 import io.micronaut.context.ApplicationContext;
 import org.junit.jupiter.api.AfterAll;

@@ -1,5 +1,9 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.http;
 
+import io.gantry.queue.config.LiveConfig;
+import io.gantry.queue.config.QueueConfig;
+import io.gantry.queue.kafka.QueueHandler;
+import io.gantry.queue.kafka.QueueProcessor;
 import io.gantry.queue.core.ConfigException;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.JsonBody;

@@ -1,4 +1,4 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.kafka;
 
 import io.gantry.queue.core.DeferralCause;
 import io.gantry.queue.core.ReleaseCause;

@@ -1,5 +1,6 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.http;
 
+import io.gantry.queue.kafka.QueueProcessor;
 import io.gantry.queue.core.PendingEntry;
 import io.gantry.queue.core.QueueView;
 

@@ -1,5 +1,7 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.kafka;
 
+import io.gantry.queue.config.LiveConfig;
+import io.gantry.queue.config.QueueConfig;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.events.QueueReservationEvent;
@@ -23,7 +25,7 @@ import java.util.UUID;
  * Feeds the core: restores it from {@code queue.job-events}, turns each input record into an {@link Input} and
  * publishes the facts {@link QueueCore#apply} returns (the core has already replayed them).
  */
-final class QueueHandler implements EventHandler {
+public final class QueueHandler implements EventHandler {
     private static final Logger LOG = LoggerFactory.getLogger(QueueHandler.class);
 
     private final QueueCore core;
@@ -60,10 +62,10 @@ final class QueueHandler implements EventHandler {
     private FairShareConfig fallbackConfig;
 
     /** The configuration in force (null: implicit and never published) and the last refused one. */
-    record ConfigStatus(LiveConfig.Applied current, LiveConfig.Rejected rejected) {
+    public record ConfigStatus(LiveConfig.Applied current, LiveConfig.Rejected rejected) {
     }
 
-    ConfigStatus configStatus() {
+    public ConfigStatus configStatus() {
         return new ConfigStatus(current, rejected);
     }
 
@@ -71,7 +73,7 @@ final class QueueHandler implements EventHandler {
      * Validates and applies a configuration from the admin API, publishes it and the decisions it causes. Throws
      * {@link io.gantry.queue.core.ConfigException} (nothing changed) when it is invalid.
      */
-    LiveConfig.Applied applyAdmin(String yaml, String by, boolean force, Output out) {
+    public LiveConfig.Applied applyAdmin(String yaml, String by, boolean force, Output out) {
         Instant now = clock.instant();
         FairShareConfig next;
         try {
@@ -137,7 +139,7 @@ final class QueueHandler implements EventHandler {
         }
     }
 
-    QueueCore core() {
+    public QueueCore core() {
         return core;
     }
 

@@ -1,4 +1,4 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.http;
 
 import io.swagger.v3.oas.annotations.OpenAPIDefinition;
 import io.swagger.v3.oas.annotations.enums.SecuritySchemeType;

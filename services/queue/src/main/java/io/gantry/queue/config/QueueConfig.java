@@ -1,4 +1,4 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.config;
 
 import io.gantry.queue.core.ConfigException;
 import io.gantry.queue.core.FairShareConfig;

@@ -1,4 +1,4 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.kafka;
 
 import io.gantry.events.CheckpointPolicy;
 import io.gantry.events.JobSpec;

@@ -1,5 +1,7 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.kafka;
 
+import io.gantry.queue.config.LiveConfig;
+import io.gantry.queue.config.QueueConfig;
 import io.gantry.queue.core.DispatchPolicy;
 import io.gantry.queue.core.FairSharePolicy;
 import io.gantry.queue.core.QueueCore;
@@ -84,7 +86,7 @@ public class QueueProcessor implements AutoCloseable {
     }
 
     /** Runs {@code command} on the loop thread against the current handler, with an output in its transaction. */
-    <T> T command(java.util.function.BiFunction<QueueHandler, io.gantry.runtime.kafka.Output, T> command)
+    public <T> T command(java.util.function.BiFunction<QueueHandler, io.gantry.runtime.kafka.Output, T> command)
             throws InterruptedException, ExecutionException, TimeoutException {
         return processor.<T>submit(out -> command.apply(handler, out)).get(30, TimeUnit.SECONDS);
     }

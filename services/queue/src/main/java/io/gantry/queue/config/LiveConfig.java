@@ -1,4 +1,4 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.config;
 
 import io.gantry.events.QueueConfigApplied;
 import io.gantry.events.QueueConfigEvent;
@@ -29,24 +29,24 @@ import java.util.UUID;
  * After a restart the newest published configuration is live again, unless the settings changed while the
  * service was down (then they are applied and published).
  */
-final class LiveConfig {
+public final class LiveConfig {
     private static final Logger LOG = LoggerFactory.getLogger(LiveConfig.class);
-    static final String FILE = "file";
-    static final String ADMIN = "admin";
-    static final String IMPLICIT = "implicit";
+    public static final String FILE = "file";
+    public static final String ADMIN = "admin";
+    public static final String IMPLICIT = "implicit";
 
     /** A queue of an applied configuration and the tenant it belongs to. */
-    record QueueName(String name, String tenant) {
+    public record QueueName(String name, String tenant) {
     }
 
     /**
      * One applied configuration, as published. {@code queues} is null for the implicit configuration (every tenant has
      * one queue named after it) and in events written before it existed; so is {@code priorityClasses} in old events.
      */
-    record Applied(long version, String source, String appliedBy, String sha256, String yaml, Instant at,
+    public record Applied(long version, String source, String appliedBy, String sha256, String yaml, Instant at,
                    List<QueueName> queues, List<String> priorityClasses) {
         /** The catalog other services check jobs against comes from the configuration itself, never the text. */
-        static Applied of(long version, String source, String appliedBy, String yaml, Instant at,
+        public static Applied of(long version, String source, String appliedBy, String yaml, Instant at,
                           FairShareConfig config) {
             List<QueueName> queues = config.isImplicit() ? null : config.queues().stream()
                     .map(q -> new QueueName(q.name(), q.tenant())).toList();
@@ -54,7 +54,7 @@ final class LiveConfig {
                     List.copyOf(config.priorityClasses().keySet()));
         }
 
-        QueueConfigEvent toEvent() {
+        public QueueConfigEvent toEvent() {
             return new QueueConfigEvent(UUID.randomUUID().toString(), at,
                     new QueueConfigApplied(version, source, appliedBy, sha256, yaml,
                             queues == null ? null : queues.stream().map(q -> new QueueEntry(q.name(), q.tenant()))
@@ -62,7 +62,7 @@ final class LiveConfig {
                             priorityClasses));
         }
 
-        static Applied of(QueueConfigEvent e) {
+        public static Applied of(QueueConfigEvent e) {
             QueueConfigApplied a = (QueueConfigApplied) e.getPayload();
             return new Applied(a.getVersion(), a.getSource(), a.getAppliedBy(), a.getSha256(), a.getYaml(),
                     e.getOccurredAt(), a.getQueues() == null ? null : a.getQueues().stream()
@@ -71,14 +71,14 @@ final class LiveConfig {
     }
 
     /** The last configuration that was refused, and why. */
-    record Rejected(String source, String by, List<String> problems, Instant at) {
+    public record Rejected(String source, String by, List<String> problems, Instant at) {
     }
 
     /**
      * What a (re)starting queue runs with. {@code current} is null for the implicit configuration (no file, nothing
      * applied through the API); {@code publish} is a configuration to publish before anything else, or null.
      */
-    record Startup(FairShareConfig config, Applied current, Applied publish, Rejected rejected, String fileSha,
+    public record Startup(FairShareConfig config, Applied current, Applied publish, Rejected rejected, String fileSha,
                    Applied fallback, FairShareConfig fallbackConfig) {
         Startup(FairShareConfig config, Applied current, Applied publish, Rejected rejected, String fileSha) {
             this(config, current, publish, rejected, fileSha, null, null);
@@ -88,7 +88,7 @@ final class LiveConfig {
     private LiveConfig() {
     }
 
-    static String sha256(String text) {
+    public static String sha256(String text) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
                     .digest(text.getBytes(StandardCharsets.UTF_8)));
@@ -105,7 +105,7 @@ final class LiveConfig {
      * unless {@code keepOnError} (a restart of the event loop in a running service) and something was published:
      * then the newest published configuration stays live and the settings are reported as rejected.
      */
-    static Startup startup(QueueConfig settings, List<Applied> history, Instant now, boolean keepOnError) {
+    public static Startup startup(QueueConfig settings, List<Applied> history, Instant now, boolean keepOnError) {
         Applied latest = history.isEmpty() ? null : history.get(history.size() - 1);
         Applied lastFromSettings = null;
         for (Applied a : history) {
@@ -178,7 +178,7 @@ final class LiveConfig {
      * The implicit configuration as a configuration document (the {@code implicit:} form), so that what the admin API
      * shows for it can be applied again unchanged; its SHA-256 also identifies the settings in the history.
      */
-    static String implicitText(QueueConfig settings) {
+    public static String implicitText(QueueConfig settings) {
         StringBuilder t = new StringBuilder("# implicit: no configuration file; every tenant has one queue named after"
                 + " it, with a GPU quota only, no cohort\n");
         t.append("implicit:\n  defaultGpuQuota: ").append(settings.getDefaultGpuQuota()).append('\n');
@@ -214,12 +214,12 @@ final class LiveConfig {
     }
 
     /** Every applied configuration on the topic, oldest first (committed records only). */
-    static List<Applied> readHistory(String bootstrap) {
+    public static List<Applied> readHistory(String bootstrap) {
         return history(TopicReader.readAll(bootstrap, Topics.QUEUE_CONFIG_EVENTS));
     }
 
     /** The applied configurations among these records of the topic, oldest first. */
-    static List<Applied> history(List<io.gantry.events.QueueConfigEvent> records) {
+    public static List<Applied> history(List<io.gantry.events.QueueConfigEvent> records) {
         List<Applied> out = new ArrayList<>(records.stream().map(Applied::of).toList());
         out.sort(java.util.Comparator.comparingLong(Applied::version));
         return out;

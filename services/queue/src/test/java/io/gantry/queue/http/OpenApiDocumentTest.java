@@ -1,4 +1,4 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.http;
 
 import io.gantry.testkit.OpenApiCoverage;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package io.gantry.queue.adapter;
+package io.gantry.queue.kafka;
 
 import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.AllocationEvent;
@@ -44,12 +44,12 @@ import io.gantry.queue.core.WaitReason;
 import java.time.Instant;
 
 /** Wire records to core types and back. No decisions: everything it cannot map it rejects by throwing. */
-final class WireMapping {
+public final class WireMapping {
     private WireMapping() {
     }
 
     /** The core input for an input record, or null for records the queue does not act on (heartbeats, run starts). */
-    static Input toInput(String key, Object value) {
+    public static Input toInput(String key, Object value) {
         if (value instanceof io.gantry.events.CheckpointEvent e) {
             requireKey(key, e.getJobId());
             if (e.getPayload() instanceof io.gantry.events.CheckpointCommitted c) {
@@ -118,7 +118,7 @@ final class WireMapping {
     }
 
     /** Null when placement did not report it (an older writer): the queue then wakes every parked job. */
-    static FreeCapacity free(java.util.List<FreeGpus> reported) {
+    public static FreeCapacity free(java.util.List<FreeGpus> reported) {
         if (reported == null || reported.isEmpty()) {
             return null;
         }
@@ -132,7 +132,7 @@ final class WireMapping {
     }
 
     /** What the queue decides on of a submitted spec (the rest is forwarded unchanged, see {@link #forward}). */
-    static JobSpec toSpec(io.gantry.events.JobSpec s) {
+    public static JobSpec toSpec(io.gantry.events.JobSpec s) {
         if (s == null || s.getTasks() == null) {
             throw new IllegalArgumentException("spec.tasks is missing");
         }
@@ -146,7 +146,7 @@ final class WireMapping {
      * The spec as it was submitted, with what the queue decided: each task group's GPU model (the flavour its quota
      * was taken on, when the job named none) and the models it still accepts. Everything else passes unchanged.
      */
-    static io.gantry.events.JobSpec forward(io.gantry.events.JobSpec submitted, JobSpec decided) {
+    public static io.gantry.events.JobSpec forward(io.gantry.events.JobSpec submitted, JobSpec decided) {
         if (submitted == null) {
             throw new IllegalStateException("no submitted spec for job " + decided.name());
         }
@@ -163,7 +163,7 @@ final class WireMapping {
      * @param submitted the job's spec as submitted ({@code JobQueued} and {@code JobDispatched} forward it with the
      *                  queue's decisions)
      */
-    static QueueJobEvent toEnvelope(QueueFact fact, String eventId, Instant occurredAt,
+    public static QueueJobEvent toEnvelope(QueueFact fact, String eventId, Instant occurredAt,
                                     io.gantry.events.JobSpec submitted) {
         Object payload;
         if (fact instanceof QueueFact.JobQueued q) {
@@ -190,13 +190,13 @@ final class WireMapping {
         return new QueueJobEvent(eventId, fact.jobId(), occurredAt, payload);
     }
 
-    static QueuePreemptionEvent toPreemptionEnvelope(QueueFact.JobPreempted p, String eventId, Instant occurredAt) {
+    public static QueuePreemptionEvent toPreemptionEnvelope(QueueFact.JobPreempted p, String eventId, Instant occurredAt) {
         return new QueuePreemptionEvent(eventId, p.jobId(), occurredAt, new JobPreempted(p.tenant(), p.attempt(),
                 io.gantry.events.PreemptionReason.valueOf(p.reason().name()), p.preemptorJobId(), p.graceSeconds(),
                 p.message()));
     }
 
-    static QueueReservationEvent toReservationEnvelope(QueueFact fact, String eventId, Instant occurredAt,
+    public static QueueReservationEvent toReservationEnvelope(QueueFact fact, String eventId, Instant occurredAt,
                                                        io.gantry.events.JobSpec submitted) {
         Object payload;
         if (fact instanceof QueueFact.CapacityReservationRequested r) {
@@ -210,7 +210,7 @@ final class WireMapping {
         return new QueueReservationEvent(eventId, fact.jobId(), occurredAt, payload);
     }
 
-    static QueueFact fromReservationEnvelope(QueueReservationEvent e) {
+    public static QueueFact fromReservationEnvelope(QueueReservationEvent e) {
         if (e.getPayload() instanceof CapacityReservationRequested r) {
             return new QueueFact.CapacityReservationRequested(e.getJobId(), r.getTenant(), r.getAttempt(),
                     toSpec(r.getSpec()), r.getMessage());
@@ -222,7 +222,7 @@ final class WireMapping {
         throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
     }
 
-    static QueueFact fromPreemptionEnvelope(QueuePreemptionEvent e) {
+    public static QueueFact fromPreemptionEnvelope(QueuePreemptionEvent e) {
         if (!(e.getPayload() instanceof JobPreempted p)) {
             throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
         }
@@ -231,7 +231,7 @@ final class WireMapping {
                 p.getMessage());
     }
 
-    static QueueFact fromEnvelope(QueueJobEvent e) {
+    public static QueueFact fromEnvelope(QueueJobEvent e) {
         String id = e.getJobId();
         Object p = e.getPayload();
         if (p instanceof JobQueued q) {
