@@ -87,6 +87,22 @@ public interface ExecutionBackend extends AutoCloseable {
     default void close() {
     }
 
+    /**
+     * The first step of {@link #adopt}: the live allocations by id (in the order given), after {@code stop} was called
+     * for every run the backend still has ({@code running}) that is not live any more.
+     */
+    static java.util.Map<String, Allocation> liveById(List<LiveRun> live, java.util.Collection<String> running,
+                                                      java.util.function.Consumer<String> stop) {
+        java.util.Map<String, Allocation> byId = new java.util.LinkedHashMap<>();
+        live.forEach(l -> byId.put(l.allocation().allocationId(), l.allocation()));
+        for (String id : List.copyOf(running)) {
+            if (!byId.containsKey(id)) {
+                stop.accept(id);
+            }
+        }
+        return byId;
+    }
+
     /** A live allocation and its run plan (null when the plan could not be recovered). */
     record LiveRun(Allocation allocation, RunPlan plan) {
     }

@@ -422,13 +422,7 @@ public final class KubernetesBackend implements ExecutionBackend {
 
     @Override
     public List<RunOutcome> adopt(List<LiveRun> live, Instant now) {
-        Map<String, Allocation> byId = new LinkedHashMap<>();
-        live.forEach(l -> byId.put(l.allocation().allocationId(), l.allocation()));
-        for (String id : List.copyOf(runs.keySet())) {
-            if (!byId.containsKey(id)) {
-                stop(id);
-            }
-        }
+        Map<String, Allocation> byId = ExecutionBackend.liveById(live, runs.keySet(), this::stop);
         reported.keySet().removeIf(id -> !byId.containsKey(id));
         List<RunOutcome> out = new ArrayList<>();
         for (Allocation a : byId.values()) {
