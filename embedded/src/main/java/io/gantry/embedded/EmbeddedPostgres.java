@@ -43,7 +43,8 @@ public final class EmbeddedPostgres implements AutoCloseable {
      */
     public static EmbeddedPostgres start(Path dataDir, int port) throws IOException {
         var builder = io.zonky.test.db.postgres.embedded.EmbeddedPostgres.builder()
-                .setPGStartupWait(java.time.Duration.ofSeconds(60));
+                .setPGStartupWait(java.time.Duration.ofSeconds(60))
+                .setPgBinaryResolver(EmbeddedPostgres::firstBinary);
         if (dataDir != null) {
             Files.createDirectories(dataDir);
             // kept data must survive a crash: the embedded default (synchronous_commit=off) acknowledges a commit
@@ -57,6 +58,23 @@ public final class EmbeddedPostgres implements AutoCloseable {
         }
         var pg = builder.start();
         return new EmbeddedPostgres(pg, "jdbc:postgresql://127.0.0.1:" + pg.getPort() + "/", "postgres", "postgres");
+    }
+
+    /**
+     * The first PostgreSQL bundle on the classpath. The same binaries jar can be on a classpath twice (a runnable
+     * jar's manifest {@code Class-Path} names its {@code lib/} copy, e.g. the launcher's when another module's tests
+     * use it), which zonky's default resolver refuses as a conflict; both copies are the same bundle.
+     */
+    static java.io.InputStream firstBinary(String system, String hardware) throws IOException {
+        ClassLoader loader = EmbeddedPostgres.class.getClassLoader();
+        for (String name : java.util.List.of("postgres-" + system + "-" + hardware + ".txz",
+                ("postgres-" + system + "-" + hardware + ".txz").toLowerCase(java.util.Locale.ROOT))) {
+            java.net.URL url = loader.getResource(name);
+            if (url != null) {
+                return url.openStream();
+            }
+        }
+        return io.zonky.test.db.postgres.embedded.DefaultPostgresBinaryResolver.INSTANCE.getPgBinary(system, hardware);
     }
 
     /** One server per JVM for the tests, stopped by a shutdown hook. */
