@@ -242,6 +242,19 @@ class CliAgainstRunningStackTest {
                 .isEqualTo("local");
     }
 
+    @Test
+    @Order(9)
+    void invoicesListsTheIssuedDocumentsAndAnUnknownOneIsNotFound() {
+        CliRunner.Result none = alpha.run("invoices", "--month", "2026-01");
+        assertThat(none.code()).as(none.toString()).isZero();
+        assertThat(none.out()).isEqualTo("no invoices issued\n");
+        CliRunner.Result unknown = alpha.run("invoices", "inv-no-such-document");
+        assertThat(unknown.code()).as(unknown.toString()).isEqualTo(ExitCode.NOT_FOUND);
+        CliRunner.Result badMonth = alpha.run("invoices", "--month", "January");
+        assertThat(badMonth.code()).as(badMonth.toString()).isEqualTo(ExitCode.INVALID);
+        assertThat(badMonth.err()).contains("month");
+    }
+
     static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
