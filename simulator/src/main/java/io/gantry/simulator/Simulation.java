@@ -791,16 +791,10 @@ public final class Simulation {
         }
     }
 
-    /** Thousandths of a GPU placements hold: 1000 per whole GPU plus their shares. */
+    /** Thousandths of a GPU placements hold, counted as billing counts them (one rule, billing's). */
     static long milli(List<TaskPlacement> placements) {
-        long m = 0;
-        for (TaskPlacement p : placements) {
-            m += 1000L * p.getGpuIndices().size();
-            for (GpuShare s : p.getGpuShares()) {
-                m += s.getMilli();
-            }
-        }
-        return m;
+        return BillingHandler.placements(placements).stream()
+                .mapToLong(io.gantry.billing.core.Placement::gpuMilli).sum();
     }
 
     /** Records a grant of {@code milli} of a device; over-allocation (or a whole GPU shared) is a violation. */

@@ -157,7 +157,8 @@ public final class BillingHandler implements EventHandler {
                 r.getReleasedAt(), placements(r.getPlacements()), r.getReason().name());
     }
 
-    static List<Placement> placements(List<TaskPlacement> tasks) {
+    /** What each task placement holds as billing counts it (thousandths of a GPU: 1000 per whole GPU plus shares). */
+    public static List<Placement> placements(List<TaskPlacement> tasks) {
         List<Placement> placements = new ArrayList<>(tasks.size());
         for (TaskPlacement p : tasks) {
             long milli = 1000L * p.getGpuIndices().size();
