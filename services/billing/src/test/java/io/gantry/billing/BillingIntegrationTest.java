@@ -4,7 +4,6 @@ import io.gantry.testkit.TopicClient;
 import io.gantry.billing.db.LedgerRepository;
 import io.gantry.billing.kafka.BillingProcessor;
 import io.gantry.embedded.EmbeddedKafka;
-import io.gantry.embedded.EmbeddedPostgres;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationReleased;
 import io.gantry.events.ReleaseReason;
@@ -37,10 +36,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -78,19 +74,7 @@ class BillingIntegrationTest implements TestPropertyProvider {
     @Override
     public Map<String, String> getProperties() {
         if (properties.isEmpty()) {
-            try {
-                Path tokens = Files.createTempFile("gantry-tokens-", ".yml");
-                Files.writeString(tokens, "tokens:\n"
-                        + "  - tenant: vision\n    token: " + VISION + "\n"
-                        + "  - tenant: nlp\n    token: " + NLP + "\n"
-                        + "  - tenant: ops\n    role: admin\n    token: " + ADMIN + "\n");
-                properties.putAll(EmbeddedPostgres.shared().newDatasource("billing"));
-                properties.put("kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers());
-                properties.put("micronaut.server.port", "-1");
-                properties.put("gantry.auth.tokens-file", tokens.toString());
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
+            properties.putAll(BillingStack.properties(VISION, NLP, ADMIN));
         }
         return properties;
     }

@@ -3,7 +3,6 @@ package io.gantry.billing;
 import io.gantry.billing.db.LedgerRepository;
 import io.gantry.billing.kafka.BillingProcessor;
 import io.gantry.embedded.EmbeddedKafka;
-import io.gantry.embedded.EmbeddedPostgres;
 import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationReleased;
@@ -46,8 +45,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -103,22 +100,10 @@ class MoneyIntegrationTest implements TestPropertyProvider {
     @Override
     public Map<String, String> getProperties() {
         if (properties.isEmpty()) {
-            try {
-                Path tokens = Files.createTempFile("gantry-tokens-", ".yml");
-                Files.writeString(tokens, "tokens:\n"
-                        + "  - tenant: vision\n    token: " + VISION + "\n"
-                        + "  - tenant: nlp\n    token: " + NLP + "\n"
-                        + "  - tenant: ops\n    role: admin\n    token: " + ADMIN + "\n");
-                properties.putAll(EmbeddedPostgres.shared().newDatasource("billing"));
-                properties.put("kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers());
-                properties.put("micronaut.server.port", "-1");
-                properties.put("gantry.auth.tokens-file", tokens.toString());
-                properties.put("gantry.billing.time-zone", "Europe/Berlin");
-                properties.put("gantry.billing.invoices.auto-issue", "false");
-                properties.put("gantry.billing.budgets.check-every", "1s");
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
+            properties.putAll(BillingStack.properties(VISION, NLP, ADMIN));
+            properties.put("gantry.billing.time-zone", "Europe/Berlin");
+            properties.put("gantry.billing.invoices.auto-issue", "false");
+            properties.put("gantry.billing.budgets.check-every", "1s");
         }
         return properties;
     }

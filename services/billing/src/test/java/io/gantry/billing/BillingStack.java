@@ -1,0 +1,34 @@
+package io.gantry.billing;
+
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.embedded.EmbeddedPostgres;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/** What billing's integration tests run against: the shared broker and PostgreSQL, and tenants vision, nlp and an admin. */
+final class BillingStack {
+    private BillingStack() {
+    }
+
+    static Map<String, String> properties(String vision, String nlp, String admin) {
+        try {
+            Path tokens = Files.createTempFile("gantry-tokens-", ".yml");
+            Files.writeString(tokens, "tokens:\n"
+                    + "  - tenant: vision\n    token: " + vision + "\n"
+                    + "  - tenant: nlp\n    token: " + nlp + "\n"
+                    + "  - tenant: ops\n    role: admin\n    token: " + admin + "\n");
+            Map<String, String> properties = new HashMap<>(EmbeddedPostgres.shared().newDatasource("billing"));
+            properties.put("kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers());
+            properties.put("micronaut.server.port", "-1");
+            properties.put("gantry.auth.tokens-file", tokens.toString());
+            return properties;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
