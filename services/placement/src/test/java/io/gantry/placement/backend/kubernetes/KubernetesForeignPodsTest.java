@@ -92,6 +92,10 @@ class KubernetesForeignPodsTest {
                         .addNewEnv().withName("WANDB_API_KEY").withValue("hunter2-do-not-log").endEnv()
                         .withNewResources().withLimits(q).endResources().build())
                 .endSpec().build();
+        if (phase != null) {
+            // created with its phase, so the scan (on its own thread) never sees it without one (= Pending)
+            pod.setStatus(new PodStatusBuilder().withPhase(phase).build());
+        }
         Pod created = cluster.admin.pods().inNamespace(OTHERS).resource(pod).create();
         if (phase != null) {
             created.setStatus(new PodStatusBuilder().withPhase(phase).build());
