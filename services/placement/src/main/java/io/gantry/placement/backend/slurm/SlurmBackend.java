@@ -340,10 +340,21 @@ public final class SlurmBackend implements ExecutionBackend {
         return List.copyOf(reported.values());
     }
 
-    /** Leaves the Slurm jobs running (a restarted placement adopts them) and stops the worker. */
+    /**
+     * Leaves the Slurm jobs running (a restarted placement adopts them) and stops the worker: the command in
+     * flight is interrupted, and close returns once the worker has stopped (so nothing writes to the work
+     * directory after it), or after 5 s.
+     */
     @Override
     public void close() {
         worker.shutdownNow();
+        try {
+            if (!worker.awaitTermination(5, TimeUnit.SECONDS)) {
+                LOG.warn("the Slurm worker did not stop within 5 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Jobs of others currently holding resources on Gantry's nodes. */
@@ -449,6 +460,7 @@ public final class SlurmBackend implements ExecutionBackend {
         }
         run.over = true;
         List<String> ids = run.replicas.stream().filter(r -> r.jobId != null && !r.completed).map(r -> r.jobId).toList();
+        refreshStarted(run);
         // Slurm answers a signal to a job that has not started with "try again later", and scancel then retries
         // until the command timeout, stalling every poll: those are cancelled at once, they have nothing to save
         List<String> notStarted = run.replicas.stream().filter(r -> r.jobId != null && !r.completed && !r.started)
@@ -465,6 +477,35 @@ public final class SlurmBackend implements ExecutionBackend {
             scancel(started, "--full", "--signal=TERM");
             stopping.addAll(started);
             worker.schedule(() -> kill(started), config.graceSeconds(), TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * A stop can come before the next poll has seen a replica start (a task may run for up to one poll interval
+     * unseen): one squeue of those replicas, so that a running one still gets its SIGTERM and grace period.
+     * If squeue does not answer, the last poll's view stands.
+     */
+    private void refreshStarted(Run run) {
+        List<Replica> unseen = run.replicas.stream().filter(r -> r.jobId != null && !r.completed && !r.started)
+                .toList();
+        if (unseen.isEmpty()) {
+            return;
+        }
+        List<SlurmOutput.QueuedJob> queue;
+        try {
+            queue = SlurmOutput.queue(slurm.run(Tool.SQUEUE, List.of("-h", "-t", "all", "-j",
+                    String.join(",", unseen.stream().map(r -> r.jobId).toList()), "-o", SlurmOutput.SQUEUE_FORMAT),
+                    null));
+        } catch (SlurmCommandException e) {
+            LOG.debug("squeue before a stop: {}", e.getMessage());
+            return;
+        }
+        Map<String, String> states = new HashMap<>();
+        queue.forEach(q -> states.put(q.jobId(), q.state()));
+        for (Replica r : unseen) {
+            String state = states.get(r.jobId);
+            r.started = state != null && !SlurmOutput.terminal(state) && !"PENDING".equals(state)
+                    && !"CONFIGURING".equals(state);
         }
     }
 
