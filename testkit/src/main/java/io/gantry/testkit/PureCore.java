@@ -18,14 +18,17 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 /**
  * The house rule "decision logic is plain Java", checked on the compiled classes of a core package (so a fully
  * qualified name or a call hidden in a lambda cannot slip past it, as it could past a scan of import lines): a core
- * class depends only on its own package tree and on {@code java.lang}, {@code java.util} (not its concurrency
- * executors, nor logging), {@code java.time}, {@code java.math}, {@code java.text} and {@code java.nio.charset}
+ * class depends only on its own package tree, the shared resource model ({@code io.gantry.model}, held to the
+ * same rule) and on {@code java.lang}, {@code java.util} (not its concurrency executors, nor logging), {@code java.time}, {@code java.math}, {@code java.text} and {@code java.nio.charset}
  * (encoding text is computation; files and channels are not); and it never reads the wall
  * clock or the environment, starts threads or processes, sleeps or exits.
  */
 public final class PureCore {
     private static final Set<String> SYSTEM_CALLS = Set.of("currentTimeMillis", "nanoTime", "getenv", "getProperty",
             "getProperties", "setProperty", "exit", "gc", "load", "loadLibrary");
+
+    /** The one package of Gantry's own a core may use besides its own: the shared, equally pure resource model. */
+    public static final String SHARED_MODEL = "io.gantry.model";
 
     private PureCore() {
     }
@@ -54,9 +57,13 @@ public final class PureCore {
     }
 
     private static DescribedPredicate<JavaClass> notAllowed(String corePackage) {
-        return DescribedPredicate.describe("are not plain Java (own package, java.lang/util/time/math/text)", c -> {
+        return DescribedPredicate.describe("are not plain Java (own package, the shared model, java.lang/util/time/math/text)", c -> {
             String pkg = c.getPackageName();
             if (pkg.equals(corePackage) || pkg.startsWith(corePackage + ".")) {
+                return false;
+            }
+            if (pkg.equals(SHARED_MODEL) || pkg.startsWith(SHARED_MODEL + ".")) {
+                // the resource rules every core shares, itself held to this rule (see gantry-model)
                 return false;
             }
             if (pkg.equals("java.util.concurrent")) {

@@ -1,5 +1,7 @@
 package io.gantry.admission.core;
 
+import io.gantry.model.GpuShares;
+
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -47,8 +49,6 @@ public final class JobSpecValidator {
     public static final int MAX_PATH_LENGTH = 1024;
     private static final Set<String> TASK_FIELDS = Set.of("name", "replicas", "command", "gpus", "gpuModel",
             "gpuModels", "gpuTier", "cpus", "memoryMiB", "runSeconds", "gpuMilli", "gpuMemoryMiB", "migProfile");
-    /** NVIDIA's MIG profile names: compute slices, then memory, e.g. {@code 1g.10gb}, {@code 3g.40gb}. */
-    private static final String MIG_PROFILE = "[1-7]g\\.[0-9]{1,3}gb";
     private static final Set<String> TOPOLOGY_FIELDS = Set.of("required", "preferred");
     private static final String IDENTIFIER = "[a-z0-9][a-z0-9-]{0,62}";
     private static final BigDecimal THOUSAND = BigDecimal.valueOf(1000);
@@ -311,7 +311,7 @@ public final class JobSpecValidator {
         Long runSeconds = integer(task.get("runSeconds"), path + ".runSeconds", 1, MAX_SECONDS,
                 "must be between 1 and " + MAX_SECONDS + " (366 days)", errors);
         boolean wholeGpus = gpus != null && gpus > 0;
-        Long gpuMilli = integer(task.get("gpuMilli"), path + ".gpuMilli", 1, 999,
+        Long gpuMilli = integer(task.get("gpuMilli"), path + ".gpuMilli", GpuShares.MIN_FRACTION, GpuShares.MAX_FRACTION,
                 "must be 1-999 (thousandths of one GPU) and needs gpus = 0", errors);
         if (gpuMilli != null && wholeGpus) {
             errors.add(new FieldError(path + ".gpuMilli", "must be 1-999 (thousandths of one GPU) and needs gpus = 0, "
@@ -347,7 +347,7 @@ public final class JobSpecValidator {
         if (value == null) {
             return null;
         }
-        if (!(value instanceof String s) || !s.matches(MIG_PROFILE)) {
+        if (!(value instanceof String s) || !GpuShares.isMigProfile(s)) {
             errors.add(new FieldError(path, "must be a MIG profile such as 1g.10gb or 3g.40gb"));
             return null;
         }

@@ -20,6 +20,7 @@ import io.gantry.events.AllocationReleased;
 import io.gantry.events.TaskPlacement;
 import io.gantry.events.UsageEvent;
 import io.gantry.events.UsageRecorded;
+import io.gantry.model.GpuShares;
 import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
 import io.gantry.schemas.Topic;
@@ -157,14 +158,15 @@ public final class BillingHandler implements EventHandler {
                 r.getReleasedAt(), placements(r.getPlacements()), r.getReason().name());
     }
 
-    /** What each task placement holds as billing counts it (thousandths of a GPU: 1000 per whole GPU plus shares). */
+    /** What each task placement holds, by the shared rule (thousandths of a GPU: 1000 per whole GPU plus shares). */
     public static List<Placement> placements(List<TaskPlacement> tasks) {
         List<Placement> placements = new ArrayList<>(tasks.size());
         for (TaskPlacement p : tasks) {
-            long milli = 1000L * p.getGpuIndices().size();
+            long shares = 0;
             for (io.gantry.events.GpuShare s : p.getGpuShares()) {
-                milli += s.getMilli();
+                shares += s.getMilli();
             }
+            long milli = GpuShares.held(p.getGpuIndices().size(), shares);
             placements.add(new Placement(p.getNodeId(), p.getGpuModel(), p.getGpuIndices().size(), milli,
                     p.getCpuMillis(), p.getMemoryMiB()));
         }

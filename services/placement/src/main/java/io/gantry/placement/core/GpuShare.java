@@ -1,5 +1,7 @@
 package io.gantry.placement.core;
 
+import io.gantry.model.GpuShares;
+
 import java.util.Objects;
 
 /**
@@ -13,7 +15,7 @@ public record GpuShare(int index, int milli, long memoryMiB, String migProfile, 
         if (index < 0) {
             throw new IllegalArgumentException("gpu share index must be >= 0, was " + index);
         }
-        if (milli < 1 || milli > 1000) {
+        if (milli < GpuShares.MIN_FRACTION || milli > GpuShares.WHOLE) {
             throw new IllegalArgumentException("gpu share milli must be 1..1000, was " + milli);
         }
         if (memoryMiB < 0) {

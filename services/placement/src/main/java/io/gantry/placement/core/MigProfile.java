@@ -1,5 +1,7 @@
 package io.gantry.placement.core;
 
+import io.gantry.model.GpuShares;
+
 import java.util.List;
 import java.util.Objects;
 
@@ -9,7 +11,7 @@ import java.util.Objects;
  * slots from there (e.g. A100 {@code 3g.20gb}: 3 slices, starts 0 or 4, span 4).
  */
 public record MigProfile(String name, int computeSlices, long memoryMiB, int span, List<Integer> starts) {
-    public static final int COMPUTE_SLICES = 7;
+    public static final int COMPUTE_SLICES = GpuShares.MIG_COMPUTE_SLICES;
     public static final int SLOTS = 8;
 
     public MigProfile {
@@ -40,7 +42,7 @@ public record MigProfile(String name, int computeSlices, long memoryMiB, int spa
 
     /** The GPU share this profile is worth, in thousandths: compute slices over the GPU's 7, rounded down. */
     public int milli() {
-        return computeSlices == COMPUTE_SLICES ? 1000 : computeSlices * 1000 / COMPUTE_SLICES;
+        return GpuShares.migMilli(computeSlices);
     }
 
     /** The slot mask of an instance starting at {@code start}. */

@@ -1,5 +1,7 @@
 package io.gantry.placement.core;
 
+import io.gantry.model.GpuShares;
+
 import java.util.List;
 import java.util.Objects;
 
@@ -35,9 +37,9 @@ public record PlacedTask(String task, int replica, String nodeId, String gpuMode
         this(task, replica, nodeId, gpuModel, gpuIndices, cpuMillis, memoryMiB, cpuSet, runSeconds, List.of());
     }
 
-    /** Thousandths of a GPU held: 1000 per whole GPU plus every share's {@code milli}. */
+    /** Thousandths of a GPU held: 1000 per whole GPU plus every share's {@code milli} (the shared rule). */
     public long gpuMilli() {
-        return 1000L * gpuIndices.size() + gpuShares.stream().mapToLong(GpuShare::milli).sum();
+        return GpuShares.held(gpuIndices.size(), gpuShares.stream().mapToLong(GpuShare::milli).sum());
     }
 
     public PlacedTask(String task, int replica, String nodeId, String gpuModel, List<Integer> gpuIndices,

@@ -1,5 +1,7 @@
 package io.gantry.placement.core;
 
+import io.gantry.model.GpuShares;
+
 import java.util.List;
 import java.util.Objects;
 
@@ -43,7 +45,7 @@ public record TaskGroup(String name, int replicas, int gpus, String gpuModel, in
         if (migProfile != null && migProfile.isBlank()) {
             migProfile = null;
         }
-        if (gpuMilli != null && (gpuMilli < 1 || gpuMilli > 999)) {
+        if (gpuMilli != null && !GpuShares.isFraction(gpuMilli)) {
             throw new IllegalArgumentException("task " + name + ": gpuMilli must be 1..999, was " + gpuMilli);
         }
         if ((gpuMilli != null || migProfile != null) && gpus != 0) {

@@ -1,5 +1,6 @@
 package io.gantry.placement.core;
 
+import io.gantry.model.GpuShares;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -28,6 +29,14 @@ class GpuSharingTest {
         PlacedTask p = a.placements().get(0);
         assertThat(p.gpuIndices()).as("a share holds no whole GPU").isEmpty();
         return p.gpuShares().get(0);
+    }
+
+    @Test
+    void everyStandardMigProfileIsWorthWhatTheQueueChargesForItsName() {
+        // the queue charges a MIG request by its name before placement picks a device; placement holds it by the
+        // catalogue's compute slices: the two must be the same amount
+        MigProfiles.SHAPES.forEach((shape, profiles) -> profiles.forEach(p ->
+                assertThat(p.milli()).as(shape + " " + p.name()).isEqualTo(GpuShares.migMilli(p.name()))));
     }
 
     @Test
