@@ -30,7 +30,8 @@ import java.util.Map;
  */
 public final class Replay {
     static final String USAGE = """
-            usage: replay --trace philly|tiresias|kueue-baseline|alibaba|scale|topology [options]
+            usage: replay --trace philly|tiresias|kueue-baseline|alibaba|scale|topology|csv:FILE [options]
+              (csv:FILE: your own workload, lines of submit_s,gpus,duration_s,tenant[,gpu_model,time_limit_s])
               --cluster uniform:NxG|racks:RxNxG|lingjun|alibaba|FILE.yml  cluster (default uniform:64x8)
               --policy gantry,fifo,fifo-backfill,drf-nodecay|all   policies side by side (default gantry,fifo)
               --max-jobs N          first N jobs of the trace (default: all); generators: how many
@@ -72,6 +73,8 @@ public final class Replay {
         }
     }
 
+    /** A user's own trace: {@code csv:FILE}. */
+    static final String CSV = "csv:";
     static final List<String> TRACES = List.of("philly", "tiresias", "kueue-baseline", "alibaba", "scale",
             "topology");
 
@@ -83,8 +86,8 @@ public final class Replay {
             System.err.println("replay: " + e.getMessage());
             System.err.print(USAGE);
             System.exit(2);
-        } catch (IOException e) {
-            System.err.println("replay: " + e);
+        } catch (IOException | IllegalStateException e) {
+            System.err.println("replay: " + (e instanceof IllegalStateException ? e.getMessage() : e));
             System.exit(1);
         }
     }
@@ -107,8 +110,8 @@ public final class Replay {
             }
         }
         String trace = a.get("trace");
-        if (trace == null || !TRACES.contains(trace)) {
-            throw new IllegalArgumentException("--trace: one of " + String.join(", ", TRACES));
+        if (trace == null || !TRACES.contains(trace) && !(trace.startsWith(CSV) && trace.length() > CSV.length())) {
+            throw new IllegalArgumentException("--trace: one of " + String.join(", ", TRACES) + ", or csv:FILE");
         }
         String placer = a.getOrDefault("placer", "topology");
         if (!placer.equals("topology") && !placer.equals("first-fit")) {
@@ -172,6 +175,14 @@ public final class Replay {
     public static Workload workload(Options o) throws IOException {
         Traces.Options t = new Traces.Options(o.maxJobs(), o.windowStart(), o.compression());
         boolean all = o.maxJobs() == Integer.MAX_VALUE;
+        if (o.trace().startsWith(CSV)) {
+            Path file = Path.of(o.trace().substring(CSV.length()));
+            if (!Files.isReadable(file)) {
+                throw new IllegalArgumentException("--trace " + o.trace() + ": cannot read " + file.toAbsolutePath());
+            }
+            Workload csv = Traces.csv(file.getFileName().toString().replaceFirst("\\.csv$", ""), read(file), t);
+            return o.minGpus() > 1 ? Traces.atLeast(csv, o.minGpus()) : csv;
+        }
         Workload w = switch (o.trace()) {
             case "philly" -> Traces.philly(read(o.traces().resolve("philly/philly.csv")),
                     read(o.traces().resolve("philly/philly_vc_nodes.csv")), t);
@@ -184,10 +195,23 @@ public final class Replay {
         return o.minGpus() > 1 ? Traces.atLeast(w, o.minGpus()) : w;
     }
 
-    /** The queue configuration: the given file, the Kueue baseline's cohorts, or one cohort with quota by weight. */
+    /**
+     * The queue configuration: the given file, the Kueue baseline's cohorts, or one cohort with quota by weight. A
+     * given file must have a queue for every tenant of the workload: a tenant without one would wait forever, and
+     * the replay would end with jobs that never ran instead of an answer.
+     */
     public static FairShareConfig queueConfig(Options o, Workload w, int clusterGpus) throws IOException {
         if (o.queueConfig() != null) {
-            return FairShareConfig.fromYaml(yaml().load(Files.readString(o.queueConfig(), StandardCharsets.UTF_8)));
+            FairShareConfig c = FairShareConfig.fromYaml(yaml().load(Files.readString(o.queueConfig(),
+                    StandardCharsets.UTF_8)));
+            List<String> without = Traces.tenants(w).stream().filter(t -> !c.hasQueue(t, null)).toList();
+            if (!without.isEmpty()) {
+                throw new IllegalArgumentException("--queue-config " + o.queueConfig() + ": no queue named after "
+                        + "tenant(s) " + String.join(", ", without) + " of the workload (a job that names no queue "
+                        + "goes to its tenant's; the file has " + String.join(", ", c.queues().stream()
+                        .map(q -> q.name() + " of " + q.tenant()).sorted().toList()) + "): their jobs could never run");
+            }
+            return c;
         }
         if (w.name().equals("kueue-baseline")) {
             return Policy.queues(w.tenantWeights(), clusterGpus, 5, 20L, 100L);
@@ -284,6 +308,15 @@ public final class Replay {
                 "command: replay " + commandLine(o));
         Report.write(o.out(), "Replay: " + w.name() + " on " + o.cluster(), context, w, results);
         out.println("report: " + o.out().resolve("report.md"));
+        for (Simulation.Result r : results) {
+            Report.Summary s = Report.summarise(r);
+            if (s.ended() == 0) {
+                throw new IllegalStateException("policy " + r.policy + ": not one of the " + s.jobs() + " jobs ran to "
+                        + "its end (" + (s.rejected() == s.jobs() ? "every job asks for more than the cluster has"
+                        : s.rejected() + " larger than the cluster; the rest never dispatched: check the quotas and "
+                        + "the GPU models the jobs accept") + "); see " + o.out().resolve("report.md"));
+            }
+        }
         return results;
     }
 

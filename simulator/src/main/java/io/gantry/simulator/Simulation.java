@@ -328,7 +328,7 @@ public final class Simulation {
     /**
      * The gang as the REST API would take it: GPUs split into equal replicas of at most one node each (CPU and
      * memory split with them), or one task with a share of a GPU; the run time is the trace's (to the
-     * millisecond, through the simulated backend), so the spec carries none.
+     * millisecond, through the simulated backend), so the spec carries none; the time limit is the trace's.
      */
     JobSpec spec(SimJob j) {
         TaskSpec.Builder t = TaskSpec.newBuilder().setName("worker").setCommand(List.of("sim"))
@@ -343,7 +343,7 @@ public final class Simulation {
             t.setReplicas(replicas).setGpus(per).setGpuMilli(null).setCpuMillis(j.cpuMillis() / replicas)
                     .setMemoryMiB(j.memoryMiB() / replicas);
         }
-        return JobSpec.newBuilder().setName(j.id()).setPriority(0).setTimeLimitSeconds(null)
+        return JobSpec.newBuilder().setName(j.id()).setPriority(0).setTimeLimitSeconds(j.timeLimitSeconds())
                 .setTasks(List.of(t.build()))
                 .setTopology(j.topology() == null ? null
                         : new TopologyConstraint(TopologyLevel.CLUSTER, TopologyLevel.valueOf(j.topology())))

@@ -1,5 +1,8 @@
 package io.gantry.simulator;
 
+import io.gantry.model.GpuShares;
+
+import java.math.BigDecimal;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -94,6 +97,90 @@ public final class Traces {
         return new Workload("philly", jobs, weights, "Philly (Jeon et al., ATC'19), " + jobs.size()
                 + " jobs from " + (o.windowStart() == null ? "the first job" : o.windowStart()) + ", time compression x"
                 + o.compression());
+    }
+
+    /** The columns of a user's CSV trace, in order (the last two optional). */
+    public static final String CSV_COLUMNS = "submit_s,gpus,duration_s,tenant[,gpu_model,time_limit_s]";
+
+    /**
+     * A user's own workload as CSV ({@value #CSV_COLUMNS}; a header line starting with {@code submit_s} is skipped,
+     * as are blank lines and lines starting with {@code #}): submit time and run time in seconds (decimals allowed),
+     * GPUs as a whole number for whole GPUs of a gang or a decimal below 1 for a share of one GPU ({@code 0.5}),
+     * the tenant, optionally the one GPU model the job accepts (empty: any) and a time limit in seconds. Sorted by
+     * submit time; every tenant gets weight 1. A bad line is refused with its number and the field.
+     */
+    public static Workload csv(String name, List<String> lines, Options o) {
+        record Row(long submit, int line, SimJob job) {
+        }
+        List<Row> rows = new ArrayList<>();
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i).strip();
+            if (line.isEmpty() || line.startsWith("#") || (rows.isEmpty() && line.startsWith("submit_s"))) {
+                continue;
+            }
+            String[] f = line.split(",", -1);
+            String at = name + " line " + (i + 1) + ": ";
+            if (f.length < 4 || f.length > 6) {
+                throw new IllegalArgumentException(at + "expected " + CSV_COLUMNS + ", got " + line);
+            }
+            double submitS = number(f[0], at + "submit_s");
+            double durationS = number(f[2], at + "duration_s");
+            if (submitS < 0 || !(durationS > 0)) {
+                throw new IllegalArgumentException(at + "submit_s must be >= 0 and duration_s > 0");
+            }
+            long milli;
+            try {
+                milli = GpuShares.fromGpus(new BigDecimal(f[1].strip()));
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException(at + "gpus: a whole number of GPUs or a share below 1 (0.5), was "
+                        + f[1].strip());
+            }
+            boolean share = milli < GpuShares.WHOLE;
+            if (milli < 1 || !share && milli % GpuShares.WHOLE != 0) {
+                throw new IllegalArgumentException(at + "gpus: a whole number of GPUs or a share below 1 (0.5), was "
+                        + f[1].strip());
+            }
+            String tenant = f[3].strip();
+            if (!tenant.matches("[a-z0-9][a-z0-9-]{0,62}")) {
+                throw new IllegalArgumentException(at + "tenant: a tenant name (lower-case letters, digits, '-'), was '"
+                        + tenant + "'");
+            }
+            String model = f.length > 4 ? f[4].strip() : "";
+            Long limit = null;
+            if (f.length > 5 && !f[5].isBlank()) {
+                double l = number(f[5], at + "time_limit_s");
+                if (l < 1) {
+                    throw new IllegalArgumentException(at + "time_limit_s must be >= 1");
+                }
+                limit = (long) Math.ceil(l);
+            }
+            long submit = Math.round(submitS * 1000.0 / o.compression());
+            SimJob job = new SimJob(name + "-" + (i + 1), tenant, share ? 1 : (int) (milli / 1000),
+                    submit, Math.max(1, Math.round(durationS * 1000.0)), share ? (Integer) (int) milli : null, 0, 0,
+                    model.isEmpty() ? List.of() : List.of(model), null, limit);
+            rows.add(new Row(submit, i, job));
+        }
+        rows.sort(Comparator.comparingLong(Row::submit).thenComparingInt(Row::line));
+        List<SimJob> jobs = rows.stream().limit(o.maxJobs()).map(Row::job).toList();
+        if (jobs.isEmpty()) {
+            throw new IllegalArgumentException(name + ": no jobs (expected lines of " + CSV_COLUMNS + ")");
+        }
+        Map<String, Double> weights = new TreeMap<>();
+        jobs.forEach(j -> weights.put(j.tenant(), 1.0));
+        return new Workload(name, jobs, weights, "CSV trace " + name + ", " + jobs.size() + " jobs, "
+                + weights.size() + " tenants, time compression x" + o.compression());
+    }
+
+    private static double number(String field, String what) {
+        try {
+            double d = Double.parseDouble(field.strip());
+            if (Double.isFinite(d)) {
+                return d;
+            }
+        } catch (NumberFormatException e) {
+            // refused below with the field's name
+        }
+        throw new IllegalArgumentException(what + ": not a number: '" + field.strip() + "'");
     }
 
     /** Tiresias 60-job trace ({@code job_id,num_gpu,submit_time,iterations,model_name,duration,interval}): one tenant. */

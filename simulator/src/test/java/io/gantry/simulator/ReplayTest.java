@@ -41,6 +41,82 @@ class ReplayTest {
     }
 
     @Test
+    void a_users_csv_trace_replays_with_its_shares_models_and_time_limits(@TempDir Path dir) throws Exception {
+        Path trace = dir.resolve("mine.csv");
+        Files.writeString(trace, """
+                submit_s,gpus,duration_s,tenant,gpu_model,time_limit_s
+                0,8,100,vision
+                0,0.5,50,nlp,,
+                10,2,30,nlp,H100,
+                20,1,500,vision,,60
+                """);
+        Replay.Options o = Replay.parse(new String[] {"--trace", "csv:" + trace, "--cluster", "uniform:2x8",
+                "--policy", "gantry", "--out", dir.resolve("out").toString()});
+
+        List<Simulation.Result> results = Replay.run(o, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(new ByteArrayOutputStream()));
+
+        Report.Summary s = Report.summarise(results.get(0));
+        // the job past its 60 s time limit is stopped there, as placement does in production
+        assertThat(s.jobs()).isEqualTo(4);
+        assertThat(s.ended()).isEqualTo(4);
+        assertThat(s.failed()).isEqualTo(1);
+        assertThat(dir.resolve("out/report.md")).content().contains("CSV trace mine, 4 jobs, 2 tenants");
+    }
+
+    @Test
+    void a_queue_config_without_a_queue_for_a_tenant_of_the_workload_is_refused_before_the_replay(@TempDir Path dir)
+            throws Exception {
+        Path trace = dir.resolve("t.csv");
+        Files.writeString(trace, "0,1,10,vision\n0,1,10,team-b\n");
+        Path queues = dir.resolve("queues.yml");
+        Files.writeString(queues, """
+                flavours: [any]
+                queues:
+                  - {name: vision, tenant: vision, quotas: {any: {nominal: 8}}}
+                  - {name: teamb, tenant: teamb, quotas: {any: {nominal: 8}}}
+                """);
+        Replay.Options o = Replay.parse(new String[] {"--trace", "csv:" + trace, "--cluster", "uniform:2x8",
+                "--queue-config", queues.toString(), "--out", dir.resolve("out").toString()});
+
+        assertThatThrownBy(() -> Replay.run(o, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(new ByteArrayOutputStream())))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no queue named after tenant(s) team-b")
+                .hasMessageContaining("teamb of teamb");
+    }
+
+    @Test
+    void a_workload_whose_jobs_can_never_dispatch_fails_loudly_instead_of_reporting_nothing(@TempDir Path dir)
+            throws Exception {
+        Path trace = dir.resolve("t.csv");
+        // every job asks for a GPU model the cluster does not have
+        Files.writeString(trace, "0,1,10,vision,B200\n5,2,10,vision,B200\n");
+        Replay.Options o = Replay.parse(new String[] {"--trace", "csv:" + trace, "--cluster", "uniform:2x8",
+                "--policy", "gantry", "--out", dir.resolve("out").toString()});
+
+        assertThatThrownBy(() -> Replay.run(o, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(new ByteArrayOutputStream())))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("not one of the 2 jobs ran to its end");
+    }
+
+    @Test
+    void a_bad_csv_line_is_refused_with_its_number_and_field() {
+        Traces.Options all = Traces.Options.ALL;
+        assertThatThrownBy(() -> Traces.csv("t", List.of("0,1,10,vision", "5,1.5,10,vision"), all))
+                .hasMessageContaining("t line 2: gpus");
+        assertThatThrownBy(() -> Traces.csv("t", List.of("0,1,-3,vision"), all))
+                .hasMessageContaining("t line 1: submit_s must be >= 0 and duration_s > 0");
+        assertThatThrownBy(() -> Traces.csv("t", List.of("0,1,10,Vision"), all))
+                .hasMessageContaining("t line 1: tenant");
+        assertThatThrownBy(() -> Traces.csv("t", List.of("0,1,10"), all))
+                .hasMessageContaining("expected submit_s,gpus,duration_s,tenant");
+        assertThatThrownBy(() -> Traces.csv("t", List.of("# nothing", ""), all)).hasMessageContaining("no jobs");
+        assertThatThrownBy(() -> Replay.parse(new String[] {"--trace", "csv:"})).hasMessageContaining("csv:FILE");
+    }
+
+    @Test
     void an_unknown_policy_or_option_is_refused_naming_it() {
         assertThatThrownBy(() -> Replay.parse(new String[] {"--trace", "philly", "--policy", "sjf"}))
                 .hasMessageContaining("sjf");
