@@ -14,6 +14,10 @@ Call report() right after a checkpoint is completely written (after the file is 
     gantry_checkpoint.report(step=step, path=path, size_bytes=os.path.getsize(path), save_seconds=elapsed)
 
 Or from a shell:  python3 gantry_checkpoint.py --step 1200 --path /ckpt/run/step-1200.pt
+
+Without network calls from the task: write_marker() (or --marker) writes the same facts to
+GANTRY_CHECKPOINT_DIR/gantry-checkpoint.json (atomically: a temporary file renamed into place), and the local
+backend reports it for the task within a poll.
 """
 
 import json
@@ -23,7 +27,9 @@ import urllib.error
 import time
 import urllib.request
 
-__all__ = ["report", "ReportError", "checkpoint_dir"]
+__all__ = ["report", "write_marker", "ReportError", "checkpoint_dir", "MARKER"]
+
+MARKER = "gantry-checkpoint.json"
 
 
 class ReportError(Exception):
@@ -33,6 +39,35 @@ class ReportError(Exception):
 def checkpoint_dir():
     """The job's declared checkpoint directory, or None."""
     return os.environ.get("GANTRY_CHECKPOINT_DIR")
+
+
+def _body(step, path, size_bytes, save_seconds):
+    body = {"step": int(step), "path": os.path.abspath(str(path))}
+    if size_bytes is not None:
+        body["sizeBytes"] = int(size_bytes)
+    if save_seconds is not None:
+        body["saveSeconds"] = round(float(save_seconds), 3)
+    return body
+
+
+def write_marker(step, path, size_bytes=None, save_seconds=None, env=None):
+    """Records a committed checkpoint as a marker file in the job's checkpoint directory; returns the marker's path.
+
+    The backend watching the directory reports it (the local backend does); a newer marker replaces the older one.
+    Raises ReportError when the job declared no checkpoint directory.
+    """
+    env = os.environ if env is None else env
+    directory = env.get("GANTRY_CHECKPOINT_DIR")
+    if not directory:
+        raise ReportError("the job declares no checkpoint directory (GANTRY_CHECKPOINT_DIR is not set)")
+    marker = os.path.join(directory, MARKER)
+    tmp = marker + ".%d.tmp" % os.getpid()
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(_body(step, path, size_bytes, save_seconds), f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, marker)
+    return marker
 
 
 def report(step, path, size_bytes=None, save_seconds=None, timeout=10.0, retries=8, env=None):
@@ -46,11 +81,7 @@ def report(step, path, size_bytes=None, save_seconds=None, timeout=10.0, retries
     missing = [k for k in ("GANTRY_API_URL", "GANTRY_JOB_ID", "GANTRY_RUN_TOKEN") if not env.get(k)]
     if missing:
         raise ReportError("not running under Gantry (missing " + ", ".join(missing) + ")")
-    body = {"step": int(step), "path": os.path.abspath(str(path))}
-    if size_bytes is not None:
-        body["sizeBytes"] = int(size_bytes)
-    if save_seconds is not None:
-        body["saveSeconds"] = round(float(save_seconds), 3)
+    body = _body(step, path, size_bytes, save_seconds)
     base = env["GANTRY_API_URL"].rstrip("/")
     if not (base.startswith("http://") or base.startswith("https://")):
         raise ReportError("GANTRY_API_URL is not an http(s) URL: %r" % base)
@@ -101,9 +132,14 @@ def _main(argv):
     parser.add_argument("--path", required=True)
     parser.add_argument("--size-bytes", type=int)
     parser.add_argument("--save-seconds", type=float)
+    parser.add_argument("--marker", action="store_true",
+                        help="write the marker file for the backend to report instead of calling the API")
     args = parser.parse_args(argv)
     try:
-        print(json.dumps(report(args.step, args.path, args.size_bytes, args.save_seconds)))
+        if args.marker:
+            print(write_marker(args.step, args.path, args.size_bytes, args.save_seconds))
+        else:
+            print(json.dumps(report(args.step, args.path, args.size_bytes, args.save_seconds)))
         return 0
     except ReportError as e:
         print("gantry_checkpoint: " + str(e), file=sys.stderr)

@@ -81,7 +81,8 @@ class ResumeEndToEndTest {
                 "if [ -n \"$GANTRY_RESUME_FROM\" ]; then echo \"attempt $GANTRY_ATTEMPT resumed from $GANTRY_RESUME_FROM\""
                         + " > \"$GANTRY_CHECKPOINT_DIR/resumed\"; exit 0; fi",
                 "echo state > \"$GANTRY_CHECKPOINT_DIR/step-100.ckpt\"",
-                "python3 " + helper + " --step 100 --path \"$GANTRY_CHECKPOINT_DIR/step-100.ckpt\"",
+                // the marker file, which the local backend reports (the API call itself: AdmissionIntegrationTest)
+                "python3 " + helper + " --marker --step 100 --path \"$GANTRY_CHECKPOINT_DIR/step-100.ckpt\"",
                 "sleep 600");
         String body = """
                 {"name":"train","checkpoint":{"dir":"%s"},

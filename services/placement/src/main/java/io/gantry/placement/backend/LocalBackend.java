@@ -67,10 +67,13 @@ public final class LocalBackend implements ExecutionBackend {
         this.clock = clock;
         this.pinCpus = pinCpus;
         this.apiUrl = apiUrl;
+        this.markers = apiUrl == null ? null : new CheckpointMarkers(apiUrl);
     }
 
     private final boolean pinCpus;
     private final String apiUrl;
+    /** Checkpoint marker files of the runs whose job declared a checkpoint directory; null without an API. */
+    private final CheckpointMarkers markers;
 
     /** Resolves {@code user} from /etc/passwd, so setpriv gets numeric ids; falls back to the name. */
     public static RunAs resolveRunAs(String user) {
@@ -152,6 +155,9 @@ public final class LocalBackend implements ExecutionBackend {
 
         private void report(RunOutcome outcome) {
             runs.remove(allocation.allocationId(), this);
+            if (markers != null) {
+                markers.finish(allocation.allocationId(), clock.instant());
+            }
             finished.add(outcome);
         }
     }
@@ -191,6 +197,10 @@ public final class LocalBackend implements ExecutionBackend {
                 }
             }
             runs.put(allocation.allocationId(), run);
+            if (markers != null && plan.checkpointDir() != null && plan.runToken() != null) {
+                markers.watch(allocation.allocationId(), allocation.jobId(), Path.of(plan.checkpointDir()),
+                        plan.runToken());
+            }
             run.processes.forEach((label, process) ->
                     process.onExit().thenAccept(p -> run.exited(label, p.exitValue())));
         }
@@ -324,6 +334,9 @@ public final class LocalBackend implements ExecutionBackend {
     @Override
     public void stop(String allocationId) {
         reported.remove(allocationId);
+        if (markers != null) {
+            markers.finish(allocationId, clock.instant());
+        }
         Run run = runs.remove(allocationId);
         if (run != null) {
             run.kill();
@@ -334,6 +347,9 @@ public final class LocalBackend implements ExecutionBackend {
 
     @Override
     public List<RunOutcome> poll(Instant now) {
+        if (markers != null) {
+            markers.scan(now);
+        }
         List<RunOutcome> out = new ArrayList<>();
         RunOutcome o;
         while ((o = finished.poll()) != null) {
