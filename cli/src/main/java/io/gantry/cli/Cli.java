@@ -17,7 +17,7 @@ import java.nio.file.Path;
         synopsisSubcommandLabel = "COMMAND",
         subcommands = {LoginCommand.class, SubmitCommand.class, PsCommand.class, WatchCommand.class,
                 LogsCommand.class, CancelCommand.class, WhyCommand.class, QueuesCommand.class, NodesCommand.class,
-                UsageCommand.class, CheckpointsCommand.class, InvoicesCommand.class, AutoComplete.GenerateCompletion.class},
+                UsageCommand.class, CheckpointsCommand.class, InvoicesCommand.class, AdminCommand.class, AutoComplete.GenerateCompletion.class},
         footer = {"", "Configuration: ~/.config/gantry/config.yaml (`gantry login`), GANTRY_API, GANTRY_TOKEN; "
                 + "without them the dev installation of this checkout (.gantry/tokens.yml) is used.",
                 "Exit codes: 0 ok, 1 error, 2 invalid input, 3 not authenticated/allowed, 4 not found, "

@@ -1,5 +1,6 @@
 package io.gantry.schemas;
 
+import io.gantry.events.AccessEvent;
 import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.BudgetEvent;
@@ -34,6 +35,14 @@ public final class Topics {
     /** Checkpoints the runs reported (with their run token), in order per job. */
     public static final Topic<CheckpointEvent> ADMISSION_CHECKPOINT_EVENTS =
             new Topic<>("admission.checkpoint-events", Service.ADMISSION, "jobId", CheckpointEvent.class);
+    /**
+     * Tenants and API tokens as admins manage them (never a secret, only its SHA-256). Compacted: each record is its
+     * tenant's or token's whole current state, so the topic stays as small as the set of tenants and tokens, and every
+     * service reads it from the beginning into the view its token filter consults.
+     */
+    public static final Topic<AccessEvent> ADMISSION_ACCESS_EVENTS =
+            new Topic<>("admission.access-events", Service.ADMISSION, "subject (tenant or tokenId)", AccessEvent.class,
+                    Topic.FOREVER, true);
     public static final Topic<QueueJobEvent> QUEUE_JOB_EVENTS =
             new Topic<>("queue.job-events", Service.QUEUE, "jobId", QueueJobEvent.class);
     /** Runs the queue asks placement to stop (preemption); a topic of its own so v1 readers of the lifecycle stay valid. */
@@ -87,7 +96,7 @@ public final class Topics {
 
     /** The event topics, in pipeline order. */
     public static List<Topic<?>> eventTopics() {
-        return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
+        return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, ADMISSION_ACCESS_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
                 QUEUE_CONFIG_EVENTS,
                 PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_CONFIG_EVENTS, PLACEMENT_NODE_EVENTS,
                 PLACEMENT_HEARTBEAT_EVENTS, PLACEMENT_DEVICE_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS,

@@ -54,6 +54,17 @@ public final class ApiClient {
         return send(service, HttpRequest.newBuilder(uri(service, path)).DELETE(), path);
     }
 
+    /** PUT of a document as it is (e.g. a YAML file), with its media type. */
+    public JsonNode put(Service service, String path, byte[] body, String contentType) {
+        return send(service, HttpRequest.newBuilder(uri(service, path)).header("Content-Type", contentType)
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(body)), path);
+    }
+
+    /** GET of a document that is not JSON (e.g. {@code application/yaml}): its text as the API wrote it. */
+    public String getText(Service service, String path, String accept) {
+        return exchange(service, HttpRequest.newBuilder(uri(service, path)).GET(), path, accept).body();
+    }
+
     public static String encode(String s) {
         return URLEncoder.encode(s, StandardCharsets.UTF_8);
     }
@@ -72,11 +83,16 @@ public final class ApiClient {
     }
 
     private JsonNode send(Service service, HttpRequest.Builder b, String path) {
+        return parse(exchange(service, b, path, "application/json").body());
+    }
+
+    /** Sends with the token; answers a 2xx response, throws the API's refusal as an {@link ApiError}. */
+    private HttpResponse<String> exchange(Service service, HttpRequest.Builder b, String path, String accept) {
         if (config.token() == null) {
             throw new CliException(ExitCode.AUTH, "no API token: run `gantry login` (or set GANTRY_TOKEN); "
                     + "looked in " + config.file() + " and the dev installation's tokens.yml");
         }
-        b.header("Authorization", "Bearer " + config.token()).header("Accept", "application/json")
+        b.header("Authorization", "Bearer " + config.token()).header("Accept", accept)
                 .timeout(Duration.ofSeconds(30));
         HttpResponse<String> r;
         try {
@@ -95,10 +111,10 @@ public final class ApiClient {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCode.ERROR, "interrupted");
         }
-        JsonNode body = parse(r.body());
         if (r.statusCode() >= 200 && r.statusCode() < 300) {
-            return body;
+            return r;
         }
+        JsonNode body = parse(r.body());
         String hint = r.statusCode() == 401 ? "(token from " + config.tokenSource() + "; `gantry login` stores "
                 + "another)" : null;
         throw ApiError.of(r.statusCode(), body, r.body(), hint);

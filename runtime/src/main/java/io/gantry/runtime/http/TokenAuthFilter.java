@@ -1,5 +1,7 @@
 package io.gantry.runtime.http;
 
+import io.gantry.runtime.access.AccessDirectory;
+import io.gantry.runtime.access.AccessView;
 import io.micronaut.context.annotation.Value;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpRequest;
@@ -8,14 +10,22 @@ import io.micronaut.http.HttpMethod;
 import io.micronaut.http.HttpStatus;
 import io.micronaut.http.annotation.RequestFilter;
 import io.micronaut.http.annotation.ServerFilter;
+import jakarta.inject.Inject;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.util.HexFormat;
 import java.util.List;
 
 /**
  * Authenticates every {@code /v1/**} request by its {@code Authorization: Bearer <token>} header and stores the
- * {@link Caller} as a request attribute. Missing or unknown tokens get 401 problem+json.
+ * {@link Caller} as a request attribute. Missing, unknown, revoked or expired tokens get 401 problem+json, a token
+ * of a disabled tenant 403.
+ *
+ * <p>Two sources of tokens: the bootstrap tokens file ({@code gantry.auth.tokens-file}), and the tenants and tokens
+ * admins manage through admission, as the {@link AccessView} of {@code admission.access-events} holds them (when
+ * the service has Kafka). A tenant the view says is disabled is refused with its file tokens too.
  */
 @ServerFilter("/v1/**")
 public class TokenAuthFilter {
@@ -24,11 +34,21 @@ public class TokenAuthFilter {
     private static final java.util.regex.Pattern CHECKPOINT_REPORT =
             java.util.regex.Pattern.compile("/v1/jobs/[^/]+/checkpoints/?");
     private final TokenStore tokens;
+    private final AccessDirectory managed;
+    private final Clock clock;
 
-    /** Fails closed: without a tokens file every {@code /v1} request is refused; a broken file stops the start. */
-    public TokenAuthFilter(@Value("${gantry.auth.tokens-file:}") String tokensFile) throws IOException {
+    /**
+     * Fails closed: without a tokens file and an access view every {@code /v1} request is refused; a broken file
+     * stops the start. Expiry is wall-clock time, never a service's own (the simulated cluster's may run faster).
+     */
+    @Inject
+    public TokenAuthFilter(@Value("${gantry.auth.tokens-file:}") String tokensFile, @Nullable AccessView view)
+            throws IOException {
         this.tokens = tokensFile == null || tokensFile.isBlank() ? TokenStore.parse("tokens: []")
                 : TokenStore.load(Path.of(tokensFile));
+        // without Kafka (or with the view switched off) only the file counts: an empty directory knows no tenant
+        this.managed = view == null ? new AccessDirectory() : view.directory();
+        this.clock = Clock.systemUTC();
     }
 
     /** Returns null to let the request through (hence {@code @Nullable}, which Micronaut 4 requires). */
@@ -48,13 +68,18 @@ public class TokenAuthFilter {
                     "a run token only reports its run's checkpoints (POST /v1/jobs/{id}/checkpoints)", List.of())
                     .header("WWW-Authenticate", "Bearer");
         }
-        var caller = tokens.authenticate(token);
-        if (caller.isEmpty()) {
+        if (token.isEmpty()) {
             return Problem.response(HttpStatus.UNAUTHORIZED, "Unauthorized",
-                    token.isEmpty() ? "missing `Authorization: Bearer <token>` header" : "unknown API token",
-                    List.of()).header("WWW-Authenticate", "Bearer");
+                    "missing `Authorization: Bearer <token>` header", List.of()).header("WWW-Authenticate", "Bearer");
         }
-        request.setAttribute(Caller.ATTRIBUTE, caller.get());
+        String hash = HexFormat.of().formatHex(TokenStore.sha256(token));
+        AccessDirectory.Decision decision = managed.decide(hash, tokens.authenticate(token), clock.instant());
+        if (decision instanceof AccessDirectory.Refused refused) {
+            var answer = Problem.response(refused.status() == 403 ? HttpStatus.FORBIDDEN : HttpStatus.UNAUTHORIZED,
+                    refused.status() == 403 ? "Forbidden" : "Unauthorized", refused.detail(), List.of());
+            return refused.status() == 403 ? answer : answer.header("WWW-Authenticate", "Bearer");
+        }
+        request.setAttribute(Caller.ATTRIBUTE, ((AccessDirectory.Allowed) decision).caller());
         return null;
     }
 }

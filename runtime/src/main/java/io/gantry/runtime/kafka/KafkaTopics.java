@@ -17,7 +17,8 @@ import java.util.concurrent.ExecutionException;
  * <p>Event topics are the system of record: services rebuild their state by replaying them, so they are created
  * with unlimited retention ({@code retention.ms=-1}) instead of the broker's default of seven days, after which
  * a restarted queue would silently forget every job older than a week. Heartbeats, which nothing is rebuilt
- * from, keep an hour. Existing topics are left as they are.
+ * from, keep an hour. A compacted topic ({@link Topic#compacted}, e.g. {@code admission.access-events}) keeps the
+ * newest record per key. Existing topics are left as they are.
  */
 public final class KafkaTopics {
     private KafkaTopics() {
@@ -28,8 +29,11 @@ public final class KafkaTopics {
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000))) {
             for (Topic<?> topic : Topics.all()) {
                 try {
+                    Map<String, String> configs = topic.compacted()
+                            ? Map.of("retention.ms", Long.toString(topic.retentionMs()), "cleanup.policy", "compact")
+                            : Map.of("retention.ms", Long.toString(topic.retentionMs()));
                     admin.createTopics(List.of(new NewTopic(topic.name(), partitions, (short) -1)
-                            .configs(Map.of("retention.ms", Long.toString(topic.retentionMs()))))).all().get();
+                            .configs(configs))).all().get();
                 } catch (ExecutionException e) {
                     if (!(e.getCause() instanceof TopicExistsException)) {
                         throw new IllegalStateException("could not create topic " + topic, e.getCause());

@@ -27,6 +27,9 @@ class KafkaTopicsTest {
             ConfigResource beats = new ConfigResource(ConfigResource.Type.TOPIC, Topics.PLACEMENT_HEARTBEAT_EVENTS.name());
             assertThat(admin.describeConfigs(List.of(beats)).all().get().get(beats).get("retention.ms").value())
                     .isEqualTo("3600000");
+            ConfigResource access = new ConfigResource(ConfigResource.Type.TOPIC, Topics.ADMISSION_ACCESS_EVENTS.name());
+            assertThat(admin.describeConfigs(List.of(access)).all().get().get(access).get("cleanup.policy").value())
+                    .isEqualTo("compact");
         }
     }
 }

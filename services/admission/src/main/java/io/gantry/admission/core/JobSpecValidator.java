@@ -473,7 +473,7 @@ public final class JobSpecValidator {
         return millis.intValueExact();
     }
 
-    private static String name(Object value, String path, List<FieldError> errors) {
+    static String name(Object value, String path, List<FieldError> errors) {
         if (value == null) {
             errors.add(new FieldError(path, "is required"));
             return null;
