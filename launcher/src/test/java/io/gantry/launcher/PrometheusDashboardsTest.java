@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -52,6 +53,7 @@ class PrometheusDashboardsTest {
     DevCluster cluster;
     Process prometheus;
     String prometheusUrl;
+    Instant startedAt;
     Api alpha;
     Api beta;
 
@@ -98,6 +100,7 @@ class PrometheusDashboardsTest {
                 .redirectErrorStream(true).redirectOutput(dir.resolve("prometheus.log").toFile()).start();
         await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
                 .until(() -> get(prometheusUrl + "/-/ready").statusCode() == 200);
+        startedAt = Instant.now();
     }
 
     @AfterAll
@@ -196,6 +199,60 @@ class PrometheusDashboardsTest {
         JsonNode tenants = Api.JSON.readTree(get(prometheusUrl + "/api/v1/label/tenant/values?match[]="
                 + URLEncoder.encode("gantry_jobs", StandardCharsets.UTF_8)).body());
         assertThat(tenants.path("data").toString()).as("the tenant dashboard's $tenant choices").contains(TENANT);
+
+        // the dashboards drawn from the same data (docs/images shows them): every panel has something to show.
+        // -Dgantry.dashboards.minutes=N first keeps a mixed workload going for N minutes (how the README's images
+        // are made; CI draws what the test above produced)
+        long lingerMinutes = Long.getLong("gantry.dashboards.minutes", 0);
+        if (lingerMinutes > 0) {
+            keepJobsGoing(Duration.ofMinutes(lingerMinutes));
+        }
+        DashboardRenderer.Source source = new DashboardRenderer.Source() {
+            @Override
+            public JsonNode instant(String expr) {
+                return evaluate(expr);
+            }
+
+            @Override
+            public JsonNode range(String expr, Instant from, Instant to, int stepSeconds) {
+                return rangeQuery(expr, from, to, stepSeconds);
+            }
+        };
+        Instant to = Instant.now();
+        for (Path dashboard : dashboards()) {
+            Path png = Path.of(System.getProperty("gantry.dashboards.out", "target/dashboards"),
+                    dashboard.getFileName().toString().replace(".json", ".png"));
+            List<DashboardRenderer.Drawn> drawn = DashboardRenderer.render(Api.JSON.readTree(Files.readString(
+                    dashboard)), source, startedAt, to, e -> e.replace("$tenant", TENANT), png);
+            assertThat(drawn).as(dashboard + ": panels drawn with nothing to show").allMatch(d -> d.series() > 0);
+            assertThat(png).isNotEmptyFile();
+        }
+    }
+
+    /** Jobs of both tenants of varied sizes and lengths, a few cancelled, until {@code d} has passed. */
+    private void keepJobsGoing(Duration d) {
+        java.util.Random random = new java.util.Random(7);
+        Instant until = Instant.now().plus(d);
+        int i = 0;
+        while (Instant.now().isBefore(until)) {
+            Api who = random.nextInt(3) == 0 ? beta : alpha;
+            int gpus = List.of(1, 2, 4, 8).get(random.nextInt(4));
+            String id = submit(who, job("load-" + i++, 1 + random.nextInt(2), gpus, 5 + random.nextInt(60)));
+            if (random.nextInt(8) == 0) {
+                who.delete("/v1/jobs/" + id);
+            }
+            await().pollDelay(Duration.ofSeconds(2 + random.nextInt(4))).until(() -> true);
+        }
+    }
+
+    private JsonNode rangeQuery(String expr, Instant from, Instant to, int stepSeconds) {
+        try {
+            return Api.JSON.readTree(get(prometheusUrl + "/api/v1/query_range?query="
+                    + URLEncoder.encode(expr, StandardCharsets.UTF_8) + "&start=" + from.getEpochSecond() + "&end="
+                    + to.getEpochSecond() + "&step=" + stepSeconds).body());
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test
