@@ -26,16 +26,6 @@ import java.util.TreeSet;
  * <p>Not thread-safe: one thread owns a core.
  */
 public final class QueueCore {
-    /** Whether a {@code QuotaReleased} reason (a release cause's name, or {@link #DEFERRED}) waits for recovery. */
-    private static boolean recoveryDecides(String quotaReleasedReason) {
-        for (ReleaseCause c : ReleaseCause.values()) {
-            if (c.name().equals(quotaReleasedReason)) {
-                return c.recoveryDecides();
-            }
-        }
-        return false;
-    }
-
     /** QuotaReleased reason when placement deferred the attempt. */
     public static final String DEFERRED = "deferred";
 
@@ -161,8 +151,8 @@ public final class QueueCore {
         } else if (input instanceof Input.Granted g) {
             QueuedJob job = known(g.jobId(), g.tenant());
             if (job != null && g.jobId().equals(capacityReservedFor) && g.attempt() == capacityReservedAttempt) {
-                emit(new QueueFact.CapacityReservationCancelled(job.jobId(), job.tenant(), g.attempt(), "granted"),
-                        out);
+                emit(new QueueFact.CapacityReservationCancelled(job.jobId(), job.tenant(), g.attempt(),
+                        CapacityReservationEnd.GRANTED), out);
             }
         } else if (input instanceof Input.Deferred d) {
             deferred(d, out);
@@ -240,13 +230,14 @@ public final class QueueCore {
                     ? finished.get(capacityReservedFor).tenant() : null;
             if (tenant != null) {
                 emit(new QueueFact.CapacityReservationCancelled(capacityReservedFor, tenant, capacityReservedAttempt,
-                        held == null || held.status().terminal() ? "finished" : "requeued"), out);
+                        held == null || held.status().terminal() ? CapacityReservationEnd.FINISHED
+                                : CapacityReservationEnd.REQUEUED), out);
             }
             capacityReservedFor = null; // also when the job is unknown: nothing to tell placement
         }
         QueuedJob best = null;
         long wait = config.starvationWait().toMillis();
-        for (String id : scheduler.parked) {
+        for (String id : scheduler.parked()) {
             QueuedJob j = live.get(id);
             if (clock.toEpochMilli() - j.submittedAt().toEpochMilli() < wait) {
                 continue;
@@ -287,7 +278,7 @@ public final class QueueCore {
             String because = r.reason() == ReleaseCause.PREEMPTED ? scheduler.preemptionText(job.jobId(), r.attempt()) : null;
             boolean requeue = because != null && r.attempt() == job.attempt() && job.status() == JobState.DISPATCHED;
             emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), r.attempt(),
-                    job.reservations().get(r.attempt()), r.reason().name()), out);
+                    job.reservations().get(r.attempt()), r.reason()), out);
             if (requeue) {
                 // back in its queue with its original submit time, so it keeps its place
                 emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
@@ -312,8 +303,8 @@ public final class QueueCore {
         }
         boolean park = d.attempt() == job.attempt() && job.status() == JobState.DISPATCHED;
         Long dispatchedAt = dispatchedAtChange.remove(d.jobId());
-        emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), d.attempt(), job.reservations().get(d.attempt()),
-                DEFERRED), out);
+        emit(QueueFact.QuotaReleased.deferred(job.jobId(), job.tenant(), d.attempt(),
+                job.reservations().get(d.attempt())), out);
         if (park) {
             emit(new QueueFact.JobWaiting(job.jobId(), job.tenant(), job.attempt(), WaitReason.CAPACITY, d.message()),
                     out);
@@ -331,7 +322,7 @@ public final class QueueCore {
      * JobWaiting, so the unpark itself is a fact and survives a restart.
      */
     private void dispatchCycle(boolean all, List<QueueFact> out) {
-        scheduler.cycle(clock, all, new Scheduler.Sink() {
+        scheduler.cycle(clock, all, new AdmissionCycle.Decisions() {
             @Override
             public void dispatch(String jobId, String flavour) {
                 QueuedJob job = live.get(jobId);
@@ -392,7 +383,7 @@ public final class QueueCore {
      */
     private void unpark(FreeCapacity free, List<Input.DeferredCheck> checks) {
         List<QueuedJob> parked = new ArrayList<>();
-        for (String id : scheduler.parked) {
+        for (String id : scheduler.parked()) {
             parked.add(live.get(id));
         }
         // placement's own verdict on a gang it checked is exact; the summary is only a necessary condition
@@ -552,7 +543,7 @@ public final class QueueCore {
                 scheduler.uncharge(job.jobId(), r.attempt(), at);
             }
             job = job.released(r.attempt());
-            if (recoveryDecides(r.reason()) && r.attempt() == job.attempt()
+            if (r.cause() != null && r.cause().recoveryDecides() && r.attempt() == job.attempt()
                     && job.status() == JobState.DISPATCHED) {
                 job = job.with(JobState.INTERRUPTED);
             }

@@ -65,6 +65,26 @@ public sealed interface QueueFact {
         public QuotaReleased {
             Objects.requireNonNull(reason, "reason");
         }
+
+        /** Released because placement released the allocation for {@code cause}. */
+        public QuotaReleased(String jobId, String tenant, int attempt, int gpus, ReleaseCause cause) {
+            this(jobId, tenant, attempt, gpus, cause.name());
+        }
+
+        /** Released because placement deferred the attempt (reason {@link QueueCore#DEFERRED}). */
+        public static QuotaReleased deferred(String jobId, String tenant, int attempt, int gpus) {
+            return new QuotaReleased(jobId, tenant, attempt, gpus, QueueCore.DEFERRED);
+        }
+
+        /** The release cause the reason names, or null ({@link QueueCore#DEFERRED}, or a reason this core lacks). */
+        public ReleaseCause cause() {
+            for (ReleaseCause c : ReleaseCause.values()) {
+                if (c.name().equals(reason)) {
+                    return c;
+                }
+            }
+            return null;
+        }
     }
 
     /** Terminal. */
@@ -119,6 +139,11 @@ public sealed interface QueueFact {
     record CapacityReservationCancelled(String jobId, String tenant, int attempt, String reason) implements QueueFact {
         public CapacityReservationCancelled {
             Objects.requireNonNull(reason, "reason");
+        }
+
+        /** Cancelled by the queue for {@code end} (its {@link CapacityReservationEnd#reason()}). */
+        public CapacityReservationCancelled(String jobId, String tenant, int attempt, CapacityReservationEnd end) {
+            this(jobId, tenant, attempt, end.reason());
         }
     }
 }

@@ -17,8 +17,13 @@
  * {@link io.gantry.queue.core.QueueCore#replay(QueueFact, java.time.Instant)} is the only mutator and rebuilds the
  * state (including usage history, from the facts' event times) from {@code queue.job-events} after a restart. Every
  * state change is one of those facts, including the end of a reservation ({@code QuotaReleased}) and the unparking of
- * a deferred job (a {@code JobWaiting} with a reason other than CAPACITY, or its {@code JobDispatched}). The
- * admission engine ({@code Scheduler}) keeps indexes per queue and request shape so that an event costs work in
- * proportion to the queues of the cohort tree it touches, not to the number of pending jobs.
+ * a deferred job (a {@code JobWaiting} with a reason other than CAPACITY, or its {@code JobDispatched}).
+ *
+ * <p>The admission engine ({@code Scheduler}, one per configuration) is split along Kueue's lines, all
+ * package-private: {@code QuotaTree} (cohorts, {@code ClusterQueue}s, quotas, limits, usage, "available", shares),
+ * {@code QuotaLedger} (what each dispatched attempt holds), {@code PendingIndex} (pending jobs per queue and request
+ * shape), {@code AdmissionCycle} (the admission loop), {@code Preemptor} (victim search), {@code StarvationGuard}
+ * (reservations, backfill around them) and {@code Explainer} (wait sentences). Its indexes make an event cost work
+ * in proportion to the queues of the cohort tree it touches, not to the number of pending jobs.
  */
 package io.gantry.queue.core;

@@ -1,0 +1,145 @@
+package io.gantry.queue.core;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The sentences of {@link WaitReason#NEVER_FITS} and {@link WaitReason#QUOTA}: why a pending job cannot be admitted,
+ * with the numbers of its queue and cohort tree now. Users read them (JobWaiting, the pending list), and tests assert
+ * them word for word.
+ */
+final class Explainer {
+    private final QuotaTree tree;
+    private final FairShareConfig config;
+
+    Explainer(QuotaTree tree, FairShareConfig config) {
+        this.tree = tree;
+        this.config = config;
+    }
+
+    // ------------------------------------------------------------------ NEVER_FITS
+
+    /** The job's tenant has no such queue ({@code requested} null: no queue named after the tenant). */
+    String noQueue(String tenant, String requested) {
+        return requested == null
+                ? "never fits: tenant " + tenant + " has no default queue '" + tenant + "'"
+                : "never fits: tenant " + tenant + " has no queue '" + requested + "'";
+    }
+
+    String unknownClass(String priorityClass) {
+        return "never fits: unknown priority class '" + priorityClass + "' (classes: "
+                + String.join(", ", config.priorityClasses().keySet()) + ")";
+    }
+
+    /** No flavour of the queue matches the GPU models the job accepts (empty: any). */
+    String noFlavourQuota(ClusterQueue q, List<String> models) {
+        return "never fits: queue " + q.name() + " has no quota for GPU model(s) " + (models.isEmpty()
+                ? "(any)" : String.join(", ", models));
+    }
+
+    /** The job needs more of resource {@code r} than {@code q} could get even in an idle cohort tree. */
+    String neverEnough(ClusterQueue q, int r, long need) {
+        if (r == tree.cpu) {
+            return "never fits: job needs " + need + " cpu millicores, queue " + q.name() + " can get at most "
+                    + tree.maxAvailable(q, r) + limitText(q, r);
+        }
+        if (r == tree.mem) {
+            return "never fits: job needs " + need + " MiB memory, queue " + q.name() + " can get at most "
+                    + tree.maxAvailable(q, r) + limitText(q, r);
+        }
+        if (tree.isImplicit(q, r)) {
+            return "never fits: job needs " + need + " GPUs, tenant " + q.def.tenant() + "'s quota is "
+                    + q.nominal[r];
+        }
+        return "never fits: job needs " + need + " x " + tree.resources.get(r) + ", queue " + q.name()
+                + " can get at most " + tree.maxAvailable(q, r) + limitText(q, r);
+    }
+
+    private String limitText(ClusterQueue q, int r) {
+        if (q.parent == null) {
+            return " (nominal " + q.nominal[r] + ")";
+        }
+        return " (nominal " + q.nominal[r] + (q.borrowingLimit[r] >= 0 ? ", borrowing limit " + q.borrowingLimit[r]
+                : "") + ", cohort " + q.cohortRootName() + ")";
+    }
+
+    // ------------------------------------------------------------------ QUOTA
+
+    /** What the preemptor of a tree waits for: its victims to stop. */
+    String preempting(List<String> victims, PreemptionReason reason) {
+        return "preempting: waiting for " + (victims.size() == 1 ? "job " : victims.size() + " jobs ")
+                + String.join(", ", victims) + " to stop (" + reason + ")";
+    }
+
+    /** Why {@code p} is not admitted now, given its tree's reservation {@code res} (or null). */
+    String quota(PendingJobEntry p, Reservation res, long t) {
+        if (res != null && res.job() == p && res.preemption() != null) {
+            return res.preemption();
+        }
+        if (tree.quotaFit(p) != QuotaTree.NO_FIT) {
+            if (res != null && res.job() != p) {
+                return "waiting for quota: the free quota is reserved for " + (res.preemption() != null
+                        ? "job " + res.job().jobId() + ", which preempted runs to get it" : "starving job "
+                        + res.job().jobId() + estimateText(res, t)) + "; only jobs whose time limit ends before then "
+                        + "may use it";
+            }
+            return "waiting for its turn in queue " + p.queue().name();
+        }
+        ClusterQueue q = p.queue();
+        int r;
+        long need;
+        if (p.gpus() > 0 && tree.gpuFlavour(p) == QuotaTree.NO_FIT) {
+            r = p.candidates()[0];
+            need = p.gpus();
+        } else if (p.cpu() > tree.available(q, tree.cpu)) {
+            r = tree.cpu;
+            need = p.cpu();
+        } else {
+            r = tree.mem;
+            need = p.mem();
+        }
+        String why = describe(q, r, need);
+        if (res != null && res.job() == p) {
+            return "reserved: " + why + estimateText(res, t);
+        }
+        return why;
+    }
+
+    private String estimateText(Reservation res, long t) {
+        if (res.estimateMillis() == null) {
+            return " (no estimate: a running job it waits for has no time limit)";
+        }
+        long minutes = Math.max(0, (res.estimateMillis() - t + 59_999) / 60_000);
+        return " (est. " + minutes + " min)";
+    }
+
+    private String describe(ClusterQueue q, int r, long need) {
+        String res = tree.resources.get(r);
+        if (tree.isImplicit(q, r)) {
+            return "waiting for quota: tenant " + q.def.tenant() + " has " + q.usage[r] + " of " + q.nominal[r]
+                    + " GPUs reserved, job needs " + need;
+        }
+        if (q.parent == null) {
+            return "waiting for quota: queue " + q.name() + " uses " + q.usage[r] + " of " + q.nominal[r] + " " + res
+                    + ", job needs " + need;
+        }
+        if (q.borrowingLimit[r] >= 0 && q.usage[r] + need > q.nominal[r] + q.borrowingLimit[r]) {
+            return "waiting for quota: queue " + q.name() + " uses " + q.usage[r] + " " + res + " of nominal "
+                    + q.nominal[r] + " + borrowing limit " + q.borrowingLimit[r] + ", job needs " + need;
+        }
+        StringBuilder s = new StringBuilder("waiting for quota: cohort ").append(q.cohortRootName()).append(" needs ")
+                .append(need).append(" x ").append(res).append(", ").append(tree.available(q, r)).append(" free");
+        if (q.usage[r] < q.nominal[r]) {
+            List<String> borrowers = new ArrayList<>();
+            for (ClusterQueue other : tree.trees.get(q.tree)) {
+                if (other != q && other.usage[r] > other.nominal[r]) {
+                    borrowers.add(other.name());
+                }
+            }
+            if (!borrowers.isEmpty()) {
+                s.append(", nominal ").append(q.nominal[r]).append(" lent to ").append(String.join(", ", borrowers));
+            }
+        }
+        return s.toString();
+    }
+}

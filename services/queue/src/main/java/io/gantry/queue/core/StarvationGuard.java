@@ -1,0 +1,150 @@
+package io.gantry.queue.core;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Starvation reservations: in each cohort tree the job that preempted runs (while they stop), else the
+ * highest-standing job blocked for the starvation wait, holds the quota it needs; others may take that quota only if
+ * their time limit ends before its estimated start ({@link #allowsBackfill}).
+ */
+final class StarvationGuard {
+    private final QuotaTree tree;
+    private final PendingIndex pending;
+    private final DispatchPolicy policy;
+    private final Explainer explainer;
+    private final long starvationMillis;
+    /** The job holding each tree's reservation as of the last cycle. */
+    private final Map<String, String> lastReserved = new HashMap<>();
+
+    StarvationGuard(QuotaTree tree, PendingIndex pending, DispatchPolicy policy, Explainer explainer,
+                    FairShareConfig config) {
+        this.tree = tree;
+        this.pending = pending;
+        this.policy = policy;
+        this.explainer = explainer;
+        this.starvationMillis = config.starvationWait().toMillis();
+    }
+
+    /** The job that held {@code treeName}'s reservation after the last cycle, or null. */
+    String lastReserved(String treeName) {
+        return lastReserved.get(treeName);
+    }
+
+    /** Records the tree's reservation after a cycle; returns the job that held it before, or null. */
+    String remember(String treeName, Reservation r) {
+        return r == null ? lastReserved.remove(treeName) : lastReserved.put(treeName, r.job().jobId());
+    }
+
+    /**
+     * The tree's reservation: for the job that preempted runs of the tree while they stop, else for the
+     * highest-standing job that waited at least the starvation wait and does not fit now.
+     *
+     * @param stopping the runs being preempted, by tree ({@link Preemptor#stopping})
+     */
+    Reservation reservation(String treeName, long t, Map<String, List<PreemptedRun>> stopping) {
+        List<PreemptedRun> inTree = stopping.get(treeName);
+        if (inTree != null) {
+            for (PreemptedRun p : inTree) {
+                PendingJobEntry preemptor = p.preemptor() == null ? null : pending.get(p.preemptor());
+                if (preemptor != null && preemptor.queue().tree.equals(treeName)) {
+                    long until = inTree.stream().mapToLong(PreemptedRun::expiresMillis).max().orElse(t);
+                    List<String> victims = inTree.stream().map(PreemptedRun::jobId).toList();
+                    return new Reservation(treeName, preemptor, preemptor.firstFlavour(), until,
+                            explainer.preempting(victims, p.reason()));
+                }
+            }
+        }
+        return starvation(treeName, t);
+    }
+
+    /** The highest-standing job of the tree that waited at least the starvation wait and does not fit now. */
+    private Reservation starvation(String treeName, long t) {
+        PendingJobEntry best = null;
+        DispatchPolicy.Candidate bestC = null;
+        for (ClusterQueue q : tree.trees.get(treeName)) {
+            if (q.pendingInOrder.isEmpty()) {
+                continue;
+            }
+            PendingJobEntry head = q.head();
+            if (t - head.submittedMillis() < starvationMillis || tree.quotaFit(head) != QuotaTree.NO_FIT) {
+                continue;
+            }
+            DispatchPolicy.Candidate c = new DispatchPolicy.Candidate(head.view(), tree.weightedShare(q, t));
+            if (bestC == null || policy.crossQueueOrder().compare(c, bestC) < 0) {
+                best = head;
+                bestC = c;
+            }
+        }
+        if (best == null) {
+            return null;
+        }
+        int flavour = best.firstFlavour();
+        return new Reservation(treeName, best, flavour, estimate(best, flavour), null);
+    }
+
+    /**
+     * When enough running jobs of the tree will have ended (by their time limits) for the reserved job to fit; null
+     * when that cannot be known (a job it would wait for has no time limit).
+     */
+    private Long estimate(PendingJobEntry r, int flavour) {
+        int cpu = tree.cpu;
+        int mem = tree.mem;
+        int resource = flavour >= 0 ? flavour : r.cpu() > 0 ? cpu : mem;
+        long need = (flavour >= 0 ? r.gpus() : resource == cpu ? r.cpu() : r.mem()) - tree.available(r.queue(), resource);
+        if (need <= 0) {
+            return null;
+        }
+        List<QuotaCharge> holding = new ArrayList<>();
+        for (ClusterQueue q : tree.trees.get(r.queue().tree)) {
+            for (QuotaCharge c : q.running) {
+                if (c.amount(resource, cpu, mem) > 0) {
+                    holding.add(c);
+                }
+            }
+        }
+        holding.sort(Comparator.comparingLong(QuotaCharge::endMillis)
+                .thenComparingLong(c -> -c.amount(resource, cpu, mem)));
+        long freed = 0;
+        for (QuotaCharge c : holding) {
+            freed += c.amount(resource, cpu, mem);
+            if (freed >= need) {
+                return c.endMillis() == Long.MAX_VALUE ? null : c.endMillis();
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Whether admitting {@code p} on flavour {@code f} leaves the reserved job's quota alone, or {@code p} ends (by
+     * its time limit) before the reserved job is expected to start.
+     */
+    boolean allowsBackfill(PendingJobEntry p, int f, Reservation res, long t) {
+        long[] before = reservedAvailability(res);
+        QuotaCharge tentative = new QuotaCharge(p.jobId(), 0, p.queue(), f, p.gpus(), p.cpu(), p.mem(), t,
+                p.timeLimitSeconds(), 0, 0);
+        tree.add(tentative, 1, false);
+        long[] after = reservedAvailability(res);
+        tree.add(tentative, -1, false);
+        boolean touches = false;
+        for (int i = 0; i < before.length; i++) {
+            touches |= after[i] < before[i];
+        }
+        if (!touches) {
+            return true;
+        }
+        return p.timeLimitSeconds() != null && res.estimateMillis() != null
+                && t + p.timeLimitSeconds() * 1000 <= res.estimateMillis();
+    }
+
+    private long[] reservedAvailability(Reservation res) {
+        PendingJobEntry r = res.job();
+        return new long[] {
+                res.flavour() >= 0 ? tree.available(r.queue(), res.flavour()) : 0,
+                r.cpu() > 0 ? tree.available(r.queue(), tree.cpu) : 0,
+                r.mem() > 0 ? tree.available(r.queue(), tree.mem) : 0};
+    }
+}
