@@ -24,6 +24,15 @@ final class JobText {
         return TERMINAL.contains(state(job));
     }
 
+    /** A number of the API as people read it: {@code 2}, {@code 2.5} (GPU quotas count shares in thousandths). */
+    static String amount(JsonNode n, String field) {
+        JsonNode v = n.path(field);
+        if (!v.isNumber()) {
+            return v.isMissingNode() || v.isNull() ? "0" : v.asText();
+        }
+        return v.decimalValue().stripTrailingZeros().toPlainString();
+    }
+
     static String text(JsonNode n, String field) {
         JsonNode v = n.path(field);
         return v.isMissingNode() || v.isNull() ? null : v.asText();

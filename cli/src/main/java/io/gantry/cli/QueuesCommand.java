@@ -30,13 +30,13 @@ final class QueuesCommand implements Callable<Integer> {
                 "FAIR SHARE", "FLAVOURS (used/nominal, borrowed)")
                 : new Table("QUEUE", "TENANT", "COHORT", "GPUS USED/QUOTA", "PENDING", "PARKED", "DISPATCHED");
         for (JsonNode q : answer.path("queues")) {
-            String gpus = q.path("reservedGpus").asLong() + "/" + q.path("quotaGpus").asLong();
+            String gpus = JobText.amount(q, "reservedGpus") + "/" + JobText.amount(q, "quotaGpus");
             if (wide) {
                 List<String> flavours = new ArrayList<>();
                 for (JsonNode f : q.path("flavours")) {
-                    flavours.add(f.path("flavour").asText() + " " + f.path("used").asLong() + "/"
-                            + f.path("nominal").asLong() + (f.path("borrowed").asLong() > 0
-                            ? " +" + f.path("borrowed").asLong() : ""));
+                    flavours.add(f.path("flavour").asText() + " " + JobText.amount(f, "used") + "/"
+                            + JobText.amount(f, "nominal") + (f.path("borrowed").asDouble() > 0
+                            ? " +" + JobText.amount(f, "borrowed") : ""));
                 }
                 t.row(q.path("name").asText(), q.path("tenant").asText(), JobText.text(q, "cohort"), gpus,
                         q.path("pending").asInt(), q.path("parked").asInt(), q.path("dispatched").asInt(),

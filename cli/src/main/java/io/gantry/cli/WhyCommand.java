@@ -128,13 +128,13 @@ final class WhyCommand implements Callable<Integer> {
         List<String> out = new ArrayList<>();
         String cohort = JobText.text(q, "cohort");
         out.add("queue " + q.path("name").asText() + " (tenant " + q.path("tenant").asText()
-                + (cohort == null ? "" : ", cohort " + cohort) + "): " + q.path("reservedGpus").asLong() + " of "
-                + q.path("quotaGpus").asLong() + " GPUs of quota in use; " + q.path("pending").asInt() + " pending ("
+                + (cohort == null ? "" : ", cohort " + cohort) + "): " + JobText.amount(q, "reservedGpus") + " of "
+                + JobText.amount(q, "quotaGpus") + " GPUs of quota in use; " + q.path("pending").asInt() + " pending ("
                 + q.path("parked").asInt() + " parked), " + q.path("dispatched").asInt() + " dispatched");
         for (JsonNode f : q.path("flavours")) {
-            out.add("  " + f.path("flavour").asText() + ": " + f.path("used").asLong() + " used of "
-                    + f.path("nominal").asLong() + " nominal, " + f.path("borrowed").asLong() + " borrowed, "
-                    + f.path("lent").asLong() + " lent; may borrow "
+            out.add("  " + f.path("flavour").asText() + ": " + JobText.amount(f, "used") + " used of "
+                    + JobText.amount(f, "nominal") + " nominal, " + JobText.amount(f, "borrowed") + " borrowed, "
+                    + JobText.amount(f, "lent") + " lent; may borrow "
                     + limit(f.path("borrowingLimit")) + ", may lend " + limit(f.path("lendingLimit")));
         }
         return out;

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -108,7 +109,9 @@ class CliAgainstRunningStackTest {
                     gpus: 8
                     gpuModel: H100
                 """);
-        CliRunner.Result submitted = alpha.run("submit", file.toString(), "--watch", "--interval", "500ms");
+        // bounded: a broken stack must fail the test, not hold the build until CI's limit
+        CliRunner.Result submitted = assertTimeoutPreemptively(Duration.ofMinutes(3),
+                () -> alpha.run("submit", file.toString(), "--watch", "--interval", "500ms"));
         assertThat(submitted.code()).as(submitted.toString()).isEqualTo(ExitCode.OK);
         gangJob = submitted.out().lines().findFirst().orElseThrow();
         assertThat(submitted.out()).contains("RUNNING", "node[0] on local GPUs", "SUCCEEDED");

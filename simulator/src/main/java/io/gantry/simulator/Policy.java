@@ -1,5 +1,6 @@
 package io.gantry.simulator;
 
+import io.gantry.model.GpuShares;
 import io.gantry.queue.core.DispatchPolicy;
 import io.gantry.queue.core.FairShareConfig;
 import io.gantry.queue.core.FairSharePolicy;
@@ -121,8 +122,10 @@ public enum Policy {
         }
         List<FairShareConfig.QueueDef> defs = new ArrayList<>();
         for (int i = 0; i < tenants.size(); i++) {
+            // the queue keeps GPU quota in thousandths of a GPU
             defs.add(new FairShareConfig.QueueDef(tenants.get(i), tenants.get(i), "cohort-" + (i % nCohorts), 1.0,
-                    Map.of(FairShareConfig.ANY_GPU, new FairShareConfig.ResourceQuota(share[i], borrowingLimit, null))));
+                    Map.of(FairShareConfig.ANY_GPU, new FairShareConfig.ResourceQuota(share[i] * GpuShares.WHOLE,
+                            borrowingLimit == null ? null : borrowingLimit * GpuShares.WHOLE, null))));
         }
         return new FairShareConfig(List.of(FairShareConfig.ANY_GPU), cohortMap, defs,
                 Map.of(FairShareConfig.DEFAULT_CLASS, 0), FairShareConfig.DEFAULT_CLASS, Duration.ofDays(7),

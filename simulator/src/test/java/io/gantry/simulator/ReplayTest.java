@@ -143,7 +143,7 @@ class ReplayTest {
         assertThat(w.jobs()).hasSize(40);
         assertThat(nodes).hasSize(640);
         assertThat(Replay.queueConfig(o, w, 5120).queues()).extracting(q -> q.quotas().values().iterator().next()
-                .nominal()).containsOnly(100L);
+                .nominal()).containsOnly(100_000L);
         List<Simulation.Fault> faults = Replay.faults(o, nodes, 86_400_000L);
         assertThat(faults).isNotEmpty().allMatch(f -> f.recoverAfterMillis() == 600_000L);
         assertThat(Replay.workload(Replay.parse(new String[] {"--trace", "scale", "--max-jobs", "5"})).jobs())

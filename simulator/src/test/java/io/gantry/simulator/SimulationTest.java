@@ -160,7 +160,7 @@ class SimulationTest {
         FairShareConfig c = Policy.queues(Map.of("x", 3.0, "y", 1.0, "z", 1.0), 64, 0, null, null);
 
         assertThat(c.queues()).extracting(q -> q.quotas().get(FairShareConfig.ANY_GPU).nominal())
-                .containsExactly(38L, 13L, 13L);
+                .containsExactly(38_000L, 13_000L, 13_000L); // whole GPUs, kept in thousandths
         assertThat(Policy.parse("all")).hasSize(4);
         assertThat(Policy.DRF_NODECAY.config(c).halfLife()).isGreaterThan(c.halfLife().multipliedBy(1000));
     }

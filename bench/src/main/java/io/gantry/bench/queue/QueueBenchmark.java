@@ -116,8 +116,8 @@ public class QueueBenchmark {
             for (String m : models) {
                 String id = "run-" + tenant(t) + "-" + m;
                 JobSpec spec = spec(8, m);
-                history.add(new QueueFact.JobQueued(id, tenant(t), 1, spec, now, 8));
-                history.add(new QueueFact.JobDispatched(id, tenant(t), 1, spec, 8));
+                history.add(new QueueFact.JobQueued(id, tenant(t), 1, spec, now, spec.gangMilli()));
+                history.add(new QueueFact.JobDispatched(id, tenant(t), 1, spec, spec.gangMilli()));
                 running.add(id);
                 tenantOf.put(id, tenant(t));
             }
@@ -144,7 +144,8 @@ public class QueueBenchmark {
         String t = tenant(random.nextInt(tenants));
         int gpus = SIZES[random.nextInt(SIZES.length)];
         String model = models.size() > 1 && random.nextBoolean() ? models.get(random.nextInt(models.size())) : null;
-        return new QueueFact.JobQueued(id, t, 1, spec(gpus, model), now.minusSeconds(random.nextInt(86_400)), gpus);
+        JobSpec s = spec(gpus, model);
+        return new QueueFact.JobQueued(id, t, 1, s, now.minusSeconds(random.nextInt(86_400)), s.gangMilli());
     }
 
     private static String tenant(int t) {
@@ -194,7 +195,7 @@ public class QueueBenchmark {
         int n = 0;
         for (String id : running) {
             if (n++ % 10 == 0) {
-                drainCore.replay(new QueueFact.QuotaReleased(id, tenantOf.get(id), 1, 8, "RUN_SUCCEEDED"), now);
+                drainCore.replay(new QueueFact.QuotaReleased(id, tenantOf.get(id), 1, 8_000, "RUN_SUCCEEDED"), now);
             }
         }
     }

@@ -89,8 +89,8 @@ class QueueRestartIntegrationTest {
                 assertThat(probe.payloads(tenant, r2, JobDispatched.class)).as("r2 dispatched once").hasSize(1);
                 assertThat(probe.payloads(tenant, r3, JobDispatched.class)).as("r3 behind r2 within quota 8").isEmpty();
             });
-            long reserved = second.getBean(QueueProcessor.class).read(core -> core.reservedGpus(tenant));
-            assertThat(reserved).as("r2's GPUs reserved after the restart").isEqualTo(8L);
+            long reserved = second.getBean(QueueProcessor.class).read(core -> core.reservedMilli(tenant));
+            assertThat(reserved).as("r2's GPUs reserved after the restart").isEqualTo(8_000L);
         } finally {
             second.close();
         }

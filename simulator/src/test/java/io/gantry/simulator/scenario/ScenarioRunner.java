@@ -99,11 +99,12 @@ final class ScenarioRunner {
         QueueConfig queue = new QueueConfig();
         Map<String, Object> q = map(scenario.get("queue"));
         if (q.get("defaultGpuQuota") != null) {
-            queue.setDefaultGpuQuota(((Number) q.get("defaultGpuQuota")).intValue());
+            queue.setDefaultGpuQuota(new java.math.BigDecimal(q.get("defaultGpuQuota").toString()));
         }
         if (q.get("quotas") != null) {
-            Map<String, Integer> quotas = new LinkedHashMap<>();
-            map(q.get("quotas")).forEach((tenant, gpus) -> quotas.put(tenant, ((Number) gpus).intValue()));
+            // GPUs as people write them: 4, or 0.5 of a GPU
+            Map<String, java.math.BigDecimal> quotas = new LinkedHashMap<>();
+            map(q.get("quotas")).forEach((tenant, gpus) -> quotas.put(tenant, new java.math.BigDecimal(gpus.toString())));
             queue.setQuotas(quotas);
         }
         if (q.get("preemptionMinRunTime") != null) {

@@ -181,13 +181,13 @@ public final class LiveConfig {
     public static String implicitText(QueueConfig settings) {
         StringBuilder t = new StringBuilder("# implicit: no configuration file; every tenant has one queue named after"
                 + " it, with a GPU quota only, no cohort\n");
-        t.append("implicit:\n  defaultGpuQuota: ").append(settings.getDefaultGpuQuota()).append('\n');
-        Map<String, Integer> quotas = new java.util.TreeMap<>(settings.getQuotas());
+        t.append("implicit:\n  defaultGpuQuota: ").append(settings.getDefaultGpuQuota().toPlainString()).append('\n');
+        Map<String, java.math.BigDecimal> quotas = new java.util.TreeMap<>(settings.getQuotas());
         if (quotas.isEmpty()) {
             t.append("  quotas: {}\n");
         } else {
             t.append("  quotas:\n");
-            quotas.forEach((tenant, gpus) -> t.append("    ").append(quoted(tenant)).append(": ").append(gpus)
+            quotas.forEach((tenant, gpus) -> t.append("    ").append(quoted(tenant)).append(": ").append(gpus.toPlainString())
                     .append('\n'));
         }
         t.append("halfLife: ").append(quoted(settings.getHalfLife())).append('\n');

@@ -1,5 +1,6 @@
 package io.gantry.queue.config;
 
+import io.gantry.model.GpuShares;
 import io.gantry.queue.core.ConfigException;
 import io.gantry.queue.core.FairShareConfig;
 import io.gantry.queue.core.Quotas;
@@ -12,6 +13,7 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,8 +27,9 @@ import java.util.Map;
  */
 @ConfigurationProperties("gantry.queue")
 public class QueueConfig {
-    private int defaultGpuQuota = 64;
-    private Map<String, Integer> quotas = new HashMap<>();
+    /** GPUs, fractions allowed (at most three decimals: quota is kept in thousandths of a GPU). */
+    private BigDecimal defaultGpuQuota = BigDecimal.valueOf(64);
+    private Map<String, BigDecimal> quotas = new HashMap<>();
     private String configFile;
     private String halfLife = "7d";
     private String starvationWait = "30m";
@@ -95,26 +98,29 @@ public class QueueConfig {
         this.starvationWait = starvationWait;
     }
 
-    public int getDefaultGpuQuota() {
+    public BigDecimal getDefaultGpuQuota() {
         return defaultGpuQuota;
     }
 
-    public void setDefaultGpuQuota(int defaultGpuQuota) {
+    public void setDefaultGpuQuota(BigDecimal defaultGpuQuota) {
         this.defaultGpuQuota = defaultGpuQuota;
     }
 
-    public Map<String, Integer> getQuotas() {
+    public Map<String, BigDecimal> getQuotas() {
         return quotas;
     }
 
     /** Raw keys: tenant names such as {@code team-a} must not be re-cased. */
     public void setQuotas(@MapFormat(keyFormat = StringConvention.RAW, transformation = MapFormat.MapTransformation.FLAT)
-                          Map<String, Integer> quotas) {
+                          Map<String, BigDecimal> quotas) {
         this.quotas = new HashMap<>(quotas);
     }
 
+    /** The implicit quotas in thousandths; a quota finer than a thousandth of a GPU or negative is refused. */
     public Quotas toQuotas() {
-        return new Quotas(defaultGpuQuota, quotas);
+        Map<String, Long> milli = new HashMap<>();
+        quotas.forEach((tenant, gpus) -> milli.put(tenant, GpuShares.fromGpus(gpus)));
+        return new Quotas(GpuShares.fromGpus(defaultGpuQuota), milli);
     }
 
     /**

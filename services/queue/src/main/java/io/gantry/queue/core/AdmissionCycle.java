@@ -265,15 +265,15 @@ final class AdmissionCycle {
     /** The best-standing job of {@code q} that can be admitted now, or null. */
     private PendingJobEntry bestFit(ClusterQueue q, Reservation res, long t) {
         long[] avail = scratch;
-        long maxGpus = 0;
+        long maxMilli = 0;
         for (int f : q.gpuFlavours) {
             avail[f] = tree.available(q, f);
-            maxGpus = Math.max(maxGpus, avail[f]);
+            maxMilli = Math.max(maxMilli, avail[f]);
         }
         PendingJobEntry best = null;
         for (Map.Entry<RequestShape, TreeSet<PendingJobEntry>> bucket : q.pendingByShape.entrySet()) {
-            long gpus = bucket.getKey().gpus();
-            if (gpus > maxGpus) {
+            long gpuMilli = bucket.getKey().gpuMilli();
+            if (gpuMilli > maxMilli) {
                 break;
             }
             TreeSet<PendingJobEntry> jobs = bucket.getValue();
@@ -281,7 +281,7 @@ final class AdmissionCycle {
             if (best != null && queueOrder.compare(head, best) > 0) {
                 continue; // the whole shape stands lower than the best so far
             }
-            if (gpus > 0 && !anyRoom(head.candidates(), avail, gpus)) {
+            if (gpuMilli > 0 && !anyRoom(head.candidates(), avail, gpuMilli)) {
                 continue; // every job of the shape needs the same GPUs
             }
             int scanned = 0;
@@ -301,9 +301,9 @@ final class AdmissionCycle {
         return best;
     }
 
-    private static boolean anyRoom(int[] candidates, long[] avail, long gpus) {
+    private static boolean anyRoom(int[] candidates, long[] avail, long gpuMilli) {
         for (int f : candidates) {
-            if (avail[f] >= gpus) {
+            if (avail[f] >= gpuMilli) {
                 return true;
             }
         }

@@ -1,12 +1,14 @@
 package io.gantry.queue.core;
 
+import io.gantry.model.GpuShares;
+
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * The sentences of {@link WaitReason#NEVER_FITS} and {@link WaitReason#QUOTA}: why a pending job cannot be admitted,
  * with the numbers of its queue and cohort tree now. Users read them (JobWaiting, the pending list), and tests assert
- * them word for word.
+ * them word for word. GPU amounts are kept in thousandths and said in GPUs ({@code 2.5}).
  */
 final class Explainer {
     private final QuotaTree tree;
@@ -48,19 +50,28 @@ final class Explainer {
                     + tree.maxAvailable(q, r) + limitText(q, r);
         }
         if (tree.isImplicit(q, r)) {
-            return "never fits: job needs " + need + " GPUs, tenant " + q.def.tenant() + "'s quota is "
-                    + q.nominal[r];
+            return "never fits: job needs " + gpus(need) + " GPUs, tenant " + q.def.tenant() + "'s quota is "
+                    + gpus(q.nominal[r]);
         }
-        return "never fits: job needs " + need + " x " + tree.resources.get(r) + ", queue " + q.name()
-                + " can get at most " + tree.maxAvailable(q, r) + limitText(q, r);
+        return "never fits: job needs " + gpus(need) + " x " + tree.resources.get(r) + ", queue " + q.name()
+                + " can get at most " + gpus(tree.maxAvailable(q, r)) + limitText(q, r);
     }
 
     private String limitText(ClusterQueue q, int r) {
         if (q.parent == null) {
-            return " (nominal " + q.nominal[r] + ")";
+            return " (nominal " + amount(r, q.nominal[r]) + ")";
         }
-        return " (nominal " + q.nominal[r] + (q.borrowingLimit[r] >= 0 ? ", borrowing limit " + q.borrowingLimit[r]
-                : "") + ", cohort " + q.cohortRootName() + ")";
+        return " (nominal " + amount(r, q.nominal[r]) + (q.borrowingLimit[r] >= 0 ? ", borrowing limit "
+                + amount(r, q.borrowingLimit[r]) : "") + ", cohort " + q.cohortRootName() + ")";
+    }
+
+    /** An amount of resource {@code r} as people read it: GPUs from thousandths, CPU and memory as they are. */
+    private String amount(int r, long v) {
+        return r == tree.cpu || r == tree.mem ? Long.toString(v) : gpus(v);
+    }
+
+    private static String gpus(long milli) {
+        return GpuShares.format(milli);
     }
 
     // ------------------------------------------------------------------ QUOTA
@@ -88,9 +99,9 @@ final class Explainer {
         ClusterQueue q = p.queue();
         int r;
         long need;
-        if (p.gpus() > 0 && tree.gpuFlavour(p) == QuotaTree.NO_FIT) {
+        if (p.gpuMilli() > 0 && tree.gpuFlavour(p) == QuotaTree.NO_FIT) {
             r = p.candidates()[0];
-            need = p.gpus();
+            need = p.gpuMilli();
         } else if (p.cpu() > tree.available(q, tree.cpu)) {
             r = tree.cpu;
             need = p.cpu();
@@ -116,19 +127,21 @@ final class Explainer {
     private String describe(ClusterQueue q, int r, long need) {
         String res = tree.resources.get(r);
         if (tree.isImplicit(q, r)) {
-            return "waiting for quota: tenant " + q.def.tenant() + " has " + q.usage[r] + " of " + q.nominal[r]
-                    + " GPUs reserved, job needs " + need;
+            return "waiting for quota: tenant " + q.def.tenant() + " has " + gpus(q.usage[r]) + " of "
+                    + gpus(q.nominal[r]) + " GPUs reserved, job needs " + gpus(need);
         }
         if (q.parent == null) {
-            return "waiting for quota: queue " + q.name() + " uses " + q.usage[r] + " of " + q.nominal[r] + " " + res
-                    + ", job needs " + need;
+            return "waiting for quota: queue " + q.name() + " uses " + amount(r, q.usage[r]) + " of "
+                    + amount(r, q.nominal[r]) + " " + res + ", job needs " + amount(r, need);
         }
         if (q.borrowingLimit[r] >= 0 && q.usage[r] + need > q.nominal[r] + q.borrowingLimit[r]) {
-            return "waiting for quota: queue " + q.name() + " uses " + q.usage[r] + " " + res + " of nominal "
-                    + q.nominal[r] + " + borrowing limit " + q.borrowingLimit[r] + ", job needs " + need;
+            return "waiting for quota: queue " + q.name() + " uses " + amount(r, q.usage[r]) + " " + res
+                    + " of nominal " + amount(r, q.nominal[r]) + " + borrowing limit " + amount(r, q.borrowingLimit[r])
+                    + ", job needs " + amount(r, need);
         }
         StringBuilder s = new StringBuilder("waiting for quota: cohort ").append(q.cohortRootName()).append(" needs ")
-                .append(need).append(" x ").append(res).append(", ").append(tree.available(q, r)).append(" free");
+                .append(amount(r, need)).append(" x ").append(res).append(", ").append(amount(r, tree.available(q, r)))
+                .append(" free");
         if (q.usage[r] < q.nominal[r]) {
             List<String> borrowers = new ArrayList<>();
             for (ClusterQueue other : tree.trees.get(q.tree)) {
@@ -137,7 +150,7 @@ final class Explainer {
                 }
             }
             if (!borrowers.isEmpty()) {
-                s.append(", nominal ").append(q.nominal[r]).append(" lent to ").append(String.join(", ", borrowers));
+                s.append(", nominal ").append(amount(r, q.nominal[r])).append(" lent to ").append(String.join(", ", borrowers));
             }
         }
         return s.toString();

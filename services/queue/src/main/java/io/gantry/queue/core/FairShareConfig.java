@@ -1,5 +1,8 @@
 package io.gantry.queue.core;
 
+import io.gantry.model.GpuShares;
+
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -16,7 +19,9 @@ import java.util.regex.Pattern;
  * Immutable: a new configuration is applied by {@link QueueCore#reconfigure}.
  *
  * <p>Resources are the GPU flavours (in configured order, which is the fungibility order), then {@link #CPU}
- * (millicores) and {@link #MEMORY} (MiB). The GPU flavour named {@link #ANY_GPU} stands for "any GPU model": every
+ * (millicores) and {@link #MEMORY} (MiB). GPU quotas are held in thousandths of a GPU, the unit every core shares
+ * (a fraction or MIG slice is charged what it is); documents write them in GPUs, fractions allowed
+ * ({@code nominal: 12.5}). The GPU flavour named {@link #ANY_GPU} stands for "any GPU model": every
  * GPU counts against it and assigning it does not pin the job to a model.
  *
  * @param flavours        GPU flavours in fungibility order
@@ -35,7 +40,10 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
     public static final String DEFAULT_CLASS = "normal";
     private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,62}");
 
-    /** Quota of one resource in one queue. {@code borrowingLimit}/{@code lendingLimit} null = no limit. */
+    /**
+     * Quota of one resource in one queue (GPU flavours in thousandths of a GPU). {@code borrowingLimit}/
+     * {@code lendingLimit} null = no limit.
+     */
     public record ResourceQuota(long nominal, Long borrowingLimit, Long lendingLimit) {
     }
 
@@ -142,13 +150,14 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             m.put("weight", q.weight());
             Map<String, Object> quotas = new LinkedHashMap<>();
             q.quotas().forEach((resource, rq) -> {
+                boolean gpu = flavours.contains(resource);
                 Map<String, Object> limits = new LinkedHashMap<>();
-                limits.put("nominal", rq.nominal());
+                limits.put("nominal", written(gpu, rq.nominal()));
                 if (rq.borrowingLimit() != null) {
-                    limits.put("borrowingLimit", rq.borrowingLimit());
+                    limits.put("borrowingLimit", written(gpu, rq.borrowingLimit()));
                 }
                 if (rq.lendingLimit() != null) {
-                    limits.put("lendingLimit", rq.lendingLimit());
+                    limits.put("lendingLimit", written(gpu, rq.lendingLimit()));
                 }
                 quotas.put(resource, limits);
             });
@@ -157,6 +166,18 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         }
         doc.put("queues", queueList);
         return doc;
+    }
+
+    /** A GPU amount in thousandths as written in a document: whole GPUs as a whole number, else a decimal. */
+    private static Object written(boolean gpu, long v) {
+        if (!gpu) {
+            return v;
+        }
+        return v % GpuShares.WHOLE == 0 ? (Object) (v / GpuShares.WHOLE) : (Object) GpuShares.toGpus(v).doubleValue();
+    }
+
+    private static String people(boolean gpu, long v) {
+        return gpu ? GpuShares.format(v) : Long.toString(v);
     }
 
     /** The same configuration with another preemption policy. */
@@ -353,16 +374,19 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                         continue;
                     }
                     r.onlyKeys(lim, rp, Set.of("nominal", "borrowingLimit", "lendingLimit"));
-                    Long nominal = r.count(lim.get("nominal"), rp + ".nominal");
+                    // GPU flavours are written in GPUs (fractions allowed) and kept in thousandths
+                    boolean gpu = flavours.contains(e.getKey());
+                    Long nominal = r.amount(gpu, lim.get("nominal"), rp + ".nominal");
                     if (lim.get("nominal") == null) {
                         r.problem(rp + ".nominal", "is required");
                     }
                     Long borrow = lim.get("borrowingLimit") == null ? null
-                            : r.count(lim.get("borrowingLimit"), rp + ".borrowingLimit");
+                            : r.amount(gpu, lim.get("borrowingLimit"), rp + ".borrowingLimit");
                     Long lend = lim.get("lendingLimit") == null ? null
-                            : r.count(lim.get("lendingLimit"), rp + ".lendingLimit");
+                            : r.amount(gpu, lim.get("lendingLimit"), rp + ".lendingLimit");
                     if (nominal != null && lend != null && lend > nominal) {
-                        r.problem(rp + ".lendingLimit", "must be <= nominal " + nominal + ", was " + lend);
+                        r.problem(rp + ".lendingLimit", "must be <= nominal " + people(gpu, nominal) + ", was "
+                                + people(gpu, lend));
                     }
                     if (cohort == null && (borrow != null && borrow > 0 || lend != null)) {
                         r.problem(rp, "borrowingLimit/lendingLimit need the queue to be in a cohort");
@@ -426,34 +450,29 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             }
         }
         Map<String, Object> m = r.map(root.get("implicit"), "implicit");
-        Long defaultGpus = null;
-        Map<String, Integer> perTenant = new LinkedHashMap<>();
+        Long defaultMilli = null;
+        Map<String, Long> perTenant = new LinkedHashMap<>();
         if (m != null) {
             r.onlyKeys(m, "implicit", Set.of("defaultGpuQuota", "quotas"));
-            defaultGpus = r.count(m.get("defaultGpuQuota"), "implicit.defaultGpuQuota");
+            defaultMilli = r.gpus(m.get("defaultGpuQuota"), "implicit.defaultGpuQuota");
             Map<String, Object> qm = m.get("quotas") == null ? Map.of() : r.map(m.get("quotas"), "implicit.quotas");
             if (qm != null) {
                 for (Map.Entry<String, Object> e : qm.entrySet()) {
                     String p = "implicit.quotas." + e.getKey();
-                    Long gpus = e.getKey().isBlank() ? null : r.count(e.getValue(), p);
+                    Long milli = e.getKey().isBlank() ? null : r.gpus(e.getValue(), p);
                     if (e.getKey().isBlank()) {
                         r.problem(p, "tenant name must not be blank");
-                    } else if (gpus != null && gpus > Integer.MAX_VALUE) {
-                        r.problem(p, "must be at most " + Integer.MAX_VALUE + ", was " + gpus);
-                    } else if (gpus != null) {
-                        perTenant.put(e.getKey(), gpus.intValue());
+                    } else if (milli != null) {
+                        perTenant.put(e.getKey(), milli);
                     }
                 }
-            }
-            if (defaultGpus != null && defaultGpus > Integer.MAX_VALUE) {
-                r.problem("implicit.defaultGpuQuota", "must be at most " + Integer.MAX_VALUE + ", was " + defaultGpus);
             }
         }
         Preemption preemption = preemption(r, root.get("preemption"));
         if (!r.problems.isEmpty()) {
             throw new ConfigException(r.problems);
         }
-        return implicit(new Quotas(defaultGpus.intValue(), perTenant), halfLife, starvation).withPreemption(preemption);
+        return implicit(new Quotas(defaultMilli, perTenant), halfLife, starvation).withPreemption(preemption);
     }
 
     private static Preemption preemption(Reader r, Object node) {
@@ -574,6 +593,36 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             }
             problem(path, "must be a number, was " + o);
             return Double.NaN;
+        }
+
+        /** A GPU amount (GPUs, at most three decimals) in thousandths, or a plain count of another resource. */
+        Long amount(boolean gpu, Object o, String path) {
+            if (!gpu) {
+                return count(o, path);
+            }
+            return gpus(o, path);
+        }
+
+        /** GPUs written by people ({@code 12}, {@code 12.5}) in thousandths; null (a problem noted) if not. */
+        Long gpus(Object o, String path) {
+            if (o instanceof Number || o instanceof String) {
+                try {
+                    long milli = GpuShares.fromGpus(new BigDecimal(o.toString().strip()));
+                    if (milli < 0) {
+                        problem(path, "must be >= 0, was " + o);
+                        return null;
+                    }
+                    return milli;
+                } catch (NumberFormatException e) {
+                    problem(path, "must be a number of GPUs such as 8 or 12.5, was " + o);
+                    return null;
+                } catch (IllegalArgumentException e) {
+                    problem(path, "GPUs are counted in thousandths (at most three decimals), was " + o);
+                    return null;
+                }
+            }
+            problem(path, o == null ? "is required" : "must be a number of GPUs such as 8 or 12.5, was " + o);
+            return null;
         }
 
         Long count(Object o, String path) {

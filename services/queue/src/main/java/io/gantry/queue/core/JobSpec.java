@@ -29,26 +29,26 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
         if (timeLimitSeconds != null && timeLimitSeconds <= 0) {
             throw new IllegalArgumentException("spec.timeLimitSeconds must be > 0, was " + timeLimitSeconds);
         }
-        gangGpus(tasks);
+        gangMilli(tasks);
     }
 
     /**
-     * GPUs of the whole gang: the sum over groups of replicas x GPUs per task (a part of a GPU counts as one, see
-     * {@link TaskGroup#quotaGpus}), the amount charged to the quota.
+     * What the whole gang is charged to the quota, in thousandths of a GPU: the sum over groups of replicas x
+     * {@link TaskGroup#quotaMilli}.
      */
-    public int gangGpus() {
-        return gangGpus(tasks);
+    public long gangMilli() {
+        return gangMilli(tasks);
     }
 
-    private static int gangGpus(List<TaskGroup> tasks) {
+    private static long gangMilli(List<TaskGroup> tasks) {
         try {
-            int total = 0;
+            long total = 0;
             for (TaskGroup t : tasks) {
-                total = Math.addExact(total, Math.multiplyExact(t.replicas(), t.quotaGpus()));
+                total = Math.addExact(total, Math.multiplyExact((long) t.replicas(), t.quotaMilli()));
             }
             return total;
         } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("spec.tasks: total GPUs overflow an int", e);
+            throw new IllegalArgumentException("spec.tasks: total GPUs overflow", e);
         }
     }
 }

@@ -134,10 +134,10 @@ final class PendingIndex {
         if (classValue == null) {
             return new Admissibility.NeverFits(explainer.unknownClass(cls));
         }
-        ResourceDemand demand = ResourceDemand.of(spec, job.gpus());
-        long gpus = demand.gpus();
+        ResourceDemand demand = ResourceDemand.of(spec, job.gpuMilli());
+        long gpuMilli = demand.gpuMilli();
         int[] cands = new int[0];
-        if (gpus > 0) {
+        if (gpuMilli > 0) {
             TaskGroup t = ResourceDemand.firstGpuTask(spec);
             List<String> models = t.gpuModel() != null ? List.of(t.gpuModel()) : t.gpuModels();
             List<Integer> c = new ArrayList<>();
@@ -156,9 +156,9 @@ final class PendingIndex {
             if (c.isEmpty()) {
                 return new Admissibility.NeverFits(explainer.noFlavourQuota(q, models));
             }
-            List<Integer> possible = c.stream().filter(f -> tree.maxAvailable(q, f) >= gpus).toList();
+            List<Integer> possible = c.stream().filter(f -> tree.maxAvailable(q, f) >= gpuMilli).toList();
             if (possible.isEmpty()) {
-                return new Admissibility.NeverFits(explainer.neverEnough(q, c.get(0), gpus));
+                return new Admissibility.NeverFits(explainer.neverEnough(q, c.get(0), gpuMilli));
             }
             cands = possible.stream().mapToInt(Integer::intValue).toArray();
         }
@@ -170,11 +170,11 @@ final class PendingIndex {
         }
         String key = Arrays.toString(cands);
         int candKey = candidateKeys.computeIfAbsent(key, k -> candidateKeys.size());
-        PendingJob view = new PendingJob(job.jobId(), job.tenant(), q.name(), job.attempt(), job.gpus(),
+        PendingJob view = new PendingJob(job.jobId(), job.tenant(), q.name(), job.attempt(), job.gpuMilli(),
                 job.submittedAt(), classValue, spec.priority());
-        return new Admissibility.Schedulable(new PendingJobEntry(job.jobId(), q, view, cands, gpus,
+        return new Admissibility.Schedulable(new PendingJobEntry(job.jobId(), q, view, cands, gpuMilli,
                 demand.cpuMillis(), demand.memoryMiB(), spec.timeLimitSeconds(), job.submittedAt().toEpochMilli(),
-                new RequestShape(gpus, candKey)));
+                new RequestShape(gpuMilli, candKey)));
     }
 
     /** The job as the policy orders it (also a job that is not in the index, for the pending list). */
@@ -184,7 +184,7 @@ final class PendingIndex {
         }
         Integer cls = config.priorityClasses().get(job.spec().priorityClass() == null
                 ? config.defaultPriorityClass() : job.spec().priorityClass());
-        return new PendingJob(job.jobId(), job.tenant(), tree.queueNameOf(job), job.attempt(), job.gpus(),
+        return new PendingJob(job.jobId(), job.tenant(), tree.queueNameOf(job), job.attempt(), job.gpuMilli(),
                 job.submittedAt(), cls == null ? Integer.MIN_VALUE : cls, job.spec().priority());
     }
 }

@@ -7,7 +7,7 @@ package io.gantry.queue.core;
  * @param view       the job as the {@link DispatchPolicy} orders it
  * @param candidates the GPU flavours (resource indexes) it may be admitted on, in order; empty without GPUs
  */
-record PendingJobEntry(String jobId, ClusterQueue queue, PendingJob view, int[] candidates, long gpus, long cpu,
+record PendingJobEntry(String jobId, ClusterQueue queue, PendingJob view, int[] candidates, long gpuMilli, long cpu,
                        long mem, Long timeLimitSeconds, long submittedMillis, RequestShape shape) {
 
     /** The flavour a reservation or a tentative charge takes for it: its first candidate, or none. */

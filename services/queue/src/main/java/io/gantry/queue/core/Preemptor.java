@@ -1,5 +1,7 @@
 package io.gantry.queue.core;
 
+import io.gantry.model.GpuShares;
+
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -175,10 +177,10 @@ final class Preemptor {
         if (reclaimable == null || !tree.withinNominal(p)) {
             return false;
         }
-        if (p.gpus() > 0 && tree.gpuFlavour(p) == QuotaTree.NO_FIT) {
+        if (p.gpuMilli() > 0 && tree.gpuFlavour(p) == QuotaTree.NO_FIT) {
             boolean any = false;
             for (int f : p.candidates()) {
-                any |= reclaimable[f] >= p.gpus() - tree.available(q, f);
+                any |= reclaimable[f] >= p.gpuMilli() - tree.available(q, f);
             }
             if (!any) {
                 return false;
@@ -200,7 +202,7 @@ final class Preemptor {
         FairShareConfig.Preemption rules = config.preemption();
         long minRun = rules.minRunTime().toMillis();
         ClusterQueue own = p.queue();
-        boolean gpuShort = p.gpus() > 0 && tree.gpuFlavour(p) == QuotaTree.NO_FIT;
+        boolean gpuShort = p.gpuMilli() > 0 && tree.gpuFlavour(p) == QuotaTree.NO_FIT;
         boolean cpuShort = p.cpu() > tree.available(own, tree.cpu);
         boolean memShort = p.mem() > tree.available(own, tree.mem);
         boolean withinNominal = tree.withinNominal(p);
@@ -220,7 +222,7 @@ final class Preemptor {
                 if (preempting.containsKey(c.jobId()) && preempting.get(c.jobId()).attempt() == c.attempt()) {
                     continue;
                 }
-                boolean helps = gpuShort && c.gpus() > 0 && contains(p.candidates(), c.flavour())
+                boolean helps = gpuShort && c.gpuMilli() > 0 && contains(p.candidates(), c.flavour())
                         || cpuShort && c.cpu() > 0 || memShort && c.mem() > 0;
                 if (!helps) {
                     continue;
@@ -238,7 +240,7 @@ final class Preemptor {
                 }
                 if (reason != null) {
                     long since = Math.max(c.dispatchedMillis(), checkpoints.lastSavedMillis(c.jobId(), c.attempt()));
-                    long lost = Math.max(0, t - since) * Math.max(1, c.gpus());
+                    long lost = Math.max(0, t - since) * Math.max(1, c.gpuMilli());
                     candidates.add(new Victim(c, reason, lost));
                 }
             }
@@ -298,7 +300,7 @@ final class Preemptor {
 
     /** The preemptor's queue's weighted share if it were admitted. */
     private double shareWith(PendingJobEntry p, long t) {
-        QuotaCharge tentative = new QuotaCharge(p.jobId(), 0, p.queue(), p.firstFlavour(), p.gpus(), p.cpu(), p.mem(),
+        QuotaCharge tentative = new QuotaCharge(p.jobId(), 0, p.queue(), p.firstFlavour(), p.gpuMilli(), p.cpu(), p.mem(),
                 t, null, 0, 0);
         tree.add(tentative, 1, false);
         double s = tree.weightedShare(p.queue(), t);
@@ -317,7 +319,8 @@ final class Preemptor {
     /** The JobPreempted message: why this run is stopped, for whom. */
     private String sentence(Victim v, PendingJobEntry p) {
         QuotaCharge c = v.charge();
-        String what = c.gpus() > 0 && c.flavour() >= 0 ? c.gpus() + " x " + tree.resources.get(c.flavour())
+        String what = c.gpuMilli() > 0 && c.flavour() >= 0 ? GpuShares.format(c.gpuMilli()) + " x "
+                + tree.resources.get(c.flavour())
                 : c.cpu() + " cpu millicores";
         return switch (v.reason()) {
             case RECLAIM -> "queue " + p.queue().name() + " reclaims " + what + " of its nominal quota lent to queue "

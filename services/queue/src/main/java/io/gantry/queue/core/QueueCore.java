@@ -172,7 +172,7 @@ public final class QueueCore {
             QueuedJob job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
             if (job != null && job.inFlight()) {
                 emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
-                        job.submittedAt(), job.gpus(), null, r.resumeFrom()), out);
+                        job.submittedAt(), job.gpuMilli(), null, r.resumeFrom()), out);
             }
         } else if (input instanceof Input.RecoveryAbandoned r) {
             QueuedJob job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
@@ -212,7 +212,7 @@ public final class QueueCore {
         if (live.containsKey(s.jobId()) || finished.containsKey(s.jobId())) {
             return; // admission may publish a job twice under the same id
         }
-        emit(new QueueFact.JobQueued(s.jobId(), s.tenant(), 1, s.spec(), s.submittedAt(), s.spec().gangGpus()), out);
+        emit(new QueueFact.JobQueued(s.jobId(), s.tenant(), 1, s.spec(), s.submittedAt(), s.spec().gangMilli()), out);
     }
 
     /**
@@ -282,7 +282,7 @@ public final class QueueCore {
             if (requeue) {
                 // back in its queue with its original submit time, so it keeps its place
                 emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
-                        job.submittedAt(), job.gpus(), because, checkpoints.resumePoint(job.jobId(), r.attempt())),
+                        job.submittedAt(), job.gpuMilli(), because, checkpoints.resumePoint(job.jobId(), r.attempt())),
                         out);
             }
         }
@@ -327,7 +327,7 @@ public final class QueueCore {
             public void dispatch(String jobId, String flavour) {
                 QueuedJob job = live.get(jobId);
                 emit(new QueueFact.JobDispatched(jobId, job.tenant(), job.attempt(), assigned(job.spec(), flavour),
-                        job.gpus(), resumeFrom.get(jobId)), out);
+                        job.gpuMilli(), resumeFrom.get(jobId)), out);
                 dispatchedAtChange.put(jobId, capacityChanges);
             }
 
@@ -348,16 +348,20 @@ public final class QueueCore {
 
     /**
      * The spec handed to placement: when the job named no GPU model, the GPU tasks are pinned to the flavour the
-     * quota was reserved on, so placement places them there. "Any GPU" and named models are left as they are.
+     * quota was reserved on, so placement places them there (whole GPUs and fractions). "Any GPU" and named models
+     * are left as they are, and so is a task that names a tier (placement's configuration says which models a tier
+     * has, the queue does not know: pinning could send it outside its tier), a list of models the flavour is not in,
+     * or a MIG profile (only MIG-capable devices host one, which placement knows and the queue does not).
      */
-    private static JobSpec assigned(JobSpec spec, String flavour) {
+    static JobSpec assigned(JobSpec spec, String flavour) {
         if (flavour == null || flavour.equals(FairShareConfig.ANY_GPU)) {
             return spec;
         }
         List<TaskGroup> tasks = new ArrayList<>();
         boolean changed = false;
         for (TaskGroup t : spec.tasks()) {
-            if (t.gpus() > 0 && t.gpuModel() == null) {
+            if ((t.gpus() > 0 || t.gpuMilli() != null) && t.gpuModel() == null && t.gpuTier() == null
+                    && (t.gpuModels().isEmpty() || t.gpuModels().contains(flavour))) {
                 tasks.add(t.onModel(flavour));
                 changed = true;
             } else {
@@ -504,11 +508,11 @@ public final class QueueCore {
                 if (finished.containsKey(q.jobId())) {
                     return;
                 }
-                after = new QueuedJob(q.jobId(), q.tenant(), q.spec(), q.gpus(), q.submittedAt(), q.attempt(),
+                after = new QueuedJob(q.jobId(), q.tenant(), q.spec(), q.gpuMilli(), q.submittedAt(), q.attempt(),
                         JobState.QUEUED, false, null, new TreeMap<>());
                 tenants.add(q.tenant());
             } else {
-                after = job.requeued(q.attempt(), q.spec(), q.submittedAt(), q.gpus());
+                after = job.requeued(q.attempt(), q.spec(), q.submittedAt(), q.gpuMilli());
             }
             live.put(q.jobId(), after);
             scheduler.sync(job, after);
@@ -536,8 +540,8 @@ public final class QueueCore {
                 job = job.waiting(new QueuedJob.Wait(w.reason(), w.message()), JobState.QUEUED);
             }
         } else if (fact instanceof QueueFact.JobDispatched d) {
-            job = job.dispatched(d.attempt(), d.gpus());
-            scheduler.charge(job, d.attempt(), d.spec(), d.gpus(), at);
+            job = job.dispatched(d.attempt(), d.gpuMilli());
+            scheduler.charge(job, d.attempt(), d.spec(), d.gpuMilli(), at);
         } else if (fact instanceof QueueFact.QuotaReleased r) {
             if (job.reservations().containsKey(r.attempt())) {
                 scheduler.uncharge(job.jobId(), r.attempt(), at);
@@ -584,8 +588,8 @@ public final class QueueCore {
     }
 
     /** GPUs reserved by the tenant's dispatched attempts, over all its queues. */
-    public long reservedGpus(String tenant) {
-        return live.values().stream().filter(j -> j.tenant().equals(tenant)).mapToLong(QueuedJob::reservedGpus).sum();
+    public long reservedMilli(String tenant) {
+        return live.values().stream().filter(j -> j.tenant().equals(tenant)).mapToLong(QueuedJob::reservedMilli).sum();
     }
 
     /**
@@ -595,7 +599,7 @@ public final class QueueCore {
     public List<QueueView> queues(Instant now) {
         if (config.isImplicit()) {
             SortedSet<String> all = new TreeSet<>(tenants);
-            all.addAll(config.implicitQuotas().perTenant().keySet());
+            all.addAll(config.implicitQuotas().perTenantMilli().keySet());
             all.forEach(t -> scheduler.queueFor(t, null));
         }
         Map<String, int[]> counts = new HashMap<>();
@@ -641,7 +645,7 @@ public final class QueueCore {
         Map<String, PendingJob> views = new HashMap<>();
         jobs.forEach(j -> views.put(j.jobId(), scheduler.view(j)));
         jobs.sort((a, b) -> policy.queueOrder().compare(views.get(a.jobId()), views.get(b.jobId())));
-        return jobs.stream().map(j -> new PendingEntry(j.jobId(), j.tenant(), queueName, j.attempt(), j.gpus(),
+        return jobs.stream().map(j -> new PendingEntry(j.jobId(), j.tenant(), queueName, j.attempt(), j.gpuMilli(),
                 j.submittedAt(), j.parked(), j.lastWait() == null ? null : j.lastWait().reason(),
                 j.lastWait() == null ? null : j.lastWait().message())).toList();
     }

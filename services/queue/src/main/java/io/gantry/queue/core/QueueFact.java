@@ -16,23 +16,24 @@ public sealed interface QueueFact {
 
     /**
      * The job entered its tenant's queue: first time (attempt 1) or after a requeue (original submit time).
+     * {@code gpuMilli}: what the gang is charged to quota, in thousandths of a GPU ({@link JobSpec#gangMilli()}).
      * {@code requeuedBecause} says why it is queued again (null on the first attempt or when not known);
      * {@code resumeFrom} the checkpoint the attempt resumes from (null: from the start).
      */
-    record JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, int gpus,
+    record JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, long gpuMilli,
                      String requeuedBecause, String resumeFrom) implements QueueFact {
         public JobQueued {
             Objects.requireNonNull(spec, "spec");
             Objects.requireNonNull(submittedAt, "submittedAt");
         }
 
-        public JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, int gpus,
+        public JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, long gpuMilli,
                          String requeuedBecause) {
-            this(jobId, tenant, attempt, spec, submittedAt, gpus, requeuedBecause, null);
+            this(jobId, tenant, attempt, spec, submittedAt, gpuMilli, requeuedBecause, null);
         }
 
-        public JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, int gpus) {
-            this(jobId, tenant, attempt, spec, submittedAt, gpus, null);
+        public JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, long gpuMilli) {
+            this(jobId, tenant, attempt, spec, submittedAt, gpuMilli, null);
         }
     }
 
@@ -46,34 +47,37 @@ public sealed interface QueueFact {
     }
 
     /**
-     * Offered to placement; {@code gpus} are reserved against the tenant's quota until released. {@code resumeFrom}:
-     * the checkpoint the run resumes from, or null.
+     * Offered to placement; {@code gpuMilli} (thousandths of a GPU) are reserved against the tenant's quota until
+     * released. {@code resumeFrom}: the checkpoint the run resumes from, or null.
      */
-    record JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, int gpus, String resumeFrom)
+    record JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, long gpuMilli, String resumeFrom)
             implements QueueFact {
         public JobDispatched {
             Objects.requireNonNull(spec, "spec");
         }
 
-        public JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, int gpus) {
-            this(jobId, tenant, attempt, spec, gpus, null);
+        public JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, long gpuMilli) {
+            this(jobId, tenant, attempt, spec, gpuMilli, null);
         }
     }
 
-    /** The reservation of {@code attempt} ended: {@code reason} is {@code deferred} or the allocation's ReleaseReason. */
-    record QuotaReleased(String jobId, String tenant, int attempt, int gpus, String reason) implements QueueFact {
+    /**
+     * The reservation of {@code attempt} ({@code gpuMilli} thousandths of a GPU) ended: {@code reason} is
+     * {@code deferred} or the allocation's ReleaseReason.
+     */
+    record QuotaReleased(String jobId, String tenant, int attempt, long gpuMilli, String reason) implements QueueFact {
         public QuotaReleased {
             Objects.requireNonNull(reason, "reason");
         }
 
         /** Released because placement released the allocation for {@code cause}. */
-        public QuotaReleased(String jobId, String tenant, int attempt, int gpus, ReleaseCause cause) {
-            this(jobId, tenant, attempt, gpus, cause.name());
+        public QuotaReleased(String jobId, String tenant, int attempt, long gpuMilli, ReleaseCause cause) {
+            this(jobId, tenant, attempt, gpuMilli, cause.name());
         }
 
         /** Released because placement deferred the attempt (reason {@link QueueCore#DEFERRED}). */
-        public static QuotaReleased deferred(String jobId, String tenant, int attempt, int gpus) {
-            return new QuotaReleased(jobId, tenant, attempt, gpus, QueueCore.DEFERRED);
+        public static QuotaReleased deferred(String jobId, String tenant, int attempt, long gpuMilli) {
+            return new QuotaReleased(jobId, tenant, attempt, gpuMilli, QueueCore.DEFERRED);
         }
 
         /** The release cause the reason names, or null ({@link QueueCore#DEFERRED}, or a reason this core lacks). */

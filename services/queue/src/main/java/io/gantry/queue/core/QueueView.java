@@ -18,7 +18,7 @@ public record QueueView(String name, String tenant, String cohort, List<FlavourV
     }
 
     /**
-     * One resource of one queue. {@code borrowed}: usage above nominal; {@code lent}: the part of this queue's idle
+     * One resource of one queue (GPU flavours in thousandths of a GPU). {@code borrowed}: usage above nominal; {@code lent}: the part of this queue's idle
      * nominal that others are using (the cohort's borrowing attributed pro rata to the idle nominal of its lenders).
      * Limits are null when unlimited.
      */
@@ -26,14 +26,14 @@ public record QueueView(String name, String tenant, String cohort, List<FlavourV
                               Long lendingLimit) {
     }
 
-    /** GPUs of every GPU flavour: nominal. */
-    public long nominalGpus() {
+    /** Thousandths of a GPU of every GPU flavour: nominal. */
+    public long nominalMilli() {
         return flavours.stream().filter(f -> !f.flavour().equals(FairShareConfig.CPU)
                 && !f.flavour().equals(FairShareConfig.MEMORY)).mapToLong(FlavourView::nominal).sum();
     }
 
-    /** GPUs of every GPU flavour: reserved by dispatched jobs. */
-    public long usedGpus() {
+    /** Thousandths of a GPU of every GPU flavour: reserved by dispatched jobs. */
+    public long usedMilli() {
         return flavours.stream().filter(f -> !f.flavour().equals(FairShareConfig.CPU)
                 && !f.flavour().equals(FairShareConfig.MEMORY)).mapToLong(FlavourView::used).sum();
     }

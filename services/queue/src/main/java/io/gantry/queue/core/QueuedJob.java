@@ -11,12 +11,13 @@ import java.util.TreeMap;
  * @param attempt              the current attempt (run number)
  * @param dispatchedThisAttempt whether the current attempt was ever dispatched (deferred dispatches count)
  * @param lastWait             the last JobWaiting of the current attempt, or null; CAPACITY while QUEUED = parked
- * @param reservations         GPUs reserved per attempt; an old attempt can still hold GPUs after a requeue until
- *                             placement releases its allocation
+ * @param gpuMilli             what the gang is charged to quota, in thousandths of a GPU
+ * @param reservations         thousandths of a GPU reserved per attempt; an old attempt can still hold GPUs after a
+ *                             requeue until placement releases its allocation
  */
-public record QueuedJob(String jobId, String tenant, JobSpec spec, int gpus, Instant submittedAt, int attempt,
+public record QueuedJob(String jobId, String tenant, JobSpec spec, long gpuMilli, Instant submittedAt, int attempt,
                        JobState status, boolean dispatchedThisAttempt, Wait lastWait,
-                       SortedMap<Integer, Integer> reservations) {
+                       SortedMap<Integer, Long> reservations) {
 
     /** A reason and message last published for the job. */
     public record Wait(WaitReason reason, String message) {
@@ -30,9 +31,10 @@ public record QueuedJob(String jobId, String tenant, JobSpec spec, int gpus, Ins
         return status == JobState.QUEUED && lastWait != null && lastWait.reason() == WaitReason.CAPACITY;
     }
 
-    public long reservedGpus() {
+    /** Thousandths of a GPU reserved by this job's attempts. */
+    public long reservedMilli() {
         long sum = 0;
-        for (int g : reservations.values()) {
+        for (long g : reservations.values()) {
             sum += g;
         }
         return sum;
@@ -44,30 +46,30 @@ public record QueuedJob(String jobId, String tenant, JobSpec spec, int gpus, Ins
     }
 
     QueuedJob with(JobState newStatus) {
-        return new QueuedJob(jobId, tenant, spec, gpus, submittedAt, attempt, newStatus, dispatchedThisAttempt,
+        return new QueuedJob(jobId, tenant, spec, gpuMilli, submittedAt, attempt, newStatus, dispatchedThisAttempt,
                 lastWait, reservations);
     }
 
     QueuedJob waiting(Wait wait, JobState newStatus) {
-        return new QueuedJob(jobId, tenant, spec, gpus, submittedAt, attempt, newStatus, dispatchedThisAttempt, wait,
+        return new QueuedJob(jobId, tenant, spec, gpuMilli, submittedAt, attempt, newStatus, dispatchedThisAttempt, wait,
                 reservations);
     }
 
-    QueuedJob dispatched(int attemptNo, int reservedGpus) {
-        TreeMap<Integer, Integer> r = new TreeMap<>(reservations);
-        r.put(attemptNo, reservedGpus);
-        return new QueuedJob(jobId, tenant, spec, gpus, submittedAt, attempt, JobState.DISPATCHED, true, null, r);
+    QueuedJob dispatched(int attemptNo, long reservedMilli) {
+        TreeMap<Integer, Long> r = new TreeMap<>(reservations);
+        r.put(attemptNo, reservedMilli);
+        return new QueuedJob(jobId, tenant, spec, gpuMilli, submittedAt, attempt, JobState.DISPATCHED, true, null, r);
     }
 
     QueuedJob released(int attemptNo) {
-        TreeMap<Integer, Integer> r = new TreeMap<>(reservations);
+        TreeMap<Integer, Long> r = new TreeMap<>(reservations);
         r.remove(attemptNo);
-        return new QueuedJob(jobId, tenant, spec, gpus, submittedAt, attempt, status, dispatchedThisAttempt, lastWait,
+        return new QueuedJob(jobId, tenant, spec, gpuMilli, submittedAt, attempt, status, dispatchedThisAttempt, lastWait,
                 r);
     }
 
-    QueuedJob requeued(int newAttempt, JobSpec newSpec, Instant originalSubmit, int newGpus) {
-        return new QueuedJob(jobId, tenant, newSpec, newGpus, originalSubmit, newAttempt, JobState.QUEUED, false, null,
+    QueuedJob requeued(int newAttempt, JobSpec newSpec, Instant originalSubmit, long newMilli) {
+        return new QueuedJob(jobId, tenant, newSpec, newMilli, originalSubmit, newAttempt, JobState.QUEUED, false, null,
                 reservations);
     }
 }

@@ -7,9 +7,9 @@ import java.util.Comparator;
  * ({@link QuotaLedger}). Also used tentatively (never recorded) to ask "what if this job were admitted?".
  *
  * @param flavour the GPU resource it is charged to, or {@link QuotaTree#NO_GPU}
- * @param gpus    GPUs charged to {@code flavour} (see {@link ResourceDemand})
+ * @param gpuMilli thousandths of a GPU charged to {@code flavour} (see {@link ResourceDemand})
  */
-record QuotaCharge(String jobId, int attempt, ClusterQueue queue, int flavour, long gpus, long cpu, long mem,
+record QuotaCharge(String jobId, int attempt, ClusterQueue queue, int flavour, long gpuMilli, long cpu, long mem,
                    long dispatchedMillis, Long timeLimitSeconds, int classValue, int priority) {
 
     static final Comparator<QuotaCharge> BY_START = Comparator.comparingLong(QuotaCharge::dispatchedMillis)
@@ -22,6 +22,6 @@ record QuotaCharge(String jobId, int attempt, ClusterQueue queue, int flavour, l
 
     /** What it holds of {@code resource} (an index into {@link QuotaTree#resources}). */
     long amount(int resource, int cpuResource, int memResource) {
-        return resource == cpuResource ? cpu : resource == memResource ? mem : flavour == resource ? gpus : 0;
+        return resource == cpuResource ? cpu : resource == memResource ? mem : flavour == resource ? gpuMilli : 0;
     }
 }

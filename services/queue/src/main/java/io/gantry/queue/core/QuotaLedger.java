@@ -33,27 +33,27 @@ final class QuotaLedger {
     }
 
     /** A JobDispatched fact: the attempt holds its demand of the queue's quota on the flavour it was pinned to. */
-    void charge(QueuedJob job, int attempt, JobSpec dispatched, int gpus, Instant at) {
+    void charge(QueuedJob job, int attempt, JobSpec dispatched, long gpuMilli, Instant at) {
         ClusterQueue q = tree.queueFor(job.tenant(), dispatched.queue());
         long t = at.toEpochMilli();
         TaskGroup g = ResourceDemand.firstGpuTask(dispatched);
-        ResourceDemand demand = ResourceDemand.of(dispatched, gpus);
+        ResourceDemand demand = ResourceDemand.of(dispatched, gpuMilli);
         String cls = dispatched.priorityClass() == null ? config.defaultPriorityClass() : dispatched.priorityClass();
         int classValue = config.priorityClasses().getOrDefault(cls, 0);
         if (q == null) {
             // the queue is gone from the configuration (a restart replays a run dispatched before it was removed)
             String queue = dispatched.queue() == null ? job.tenant() : dispatched.queue();
             orphans.computeIfAbsent(job.jobId(), k -> new TreeMap<>()).put(attempt, new OrphanedCharge(job.jobId(),
-                    attempt, job.tenant(), queue, demand.gpus() > 0 && g != null ? g.gpuModel() : null,
-                    demand.gpus(), demand.cpuMillis(), demand.memoryMiB(), t, dispatched.timeLimitSeconds(),
+                    attempt, job.tenant(), queue, demand.gpuMilli() > 0 && g != null ? g.gpuModel() : null,
+                    demand.gpuMilli(), demand.cpuMillis(), demand.memoryMiB(), t, dispatched.timeLimitSeconds(),
                     classValue, dispatched.priority()));
             return;
         }
-        int flavour = demand.gpus() > 0 ? tree.gpuResource(q, g == null ? null : g.gpuModel()) : QuotaTree.NO_GPU;
-        if (demand.gpus() > 0 && flavour < 0 && q.gpuFlavours.length > 0) {
+        int flavour = demand.gpuMilli() > 0 ? tree.gpuResource(q, g == null ? null : g.gpuModel()) : QuotaTree.NO_GPU;
+        if (demand.gpuMilli() > 0 && flavour < 0 && q.gpuFlavours.length > 0) {
             flavour = q.gpuFlavours[0];
         }
-        QuotaCharge c = new QuotaCharge(job.jobId(), attempt, q, flavour, demand.gpus(), demand.cpuMillis(),
+        QuotaCharge c = new QuotaCharge(job.jobId(), attempt, q, flavour, demand.gpuMilli(), demand.cpuMillis(),
                 demand.memoryMiB(), t, dispatched.timeLimitSeconds(), classValue, dispatched.priority());
         QuotaCharge old = charges.computeIfAbsent(job.jobId(), k -> new TreeMap<>()).put(attempt, c);
         if (old != null) {
@@ -96,7 +96,7 @@ final class QuotaLedger {
         for (Map<Integer, QuotaCharge> byAttempt : previous.charges.values()) {
             for (QuotaCharge c : byAttempt.values()) {
                 adoptCharge(new OrphanedCharge(c.jobId(), c.attempt(), c.queue().def.tenant(), c.queue().name(),
-                        c.flavour() >= 0 && c.gpus() > 0 ? previous.tree.resources.get(c.flavour()) : null, c.gpus(),
+                        c.flavour() >= 0 && c.gpuMilli() > 0 ? previous.tree.resources.get(c.flavour()) : null, c.gpuMilli(),
                         c.cpu(), c.mem(), c.dispatchedMillis(), c.timeLimitSeconds(), c.classValue(), c.priority()));
             }
         }
@@ -112,13 +112,13 @@ final class QuotaLedger {
             return;
         }
         int flavour = QuotaTree.NO_GPU;
-        if (o.gpus() > 0) {
+        if (o.gpuMilli() > 0) {
             Integer nr = tree.resourceIndex(o.flavour());
             flavour = nr != null && nr < tree.cpu && nq.has[nr] ? nr
                     : tree.anyGpu >= 0 && nq.has[tree.anyGpu] ? tree.anyGpu
                     : nq.gpuFlavours.length > 0 ? nq.gpuFlavours[0] : QuotaTree.NO_GPU;
         }
-        QuotaCharge n = new QuotaCharge(o.jobId(), o.attempt(), nq, flavour, o.gpus(), o.cpu(), o.mem(),
+        QuotaCharge n = new QuotaCharge(o.jobId(), o.attempt(), nq, flavour, o.gpuMilli(), o.cpu(), o.mem(),
                 o.dispatchedMillis(), o.timeLimitSeconds(), o.classValue(), o.priority());
         charges.computeIfAbsent(o.jobId(), k -> new TreeMap<>()).put(o.attempt(), n);
         tree.add(n, 1, true);

@@ -183,11 +183,11 @@ final class QuotaTree {
 
     /** The first candidate flavour with room for the job's GPUs, NO_GPU if it needs none, else NO_FIT. */
     int gpuFlavour(PendingJobEntry p) {
-        if (p.gpus() == 0) {
+        if (p.gpuMilli() == 0) {
             return NO_GPU;
         }
         for (int f : p.candidates()) {
-            if (p.gpus() <= available(p.queue(), f)) {
+            if (p.gpuMilli() <= available(p.queue(), f)) {
                 return f;
             }
         }
@@ -210,11 +210,11 @@ final class QuotaTree {
                 || q.has[mem] && q.usage[mem] + p.mem() > q.nominal[mem]) {
             return false;
         }
-        if (p.gpus() == 0) {
+        if (p.gpuMilli() == 0) {
             return true;
         }
         for (int f : p.candidates()) {
-            if (q.usage[f] + p.gpus() <= q.nominal[f]) {
+            if (q.usage[f] + p.gpuMilli() <= q.nominal[f]) {
                 return true;
             }
         }
@@ -233,7 +233,7 @@ final class QuotaTree {
 
     /** Whether {@code q} uses more than its nominal quota of something the run {@code c} holds. */
     boolean borrowing(ClusterQueue q, QuotaCharge c) {
-        return c.flavour() >= 0 && c.gpus() > 0 && q.usage[c.flavour()] > q.nominal[c.flavour()]
+        return c.flavour() >= 0 && c.gpuMilli() > 0 && q.usage[c.flavour()] > q.nominal[c.flavour()]
                 || c.cpu() > 0 && q.has[cpu] && q.usage[cpu] > q.nominal[cpu]
                 || c.mem() > 0 && q.has[mem] && q.usage[mem] > q.nominal[mem];
     }
@@ -246,7 +246,7 @@ final class QuotaTree {
      */
     void add(QuotaCharge c, int sign, boolean real) {
         if (c.flavour() >= 0) {
-            addUsage(c.queue(), c.flavour(), sign * c.gpus(), real);
+            addUsage(c.queue(), c.flavour(), sign * c.gpuMilli(), real);
         }
         addUsage(c.queue(), cpu, sign * c.cpu(), real);
         addUsage(c.queue(), mem, sign * c.mem(), real);

@@ -6,10 +6,10 @@ package io.gantry.queue.core;
  *
  * @param candidates a number standing for the job's list of candidate flavours ({@link PendingIndex})
  */
-record RequestShape(long gpus, int candidates) implements Comparable<RequestShape> {
+record RequestShape(long gpuMilli, int candidates) implements Comparable<RequestShape> {
     @Override
     public int compareTo(RequestShape o) {
-        int c = Long.compare(gpus, o.gpus);
+        int c = Long.compare(gpuMilli, o.gpuMilli);
         return c != 0 ? c : Integer.compare(candidates, o.candidates);
     }
 }

@@ -64,8 +64,8 @@ final class Scheduler {
     // ------------------------------------------------------------------ facts
 
     /** A JobDispatched fact. */
-    void charge(QueuedJob job, int attempt, JobSpec dispatched, int gpus, Instant at) {
-        ledger.charge(job, attempt, dispatched, gpus, at);
+    void charge(QueuedJob job, int attempt, JobSpec dispatched, long gpuMilli, Instant at) {
+        ledger.charge(job, attempt, dispatched, gpuMilli, at);
     }
 
     /** A QuotaReleased fact. */

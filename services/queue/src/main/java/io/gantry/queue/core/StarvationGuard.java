@@ -94,7 +94,7 @@ final class StarvationGuard {
         int cpu = tree.cpu;
         int mem = tree.mem;
         int resource = flavour >= 0 ? flavour : r.cpu() > 0 ? cpu : mem;
-        long need = (flavour >= 0 ? r.gpus() : resource == cpu ? r.cpu() : r.mem()) - tree.available(r.queue(), resource);
+        long need = (flavour >= 0 ? r.gpuMilli() : resource == cpu ? r.cpu() : r.mem()) - tree.available(r.queue(), resource);
         if (need <= 0) {
             return null;
         }
@@ -124,7 +124,7 @@ final class StarvationGuard {
      */
     boolean allowsBackfill(PendingJobEntry p, int f, Reservation res, long t) {
         long[] before = reservedAvailability(res);
-        QuotaCharge tentative = new QuotaCharge(p.jobId(), 0, p.queue(), f, p.gpus(), p.cpu(), p.mem(), t,
+        QuotaCharge tentative = new QuotaCharge(p.jobId(), 0, p.queue(), f, p.gpuMilli(), p.cpu(), p.mem(), t,
                 p.timeLimitSeconds(), 0, 0);
         tree.add(tentative, 1, false);
         long[] after = reservedAvailability(res);

@@ -1,5 +1,7 @@
 package io.gantry.queue.core;
 
+import io.gantry.model.GpuShares;
+
 import java.util.List;
 import java.util.Objects;
 
@@ -26,12 +28,14 @@ public record TaskGroup(String name, int replicas, int gpus, String gpuModel, in
     }
 
     /**
-     * GPUs each task counts against quota: its whole GPUs, or one for a part of a GPU (conservative: quota in
-     * whole GPUs never lets shares oversubscribe it; counting exact shares is a later step).
+     * What each task counts against quota, in thousandths of a GPU, by the shared rule ({@link GpuShares}): 1000 per
+     * whole GPU, a fraction its {@code gpuMilli}, a MIG instance its compute slices over 7. The same amount
+     * placement holds and billing charges.
      */
-    public int quotaGpus() {
-        return shared() ? 1 : gpus;
+    public long quotaMilli() {
+        return GpuShares.perTask(gpus, gpuMilli, migProfile);
     }
+
 
     /** The same group placed on {@code model} (the flavour its quota was reserved on). */
     TaskGroup onModel(String model) {
@@ -51,12 +55,16 @@ public record TaskGroup(String name, int replicas, int gpus, String gpuModel, in
         if (cpuMillis < 0) {
             throw new IllegalArgumentException("tasks[" + name + "].cpuMillis must be >= 0, was " + cpuMillis);
         }
-        if (gpuMilli != null && (gpuMilli < 1 || gpuMilli > 999 || gpus != 0)) {
+        if (gpuMilli != null && (!GpuShares.isFraction(gpuMilli) || gpus != 0)) {
             throw new IllegalArgumentException("tasks[" + name + "].gpuMilli must be 1-999 with gpus = 0, was "
                     + gpuMilli);
         }
         if (migProfile != null && (gpus != 0 || gpuMilli != null)) {
             throw new IllegalArgumentException("tasks[" + name + "].migProfile needs gpus = 0 and no gpuMilli");
+        }
+        if (migProfile != null && !GpuShares.isMigProfile(migProfile)) {
+            throw new IllegalArgumentException("tasks[" + name + "].migProfile must be named <slices>g.<memory>gb, was "
+                    + migProfile);
         }
         if (memoryMiB < 0) {
             throw new IllegalArgumentException("tasks[" + name + "].memoryMiB must be >= 0, was " + memoryMiB);

@@ -1,8 +1,10 @@
 package io.gantry.queue.http;
 
-import io.gantry.queue.kafka.QueueProcessor;
+import io.gantry.model.GpuShares;
+import io.gantry.queue.core.FairShareConfig;
 import io.gantry.queue.core.PendingEntry;
 import io.gantry.queue.core.QueueView;
+import io.gantry.queue.kafka.QueueProcessor;
 
 import java.time.Instant;
 import io.gantry.runtime.http.Caller;
@@ -15,6 +17,7 @@ import io.micronaut.http.annotation.PathVariable;
 import io.micronaut.http.annotation.RequestAttribute;
 import io.micronaut.serde.annotation.Serdeable;
 
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
@@ -34,13 +37,23 @@ public class QueueController {
         this.queue = queue;
     }
 
+    /**
+     * One resource of a queue: GPU flavours in GPUs (fractions and MIG slices count as what they are, so
+     * {@code 2.5}), cpu in millicores, memory in MiB.
+     */
     @Serdeable
-    public record FlavourRow(String flavour, long nominal, long used, long borrowed, long lent, Long borrowingLimit,
-                             Long lendingLimit) {
+    public record FlavourRow(String flavour, BigDecimal nominal, BigDecimal used, BigDecimal borrowed, BigDecimal lent,
+                             BigDecimal borrowingLimit, BigDecimal lendingLimit) {
         static FlavourRow of(QueueView.FlavourView f) {
-            return new FlavourRow(f.flavour(), f.nominal(), f.used(), f.borrowed(), f.lent(), f.borrowingLimit(),
-                    f.lendingLimit());
+            boolean gpu = !f.flavour().equals(FairShareConfig.CPU) && !f.flavour().equals(FairShareConfig.MEMORY);
+            return new FlavourRow(f.flavour(), amount(gpu, f.nominal()), amount(gpu, f.used()),
+                    amount(gpu, f.borrowed()), amount(gpu, f.lent()), amount(gpu, f.borrowingLimit()),
+                    amount(gpu, f.lendingLimit()));
         }
+    }
+
+    private static BigDecimal amount(boolean gpu, Long v) {
+        return v == null ? null : gpu ? GpuShares.toGpus(v) : BigDecimal.valueOf(v);
     }
 
     /**
@@ -49,11 +62,12 @@ public class QueueController {
      */
     @Serdeable
     public record QueueRow(String name, String tenant, String cohort, List<FlavourRow> flavours, int pending,
-                           double weightedShare, double fairShare, long quotaGpus, long reservedGpus, int queued,
+                           double weightedShare, double fairShare, BigDecimal quotaGpus, BigDecimal reservedGpus, int queued,
                            int parked, int dispatched) {
         static QueueRow of(QueueView v) {
             return new QueueRow(v.name(), v.tenant(), v.cohort(), v.flavours().stream().map(FlavourRow::of).toList(),
-                    v.pending(), v.weightedShare(), v.fairShare(), v.nominalGpus(), v.usedGpus(),
+                    v.pending(), v.weightedShare(), v.fairShare(), GpuShares.toGpus(v.nominalMilli()),
+                    GpuShares.toGpus(v.usedMilli()),
                     v.pending() - v.parked(), v.parked(), v.dispatched());
         }
     }
@@ -63,10 +77,11 @@ public class QueueController {
     }
 
     @Serdeable
-    public record PendingJobRow(String jobId, String tenant, int attempt, int gpus, String submittedAt,
+    public record PendingJobRow(String jobId, String tenant, int attempt, BigDecimal gpus, String submittedAt,
                                 boolean parked, String waitReason, String message) {
         static PendingJobRow of(PendingEntry e) {
-            return new PendingJobRow(e.jobId(), e.tenant(), e.attempt(), e.gpus(), e.submittedAt().toString(),
+            return new PendingJobRow(e.jobId(), e.tenant(), e.attempt(), GpuShares.toGpus(e.gpuMilli()),
+                    e.submittedAt().toString(),
                     e.parked(), e.waitReason() == null ? null : e.waitReason().name(), e.message());
         }
     }

@@ -142,11 +142,12 @@ public class QueueMetrics {
                 if (f.flavour().equals(FairShareConfig.CPU) || f.flavour().equals(FairShareConfig.MEMORY)) {
                     continue;
                 }
+                // the core counts GPUs in thousandths; the gauges say GPUs (2.5 for five half-GPU jobs)
                 Tags t = queueTags.and("flavour", f.flavour());
-                nominalRows.add(MultiGauge.Row.of(t, f.nominal()));
-                usedRows.add(MultiGauge.Row.of(t, f.used()));
-                borrowedRows.add(MultiGauge.Row.of(t, f.borrowed()));
-                lentRows.add(MultiGauge.Row.of(t, f.lent()));
+                nominalRows.add(MultiGauge.Row.of(t, f.nominal() / 1000.0));
+                usedRows.add(MultiGauge.Row.of(t, f.used() / 1000.0));
+                borrowedRows.add(MultiGauge.Row.of(t, f.borrowed() / 1000.0));
+                lentRows.add(MultiGauge.Row.of(t, f.lent() / 1000.0));
             }
             fairRows.add(MultiGauge.Row.of(queueTags, v.fairShare()));
             weightedRows.add(MultiGauge.Row.of(queueTags, v.weightedShare()));

@@ -32,6 +32,7 @@ import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.events.QueueReservationEvent;
 import io.gantry.events.CapacityReservationCancelled;
 import io.gantry.events.CapacityReservationRequested;
+import io.gantry.model.GpuShares;
 import io.gantry.queue.core.FailureReason;
 import io.gantry.queue.core.FreeCapacity;
 import io.gantry.queue.core.Input;
@@ -167,16 +168,16 @@ public final class WireMapping {
                                     io.gantry.events.JobSpec submitted) {
         Object payload;
         if (fact instanceof QueueFact.JobQueued q) {
-            payload = new JobQueued(q.tenant(), q.attempt(), forward(submitted, q.spec()), q.submittedAt(), q.gpus(),
-                    q.requeuedBecause(), q.resumeFrom());
+            payload = new JobQueued(q.tenant(), q.attempt(), forward(submitted, q.spec()), q.submittedAt(),
+                    wholeGpus(q.gpuMilli()), q.requeuedBecause(), q.resumeFrom(), q.gpuMilli());
         } else if (fact instanceof QueueFact.JobWaiting w) {
             payload = new JobWaiting(w.tenant(), w.attempt(), io.gantry.events.WaitReason.valueOf(w.reason().name()),
                     w.message());
         } else if (fact instanceof QueueFact.JobDispatched d) {
-            payload = new JobDispatched(d.tenant(), d.attempt(), forward(submitted, d.spec()), d.gpus(),
-                    d.resumeFrom());
+            payload = new JobDispatched(d.tenant(), d.attempt(), forward(submitted, d.spec()),
+                    wholeGpus(d.gpuMilli()), d.resumeFrom(), d.gpuMilli());
         } else if (fact instanceof QueueFact.QuotaReleased r) {
-            payload = new QuotaReleased(r.tenant(), r.attempt(), r.gpus(), r.reason());
+            payload = new QuotaReleased(r.tenant(), r.attempt(), wholeGpus(r.gpuMilli()), r.reason(), r.gpuMilli());
         } else if (fact instanceof QueueFact.JobSucceeded s) {
             payload = new JobSucceeded(s.tenant(), s.attempt());
         } else if (fact instanceof QueueFact.JobFailed f) {
@@ -188,6 +189,19 @@ public final class WireMapping {
             throw new IllegalArgumentException("unknown fact " + fact);
         }
         return new QueueJobEvent(eventId, fact.jobId(), occurredAt, payload);
+    }
+
+    /** The wire's whole-GPU figure: thousandths rounded up (the exact amount travels in {@code gpuMilli}). */
+    static int wholeGpus(long milli) {
+        return Math.toIntExact((milli + GpuShares.WHOLE - 1) / GpuShares.WHOLE);
+    }
+
+    /**
+     * The thousandths a record states; a record written before quota counted shares as shares has none, and was
+     * charged {@code gpus} whole GPUs (a share as one), which is what its release gives back.
+     */
+    static long milli(Long gpuMilli, int gpus) {
+        return gpuMilli != null ? gpuMilli : (long) gpus * GpuShares.WHOLE;
     }
 
     public static QueuePreemptionEvent toPreemptionEnvelope(QueueFact.JobPreempted p, String eventId, Instant occurredAt) {
@@ -236,18 +250,19 @@ public final class WireMapping {
         Object p = e.getPayload();
         if (p instanceof JobQueued q) {
             return new QueueFact.JobQueued(id, q.getTenant(), q.getAttempt(), toSpec(q.getSpec()), q.getSubmittedAt(),
-                    q.getGpus(), q.getRequeuedBecause(), q.getResumeFrom());
+                    milli(q.getGpuMilli(), q.getGpus()), q.getRequeuedBecause(), q.getResumeFrom());
         }
         if (p instanceof JobWaiting w) {
             return new QueueFact.JobWaiting(id, w.getTenant(), w.getAttempt(), WaitReason.valueOf(w.getReason().name()),
                     w.getMessage());
         }
         if (p instanceof JobDispatched d) {
-            return new QueueFact.JobDispatched(id, d.getTenant(), d.getAttempt(), toSpec(d.getSpec()), d.getGpus(),
-                    d.getResumeFrom());
+            return new QueueFact.JobDispatched(id, d.getTenant(), d.getAttempt(), toSpec(d.getSpec()),
+                    milli(d.getGpuMilli(), d.getGpus()), d.getResumeFrom());
         }
         if (p instanceof QuotaReleased r) {
-            return new QueueFact.QuotaReleased(id, r.getTenant(), r.getAttempt(), r.getGpus(), r.getReason());
+            return new QueueFact.QuotaReleased(id, r.getTenant(), r.getAttempt(), milli(r.getGpuMilli(), r.getGpus()),
+                    r.getReason());
         }
         if (p instanceof JobSucceeded s) {
             return new QueueFact.JobSucceeded(id, s.getTenant(), s.getAttempt());

@@ -35,7 +35,7 @@ class CapacityReservationTest {
         assertThat(reservations(q)).singleElement().isInstanceOfSatisfying(
                 QueueFact.CapacityReservationRequested.class, r -> {
                     assertThat(r.jobId()).isEqualTo("old");
-                    assertThat(r.spec().gangGpus()).isEqualTo(16);
+                    assertThat(r.spec().gangMilli()).isEqualTo(16_000);
                     assertThat(r.message()).startsWith("job waited 11 min (starvation wait 10 min)");
                 });
         q.at(1000).apply(new Input.Tick(false));

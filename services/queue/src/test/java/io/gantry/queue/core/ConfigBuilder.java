@@ -111,6 +111,12 @@ final class ConfigBuilder {
             return this;
         }
 
+        /** A GPU quota with a fraction, as people write it ({@code 2.5}). */
+        QueueBuilder quota(String resource, double nominalGpus) {
+            quotas.put(resource, new LinkedHashMap<>(Map.of("nominal", nominalGpus)));
+            return this;
+        }
+
         /** {@code null} limits are left out (unlimited). */
         QueueBuilder quota(String resource, long nominal, Long borrowingLimit, Long lendingLimit) {
             Map<String, Object> q = new LinkedHashMap<>(Map.of("nominal", nominal));

@@ -116,7 +116,7 @@ class ConfigValidationTest {
         assertThat(config.halfLife()).isEqualTo(Duration.ofDays(7));
         assertThat(config.starvationWait()).isEqualTo(Duration.ofMinutes(30));
         assertThat(config.queues().get(0).quotas().get("H100"))
-                .isEqualTo(new FairShareConfig.ResourceQuota(16, 8L, 8L));
+                .isEqualTo(new FairShareConfig.ResourceQuota(16_000, 8_000L, 8_000L)); // GPUs kept in thousandths
     }
 
     @Test
@@ -156,7 +156,7 @@ class ConfigValidationTest {
         doc.put("preemption", Map.of("withinQueue", "lowerPriority", "gracePeriod", "10s", "minRunTime", "1m"));
         FairShareConfig c = FairShareConfig.fromYaml(doc);
         assertThat(c.isImplicit()).isTrue();
-        assertThat(c.implicitQuotas()).isEqualTo(new Quotas(64, Map.of("team-a", 8)));
+        assertThat(c.implicitQuotas()).isEqualTo(Quotas.ofGpus(64, Map.of("team-a", 8)));
         assertThat(c.halfLife()).isEqualTo(Duration.ofHours(12));
         assertThat(c.preemption().gracePeriod()).isEqualTo(Duration.ofSeconds(10));
         assertThat(c.priorityClasses()).containsOnlyKeys("normal");
@@ -173,6 +173,6 @@ class ConfigValidationTest {
                 .satisfies(e -> assertThat(((ConfigException) e).problems()).containsExactlyInAnyOrder(
                         "queues: not allowed with implicit (implicit queues are one per tenant, named after it)",
                         "implicit.defaultGpuQuota: must be >= 0, was -1",
-                        "implicit.quotas.team-a: must be a whole number, was many"));
+                        "implicit.quotas.team-a: must be a number of GPUs such as 8 or 12.5, was many"));
     }
 }

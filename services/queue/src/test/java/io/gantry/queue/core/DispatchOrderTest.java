@@ -48,13 +48,13 @@ class DispatchOrderTest {
                 new Case("a tenant that already runs a job goes after tenants that run nothing (lower share first)",
                         Quotas.uniform(64), q -> q
                         .given(aJob("b0").tenant("b").submittedAt(0).queued(),
-                                new QueueFact.JobDispatched("b0", "b", 1, aJob("b0").spec(), 1))
+                                new QueueFact.JobDispatched("b0", "b", 1, aJob("b0").spec(), 1_000))
                         .given(aJob("a1").tenant("a").submittedAt(1).queued(), aJob("b1").tenant("b").submittedAt(2).queued(),
                                 aJob("c1").tenant("c").submittedAt(3).queued())
                         .restored(),
                         List.of("b0", "a1", "c1", "b1")),
                 new Case("a tenant at its quota does not hold up other tenants",
-                        new Quotas(8, Map.of()), q -> q
+                        Quotas.uniform(8), q -> q
                         .submit(aJob("a1").tenant("a").gpus(8).submittedAt(1), aJob("a2").tenant("a").gpus(4).submittedAt(2),
                                 aJob("b1").tenant("b").gpus(4).submittedAt(3), aJob("b2").tenant("b").gpus(4).submittedAt(4)),
                         List.of("a1", "b1", "b2")),
@@ -77,7 +77,7 @@ class DispatchOrderTest {
                         .submit(aJob("a3").gpus(8).submittedAt(3))
                         .released("a2", 1, ReleaseCause.RUN_SUCCEEDED),
                         List.of("a1", "a2", "a1")),
-                new Case("per-tenant quotas from configuration apply", new Quotas(4, Map.of("big", 16)), q -> q
+                new Case("per-tenant quotas from configuration apply", Quotas.ofGpus(4, Map.of("big", 16)), q -> q
                         .submit(aJob("s1").tenant("small").gpus(4).submittedAt(1), aJob("s2").tenant("small").gpus(4).submittedAt(2),
                                 aJob("b1").tenant("big").gpus(8).submittedAt(3), aJob("b2").tenant("big").gpus(8).submittedAt(4)),
                         List.of("s1", "b1", "b2")),

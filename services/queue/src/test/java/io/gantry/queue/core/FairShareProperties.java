@@ -46,7 +46,7 @@ class FairShareProperties {
             .queue(aQueue("nlp").cohort("research").quota("H100", 8, null, 2L).quota("A100", 4, 2L, null))
             .queue(aQueue("nlp-batch").tenant("nlp").cohort("org").quota("H100", 0, 6L, null).quota("A100", 0))
             .queue(aQueue("speech").cohort("org").quota("H100", 4).quota("A100", 8, null, 8L))
-            .queue(aQueue("solo").quota("H100", 4));
+            .queue(aQueue("solo").quota("H100", 2.5));
     }
     private static final String[] TENANTS = {"vision", "nlp", "speech", "solo"};
     private static final String[] MODELS = {null, null, "H100", "A100", "V100"};
@@ -109,6 +109,12 @@ class FairShareProperties {
                             .model(MODELS[op.variant() % MODELS.length]).cpu(1000 * (op.variant() % 5), 64);
                     if (op.variant() % 3 == 0) {
                         b.timeLimit(60L + op.variant() * 10L);
+                    }
+                    // shares are charged what they are: fractions and MIG instances among whole-GPU gangs
+                    if (op.variant() % 6 == 4) {
+                        b.fraction(125 * (1 + op.gpus() % 7));
+                    } else if (op.variant() % 6 == 5) {
+                        b.mig(op.gpus() % 2 == 0 ? "3g.40gb" : "1g.10gb");
                     }
                     if (op.variant() % 7 == 0) {
                         b.priorityClass("high");
@@ -270,12 +276,15 @@ class FairShareProperties {
                         assertThat(vq).isNotEqualTo(pq);
                         JobSpec spec = dispatchedSpec.get(key);
                         String model = spec.tasks().get(0).gpuModel();
-                        int r = resources.indexOf(model);
-                        long nominal = EAGER.queues().stream().filter(q -> q.name().equals(vq)).findFirst()
-                                .map(q -> q.quotas().get(model)).map(FairShareConfig.ResourceQuota::nominal)
-                                .orElse(0L);
-                        assertThat(at.usage().get(vq).get(r)).as("%s's use of %s when %s was preempted", vq, model,
-                                p.jobId()).isGreaterThan(nominal);
+                        // (a MIG instance is not pinned to its flavour: only MIG-capable devices host one)
+                        if (model != null) {
+                            int r = resources.indexOf(model);
+                            long nominal = EAGER.queues().stream().filter(q -> q.name().equals(vq)).findFirst()
+                                    .map(q -> q.quotas().get(model)).map(FairShareConfig.ResourceQuota::nominal)
+                                    .orElse(0L);
+                            assertThat(at.usage().get(vq).get(r)).as("%s's use of %s when %s was preempted", vq,
+                                    model, p.jobId()).isGreaterThan(nominal);
+                        }
                     }
                 }
                 if (f instanceof QueueFact.JobDispatched d) {

@@ -210,9 +210,9 @@ class FairShareTest {
         List<QueueView> views = q.core.queues(q.now());
         assertThat(views).extracting(QueueView::name).containsExactly("nlp", "vision");
         assertThat(views.get(0).flavours()).containsExactly(
-                new QueueView.FlavourView("H100", 16, 0, 0, 8, null, 8L));
+                new QueueView.FlavourView("H100", 16_000, 0, 0, 8_000, null, 8_000L));
         assertThat(views.get(1).flavours()).containsExactly(
-                new QueueView.FlavourView("H100", 16, 24, 8, 0, null, null));
+                new QueueView.FlavourView("H100", 16_000, 24_000, 8_000, 0, null, null));
         assertThat(views.get(1).fairShare()).isEqualTo(0.5);
         assertThat(views.get(1).weightedShare()).isEqualTo(24.0 / 32);
     }

@@ -20,6 +20,9 @@ final class JobBuilder {
     private List<String> gpuModels = List.of();
     private int cpuMillis = 1000;
     private long memoryMiB = 1024;
+    private Integer gpuMilli;
+    private String migProfile;
+    private String gpuTier;
 
     private JobBuilder(String jobId) {
         this.jobId = jobId;
@@ -44,6 +47,22 @@ final class JobBuilder {
     JobBuilder gang(int n, int gpusEach) {
         this.replicas = n;
         this.gpusPerTask = gpusEach;
+        return this;
+    }
+
+    /** Each task takes {@code milli} thousandths of one GPU instead of whole GPUs. */
+    JobBuilder fraction(int milli) {
+        this.gpusPerTask = 0;
+        this.gpuMilli = milli;
+        this.migProfile = null;
+        return this;
+    }
+
+    /** Each task takes a MIG instance of {@code profile} instead of whole GPUs. */
+    JobBuilder mig(String profile) {
+        this.gpusPerTask = 0;
+        this.gpuMilli = null;
+        this.migProfile = profile;
         return this;
     }
 
@@ -80,6 +99,12 @@ final class JobBuilder {
         return this;
     }
 
+    /** The GPU tier (a set of models placement's configuration names) the job asks for. */
+    JobBuilder tier(String t) {
+        this.gpuTier = t;
+        return this;
+    }
+
     /** GPU models the job accepts, in order of preference. */
     JobBuilder models(String... m) {
         this.gpuModels = List.of(m);
@@ -103,8 +128,8 @@ final class JobBuilder {
 
     JobSpec spec() {
         return new JobSpec(jobId + "-name", priority, timeLimitSeconds,
-                List.of(new TaskGroup("worker", replicas, gpusPerTask, gpuModel, cpuMillis, memoryMiB, gpuModels, null,
-                        null, null)), queue, priorityClass);
+                List.of(new TaskGroup("worker", replicas, gpusPerTask, gpuModel, cpuMillis, memoryMiB, gpuModels, gpuTier,
+                        gpuMilli, migProfile)), queue, priorityClass);
     }
 
     Instant submitTime() {
@@ -117,6 +142,6 @@ final class JobBuilder {
 
     QueueFact.JobQueued queued() {
         JobSpec spec = spec();
-        return new QueueFact.JobQueued(jobId, tenant, 1, spec, submitTime(), spec.gangGpus());
+        return new QueueFact.JobQueued(jobId, tenant, 1, spec, submitTime(), spec.gangMilli());
     }
 }

@@ -36,11 +36,11 @@ class JobLifecycleTest {
                 new Case("a submitted job is queued as attempt 1 with its gang's GPUs and submit time",
                         q -> q.submit(aJob("j1").gang(2, 4).submittedAt(7)),
                         q -> assertThat(q.all(JobQueued.class, "j1")).containsExactly(new JobQueued("j1", "a", 1,
-                                aJob("j1").gang(2, 4).spec(), JobBuilder.EPOCH.plusSeconds(7), 8))),
+                                aJob("j1").gang(2, 4).spec(), JobBuilder.EPOCH.plusSeconds(7), 8_000))),
                 new Case("a queued job that fits is dispatched at once with its spec",
                         q -> q.submit(aJob("j1").gpus(8)),
                         q -> assertThat(q.all(JobDispatched.class, "j1"))
-                                .containsExactly(new JobDispatched("j1", "a", 1, aJob("j1").gpus(8).spec(), 8))),
+                                .containsExactly(new JobDispatched("j1", "a", 1, aJob("j1").gpus(8).spec(), 8_000))),
                 new Case("a duplicate submission is ignored, even after the job finished",
                         q -> q.submit(aJob("j1").gpus(8)).submit(aJob("j1").gpus(8))
                                 .succeeded("j1", 1).released("j1", 1, ReleaseCause.RUN_SUCCEEDED).submit(aJob("j1").gpus(8)),
@@ -63,10 +63,10 @@ class JobLifecycleTest {
                 new Case("a deferral gives the quota back and parks the job with placement's message",
                         q -> q.submit(aJob("j1").gpus(8)).deferred("j1", 1),
                         q -> {
-                            assertThat(q.last).containsExactly(new QuotaReleased("j1", "a", 1, 8, "deferred"),
+                            assertThat(q.last).containsExactly(new QuotaReleased("j1", "a", 1, 8_000, "deferred"),
                                     new JobWaiting("j1", "a", 1, WaitReason.CAPACITY, DEFERRAL));
                             assertThat(q.core.queue("a", q.now(), false).parked()).isEqualTo(1);
-                            assertThat(q.core.reservedGpus("a")).isZero();
+                            assertThat(q.core.reservedMilli("a")).isZero();
                         }),
                 new Case("a parked job is not dispatched again by inputs that do not change capacity",
                         q -> q.submit(aJob("j1").gpus(8)).deferred("j1", 1).submit(aJob("b1").tenant("b"))
@@ -95,15 +95,15 @@ class JobLifecycleTest {
                                     .satisfies(p -> assertThat(p.parked()).isFalse());
                             List<QueueFact> next = restarted.apply(new Input.Released("a1", "a", 1, ReleaseCause.RUN_SUCCEEDED),
                                     JobBuilder.EPOCH);
-                            assertThat(next).contains(new JobDispatched("a2", "a", 1, aJob("a2").gpus(16).spec(), 16));
+                            assertThat(next).contains(new JobDispatched("a2", "a", 1, aJob("a2").gpus(16).spec(), 16_000));
                         }),
                 new Case("a successful run ends the job and frees the quota when the allocation is released",
                         q -> q.submit(aJob("a1").gpus(32).submittedAt(1), aJob("a2").gpus(32).submittedAt(2))
                                 .granted("a1", 1).succeeded("a1", 1).released("a1", 1, ReleaseCause.RUN_SUCCEEDED),
                         q -> {
                             assertThat(q.all(JobSucceeded.class, "a1")).containsExactly(new JobSucceeded("a1", "a", 1));
-                            assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32, "RUN_SUCCEEDED"),
-                                    new JobDispatched("a2", "a", 1, aJob("a2").gpus(32).spec(), 32));
+                            assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32_000, "RUN_SUCCEEDED"),
+                                    new JobDispatched("a2", "a", 1, aJob("a2").gpus(32).spec(), 32_000));
                             assertThat(q.core.status("a1")).isEqualTo(JobState.SUCCEEDED);
                         }),
                 new Case("a failed run fails the job with the backend's message",
@@ -115,7 +115,7 @@ class JobLifecycleTest {
                                 .released("a1", 1, ReleaseCause.NODE_FAILED).requeued("a1", 1),
                         q -> {
                             assertThat(q.all(QuotaReleased.class, "a1"))
-                                    .containsExactly(new QuotaReleased("a1", "a", 1, 8, ReleaseCause.NODE_FAILED.name()));
+                                    .containsExactly(new QuotaReleased("a1", "a", 1, 8_000, ReleaseCause.NODE_FAILED.name()));
                             assertThat(q.all(JobQueued.class, "a1")).extracting(JobQueued::attempt, JobQueued::submittedAt)
                                     .containsExactly(org.assertj.core.groups.Tuple.tuple(1, JobBuilder.EPOCH.plusSeconds(4)),
                                             org.assertj.core.groups.Tuple.tuple(2, JobBuilder.EPOCH.plusSeconds(4)));
@@ -146,10 +146,10 @@ class JobLifecycleTest {
                         q -> q.submit(aJob("a1").gpus(32)).granted("a1", 1).requeued("a1", 1),
                         q -> {
                             assertThat(q.dispatchCount("a1")).isEqualTo(1);
-                            assertThat(q.core.reservedGpus("a")).isEqualTo(32);
+                            assertThat(q.core.reservedMilli("a")).isEqualTo(32_000);
                             q.released("a1", 1, ReleaseCause.NODE_FAILED);
-                            assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32, "NODE_FAILED"),
-                                    new JobDispatched("a1", "a", 2, aJob("a1").gpus(32).spec(), 32));
+                            assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32_000, "NODE_FAILED"),
+                                    new JobDispatched("a1", "a", 2, aJob("a1").gpus(32).spec(), 32_000));
                         }),
                 new Case("events about an attempt that is no longer current are ignored",
                         q -> q.submit(aJob("a1")).released("a1", 1, ReleaseCause.NODE_FAILED).requeued("a1", 1)
@@ -159,7 +159,7 @@ class JobLifecycleTest {
                             assertThat(q.core.status("a1")).isEqualTo(JobState.DISPATCHED);
                             assertThat(q.all(JobQueued.class, "a1")).hasSize(2);
                             assertThat(q.all(QuotaReleased.class, "a1")).hasSize(1);
-                            assertThat(q.core.reservedGpus("a")).isEqualTo(1);
+                            assertThat(q.core.reservedMilli("a")).isEqualTo(1_000);
                         }),
                 new Case("a repeated release frees the quota once",
                         q -> q.submit(aJob("a1").gpus(8)).succeeded("a1", 1)
@@ -192,16 +192,16 @@ class JobLifecycleTest {
                             assertThat(q.core.status("a1")).isEqualTo(JobState.CANCELLED);
                             assertThat(q.dispatchCount("a2")).isZero();
                             q.released("a1", 1, ReleaseCause.CANCELLED);
-                            assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32, "CANCELLED"),
-                                    new JobDispatched("a2", "a", 1, aJob("a2").gpus(8).spec(), 8));
+                            assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32_000, "CANCELLED"),
+                                    new JobDispatched("a2", "a", 1, aJob("a2").gpus(8).spec(), 8_000));
                         }),
                 new Case("a cancelled job that placement then defers gives its quota back and is not parked",
                         q -> q.submit(aJob("a1").gpus(8)).cancel("a1").deferred("a1", 1).capacityChanged(),
                         q -> {
                             assertThat(q.all(QuotaReleased.class, "a1"))
-                                    .containsExactly(new QuotaReleased("a1", "a", 1, 8, "deferred"));
+                                    .containsExactly(new QuotaReleased("a1", "a", 1, 8_000, "deferred"));
                             assertThat(q.all(JobWaiting.class, "a1")).isEmpty();
-                            assertThat(q.core.reservedGpus("a")).isZero();
+                            assertThat(q.core.reservedMilli("a")).isZero();
                             assertThat(q.dispatchCount("a1")).isEqualTo(1);
                         }),
                 new Case("cancelling an interrupted job stops a later requeue",
@@ -259,7 +259,8 @@ class JobLifecycleTest {
 
     @Test
     void aGangWhoseGpuCountOverflowsIsRejected() {
-        assertThatThrownBy(() -> aJob("bad").gang(Integer.MAX_VALUE, 2).spec())
+        // thousandths of a GPU in a long: only a gang beyond any int x int of whole GPUs x 1000 overflows
+        assertThatThrownBy(() -> aJob("bad").gang(Integer.MAX_VALUE, Integer.MAX_VALUE).spec())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("overflow");
     }
 }

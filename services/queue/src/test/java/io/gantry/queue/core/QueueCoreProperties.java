@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Invariants over random histories of submissions, placement answers, failures and recoveries. */
 class QueueCoreProperties {
     private static final String[] TENANTS = {"a", "b", "c"};
-    private static final Quotas QUOTAS = new Quotas(8, Map.of("b", 16, "c", 4));
+    private static final Quotas QUOTAS = Quotas.ofGpus(8, Map.of("b", 16, "c", 4));
 
     enum Kind { SUBMIT, CANCEL, GRANT, DEFER, SUCCEED, FAIL, RELEASE, NODE_FAILED, REQUEUE, ABANDON, CAPACITY }
 
@@ -37,13 +37,14 @@ class QueueCoreProperties {
         return op.list().ofMinSize(1).ofMaxSize(80);
     }
 
+    /** Whole GPUs, fractions and MIG instances alike: what a tenant reserves never exceeds its quota, in thousandths. */
     @Property(tries = 300)
     void reservedGpusNeverExceedATenantsQuota(@ForAll("histories") List<Op> history) {
         QueueCore core = new QueueCore(FairShareConfig.implicit(QUOTAS));
         for (Op op : history) {
             run(core, op);
             for (String tenant : TENANTS) {
-                assertThat(core.reservedGpus(tenant)).as("reserved GPUs of %s", tenant)
+                assertThat(core.reservedMilli(tenant)).as("reserved thousandths of a GPU of %s", tenant)
                         .isLessThanOrEqualTo(QUOTAS.of(tenant));
             }
         }
@@ -81,6 +82,16 @@ class QueueCoreProperties {
         }
     }
 
+    private static final String[] MIG = {"1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"};
+
+    /** 0-12: whole GPUs; 13-16: a fraction of one GPU (230-920 thousandths); 17-20: a MIG instance. */
+    static JobBuilder shape(JobBuilder job, int g) {
+        if (g <= 12) {
+            return job.gpus(g);
+        }
+        return g <= 16 ? job.fraction((g - 12) * 230) : job.mig(MIG[g - 17]);
+    }
+
     private static List<QueueFact> runAll(List<Op> history) {
         QueueCore core = new QueueCore(FairShareConfig.implicit(QUOTAS));
         List<QueueFact> all = new ArrayList<>();
@@ -95,7 +106,7 @@ class QueueCoreProperties {
         int attempt = job == null ? 1 : op.currentAttempt() ? job.attempt() : Math.max(1, job.attempt() - 1);
         Instant now = JobBuilder.EPOCH.plusSeconds(op.job() * 10L + op.gpus());
         Input input = switch (op.kind()) {
-            case SUBMIT -> aJob(jobId).tenant(tenant).gpus(op.gpus()).submittedAt(op.gpus()).submitted();
+            case SUBMIT -> shape(aJob(jobId).tenant(tenant), op.gpus()).submittedAt(op.gpus()).submitted();
             case CANCEL -> new Input.CancelRequested(jobId, tenant, tenant);
             case GRANT -> new Input.Granted(jobId, tenant, attempt);
             case DEFER -> new Input.Deferred(jobId, tenant, attempt, DeferralCause.INSUFFICIENT_FREE_GPUS, "no room " + op.gpus());

@@ -66,11 +66,12 @@ class QuotaTreeTest {
     void availableAndMaxAvailable(Case c) {
         QuotaTree tree = new QuotaTree(c.config(), (x, y) -> 0);
         int h100 = tree.resources.indexOf("H100");
+        // the cases speak GPUs; the tree keeps thousandths of a GPU
         c.used().forEach((queue, gpus) -> tree.add(new QuotaCharge("run-" + queue, 1, tree.queues.get(queue), h100,
-                gpus, 0, 0, 0, null, 0, 0), 1, true));
+                gpus * 1000, 0, 0, 0, null, 0, 0), 1, true));
         ClusterQueue a = tree.queues.get("a");
-        assertThat(tree.available(a, h100)).as("available").isEqualTo(c.available());
-        assertThat(tree.maxAvailable(a, h100)).as("maxAvailable").isEqualTo(c.maxAvailable());
+        assertThat(tree.available(a, h100)).as("available").isEqualTo(c.available() * 1000);
+        assertThat(tree.maxAvailable(a, h100)).as("maxAvailable").isEqualTo(c.maxAvailable() * 1000);
     }
 
     @ParameterizedTest(name = "{0}")

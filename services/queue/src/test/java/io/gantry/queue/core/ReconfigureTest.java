@@ -25,8 +25,8 @@ class ReconfigureTest {
 
         var facts = q.core.reconfigure(team(8).build(), q.now());
         assertThat(facts).extracting(QueueFact::jobId).contains("v2");
-        assertThat(q.core.queue("vision", q.now(), false).flavours().get(0).used()).isEqualTo(8);
-        assertThat(q.core.queue("nlp", q.now(), false).flavours().get(0).used()).isEqualTo(8);
+        assertThat(q.core.queue("vision", q.now(), false).flavours().get(0).used()).isEqualTo(8_000);
+        assertThat(q.core.queue("nlp", q.now(), false).flavours().get(0).used()).isEqualTo(8_000);
     }
 
     @Test
@@ -99,7 +99,7 @@ class ReconfigureTest {
 
         q.facts.addAll(q.core.reconfigure(visionAndNlp, q.now()));
         assertThat(q.dispatchCount("v2")).as("v1 still runs on the 4 GPUs of vision's quota").isZero();
-        assertThat(q.core.queue("vision", q.now(), false).flavours().get(0).used()).isEqualTo(4);
+        assertThat(q.core.queue("vision", q.now(), false).flavours().get(0).used()).isEqualTo(4_000);
 
         // a core restarted without the queue, fed the same facts, then given the queue back, holds the same
         QueueCore restarted = new QueueCore(nlpOnly);

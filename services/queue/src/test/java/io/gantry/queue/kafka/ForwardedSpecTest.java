@@ -43,7 +43,7 @@ class ForwardedSpecTest {
                 .containsExactly(org.assertj.core.groups.Tuple.tuple("worker", 4, null),
                         org.assertj.core.groups.Tuple.tuple("infer", 0, 500));
         assertThat(core.queue()).isEqualTo("vision");
-        assertThat(core.gangGpus()).isEqualTo(2 * 4 + 1);
+        assertThat(core.gangMilli()).as("2 x 4 GPUs and half a GPU").isEqualTo(2 * 4000 + 500);
     }
 
     @Test
