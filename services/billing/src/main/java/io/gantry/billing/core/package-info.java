@@ -4,7 +4,8 @@
  * <ul>
  *   <li>The ledger: how one released allocation becomes ledger entries, one per node, in exact integer
  *       GPU-microseconds ({@link io.gantry.billing.core.Rating}), and how much of each entry falls into a window
- *       ({@link io.gantry.billing.core.Usage}).</li>
+ *       ({@link io.gantry.billing.core.Usage}); month-to-date totals from the announced entries, cut into calendar
+ *       months the same way ({@link io.gantry.billing.core.MonthToDate}, run by billing's Kafka Streams adapter).</li>
  *   <li>Money: the versioned price book and its never-retroactive rule ({@link io.gantry.billing.core.PriceBook}),
  *       rating entries into priced lines ({@link io.gantry.billing.core.Pricing}) with one rounding rule
  *       ({@link io.gantry.billing.core.Money}), fault credits, invoices and their credit/debit notes
