@@ -104,6 +104,10 @@ public final class DevCluster implements AutoCloseable {
             // where local tasks report their checkpoints: admission, on whatever port it got
             props.put("gantry.placement.local.api-url", "http://127.0.0.1:" + config.basePort());
         }
+        if (spec.name().equals("billing")) {
+            // the Kafka Streams state of the month-to-date view, one per installation
+            props.put("gantry.billing.data-dir", config.dataDir().resolve("billing").toString());
+        }
         props.putAll(spec.properties());
         return props;
     }

@@ -14,6 +14,7 @@ import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -58,6 +59,8 @@ class EndToEndTest {
                     token: admin-token-0005
                   - tenant: epsilon
                     token: epsilon-token-0006
+                  - tenant: zeta
+                    token: zeta-token-0007
                 """);
         Path repo = Path.of("..").toAbsolutePath().normalize();
         cluster = new DevCluster(new DevCluster.Config(dataDir, repo, EmbeddedStack.freePort(), EmbeddedStack.freePort(),
@@ -66,6 +69,7 @@ class EndToEndTest {
                                 "gantry.placement.simulated.heartbeat-interval", "500ms"),
                         "recovery", Map.of("gantry.recovery.heartbeat-timeout", "3s"),
                         "queue", Map.of("gantry.queue.default-gpu-quota", "64", "gantry.queue.quotas.epsilon", "4",
+                                "gantry.queue.quotas.zeta", "1",
                                 "gantry.queue.preemption-min-run-time", "1s",
                                 "gantry.queue.preemption-grace-period", "2s")),
                 "200m")).start();
@@ -309,6 +313,45 @@ class EndToEndTest {
         List<JsonNode> billed = await().atMost(LONG).until(() -> entries(usage, job), e -> e.size() == 1);
         assertThat(billed.get(0).path("gpuMilli").asInt()).isEqualTo(500);
         assertThat(billed.get(0).path("gpuMillis").asLong()).as("0.5 GPU x 40 s").isEqualTo(20_000L);
+    }
+
+    /**
+     * GPU shares count as shares in quota: a tenant with a one-GPU quota runs two half-GPU jobs at the same time (the
+     * queue charges each 500 thousandths, placement packs them on one device, billing charges each half its time);
+     * a third half waits for quota with the reason in GPUs.
+     */
+    @Test
+    @Order(10)
+    void twoHalfGpuJobsOfOneTenantFitAOneGpuQuotaTogether() {
+        Api zeta = new Api(cluster.url("admission"), "zeta-token-0007");
+        String half = """
+                {"name":"%s","tasks":[{"name":"w","command":["x"],"gpus":0,"gpuMilli":500,"runSeconds":120}]}
+                """;
+        String a = submit(zeta, half.formatted("half-a"));
+        String b = submit(zeta, half.formatted("half-b"));
+        String c = submit(zeta, half.formatted("half-c"));
+        JsonNode waiting = await().atMost(LONG).until(() -> zeta.get("/v1/jobs/" + c).body(),
+                j -> j.path("waitMessage").asText().contains("waiting for quota"));
+        assertThat(waiting.path("waitMessage").asText()).contains("has 1 of 1 GPUs reserved, job needs 0.5");
+        awaitState(zeta, a, "SUCCEEDED");
+        awaitState(zeta, b, "SUCCEEDED");
+        awaitState(zeta, c, "SUCCEEDED");
+        Api usage = new Api(cluster.url("billing"), "zeta-token-0007");
+        JsonNode ea = await().atMost(LONG).until(() -> entries(usage, a), e -> e.size() == 1).get(0);
+        JsonNode eb = await().atMost(LONG).until(() -> entries(usage, b), e -> e.size() == 1).get(0);
+        JsonNode ec = await().atMost(LONG).until(() -> entries(usage, c), e -> e.size() == 1).get(0);
+        Instant aStart = Instant.parse(ea.path("startedAt").asText());
+        Instant aEnd = Instant.parse(ea.path("endedAt").asText());
+        Instant bStart = Instant.parse(eb.path("startedAt").asText());
+        Instant bEnd = Instant.parse(eb.path("endedAt").asText());
+        assertThat(aStart.isBefore(bEnd) && bStart.isBefore(aEnd)).as("the two halves ran at the same time: %s-%s, %s-%s",
+                aStart, aEnd, bStart, bEnd).isTrue();
+        assertThat(Instant.parse(ec.path("startedAt").asText())).as("the third started when a half was given back")
+                .isAfterOrEqualTo(aEnd.isBefore(bEnd) ? aEnd : bEnd);
+        for (JsonNode e : List.of(ea, eb, ec)) {
+            assertThat(e.path("gpuMilli").asInt()).isEqualTo(500);
+            assertThat(e.path("gpuMillis").asLong()).as("0.5 GPU x 120 s").isEqualTo(60_000L);
+        }
     }
 
     /**
