@@ -46,6 +46,37 @@ class SchemaCompatibilityTest {
     }
 
     @Test
+    void aJobSpecWrittenBeforeTheTaskRuntimeFieldsReadsWithNoEnvNoImageNoMountsAndTheDefaultSuccessPolicy()
+            throws java.io.IOException {
+        Map<String, Schema> released = PublishedSchemas.parse(RELEASED.resolve("v1"));
+        Schema oldJob = released.get("io.gantry.events.JobSpec");
+        Schema oldTask = released.get("io.gantry.events.TaskSpec");
+        org.apache.avro.generic.GenericRecord task = new org.apache.avro.generic.GenericRecordBuilder(oldTask)
+                .set("name", "worker").set("replicas", 2).set("command", List.of("python", "train.py"))
+                .set("gpus", 4).set("gpuModel", null).set("cpuMillis", 1000).set("memoryMiB", 1024L)
+                .set("runSeconds", null).build();
+        org.apache.avro.generic.GenericRecord job = new org.apache.avro.generic.GenericRecordBuilder(oldJob)
+                .set("name", "old").set("priority", 0).set("timeLimitSeconds", null).set("tasks", List.of(task))
+                .build();
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        org.apache.avro.io.BinaryEncoder encoder = org.apache.avro.io.EncoderFactory.get().binaryEncoder(bytes, null);
+        new org.apache.avro.generic.GenericDatumWriter<org.apache.avro.generic.GenericRecord>(oldJob).write(job, encoder);
+        encoder.flush();
+
+        io.gantry.events.JobSpec read = new org.apache.avro.specific.SpecificDatumReader<io.gantry.events.JobSpec>(
+                oldJob, io.gantry.events.JobSpec.getClassSchema()).read(null,
+                org.apache.avro.io.DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null));
+
+        assertThat(read.getSuccessPolicy()).isNull();
+        io.gantry.events.TaskSpec t = read.getTasks().get(0);
+        assertThat(t.getEnv()).isEmpty();
+        assertThat(t.getWorkingDir()).isNull();
+        assertThat(t.getImage()).isNull();
+        assertThat(t.getMounts()).isEmpty();
+        assertThat(t.getCommand()).containsExactly("python", "train.py");
+    }
+
+    @Test
     void everyRecordFieldAndEnumIsDocumentedAndEnumsHaveADefault() {
         List<String> missing = new ArrayList<>();
         PublishedSchemas.parse(CURRENT).values().forEach(s -> {

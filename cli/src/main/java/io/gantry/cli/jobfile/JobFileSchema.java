@@ -24,7 +24,7 @@ final class JobFileSchema {
     record Violation(String field, String message) {
     }
 
-    private enum Type { STRING, INTEGER, NUMBER, STRINGS, OBJECT, TASKS }
+    private enum Type { STRING, INTEGER, NUMBER, BOOLEAN, STRINGS, OBJECT, TASKS, ENV, MOUNTS }
 
     private record Field(Type type, boolean required, long min, long max) {
         static Field of(Type type) {
@@ -49,7 +49,15 @@ final class JobFileSchema {
             "topology", Field.of(Type.OBJECT),
             "placementPolicy", Field.of(Type.STRING),
             "checkpoint", Field.of(Type.OBJECT),
+            "successPolicy", Field.of(Type.OBJECT),
             "tasks", Field.required(Type.TASKS));
+    private static final Map<String, Field> SUCCESS_POLICY = fields(
+            "leader", Field.required(Type.STRING));
+    private static final Map<String, Field> MOUNT = fields(
+            "mountPath", Field.required(Type.STRING),
+            "hostPath", Field.of(Type.STRING),
+            "claim", Field.of(Type.STRING),
+            "readOnly", Field.of(Type.BOOLEAN));
     private static final Map<String, Field> TOPOLOGY = fields(
             "required", Field.of(Type.STRING),
             "preferred", Field.of(Type.STRING));
@@ -69,26 +77,33 @@ final class JobFileSchema {
             "runSeconds", Field.integer(1, MAX_SECONDS),
             "gpuMilli", Field.integer(1, 999),
             "gpuMemoryMiB", Field.integer(1, MAX_MEMORY_MIB),
-            "migProfile", Field.of(Type.STRING));
+            "migProfile", Field.of(Type.STRING),
+            "env", Field.of(Type.ENV),
+            "workingDir", Field.of(Type.STRING),
+            "image", Field.of(Type.STRING),
+            "mounts", Field.of(Type.MOUNTS));
+    /** The sub-mappings of a job, by field name. */
+    private static final Map<String, Map<String, Field>> OBJECTS = Map.of("topology", TOPOLOGY, "checkpoint",
+            CHECKPOINT, "successPolicy", SUCCESS_POLICY);
 
     /**
      * Fields people expect from other schedulers that the API does not accept yet: named so the message says so
      * instead of guessing at a spelling.
      */
     private static final Map<String, String> NOT_YET = Map.ofEntries(
-            Map.entry("env", "environment variables"),
-            Map.entry("environment", "environment variables"),
-            Map.entry("workingDir", "a working directory"),
-            Map.entry("workdir", "a working directory"),
-            Map.entry("image", "container images"),
-            Map.entry("mounts", "mounts"),
-            Map.entry("volumes", "mounts"),
             Map.entry("retry", "a retry policy"),
             Map.entry("retryPolicy", "a retry policy"),
             Map.entry("dependsOn", "dependencies between jobs"),
             Map.entry("dependencies", "dependencies between jobs"),
-            Map.entry("successPolicy", "a gang success policy"),
             Map.entry("suspend", "suspending a job"));
+
+    /** Other schedulers' names for fields Gantry has under another name. */
+    private static final Map<String, String> ALIASES = Map.of(
+            "environment", "env",
+            "workdir", "workingDir",
+            "workingDirectory", "workingDir",
+            "volumes", "mounts",
+            "volumeMounts", "mounts");
 
     private JobFileSchema() {
     }
@@ -143,10 +158,17 @@ final class JobFileSchema {
                     if (!(v instanceof Map<?, ?> m)) {
                         out.add(new Violation(path, "must be a mapping, not " + kind(v)));
                     } else {
-                        object(m, path + ".", name.equals("topology") ? TOPOLOGY : CHECKPOINT, out);
+                        object(m, path + ".", OBJECTS.get(name), out);
                     }
                 }
                 case TASKS -> tasks(v, path, out);
+                case BOOLEAN -> {
+                    if (!(v instanceof Boolean)) {
+                        out.add(new Violation(path, "must be true or false, not " + show(v)));
+                    }
+                }
+                case ENV -> env(v, path, out);
+                case MOUNTS -> mounts(v, path, out);
             }
         });
     }
@@ -175,6 +197,40 @@ final class JobFileSchema {
                 if (first != null) {
                     out.add(new Violation(p + ".name", "duplicate task name '" + n + "' (also tasks[" + first + "])"));
                 }
+            }
+        }
+    }
+
+    /** Variable names to text; the names' rules (reserved names, characters) are admission's. */
+    private static void env(Object v, String path, List<Violation> out) {
+        if (!(v instanceof Map<?, ?> env)) {
+            out.add(new Violation(path, "must be a mapping of variable names to text (FOO: bar), not " + kind(v)));
+            return;
+        }
+        env.forEach((name, value) -> {
+            if (!(value instanceof String)) {
+                out.add(new Violation(path + "." + name, "must be text, not " + kind(value)
+                        + (value == null ? " (write \"\" for an empty value)" : quoteHint(value))));
+            }
+        });
+    }
+
+    private static void mounts(Object v, String path, List<Violation> out) {
+        if (!(v instanceof List<?> list)) {
+            out.add(new Violation(path, "must be a list of mounts (- mountPath: /data, claim: datasets), not "
+                    + kind(v)));
+            return;
+        }
+        for (int i = 0; i < list.size(); i++) {
+            String p = path + "[" + i + "]";
+            if (!(list.get(i) instanceof Map<?, ?> mount)) {
+                out.add(new Violation(p, "must be a mapping (mountPath, hostPath or claim, readOnly), not "
+                        + kind(list.get(i))));
+                continue;
+            }
+            object(mount, p + ".", MOUNT, out);
+            if ((mount.get("hostPath") == null) == (mount.get("claim") == null)) {
+                out.add(new Violation(p + ".hostPath", "give exactly one of hostPath and claim"));
             }
         }
     }
@@ -218,6 +274,9 @@ final class JobFileSchema {
     private static String unknown(String name, Map<String, Field> schema) {
         if (NOT_YET.containsKey(name)) {
             return "is not accepted: the Gantry API does not support " + NOT_YET.get(name) + " yet";
+        }
+        if (ALIASES.containsKey(name) && schema.containsKey(ALIASES.get(name))) {
+            return "unknown field; did you mean `" + ALIASES.get(name) + "`?";
         }
         String best = null;
         int bestDistance = Integer.MAX_VALUE;

@@ -48,6 +48,43 @@ class JobFileTest {
     }
 
     @Test
+    void environmentWorkingDirectoryImageMountsAndASuccessPolicyGoIntoTheApiBodyAsWritten() throws Exception {
+        JobFile file = JobFile.parse("job.yaml", """
+                name: mpi
+                successPolicy:
+                  leader: launcher
+                tasks:
+                  - name: launcher
+                    command: [mpirun, lmp]
+                    image: nvcr.io/nvidia/pytorch:24.05-py3
+                    workingDir: /workspace
+                    env:
+                      OMP_NUM_THREADS: "4"
+                      EMPTY: ""
+                    mounts:
+                      - mountPath: /data
+                        claim: datasets
+                        readOnly: true
+                  - name: worker
+                    command: [sleep, infinity]
+                """);
+
+        Map<String, Object> body = file.body();
+
+        assertThat(body.get("successPolicy")).isEqualTo(Map.of("leader", "launcher"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> launcher = ((List<Map<String, Object>>) body.get("tasks")).get(0);
+        assertThat(launcher).containsEntry("image", "nvcr.io/nvidia/pytorch:24.05-py3")
+                .containsEntry("workingDir", "/workspace")
+                .containsEntry("env", Map.of("OMP_NUM_THREADS", "4", "EMPTY", ""))
+                .containsEntry("mounts", List.of(Map.of("mountPath", "/data", "claim", "datasets", "readOnly", true)));
+        assertThat(file.lineOf("tasks[0].env.OMP_NUM_THREADS")).as("an API error on a variable points at it")
+                .isEqualTo(10);
+        assertThat(file.lineOf("tasks[0].mounts[0].claim")).isEqualTo(14);
+        assertThat(file.lineOf("successPolicy.leader")).isEqualTo(3);
+    }
+
+    @Test
     void theApisFieldPathsPointAtTheLinesTheyWereWrittenOn() throws Exception {
         JobFile file = JobFile.parse("job.yaml", GOOD);
         assertThat(file.lineOf("name")).isEqualTo(1);
@@ -73,12 +110,65 @@ class JobFileTest {
                         """, "job.yaml:5: tasks[0].gpu: unknown field; did you mean `gpus`?"),
                 bad("a field other schedulers have says the API lacks it", """
                         name: x
+                        dependsOn: [job-1]
                         tasks:
                           - name: w
                             command: [run]
-                            env: {A: b}
-                        """, "job.yaml:5: tasks[0].env: is not accepted: the Gantry API does not support "
-                        + "environment variables yet"),
+                        """, "job.yaml:2: dependsOn: is not accepted: the Gantry API does not support "
+                        + "dependencies between jobs yet"),
+                bad("a retry policy is not accepted yet", """
+                        name: x
+                        tasks:
+                          - name: w
+                            command: [run]
+                            retry: {limit: 3}
+                        """, "job.yaml:5: tasks[0].retry: is not accepted: the Gantry API does not support "
+                        + "a retry policy yet"),
+                bad("another scheduler's name for a field is named with Gantry's", """
+                        name: x
+                        tasks:
+                          - name: w
+                            command: [run]
+                            environment: {A: b}
+                        """, "job.yaml:5: tasks[0].environment: unknown field; did you mean `env`?"),
+                bad("a number as a variable's value asks for quotes", """
+                        name: x
+                        tasks:
+                          - name: w
+                            command: [run]
+                            env:
+                              OMP_NUM_THREADS: 4
+                        """, "job.yaml:6: tasks[0].env.OMP_NUM_THREADS: must be text, not a number "
+                        + "(quote it to keep it text)"),
+                bad("variables given as a list ask for a mapping", """
+                        name: x
+                        tasks:
+                          - name: w
+                            command: [run]
+                            env: [A=b]
+                        """, "job.yaml:5: tasks[0].env: must be a mapping of variable names to text (FOO: bar), "
+                        + "not a list"),
+                bad("a mount without a path, or with both a host path and a claim", """
+                        name: x
+                        tasks:
+                          - name: w
+                            command: [run]
+                            mounts:
+                              - claim: datasets
+                              - mountPath: /data
+                                hostPath: /mnt/data
+                                claim: datasets
+                                readOnly: "yes"
+                        """, "job.yaml:6: tasks[0].mounts[0].mountPath: is required",
+                        "job.yaml:8: tasks[0].mounts[1].hostPath: give exactly one of hostPath and claim",
+                        "job.yaml:10: tasks[0].mounts[1].readOnly: must be true or false, not \"yes\""),
+                bad("a success policy without its leader", """
+                        name: x
+                        successPolicy: {}
+                        tasks:
+                          - name: w
+                            command: [run]
+                        """, "job.yaml:2: successPolicy.leader: is required"),
                 bad("a command written as one string asks for a list", """
                         name: x
                         tasks:

@@ -299,7 +299,8 @@ public class BackendFactory {
                             .orElse(d.imagePullTimeout()),
                     get.apply("toleration-key", d.tolerationKey()),
                     env.getProperty("gantry.placement.kubernetes.foreign-scan-interval", Duration.class)
-                            .orElse(d.foreignScanInterval()));
+                            .orElse(d.foreignScanInterval()),
+                    java.util.Arrays.asList(get.apply("allowed-host-paths", "").split(",")));
         } catch (IllegalArgumentException e) {
             throw new ConfigurationException("gantry.placement.kubernetes: " + e.getMessage(), e);
         }

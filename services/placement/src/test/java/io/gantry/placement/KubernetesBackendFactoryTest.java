@@ -76,18 +76,21 @@ class KubernetesBackendFactoryTest {
         try (KubernetesBackend b = BackendFactory.kubernetes(env(Map.of("gantry.placement.kubernetes.image", "site/cuda:12",
                 "gantry.placement.kubernetes.grace-seconds", "90",
                 "gantry.placement.kubernetes.toleration-key", "example.com/gpu-pool",
-                "gantry.placement.kubernetes.foreign-scan-interval", "0s")))) {
+                "gantry.placement.kubernetes.foreign-scan-interval", "0s",
+                "gantry.placement.kubernetes.allowed-host-paths", "/mnt/datasets, /scratch")))) {
             assertThat(b.nodes()).singleElement().satisfies(n -> assertThat(n.gpus()).hasSize(2));
             assertThat(b.settings().namespace()).isEqualTo("from-context");
             assertThat(b.settings().image()).isEqualTo("site/cuda:12");
             assertThat(b.settings().graceSeconds()).isEqualTo(90);
             assertThat(b.settings().tolerationKey()).isEqualTo("example.com/gpu-pool");
             assertThat(b.settings().foreignScanInterval()).isZero();
+            assertThat(b.settings().allowedHostPaths()).containsExactly("/mnt/datasets", "/scratch");
         }
         try (KubernetesBackend b = BackendFactory.kubernetes(env(Map.of("gantry.placement.kubernetes.namespace", "jobs")))) {
             assertThat(b.settings().namespace()).isEqualTo("jobs");
             assertThat(b.settings().tolerationKey()).isEqualTo("gantry.io/dedicated");
             assertThat(b.settings().foreignScanInterval()).isEqualTo(java.time.Duration.ofSeconds(60));
+            assertThat(b.settings().allowedHostPaths()).as("no host path by default").isEmpty();
         }
     }
 
@@ -103,6 +106,9 @@ class KubernetesBackendFactoryTest {
         assertThatThrownBy(() -> BackendFactory.kubernetes(env(Map.of(
                 "gantry.placement.kubernetes.foreign-scan-interval", "-1s"))))
                 .isInstanceOf(ConfigurationException.class).hasMessageContaining("foreign-scan-interval");
+        assertThatThrownBy(() -> BackendFactory.kubernetes(env(Map.of(
+                "gantry.placement.kubernetes.allowed-host-paths", "/data,relative"))))
+                .isInstanceOf(ConfigurationException.class).hasMessageContaining("allowed-host-paths");
         assertThatThrownBy(() -> BackendFactory.kubernetes(env(Map.of("gantry.placement.kubernetes.kubeconfig",
                 dir.resolve("missing").toString())))).isInstanceOf(ConfigurationException.class)
                 .hasMessageContaining("cannot configure the Kubernetes client")

@@ -10,9 +10,24 @@ import java.util.List;
  * @param topology      where the gang's tasks must / should sit relative to each other, or null for no constraint
  * @param placementPolicy {@code binpack} or {@code spread} for this job, or null for the pool's policy
  * @param checkpoint    where the job saves its state and how often, or null when it declares no checkpoints
+ * @param successPolicy when the gang succeeds before all its tasks ended, or null: when every task exited 0
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
-                      String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint) {
+                      String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
+                      SuccessPolicy successPolicy) {
+
+    /**
+     * The run succeeds as soon as every replica of the task group {@code leader} exited 0 (the other tasks are then
+     * stopped); any task exiting non-zero before that fails it.
+     */
+    public record SuccessPolicy(String leader) {
+    }
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
+                null);
+    }
 
     /** The job's checkpoint directory (absolute) and how often it expects to save (seconds), or null. */
     public record Checkpoint(String dir, Long intervalSeconds) {

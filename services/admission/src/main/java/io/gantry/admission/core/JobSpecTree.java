@@ -39,6 +39,9 @@ public final class JobSpecTree {
             }
             job.put("checkpoint", checkpoint);
         }
+        if (spec.successPolicy() != null) {
+            job.put("successPolicy", Map.of("leader", spec.successPolicy().leader()));
+        }
         if (spec.topology() != null) {
             Map<String, Object> topology = new LinkedHashMap<>();
             topology.put("required", spec.topology().required());
@@ -74,6 +77,31 @@ public final class JobSpecTree {
             task.put("memoryMiB", t.memoryMiB());
             if (t.runSeconds() != null) {
                 task.put("runSeconds", t.runSeconds());
+            }
+            if (!t.env().isEmpty()) {
+                task.put("env", new LinkedHashMap<>(t.env()));
+            }
+            if (t.workingDir() != null) {
+                task.put("workingDir", t.workingDir());
+            }
+            if (t.image() != null) {
+                task.put("image", t.image());
+            }
+            if (!t.mounts().isEmpty()) {
+                List<Object> mounts = new ArrayList<>();
+                for (TaskSpec.Mount m : t.mounts()) {
+                    Map<String, Object> mount = new LinkedHashMap<>();
+                    mount.put("mountPath", m.mountPath());
+                    if (m.hostPath() != null) {
+                        mount.put("hostPath", m.hostPath());
+                    }
+                    if (m.claim() != null) {
+                        mount.put("claim", m.claim());
+                    }
+                    mount.put("readOnly", m.readOnly());
+                    mounts.add(mount);
+                }
+                task.put("mounts", mounts);
             }
             tasks.add(task);
         }

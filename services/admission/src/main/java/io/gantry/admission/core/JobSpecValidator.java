@@ -43,12 +43,45 @@ public final class JobSpecValidator {
 
     private static final Set<String> JOB_FIELDS =
             Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology",
-                    "placementPolicy", "checkpoint");
+                    "placementPolicy", "checkpoint", "successPolicy");
     private static final Set<String> CHECKPOINT_FIELDS = Set.of("dir", "intervalSeconds");
     /** Paths: what a file system takes, bounded so any service can store them. */
     public static final int MAX_PATH_LENGTH = 1024;
     private static final Set<String> TASK_FIELDS = Set.of("name", "replicas", "command", "gpus", "gpuModel",
-            "gpuModels", "gpuTier", "cpus", "memoryMiB", "runSeconds", "gpuMilli", "gpuMemoryMiB", "migProfile");
+            "gpuModels", "gpuTier", "cpus", "memoryMiB", "runSeconds", "gpuMilli", "gpuMemoryMiB", "migProfile", "env",
+            "workingDir", "image", "mounts");
+    private static final Set<String> MOUNT_FIELDS = Set.of("mountPath", "hostPath", "claim", "readOnly");
+    private static final Set<String> SUCCESS_POLICY_FIELDS = Set.of("leader");
+    /** Environment variables per task group: bounded so a spec stays far below a Kafka record's 1 MiB. */
+    public static final int MAX_ENV_VARS = 128;
+    public static final int MAX_ENV_NAME_LENGTH = 256;
+    public static final int MAX_ENV_VALUE_LENGTH = 32 * 1024;
+    /** Names and values of every task group's variables together, in characters. */
+    public static final int MAX_ENV_CHARS_PER_JOB = 256 * 1024;
+    public static final int MAX_MOUNTS = 32;
+    public static final int MAX_IMAGE_LENGTH = 512;
+    private static final String ENV_NAME = "[A-Za-z_][A-Za-z0-9_]*";
+    /**
+     * What Gantry itself sets in a task's environment (devices, the gang's rendezvous, torchrun's arguments): a
+     * tenant's value would either be overwritten or break the run, so it is refused. {@code GANTRY_} and
+     * {@code SLURM_} names are refused as a whole (Gantry's and the Slurm backend's namespaces).
+     */
+    public static final Set<String> RESERVED_ENV = Set.of("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "NCCL_IB_HCA", "MASTER_ADDR",
+            "MASTER_PORT", "WORLD_SIZE", "RANK", "PET_NNODES", "PET_NODE_RANK", "PET_MASTER_ADDR",
+            "PET_MASTER_PORT", "PET_NPROC_PER_NODE");
+    public static final List<String> RESERVED_ENV_PREFIXES = List.of("GANTRY_", "SLURM_");
+    /**
+     * A container image reference as registries accept it: {@code [host[:port]/]path[:tag][@digest]}, path
+     * components lower case.
+     */
+    private static final java.util.regex.Pattern IMAGE = java.util.regex.Pattern.compile(
+            "(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/)?"
+                    + "[a-z0-9]+(?:(?:\\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\\.|_|__|-+)[a-z0-9]+)*)*"
+                    + "(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+                    + "(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?");
+    /** A persistent volume claim's name (a Kubernetes DNS subdomain). */
+    private static final String CLAIM = "[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?";
     private static final Set<String> TOPOLOGY_FIELDS = Set.of("required", "preferred");
     private static final String IDENTIFIER = "[a-z0-9][a-z0-9-]{0,62}";
     private static final BigDecimal THOUSAND = BigDecimal.valueOf(1000);
@@ -78,6 +111,8 @@ public final class JobSpecValidator {
         JobSpec.Topology topology = topology(job.get("topology"), errors);
         String policy = placementPolicy(job.get("placementPolicy"), errors);
         JobSpec.Checkpoint checkpoint = checkpoint(job.get("checkpoint"), errors);
+        JobSpec.SuccessPolicy successPolicy = successPolicy(job.get("successPolicy"), job.get("tasks"), errors);
+        envTotal(tasks, errors);
         if (errors.isEmpty()) {
             String queueProblem = catalog.queueProblem(tenant, queue);
             if (queueProblem != null) {
@@ -93,7 +128,188 @@ public final class JobSpecValidator {
             return Validated.invalid(errors);
         }
         return Validated.ok(new JobSpec(name, priority == null ? DEFAULT_PRIORITY : priority.intValue(), timeLimit,
-                tasks, queue, priorityClass, topology, policy, checkpoint));
+                tasks, queue, priorityClass, topology, policy, checkpoint, successPolicy));
+    }
+
+    /** {@code {"leader": <a task group of this job>}}, or null. */
+    private static JobSpec.SuccessPolicy successPolicy(Object value, Object tasks, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof Map<?, ?> p)) {
+            errors.add(new FieldError("successPolicy", "must be an object with `leader` (a task group's name)"));
+            return null;
+        }
+        int before = errors.size();
+        unknownFields(p, SUCCESS_POLICY_FIELDS, "successPolicy.", errors);
+        Object leader = p.get("leader");
+        List<String> names = new ArrayList<>();
+        if (tasks instanceof List<?> list) {
+            list.forEach(t -> {
+                if (t instanceof Map<?, ?> m && m.get("name") instanceof String n) {
+                    names.add(n);
+                }
+            });
+        }
+        if (leader == null) {
+            errors.add(new FieldError("successPolicy.leader", "is required: the task group whose replicas decide "
+                    + "success"));
+        } else if (!(leader instanceof String l)) {
+            errors.add(new FieldError("successPolicy.leader", "must be a string (a task group's name)"));
+        } else if (!names.contains(l)) {
+            errors.add(new FieldError("successPolicy.leader", "names no task group of this job: '" + l + "' (task "
+                    + "groups: " + names + ")"));
+        }
+        return errors.size() > before ? null : new JobSpec.SuccessPolicy((String) leader);
+    }
+
+    /** All groups' variables together stay bounded (each group alone is checked with its task). */
+    private static void envTotal(List<TaskSpec> tasks, List<FieldError> errors) {
+        long chars = 0;
+        for (TaskSpec t : tasks) {
+            for (Map.Entry<String, String> e : t.env().entrySet()) {
+                chars += e.getKey().length() + e.getValue().length();
+            }
+        }
+        if (chars > MAX_ENV_CHARS_PER_JOB) {
+            errors.add(new FieldError("tasks", "the task groups' environment variables hold " + chars
+                    + " characters together, more than " + MAX_ENV_CHARS_PER_JOB));
+        }
+    }
+
+    /** Names, values and bounds of a task's environment; null when something is wrong (reported). */
+    private static Map<String, String> env(Object value, String path, List<FieldError> errors) {
+        if (value == null) {
+            return Map.of();
+        }
+        if (!(value instanceof Map<?, ?> map)) {
+            errors.add(new FieldError(path, "must be an object of variable names to string values"));
+            return null;
+        }
+        int before = errors.size();
+        if (map.size() > MAX_ENV_VARS) {
+            errors.add(new FieldError(path, "must hold at most " + MAX_ENV_VARS + " variables, not " + map.size()));
+            return null;
+        }
+        Map<String, String> env = new java.util.TreeMap<>();
+        for (Map.Entry<?, ?> e : map.entrySet()) {
+            String name = String.valueOf(e.getKey());
+            String at = path + "." + name;
+            String problem = envNameProblem(name);
+            if (problem != null) {
+                errors.add(new FieldError(at, problem));
+                continue;
+            }
+            if (!(e.getValue() instanceof String v)) {
+                errors.add(new FieldError(at, e.getValue() == null ? "must be a string (give \"\" for an empty value)"
+                        : "must be a string (quote numbers and booleans, e.g. \"4\")"));
+                continue;
+            }
+            if (v.length() > MAX_ENV_VALUE_LENGTH) {
+                errors.add(new FieldError(at, "must be at most " + MAX_ENV_VALUE_LENGTH + " characters, not "
+                        + v.length()));
+            } else if (argumentProblem(v) != null) {
+                errors.add(new FieldError(at, argumentProblem(v)));
+            } else {
+                env.put(name, v);
+            }
+        }
+        return errors.size() > before ? null : env;
+    }
+
+    private static String envNameProblem(String name) {
+        if (name.length() > MAX_ENV_NAME_LENGTH) {
+            return "a variable name must be at most " + MAX_ENV_NAME_LENGTH + " characters";
+        }
+        if (!name.matches(ENV_NAME)) {
+            return "is not a variable name: letters, digits and '_', not starting with a digit";
+        }
+        for (String prefix : RESERVED_ENV_PREFIXES) {
+            if (name.startsWith(prefix)) {
+                return "names starting with " + prefix + " are reserved: the backend sets them";
+            }
+        }
+        if (RESERVED_ENV.contains(name)) {
+            return "is set by Gantry itself (devices and the gang's rendezvous) and cannot be overridden";
+        }
+        return null;
+    }
+
+    /** A container image reference, or null (absent, or reported bad). */
+    private static String image(Object value, String path, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof String s) || s.length() > MAX_IMAGE_LENGTH || !IMAGE.matcher(s).matches()) {
+            errors.add(new FieldError(path, "must be a container image reference such as "
+                    + "registry.example.com:5000/team/trainer:1.4 or pytorch/pytorch@sha256:<digest> (at most "
+                    + MAX_IMAGE_LENGTH + " characters)"));
+            return null;
+        }
+        return s;
+    }
+
+    private static List<TaskSpec.Mount> mounts(Object value, String path, List<FieldError> errors) {
+        if (value == null) {
+            return List.of();
+        }
+        if (!(value instanceof List<?> list)) {
+            errors.add(new FieldError(path, "must be an array of mounts ({mountPath, hostPath or claim, readOnly})"));
+            return null;
+        }
+        if (list.size() > MAX_MOUNTS) {
+            errors.add(new FieldError(path, "must hold at most " + MAX_MOUNTS + " mounts, not " + list.size()));
+            return null;
+        }
+        int before = errors.size();
+        List<TaskSpec.Mount> mounts = new ArrayList<>();
+        Map<String, Integer> byPath = new HashMap<>();
+        for (int i = 0; i < list.size(); i++) {
+            String at = path + "[" + i + "]";
+            if (!(list.get(i) instanceof Map<?, ?> m)) {
+                errors.add(new FieldError(at, "must be an object with mountPath and hostPath or claim"));
+                continue;
+            }
+            int own = errors.size();
+            unknownFields(m, MOUNT_FIELDS, at + ".", errors);
+            String mountPath = null;
+            if (m.get("mountPath") == null) {
+                errors.add(new FieldError(at + ".mountPath", "is required"));
+            } else {
+                mountPath = absolutePath(m.get("mountPath"), at + ".mountPath", errors);
+                if ("/".equals(mountPath)) {
+                    errors.add(new FieldError(at + ".mountPath", "must not be / (the container's root)"));
+                } else if (mountPath != null) {
+                    Integer first = byPath.putIfAbsent(mountPath.replaceAll("/+$", ""), i);
+                    if (first != null) {
+                        errors.add(new FieldError(at + ".mountPath", "duplicate mount path '" + mountPath + "' (also "
+                                + path + "[" + first + "])"));
+                    }
+                }
+            }
+            String hostPath = m.get("hostPath") == null ? null : absolutePath(m.get("hostPath"), at + ".hostPath",
+                    errors);
+            String claim = null;
+            if (m.get("claim") != null) {
+                if (!(m.get("claim") instanceof String c) || !c.matches(CLAIM)) {
+                    errors.add(new FieldError(at + ".claim", "must be a persistent volume claim's name (lower-case "
+                            + "letters, digits, '-' and '.'; at most 253)"));
+                } else {
+                    claim = c;
+                }
+            }
+            if ((m.get("hostPath") == null) == (m.get("claim") == null)) {
+                errors.add(new FieldError(at + ".hostPath", "give exactly one of hostPath and claim"));
+            }
+            Object readOnly = m.get("readOnly");
+            if (readOnly != null && !(readOnly instanceof Boolean)) {
+                errors.add(new FieldError(at + ".readOnly", "must be true or false"));
+            }
+            if (errors.size() == own) {
+                mounts.add(new TaskSpec.Mount(mountPath, hostPath, claim, Boolean.TRUE.equals(readOnly)));
+            }
+        }
+        return errors.size() > before ? null : mounts;
     }
 
     private static JobSpec.Checkpoint checkpoint(Object value, List<FieldError> errors) {
@@ -334,13 +550,18 @@ public final class JobSpecValidator {
             errors.add(new FieldError(path + (gpuMilli != null ? ".gpuMilli" : ".migProfile"),
                     "cannot request GPUs: the cluster has no registered nodes yet"));
         }
+        Map<String, String> env = env(task.get("env"), path + ".env", errors);
+        String workingDir = task.get("workingDir") == null ? null
+                : absolutePath(task.get("workingDir"), path + ".workingDir", errors);
+        String image = image(task.get("image"), path + ".image", errors);
+        List<TaskSpec.Mount> mounts = mounts(task.get("mounts"), path + ".mounts", errors);
         if (errors.size() > before) {
             return null;
         }
         return new TaskSpec(name, replicas == null ? DEFAULT_REPLICAS : replicas.intValue(), command,
                 gpus == null ? 0 : gpus.intValue(), gpuModel, cpuMillis == null ? DEFAULT_CPU_MILLIS : cpuMillis,
                 memory == null ? DEFAULT_MEMORY_MIB : memory, runSeconds, gpuModels, gpuTier,
-                gpuMilli == null ? null : gpuMilli.intValue(), gpuMemory, migProfile);
+                gpuMilli == null ? null : gpuMilli.intValue(), gpuMemory, migProfile, env, workingDir, image, mounts);
     }
 
     private static String migProfile(Object value, String path, List<FieldError> errors) {

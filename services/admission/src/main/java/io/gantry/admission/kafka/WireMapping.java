@@ -64,7 +64,14 @@ public final class WireMapping {
                         .setGpuMilli(t.gpuMilli())
                         .setGpuMemoryMiB(t.gpuMemoryMiB())
                         .setMigProfile(t.migProfile())
+                        .setEnv(t.env())
+                        .setWorkingDir(t.workingDir())
+                        .setImage(t.image())
+                        .setMounts(t.mounts().stream().map(m -> new io.gantry.events.TaskMount(m.mountPath(),
+                                m.hostPath(), m.claim(), m.readOnly())).toList())
                         .build()).toList())
+                .setSuccessPolicy(spec.successPolicy() == null ? null
+                        : new io.gantry.events.SuccessPolicy(spec.successPolicy().leader()))
                 .setQueue(spec.queue())
                 .setPriorityClass(spec.priorityClass())
                 .setPlacementPolicy(spec.placementPolicy())
@@ -81,11 +88,15 @@ public final class WireMapping {
         return new JobSpec(spec.getName(), spec.getPriority(), spec.getTimeLimitSeconds(),
                 spec.getTasks().stream().map(t -> new TaskSpec(t.getName(), t.getReplicas(), t.getCommand(),
                         t.getGpus(), t.getGpuModel(), t.getCpuMillis(), t.getMemoryMiB(), t.getRunSeconds(),
-                        t.getGpuModels(), t.getGpuTier(), t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile()))
+                        t.getGpuModels(), t.getGpuTier(), t.getGpuMilli(), t.getGpuMemoryMiB(), t.getMigProfile(),
+                        t.getEnv(), t.getWorkingDir(), t.getImage(), t.getMounts() == null ? List.of()
+                        : t.getMounts().stream().map(m -> new TaskSpec.Mount(m.getMountPath(), m.getHostPath(),
+                                m.getClaim(), m.getReadOnly())).toList()))
                         .toList(), spec.getQueue(), spec.getPriorityClass(), topology == null ? null
                 : new JobSpec.Topology(topology.getRequired().name(), topology.getPreferred().name()),
                 spec.getPlacementPolicy(), spec.getCheckpoint() == null ? null
-                : new JobSpec.Checkpoint(spec.getCheckpoint().getDir(), spec.getCheckpoint().getIntervalSeconds()));
+                : new JobSpec.Checkpoint(spec.getCheckpoint().getDir(), spec.getCheckpoint().getIntervalSeconds()),
+                spec.getSuccessPolicy() == null ? null : new JobSpec.SuccessPolicy(spec.getSuccessPolicy().getLeader()));
     }
 
     /**

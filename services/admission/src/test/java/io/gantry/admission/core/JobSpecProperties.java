@@ -36,12 +36,38 @@ class JobSpecProperties {
         Arbitrary<String> names = Arbitraries.strings().withCharRange('a', 'z').ofMinLength(1).ofMaxLength(128);
         Arbitrary<Integer> priorities = Arbitraries.integers().between(-1000, 1000);
         Arbitrary<Long> limits = Arbitraries.longs().between(1, 1_000_000).injectNull(0.3);
-        Arbitrary<List<TaskSpec>> tasks = task().list().ofMinSize(1).ofMaxSize(64).map(ts -> IntStream
+        Arbitrary<List<TaskSpec>> tasks = Combinators.combine(task(), runtime()).as((t, r) -> t.withRuntime(r.env(), r.workingDir(),
+                        r.image(), r.mounts()))
+                .list().ofMinSize(1).ofMaxSize(64).map(ts -> IntStream
                 .range(0, ts.size())
                 .mapToObj(i -> new TaskSpec("task-" + i, ts.get(i).replicas(), ts.get(i).command(), ts.get(i).gpus(),
-                        ts.get(i).gpuModel(), ts.get(i).cpuMillis(), ts.get(i).memoryMiB(), ts.get(i).runSeconds()))
+                        ts.get(i).gpuModel(), ts.get(i).cpuMillis(), ts.get(i).memoryMiB(), ts.get(i).runSeconds())
+                        .withRuntime(ts.get(i).env(), ts.get(i).workingDir(), ts.get(i).image(), ts.get(i).mounts()))
                 .toList());
-        return Combinators.combine(names, priorities, limits, tasks).as(JobSpec::new);
+        Arbitrary<Boolean> leader = Arbitraries.of(true, false);
+        return Combinators.combine(names, priorities, limits, tasks, leader).as((n, p, l, ts, lead) -> new JobSpec(n,
+                p, l, ts, null, null, null, null, null,
+                lead ? new JobSpec.SuccessPolicy(ts.get(ts.size() - 1).name()) : null));
+    }
+
+    /** Environment, working directory, image and mounts of one task group (each often absent). */
+    private Arbitrary<TaskSpec> runtime() {
+        Arbitrary<java.util.Map<String, String>> env = Arbitraries.maps(
+                Arbitraries.strings().withCharRange('A', 'Z').withChars('_').ofMinLength(1).ofMaxLength(12)
+                        .filter(n -> !n.startsWith("GANTRY_") && !n.startsWith("SLURM_")
+                                && !JobSpecValidator.RESERVED_ENV.contains(n)),
+                Arbitraries.strings().ofMaxLength(30).filter(v -> v.indexOf('\0') < 0
+                        && v.chars().noneMatch(c -> Character.isSurrogate((char) c)))).ofMaxSize(5);
+        Arbitrary<String> dirs = Arbitraries.strings().withCharRange('a', 'z').ofMinLength(1).ofMaxLength(10)
+                .map(d -> "/work/" + d).injectNull(0.5);
+        Arbitrary<String> images = Arbitraries.of("busybox:1.36", "nvcr.io/nvidia/pytorch:24.05-py3",
+                "localhost:5000/team/trainer").injectNull(0.5);
+        Arbitrary<List<TaskSpec.Mount>> mounts = Combinators.combine(Arbitraries.integers().between(0, 3),
+                Arbitraries.of(true, false)).as((n, ro) -> IntStream.range(0, n).mapToObj(i -> i % 2 == 0
+                ? new TaskSpec.Mount("/m" + i, "/host/m" + i, null, ro)
+                : new TaskSpec.Mount("/m" + i, null, "claim-" + i, !ro)).toList());
+        return Combinators.combine(env, dirs, images, mounts).as((e, d, i, m) -> new TaskSpec("t", 1,
+                List.of("x"), 0, null, 1000, 1, null).withRuntime(e, d, i, m));
     }
 
     private Arbitrary<TaskSpec> task() {

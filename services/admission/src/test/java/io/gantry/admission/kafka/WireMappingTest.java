@@ -36,4 +36,26 @@ class WireMappingTest {
         assertThat(WireMapping.fromAvro(WireMapping.toAvro(new JobSpec("t", 0, null, spec.tasks())))
                 .placementPolicy()).isNull();
     }
+
+    @Test
+    void environmentWorkingDirectoryImageMountsAndTheSuccessPolicySurviveTheWireBothWays() {
+        TaskSpec launcher = new TaskSpec("launcher", 1, List.of("mpirun", "train"), 0, null, 1000, 1024, null)
+                .withRuntime(java.util.Map.of("OMP_NUM_THREADS", "4", "EMPTY", ""), "/workspace",
+                        "nvcr.io/nvidia/pytorch:24.05-py3", List.of(new TaskSpec.Mount("/data", null, "datasets", true),
+                                new TaskSpec.Mount("/scratch", "/mnt/nvme", null, false)));
+        TaskSpec worker = new TaskSpec("worker", 2, List.of("sleep", "infinity"), 8, "H100", 1000, 1024, null);
+        JobSpec spec = new JobSpec("mpi", 0, null, List.of(launcher, worker), null, null, null, null, null,
+                new JobSpec.SuccessPolicy("launcher"));
+
+        io.gantry.events.JobSpec wire = WireMapping.toAvro(spec);
+
+        assertThat(wire.getSuccessPolicy().getLeader()).isEqualTo("launcher");
+        assertThat(wire.getTasks().get(0).getEnv()).containsEntry("OMP_NUM_THREADS", "4").containsEntry("EMPTY", "");
+        assertThat(wire.getTasks().get(0).getWorkingDir()).isEqualTo("/workspace");
+        assertThat(wire.getTasks().get(0).getImage()).isEqualTo("nvcr.io/nvidia/pytorch:24.05-py3");
+        assertThat(wire.getTasks().get(0).getMounts()).hasSize(2);
+        assertThat(wire.getTasks().get(1).getEnv()).isEmpty();
+        assertThat(wire.getTasks().get(1).getMounts()).isEmpty();
+        assertThat(WireMapping.fromAvro(wire)).isEqualTo(spec);
+    }
 }

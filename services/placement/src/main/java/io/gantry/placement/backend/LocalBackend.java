@@ -28,9 +28,13 @@ import java.util.stream.Collectors;
  * {@code CUDA_VISIBLE_DEVICES} set to its GPU indices. This executes tenants' commands, so it is opt-in; when
  * placement runs as root the tasks run as an unprivileged user through {@code setpriv}.
  *
- * <p>A task's stdout and stderr go to {@code <workDir>/<jobId>/<attempt>/<task>-<replica>.log}. The run fails as
- * soon as one task exits non-zero (the others are killed) and succeeds when every task exited 0. Processes do not
- * survive a placement restart: live runs are then reported failed.
+ * <p>A task's stdout and stderr go to {@code <workDir>/<jobId>/<attempt>/<task>-<replica>.log}; it starts in its
+ * spec's {@code workingDir} (else that run directory) with the tenant's variables, Gantry's identity and devices,
+ * and the gang's rendezvous ({@link GangEnvironment}: {@code MASTER_ADDR=127.0.0.1} and a free port per run). A
+ * container image or mounts in the spec are not used: the command runs on this host, and the task's log says so on
+ * its first line. The run fails as soon as one task exits non-zero (the others are killed) and succeeds by the
+ * {@link SuccessRule} (every task exited 0, or every replica of the spec's leader group; the others are then
+ * killed). Processes do not survive a placement restart: live runs are then reported failed.
  */
 public final class LocalBackend implements ExecutionBackend {
     public static final String NAME = "local";
@@ -107,27 +111,38 @@ public final class LocalBackend implements ExecutionBackend {
 
     private final class Run {
         final Allocation allocation;
+        final String leader;
         final Map<String, Process> processes = new HashMap<>();
-        int exited;
+        final Map<String, PlacedTask> byLabel = new HashMap<>();
+        final Map<SuccessRule.Replica, Boolean> ended = new HashMap<>();
         boolean over;
 
-        Run(Allocation allocation) {
+        Run(Allocation allocation, String leader) {
             this.allocation = allocation;
+            this.leader = leader;
         }
 
-        synchronized void exited(String task, int code) {
+        synchronized void exited(String label, int code) {
             if (over) {
                 return;
             }
-            exited++;
-            if (code != 0) {
-                over = true;
-                killAll();
-                report(RunOutcome.failed(allocation.allocationId(), code, "task " + task + " exited with " + code,
-                        clock.instant()));
-            } else if (exited == processes.size()) {
-                over = true;
-                report(RunOutcome.succeeded(allocation.allocationId(), clock.instant()));
+            PlacedTask task = byLabel.get(label);
+            ended.put(SuccessRule.Replica.of(task), code == 0);
+            switch (SuccessRule.judge(allocation.placements(), leader, ended)) {
+                case FAILED -> {
+                    over = true;
+                    killAll();
+                    report(RunOutcome.failed(allocation.allocationId(), code, "task " + label + " exited with "
+                            + code, clock.instant()));
+                }
+                case SUCCEEDED -> {
+                    over = true;
+                    // with a leader the others may run forever (MPI workers): the run is over, so are they
+                    killAll();
+                    report(RunOutcome.succeeded(allocation.allocationId(), clock.instant()));
+                }
+                case RUNNING -> {
+                }
             }
         }
 
@@ -164,12 +179,22 @@ public final class LocalBackend implements ExecutionBackend {
 
     @Override
     public Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now) {
-        Run run = new Run(allocation);
+        Run run = new Run(allocation, plan.successLeader());
         Path dir = workDir.resolve(allocation.jobId()).resolve(Integer.toString(allocation.attempt()));
+        int port;
+        try {
+            port = freePort();
+        } catch (IOException e) {
+            return Optional.of(RunOutcome.failed(allocation.allocationId(), null,
+                    "could not find a free port for the gang's rendezvous: " + e.getMessage(), now));
+        }
+        // every task runs on this host
+        List<String> hosts = java.util.Collections.nCopies(allocation.placements().size(), LOOPBACK);
         synchronized (run) {
             for (PlacedTask p : allocation.placements()) {
                 String label = p.task() + "-" + p.replica();
-                List<String> command = plan.task(p.task()).command();
+                RunPlan.Task task = plan.task(p.task());
+                List<String> command = task.command();
                 if (command.isEmpty()) {
                     run.kill();
                     return Optional.of(RunOutcome.failed(allocation.allocationId(), null,
@@ -183,12 +208,17 @@ public final class LocalBackend implements ExecutionBackend {
                     String path = env.getOrDefault("PATH", "/usr/local/bin:/usr/bin:/bin");
                     // tasks must not inherit placement's own environment (credentials, tokens)
                     env.clear();
-                    env.putAll(environment(allocation, p, dir, path));
-                    env.putAll(runIdentity(plan, apiUrl));
-                    pb.directory(dir.toFile());
+                    Map<String, String> gantry = new java.util.LinkedHashMap<>(environment(allocation, p, dir, path));
+                    gantry.putAll(GangEnvironment.rendezvous(allocation, p, hosts, port));
+                    gantry.putAll(runIdentity(plan, apiUrl));
+                    env.putAll(GangEnvironment.merge(task.env(), gantry));
+                    pb.directory(task.workingDir() == null ? dir.toFile() : new java.io.File(task.workingDir()));
                     pb.redirectErrorStream(true);
-                    pb.redirectOutput(dir.resolve(label + ".log").toFile());
+                    Path log = dir.resolve(label + ".log");
+                    Files.writeString(log, hostNote(NAME, task));
+                    pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
                     pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                    run.byLabel.put(label, p);
                     run.processes.put(label, pb.start());
                 } catch (IOException | RuntimeException e) {
                     run.kill();
@@ -247,6 +277,33 @@ public final class LocalBackend implements ExecutionBackend {
         env.put("GANTRY_REPLICA", Integer.toString(p.replica()));
         env.put("GANTRY_ATTEMPT", Integer.toString(allocation.attempt()));
         return env;
+    }
+
+    private static final String LOOPBACK = "127.0.0.1";
+
+    /** A port nothing listens on now, for the run's rank 0 to listen on (the gang's rendezvous). */
+    static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName(LOOPBACK))) {
+            return s.getLocalPort();
+        }
+    }
+
+    /**
+     * The first lines of a host backend's task log when the spec asks for what only a container backend does: the
+     * image is not used and nothing is mounted, so a failure later reads with its cause (empty when nothing is asked).
+     */
+    public static String hostNote(String backend, RunPlan.Task task) {
+        StringBuilder note = new StringBuilder();
+        if (task.image() != null) {
+            note.append("gantry: the ").append(backend).append(" backend runs commands on the host: image ")
+                    .append(task.image()).append(" is not used\n");
+        }
+        if (!task.mounts().isEmpty()) {
+            note.append("gantry: the ").append(backend).append(" backend mounts nothing: ")
+                    .append(task.mounts().stream().map(RunPlan.Mount::mountPath).toList())
+                    .append(" are the host's own paths\n");
+        }
+        return note.toString();
     }
 
     /**

@@ -25,6 +25,9 @@ import java.util.TreeSet;
  * any clock (an end past {@link TimeMath#END_OF_TIME}) runs until cancelled; a negative one ends at once. Runs are a pure function of the allocation and its plan, so after a
  * restart they are re-created from the restored allocations.
  *
+ * <p>With a success policy ({@link RunPlan#successLeader}) the run ends when the leader group's tasks end. No
+ * process runs, so there is no environment to hand over; {@link #environment} says what a real backend would set.
+ *
  * <p>An administrator can fail a node: it stops heartbeating and its tasks never finish, until recovery notices
  * and placement releases the allocations; or revive it.
  */
@@ -63,7 +66,7 @@ public final class SimulatedBackend implements ExecutionBackend {
         long millis(Allocation allocation, RunPlan plan);
     }
 
-    private record Run(Allocation allocation, Instant endsAt) {
+    private record Run(Allocation allocation, Instant endsAt, RunPlan plan) {
     }
 
     /** With the default run time of {@value #DEFAULT_RUN_SECONDS} s for tasks without {@code runSeconds}. */
@@ -221,7 +224,7 @@ public final class SimulatedBackend implements ExecutionBackend {
 
     @Override
     public Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now) {
-        track(new Run(allocation, endsAt(allocation, plan)));
+        track(new Run(allocation, endsAt(allocation, plan), plan));
         return Optional.empty();
     }
 
@@ -250,12 +253,14 @@ public final class SimulatedBackend implements ExecutionBackend {
     }
 
     /**
-     * {@code grantedAt + runSeconds} of the longest task (the default for a task without), or null when some task
-     * runs until cancelled.
+     * {@code grantedAt + runSeconds} of the longest task that decides the run's success (the default for a task
+     * without), or null when one of them runs until cancelled. Simulated tasks always exit 0, so by the
+     * {@link SuccessRule} that is every task, or only the leader group's when the plan names one: the others are
+     * stopped with it (they may run forever).
      */
     static Instant endsAt(Allocation allocation, RunPlan plan, long defaultRunSeconds) {
         long longest = 0;
-        for (PlacedTask p : allocation.placements()) {
+        for (PlacedTask p : SuccessRule.deciding(allocation.placements(), plan.successLeader())) {
             Long seconds = plan.task(p.task()).runSeconds();
             if (seconds == null && defaultRunSeconds == 0) {
                 return null;
@@ -310,10 +315,37 @@ public final class SimulatedBackend implements ExecutionBackend {
                 lost.add(RunOutcome.failed(a.allocationId(), null,
                         "placement restarted and could not find the run's job spec; the simulated run was lost", now));
             } else {
-                track(new Run(a, endsAt(a, l.plan())));
+                track(new Run(a, endsAt(a, l.plan()), l.plan()));
             }
         }
         return lost;
+    }
+
+    /**
+     * The environment a task of a running allocation would get on a real backend (the simulated one runs no
+     * process): the tenant's variables, Gantry's identity and the gang's rendezvous ({@link GangEnvironment}: rank 0's
+     * node as {@code MASTER_ADDR}, a port derived from the allocation id). Empty when no such task runs.
+     */
+    public Map<String, String> environment(String allocationId, String task, int replica) {
+        Run r = runs.get(allocationId);
+        if (r == null) {
+            return Map.of();
+        }
+        Allocation a = r.allocation();
+        for (PlacedTask p : a.placements()) {
+            if (p.task().equals(task) && p.replica() == replica) {
+                Map<String, String> gantry = new LinkedHashMap<>();
+                gantry.put("GANTRY_JOB_ID", a.jobId());
+                gantry.put("GANTRY_TASK", p.task());
+                gantry.put("GANTRY_REPLICA", Integer.toString(p.replica()));
+                gantry.put("GANTRY_ATTEMPT", Integer.toString(a.attempt()));
+                gantry.putAll(GangEnvironment.rendezvous(a, p, GangEnvironment.nodeHosts(a),
+                        GangEnvironment.derivedPort(a.allocationId())));
+                Map<String, String> tenant = r.plan() == null ? Map.of() : r.plan().task(task).env();
+                return GangEnvironment.merge(tenant, gantry);
+            }
+        }
+        return Map.of();
     }
 
     /** Allocation ids currently running, for tests and the admin view. */

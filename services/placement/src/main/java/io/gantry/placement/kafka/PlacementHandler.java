@@ -194,13 +194,11 @@ public final class PlacementHandler implements EventHandler {
         restoredPreemptions.clear();
         List<ExecutionBackend.LiveRun> live = new ArrayList<>();
         for (Allocation a : state.liveAllocations()) {
-            RunPlan plan = WireMapping.plan(a);
-            if (plan == null) {
-                // allocations written before TaskPlacement.runSeconds existed: the run time is in the dispatch
-                JobDispatched d = restoredDispatches.get(a.jobId());
-                JobSpec spec = d != null && d.getAttempt() == a.attempt() ? d.getSpec() : null;
-                plan = spec == null ? null : WireMapping.plan(spec);
-            }
+            // the dispatch has all of the plan (environment, success policy, ...); the allocation itself only the run
+            // times, enough for the simulated backend when the dispatch is gone
+            JobDispatched d = restoredDispatches.get(a.jobId());
+            JobSpec spec = d != null && d.getAttempt() == a.attempt() ? d.getSpec() : null;
+            RunPlan plan = spec != null ? WireMapping.plan(spec) : WireMapping.plan(a);
             live.add(new ExecutionBackend.LiveRun(a, plan));
         }
         restoredDispatches.clear();

@@ -106,12 +106,18 @@ public final class WireMapping {
         return any ? new RunPlan(tasks) : null;
     }
 
+    /** Everything the tasks run with, from the dispatched spec (fields an older writer did not know: none). */
     static RunPlan plan(JobSpec spec) {
         Map<String, RunPlan.Task> tasks = new HashMap<>();
         for (TaskSpec t : spec.getTasks()) {
-            tasks.put(t.getName(), new RunPlan.Task(t.getCommand(), t.getRunSeconds()));
+            List<RunPlan.Mount> mounts = t.getMounts() == null ? List.of() : t.getMounts().stream()
+                    .map(m -> new RunPlan.Mount(m.getMountPath(), m.getHostPath(), m.getClaim(), m.getReadOnly()))
+                    .toList();
+            tasks.put(t.getName(), new RunPlan.Task(t.getCommand(), t.getRunSeconds(), t.getEnv(), t.getWorkingDir(),
+                    t.getImage(), mounts));
         }
-        return new RunPlan(tasks, null, spec.getCheckpoint() == null ? null : spec.getCheckpoint().getDir());
+        return new RunPlan(tasks, null, spec.getCheckpoint() == null ? null : spec.getCheckpoint().getDir(), null,
+                spec.getSuccessPolicy() == null ? null : spec.getSuccessPolicy().getLeader());
     }
 
     // ------------------------------------------------------------ core -> wire

@@ -111,6 +111,21 @@ public abstract class ExecutionBackendContract<B extends ExecutionBackend> {
         return new Allocation(id, job, "contract", 1, tasks, now(), backend.name());
     }
 
+    /**
+     * A launcher and two workers (JobSet's leader/worker shape), the launcher on the first node, the workers on the
+     * second (or all on the only one).
+     */
+    protected Allocation leaderAndWorkers(B backend, String job) {
+        List<String> nodes = nodeIds(backend);
+        String second = nodes.get(Math.min(1, nodes.size() - 1));
+        List<PlacedTask> tasks = List.of(
+                new PlacedTask("launcher", 0, nodes.get(0), null, List.of(), 1000, 256),
+                new PlacedTask("worker", 0, second, "H100", List.of(0), 1000, 256),
+                new PlacedTask("worker", 1, second, "H100", List.of(1), 1000, 256));
+        String id = UUID.nameUUIDFromBytes(("contract/" + job + "/" + System.nanoTime()).getBytes()).toString();
+        return new Allocation(id, job, "contract", 1, tasks, now(), backend.name());
+    }
+
     /** What the backend reported so far; every wait polls, as placement's loop does on every tick. */
     private final List<RunOutcome> reported = new ArrayList<>();
 
@@ -256,5 +271,45 @@ public abstract class ExecutionBackendContract<B extends ExecutionBackend> {
             assertThat(o.result().succeeded()).isTrue();
         });
         assertQuiet(after);
+    }
+
+    @Test
+    void underASuccessPolicyTheRunSucceedsWhenTheLeaderSucceedsWhileItsWorkersStillRun() {
+        B b = open();
+        Allocation a = leaderAndWorkers(b, "leader-succeeds");
+        b.start(a, plan(a).withSuccessLeader("launcher"), now());
+        awaitRunning(b, a, 3);
+
+        finish(b, a, a.placements().get(0), 0);
+        List<RunOutcome> outcomes = awaitOutcomes(b, 1);
+
+        assertThat(outcomes).singleElement().satisfies(o -> {
+            assertThat(o.allocationId()).isEqualTo(a.allocationId());
+            assertThat(o.result().succeeded()).as(o.toString()).isTrue();
+        });
+        // placement releases the run: whatever the backend did not stop by itself ends now
+        b.stop(a.allocationId());
+        awaitRunning(b, a, 0);
+        assertQuiet(b);
+    }
+
+    @Test
+    void underASuccessPolicyAWorkerFailingBeforeTheLeaderEndsFailsTheRun() {
+        assumeTrue(!cannot().contains(Capability.EXIT_CODES), "this backend's tasks have no exit codes");
+        B b = open();
+        Allocation a = leaderAndWorkers(b, "worker-fails");
+        b.start(a, plan(a).withSuccessLeader("launcher"), now());
+        awaitRunning(b, a, 3);
+
+        finish(b, a, a.placements().get(2), 5);
+        List<RunOutcome> outcomes = awaitOutcomes(b, 1);
+
+        assertThat(outcomes).singleElement().satisfies(o -> {
+            assertThat(o.result().succeeded()).isFalse();
+            assertThat(o.result().exitCode()).isEqualTo(5);
+        });
+        b.stop(a.allocationId());
+        awaitRunning(b, a, 0);
+        assertQuiet(b);
     }
 }

@@ -55,7 +55,9 @@ class LocalBackendContractTest extends ExecutionBackendContract<LocalBackend> {
         String ctl = control().toString();
         String script = "c=" + ctl + "; f=$c/$GANTRY_JOB_ID-$GANTRY_TASK-$GANTRY_REPLICA; "
                 + "echo $$ > $f.pid; while [ ! -f $f ]; do sleep 0.05; done; exit $(cat $f)";
-        return new RunPlan(Map.of("worker", new RunPlan.Task(List.of("sh", "-c", script), null)));
+        Map<String, RunPlan.Task> tasks = new java.util.HashMap<>();
+        allocation.placements().forEach(p -> tasks.put(p.task(), new RunPlan.Task(List.of("sh", "-c", script), null)));
+        return new RunPlan(tasks);
     }
 
     private Path file(Allocation a, PlacedTask t) {

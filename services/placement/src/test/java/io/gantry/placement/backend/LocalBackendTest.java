@@ -126,6 +126,95 @@ class LocalBackendTest {
     }
 
     @Test
+    void aTaskGetsItsOwnVariablesWorkingDirectoryAndTheGangsRankWorldSizeAndRendezvous() throws Exception {
+        LocalBackend b = backend();
+        Path wd = Files.createDirectories(work.resolve("src"));
+        if (ROOT) {
+            wd.toFile().setWritable(true, false);
+        }
+        Allocation a = allocation("job-env", task("launcher", 0), task("worker", 1, 1), task("worker", 0, 0));
+        String script = "echo foo=$FOO path=$PATH pwd=$(pwd) rank=$RANK world=$WORLD_SIZE grank=$GANTRY_RANK "
+                + "gworld=$GANTRY_WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT hosts=$GANTRY_HOSTS "
+                + "gpus=[$CUDA_VISIBLE_DEVICES]";
+        RunPlan.Task worker = new RunPlan.Task(List.of("sh", "-c", script), null,
+                Map.of("FOO", "bar baz", "PATH", "/opt/venv/bin:/usr/bin:/bin", "CUDA_VISIBLE_DEVICES", "7"),
+                wd.toString(), "nvcr.io/nvidia/pytorch:24.05-py3", List.of(new RunPlan.Mount("/data", null, "d", true)));
+        RunPlan plan = new RunPlan(Map.of("launcher", new RunPlan.Task(List.of("sh", "-c", script), null), "worker",
+                worker));
+
+        assertThat(b.start(a, plan, Instant.now())).isEmpty();
+        RunOutcome outcome = awaitOutcome();
+
+        assertThat(outcome.result().succeeded()).as(outcome.toString()).isTrue();
+        String launcher = Files.readString(work.resolve("job-env/2/launcher-0.log"));
+        String w0 = Files.readString(work.resolve("job-env/2/worker-0.log"));
+        String w1 = Files.readString(work.resolve("job-env/2/worker-1.log"));
+        java.util.regex.Matcher port = java.util.regex.Pattern.compile("master=127\\.0\\.0\\.1:(\\d+) ")
+                .matcher(launcher);
+        assertThat(port.find()).as(launcher).isTrue();
+        assertThat(launcher).contains("rank=0 world=3 grank=0 gworld=3")
+                .contains("hosts=127.0.0.1,127.0.0.1,127.0.0.1").contains("pwd=" + work.resolve("job-env/2"));
+        assertThat(w0).contains("foo=bar baz path=/opt/venv/bin:/usr/bin:/bin pwd=" + wd)
+                .contains("rank=1 world=3").contains("master=127.0.0.1:" + port.group(1))
+                .as("Gantry's devices win over the tenant's").contains("gpus=[0]");
+        assertThat(w1).contains("rank=2 world=3").contains("gpus=[1]");
+        assertThat(w0).startsWith("gantry: the local backend runs commands on the host: image "
+                + "nvcr.io/nvidia/pytorch:24.05-py3 is not used\n"
+                + "gantry: the local backend mounts nothing: [/data] are the host's own paths\n");
+        assertThat(launcher).doesNotContain("gantry: the local backend");
+    }
+
+    @Test
+    void aMissingWorkingDirectoryFailsTheRunSayingWhy() {
+        LocalBackend b = backend();
+        Allocation a = allocation("job-wd", task("main", 0));
+        RunPlan plan = new RunPlan(Map.of("main", new RunPlan.Task(List.of("true"), null, Map.of(),
+                "/nonexistent/gantry-wd", null, List.of())));
+
+        Optional<RunOutcome> failed = b.start(a, plan, Instant.now());
+
+        assertThat(failed).hasValueSatisfying(o -> assertThat(o.result().message())
+                .contains("could not start task main-0").contains("/nonexistent/gantry-wd"));
+    }
+
+    @Test
+    void underASuccessPolicyTheLeadersSuccessEndsTheRunAndKillsAWorkerThatWouldRunForever() throws Exception {
+        LocalBackend b = backend();
+        Allocation a = allocation("job-mpi", task("launcher", 0), task("worker", 0, 0), task("worker", 1, 1));
+        RunPlan plan = new RunPlan(Map.of(
+                "launcher", new RunPlan.Task(List.of("sh", "-c", "sleep 0.5; echo launched; exit 0"), null),
+                "worker", new RunPlan.Task(List.of("sh", "-c", "echo $$ > pid-$GANTRY_REPLICA; exec sleep 600"),
+                        null))).withSuccessLeader("launcher");
+
+        assertThat(b.start(a, plan, Instant.now())).isEmpty();
+        RunOutcome outcome = awaitOutcome();
+
+        assertThat(outcome.result().succeeded()).as(outcome.toString()).isTrue();
+        for (String replica : List.of("0", "1")) {
+            long pid = Long.parseLong(Files.readString(work.resolve("job-mpi/2/pid-" + replica)).trim());
+            await().atMost(Duration.ofSeconds(10)).until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive())
+                    .orElse(true));
+        }
+        assertThat(b.poll(Instant.now())).as("one outcome only, the workers' deaths are not news").isEmpty();
+    }
+
+    @Test
+    void underASuccessPolicyAWorkerFailingFirstFailsTheRun() {
+        LocalBackend b = backend();
+        Allocation a = allocation("job-mpi-bad", task("launcher", 0), task("worker", 0, 0));
+        RunPlan plan = new RunPlan(Map.of(
+                "launcher", new RunPlan.Task(List.of("sleep", "600"), null),
+                "worker", new RunPlan.Task(List.of("sh", "-c", "exit 4"), null))).withSuccessLeader("launcher");
+
+        b.start(a, plan, Instant.now());
+        RunOutcome outcome = awaitOutcome();
+
+        assertThat(outcome.result().succeeded()).isFalse();
+        assertThat(outcome.result().exitCode()).isEqualTo(4);
+        assertThat(outcome.result().message()).contains("worker-0 exited with 4");
+    }
+
+    @Test
     void aStoppedRunReportsNothing() throws Exception {
         LocalBackend b = backend();
         Allocation a = allocation("job-3", task("slow", 0));

@@ -188,4 +188,57 @@ class SimulatedBackendTest {
         assertThat(backend.poll(T0.plusSeconds(100))).containsExactly(
                 new RunOutcome(a.allocationId(), RunResult.succeeded(T0.plusSeconds(45))));
     }
+
+    @Test
+    void underASuccessPolicyTheRunEndsWhenTheLeaderEndsEvenIfItsWorkersWouldRunForever() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster(), 0);
+        Allocation a = allocation("mpi", T0, "sim-0", "sim-1", "sim-2");
+        backend.start(a, plan(120L, null).withSuccessLeader("main"), T0);
+
+        assertThat(backend.nextOutcomeAt()).isEqualTo(T0.plusSeconds(120));
+        assertThat(backend.poll(T0.plusSeconds(119))).isEmpty();
+        assertThat(backend.poll(T0.plusSeconds(121)))
+                .containsExactly(new RunOutcome(a.allocationId(), RunResult.succeeded(T0.plusSeconds(120))));
+        assertThat(backend.running()).doesNotContain(a.allocationId());
+    }
+
+    @Test
+    void underASuccessPolicyALongerWorkerDoesNotDelayTheRunsEnd() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        Allocation a = allocation("mpi", T0, "sim-0", "sim-1");
+
+        backend.start(a, plan(30L, 900L).withSuccessLeader("main"), T0);
+
+        assertThat(backend.poll(T0.plusSeconds(3600))).extracting(o -> o.result().finishedAt())
+                .containsExactly(T0.plusSeconds(30));
+    }
+
+    @Test
+    void withoutASuccessPolicyAWorkerThatRunsForeverKeepsTheRunGoing() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster(), 0);
+        Allocation a = allocation("forever", T0, "sim-0", "sim-1");
+
+        backend.start(a, plan(120L, null), T0);
+
+        assertThat(backend.nextOutcomeAt()).isEqualTo(Instant.MAX);
+        assertThat(backend.poll(T0.plusSeconds(86_400))).isEmpty();
+    }
+
+    @Test
+    void aSimulatedTaskWouldGetTheSameRankWorldSizeAndRendezvousAsOnARealBackend() {
+        SimulatedBackend backend = new SimulatedBackend(ClusterFile.defaultCluster());
+        Allocation a = allocation("ranks", T0, "sim-0", "sim-1");
+        backend.start(a, new RunPlan(Map.of("main", new RunPlan.Task(List.of("train"), 60L),
+                "worker", new RunPlan.Task(List.of("train"), 60L, Map.of("FOO", "bar", "RANK", "7"), null, null,
+                        List.of()))), T0);
+
+        Map<String, String> worker = backend.environment(a.allocationId(), "worker", 1);
+
+        assertThat(worker).containsEntry("FOO", "bar").containsEntry("RANK", "1").containsEntry("WORLD_SIZE", "2")
+                .containsEntry("GANTRY_RANK", "1").containsEntry("MASTER_ADDR", "sim-0")
+                .containsEntry("MASTER_PORT", Integer.toString(GangEnvironment.derivedPort(a.allocationId())))
+                .containsEntry("GANTRY_TASK", "worker");
+        assertThat(backend.environment(a.allocationId(), "main", 0)).containsEntry("RANK", "0");
+        assertThat(backend.environment("no-such-run", "main", 0)).isEmpty();
+    }
 }

@@ -112,6 +112,46 @@ class PlacementHandlerRestartTest {
     }
 
     @Test
+    void aSimulatedRunLiveAtRestartKeepsItsSuccessPolicyAndEndsWithItsLeader() {
+        MutableClock wall = new MutableClock(GRANTED);
+        PlacementHandler h = simulatedHandler(wall);
+        String id = ClusterState.allocationId("job-1", 1);
+        List<TaskPlacement> placements = List.of(
+                TaskPlacement.newBuilder().setTask("launcher").setReplica(0).setNodeId("sim-0").setGpuIndices(List.of())
+                        .setCpuMillis(1000).setMemoryMiB(1024).setRunSeconds(60L).build(),
+                TaskPlacement.newBuilder().setTask("worker").setReplica(0).setNodeId("sim-1").setGpuModel("H100")
+                        .setGpuIndices(List.of(0)).setCpuMillis(1000).setMemoryMiB(1024).setRunSeconds(6000L).build());
+        h.restore(Topics.PLACEMENT_ALLOCATION_EVENTS, "job-1", AllocationEvent.newBuilder().setEventId("e1")
+                .setJobId("job-1").setOccurredAt(GRANTED)
+                .setPayload(AllocationGranted.newBuilder().setAllocationId(id).setTenant("vision").setAttempt(1)
+                        .setPlacements(placements).setGrantedAt(GRANTED).setBackend("simulated").build()).build());
+        h.restore(Topics.PLACEMENT_ALLOCATION_EVENTS, "job-1", AllocationEvent.newBuilder().setEventId("e2")
+                .setJobId("job-1").setOccurredAt(GRANTED)
+                .setPayload(JobRunStarted.newBuilder().setAllocationId(id).setTenant("vision").setAttempt(1)
+                        .setStartedAt(GRANTED).build()).build());
+        List<TaskSpec> tasks = List.of(
+                TaskSpec.newBuilder().setName("launcher").setReplicas(1).setCommand(List.of("mpirun")).setGpus(0)
+                        .setCpuMillis(1000).setMemoryMiB(1024).setRunSeconds(60L).build(),
+                TaskSpec.newBuilder().setName("worker").setReplicas(1).setCommand(List.of("sleep", "infinity"))
+                        .setGpus(1).setGpuModel("H100").setCpuMillis(1000).setMemoryMiB(1024).setRunSeconds(6000L)
+                        .build());
+        h.restore(Topics.QUEUE_JOB_EVENTS, "job-1", QueueJobEvent.newBuilder().setEventId("q1").setJobId("job-1")
+                .setOccurredAt(GRANTED.minusSeconds(1))
+                .setPayload(JobDispatched.newBuilder().setTenant("vision").setAttempt(1).setGpus(1)
+                        .setSpec(JobSpec.newBuilder().setName("mpi").setPriority(0).setTasks(tasks)
+                                .setSuccessPolicy(new io.gantry.events.SuccessPolicy("launcher")).build())
+                        .build()).build());
+        Recorded out = new Recorded();
+
+        h.restored(out);
+        wall.advance(Duration.ofSeconds(61));
+        h.tick(wall.instant(), out);
+
+        assertThat(out.allocationPayloads()).first().isInstanceOfSatisfying(JobRunSucceeded.class,
+                s -> assertThat(s.getFinishedAt()).isEqualTo(GRANTED.plusSeconds(60)));
+    }
+
+    @Test
     void aLocalRunLiveAtRestartIsReportedLost(@TempDir Path work) {
         VirtualClock clock = new VirtualClock(new MutableClock(GRANTED.plusSeconds(5)), 1);
         ExecutionBackend backend = new LocalBackend(new NodeSpec("local", "local", List.of(), 1000, 1024, Map.of()),

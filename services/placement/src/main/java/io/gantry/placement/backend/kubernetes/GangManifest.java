@@ -13,6 +13,10 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.Toleration;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.gantry.placement.backend.GangEnvironment;
+import io.gantry.placement.backend.GangRanks;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.topology.CpuList;
 import io.gantry.placement.core.Allocation;
@@ -34,7 +38,9 @@ import java.util.stream.IntStream;
 /**
  * The Kubernetes objects of one run: a pod per task replica bound to its node ({@code nodeName}, so the
  * Kubernetes scheduler never sees it), a headless service giving every pod a stable DNS name for the gang's
- * rendezvous, and a secret with the run token (kept out of the pod spec, which many can read).
+ * rendezvous, and a secret with the run token (kept out of the pod spec, which many can read). A task's spec may
+ * give its own image (else the configured one), working directory, environment and mounts ({@code hostPath} or
+ * {@code persistentVolumeClaim} volumes).
  *
  * <p>Names are derived from the allocation id, so creating a gang twice finds the first one (no duplicates) and a
  * restarted placement finds its pods again. Labels link each object to its allocation, job, attempt and task;
@@ -125,7 +131,7 @@ public record GangManifest(Allocation allocation, Secret secret, Service service
                 .withSelector(Map.of(ALLOCATION, a.allocationId()))
                 .addNewPort().withName("rendezvous").withPort(s.masterPort()).endPort()
                 .endSpec().build();
-        List<PlacedTask> ranks = a.placements();
+        List<PlacedTask> ranks = GangRanks.inRankOrder(a);
         List<String> hosts = ranks.stream()
                 .map(p -> podName(a.allocationId(), p.task(), p.replica()) + "." + base + "." + ns + ".svc").toList();
         List<Pod> pods = new ArrayList<>();
@@ -142,12 +148,37 @@ public record GangManifest(Allocation allocation, Secret secret, Service service
                     .collect(Collectors.joining(",")));
             List<EnvVar> env = env(a, p, rank, hosts, plan, secret, s);
             Map<String, Quantity> resources = resources(p, s);
-            ContainerBuilder c = new ContainerBuilder().withName(CONTAINER).withImage(s.image())
+            RunPlan.Task task = plan.task(p.task());
+            ContainerBuilder c = new ContainerBuilder().withName(CONTAINER)
+                    .withImage(task.image() != null ? task.image() : s.image())
                     .withImagePullPolicy("IfNotPresent").withEnv(env)
                     .withNewResources().withRequests(resources).withLimits(resources).endResources();
-            List<String> command = plan.task(p.task()).command();
+            List<String> command = task.command();
             if (!command.isEmpty()) {
                 c.withCommand(command); // no shell, like the local backend; empty: the image's entrypoint
+            }
+            if (task.workingDir() != null) {
+                c.withWorkingDir(task.workingDir());
+            }
+            List<Volume> volumes = new ArrayList<>();
+            for (int m = 0; m < task.mounts().size(); m++) {
+                RunPlan.Mount mount = task.mounts().get(m);
+                String volume = "mount-" + m;
+                VolumeBuilder v = new VolumeBuilder().withName(volume);
+                if (mount.claim() != null) {
+                    v.withNewPersistentVolumeClaim().withClaimName(mount.claim()).withReadOnly(mount.readOnly())
+                            .endPersistentVolumeClaim();
+                } else if (s.hostPathAllowed(mount.hostPath())) {
+                    v.withNewHostPath().withPath(mount.hostPath()).endHostPath();
+                } else {
+                    // the run fails with this reason (start reports what render throws)
+                    throw new IllegalArgumentException("task " + p.task() + " mounts the node's " + mount.hostPath()
+                            + ", which gantry.placement.kubernetes.allowed-host-paths does not allow ("
+                            + (s.allowedHostPaths().isEmpty() ? "none allowed" : s.allowedHostPaths()) + ")");
+                }
+                volumes.add(v.build());
+                c.addNewVolumeMount().withName(volume).withMountPath(mount.mountPath()).withReadOnly(mount.readOnly())
+                        .endVolumeMount();
             }
             Container container = c.build();
             pods.add(new PodBuilder()
@@ -163,6 +194,7 @@ public record GangManifest(Allocation allocation, Secret secret, Service service
                     .withEnableServiceLinks(false)
                     .withTolerations(tolerations(s))
                     .withContainers(container)
+                    .withVolumes(volumes)
                     .endSpec().build());
         }
         return new GangManifest(a, secret, service, pods);
@@ -209,14 +241,15 @@ public record GangManifest(Allocation allocation, Secret secret, Service service
     }
 
     /**
-     * The task's environment: identity, devices, and the gang's rendezvous. Devices: {@code NVIDIA_VISIBLE_DEVICES}
+     * The task's environment: the tenant's variables, then (winning over them) identity, devices, and the gang's
+     * rendezvous. Devices: {@code NVIDIA_VISIBLE_DEVICES}
      * = the node's GPU indices placement chose (the NVIDIA container runtime exposes those), {@code
      * CUDA_VISIBLE_DEVICES} = {@code 0..n-1} (inside the container the visible GPUs are renumbered), {@code
      * GANTRY_GPU_INDICES} = the node's indices; no GPU: {@code NVIDIA_VISIBLE_DEVICES=void} (none, even in CUDA
      * images that default to all). Rendezvous (what torchrun, torch.distributed and MPI launchers read): {@code
      * MASTER_ADDR} (rank 0's DNS name), {@code MASTER_PORT}, {@code WORLD_SIZE} (pods in the gang), {@code RANK}
      * (this pod), the {@code PET_*} arguments of torchrun, and {@code GANTRY_HOSTS} (every pod's DNS name, rank
-     * order, for a hostfile).
+     * order, for a hostfile): {@link GangEnvironment}, as on every backend.
      */
     static List<EnvVar> env(Allocation a, PlacedTask p, int rank, List<String> hosts, RunPlan plan, Secret secret,
                             KubernetesSettings s) {
@@ -251,20 +284,7 @@ public record GangManifest(Allocation allocation, Secret secret, Service service
         if (!p.rdmaNics().isEmpty()) {
             e.put("NCCL_IB_HCA", String.join(",", p.rdmaNics()));
         }
-        String master = hosts.get(0);
-        String port = Integer.toString(s.masterPort());
-        e.put("MASTER_ADDR", master);
-        e.put("MASTER_PORT", port);
-        e.put("WORLD_SIZE", Integer.toString(hosts.size()));
-        e.put("RANK", Integer.toString(rank));
-        e.put("GANTRY_WORLD_SIZE", Integer.toString(hosts.size()));
-        e.put("GANTRY_RANK", Integer.toString(rank));
-        e.put("GANTRY_HOSTS", String.join(",", hosts));
-        e.put("PET_NNODES", Integer.toString(hosts.size()));
-        e.put("PET_NODE_RANK", Integer.toString(rank));
-        e.put("PET_MASTER_ADDR", master);
-        e.put("PET_MASTER_PORT", port);
-        e.put("PET_NPROC_PER_NODE", Integer.toString(Math.max(1, gpus.size())));
+        e.putAll(GangEnvironment.rendezvous(a, p, hosts, s.masterPort()));
         if (plan.checkpointDir() != null) {
             e.put("GANTRY_CHECKPOINT_DIR", plan.checkpointDir());
         }
@@ -275,7 +295,7 @@ public record GangManifest(Allocation allocation, Secret secret, Service service
             e.put("GANTRY_API_URL", s.apiUrl());
         }
         List<EnvVar> out = new ArrayList<>();
-        e.forEach((k, v) -> out.add(new EnvVar(k, v, null)));
+        GangEnvironment.merge(plan.task(p.task()).env(), e).forEach((k, v) -> out.add(new EnvVar(k, v, null)));
         if (secret != null) {
             out.add(new EnvVarBuilder().withName("GANTRY_RUN_TOKEN").withNewValueFrom().withNewSecretKeyRef()
                     .withName(secret.getMetadata().getName()).withKey(TOKEN_KEY).endSecretKeyRef().endValueFrom()

@@ -16,7 +16,9 @@ import io.fabric8.kubernetes.client.WatcherException;
 import io.gantry.placement.backend.ExecutionBackend;
 import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.RunPlan;
+import io.gantry.placement.backend.SuccessRule;
 import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.PlacedTask;
 import io.gantry.placement.core.NodeSpec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,7 +56,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * run failed with the API's reason. Pod names derive from the allocation id, so a repeated creation finds the pod
  * already there instead of making a second one.
  *
- * <p><b>Outcomes.</b> All pods {@code Succeeded}: success. A pod {@code Failed} (its container's exit code, or the
+ * <p><b>Outcomes.</b> All pods {@code Succeeded}, or all of the leader group's under a success policy
+ * ({@link SuccessRule}; the rest are deleted with the run): success. A pod {@code Failed} (its container's exit code, or the
  * kubelet's reason when it refused the pod), a container that can never start (bad image name, missing config), or
  * a pod that disappears (deleted, evicted, its node removed): failure. Pods are watched, and listed again after a
  * watch closes and every resync interval, so nothing is missed across dropped connections.
@@ -147,6 +150,8 @@ public final class KubernetesBackend implements ExecutionBackend {
     private static final class Run {
         final Allocation allocation;
         final GangManifest manifest;
+        /** The task group deciding success ({@link SuccessRule}), or null for every task. */
+        final String leader;
         final Map<String, Pod> pods = new LinkedHashMap<>();
         /** Since when each pod has been failing to pull its image. */
         final Map<String, Instant> pullingSince = new HashMap<>();
@@ -155,10 +160,11 @@ public final class KubernetesBackend implements ExecutionBackend {
         boolean terminating;
         boolean over;
 
-        Run(Allocation allocation, GangManifest manifest, boolean creating) {
+        Run(Allocation allocation, GangManifest manifest, boolean creating, String leader) {
             this.allocation = allocation;
             this.manifest = manifest;
             this.creating = creating;
+            this.leader = leader;
         }
 
         String id() {
@@ -261,7 +267,7 @@ public final class KubernetesBackend implements ExecutionBackend {
         if (previous != null) {
             previous.cancelled = true;
         }
-        Run run = new Run(allocation, manifest, true);
+        Run run = new Run(allocation, manifest, true, plan.successLeader());
         runs.put(run.id(), run);
         reported.remove(run.id());
         api.execute(() -> create(run, 1));
@@ -335,10 +341,20 @@ public final class KubernetesBackend implements ExecutionBackend {
         return labels == null ? null : runs.get(labels.get(GangManifest.ALLOCATION));
     }
 
-    /** The run's outcome once its pods say so: any failed pod fails it, all succeeded make it a success. */
+    /**
+     * The run's outcome once its pods say so: any failed pod fails it; by the {@link SuccessRule} all succeeded, or
+     * all of the leader group's, make it a success (placement then releases the run and {@link #stop} deletes the
+     * pods still running).
+     */
     private Optional<RunOutcome> judge(Run run, Instant now) {
         Set<String> names = run.podNames();
-        int succeeded = 0;
+        Map<SuccessRule.Replica, Boolean> ended = new HashMap<>();
+        for (PlacedTask p : run.allocation.placements()) {
+            Pod pod = run.pods.get(GangManifest.podName(run.id(), p.task(), p.replica()));
+            if (pod != null && pod.getStatus() != null && "Succeeded".equals(pod.getStatus().getPhase())) {
+                ended.put(SuccessRule.Replica.of(p), true);
+            }
+        }
         for (String name : names) {
             Pod pod = run.pods.get(name);
             if (pod == null || pod.getStatus() == null) {
@@ -361,11 +377,8 @@ public final class KubernetesBackend implements ExecutionBackend {
                         + pod.getSpec().getNodeName() + " could not pull its image for "
                         + settings.imagePullTimeout().toSeconds() + " s: " + pulling, now)));
             }
-            if ("Succeeded".equals(phase)) {
-                succeeded++;
-            }
         }
-        if (succeeded == names.size()) {
+        if (SuccessRule.judge(run.allocation.placements(), run.leader, ended) == SuccessRule.Verdict.SUCCEEDED) {
             return Optional.of(end(run, RunOutcome.succeeded(run.id(), now)));
         }
         return Optional.empty();
@@ -425,12 +438,18 @@ public final class KubernetesBackend implements ExecutionBackend {
         Map<String, Allocation> byId = ExecutionBackend.liveById(live, runs.keySet(), this::stop);
         reported.keySet().removeIf(id -> !byId.containsKey(id));
         List<RunOutcome> out = new ArrayList<>();
+        Map<String, String> leaders = new HashMap<>();
+        live.forEach(l -> {
+            if (l.plan() != null && l.plan().successLeader() != null) {
+                leaders.put(l.allocation().allocationId(), l.plan().successLeader());
+            }
+        });
         for (Allocation a : byId.values()) {
             if (!NAME.equals(a.backend())) {
                 out.add(RunOutcome.failed(a.allocationId(), null, "placement restarted with the kubernetes backend; "
                         + "the " + a.backend() + " run was lost", now));
             } else if (!runs.containsKey(a.allocationId())) {
-                Run run = new Run(a, null, false);
+                Run run = new Run(a, null, false, leaders.get(a.allocationId()));
                 runs.put(a.allocationId(), run);
                 adopting.add(a.allocationId());
             }

@@ -28,12 +28,16 @@ import java.util.regex.Pattern;
  *                           default scheduler off Gantry's nodes; blank: no toleration
  * @param foreignScanInterval how often every namespace's pods are listed for GPU pods Gantry did not create on
  *                           Gantry's nodes; zero: never
+ * @param allowedHostPaths   the node directories (and what lies under them) a task may mount as a {@code hostPath}
+ *                           volume; empty: none. A hostPath volume reaches the node itself (its container runtime's
+ *                           socket, its root), so tenants get only what the operator lists
  */
 public record KubernetesSettings(String namespace, String image, long graceSeconds, String gpuResource,
                                  String modelLabel, String memoryLabel, String migLabel, String rackLabel,
                                  String spineLabel, String topologyAnnotation, String nodeSelector, int masterPort,
                                  String apiUrl, int createAttempts, Duration retryBackoff, Duration resyncInterval,
-                                 Duration imagePullTimeout, String tolerationKey, Duration foreignScanInterval) {
+                                 Duration imagePullTimeout, String tolerationKey, Duration foreignScanInterval,
+                                 java.util.List<String> allowedHostPaths) {
     public static final String DEFAULT_NAMESPACE = "gantry";
     public static final String DEFAULT_IMAGE = "ubuntu:24.04";
     public static final String DEFAULT_TOLERATION_KEY = "gantry.io/dedicated";
@@ -73,6 +77,24 @@ public record KubernetesSettings(String namespace, String image, long graceSecon
         gpuResource = gpuResource == null ? "" : gpuResource.trim();
         nodeSelector = nodeSelector == null ? "" : nodeSelector.trim();
         apiUrl = apiUrl == null ? "" : apiUrl.trim();
+        allowedHostPaths = allowedHostPaths == null ? java.util.List.of() : allowedHostPaths.stream().map(String::trim)
+                .filter(h -> !h.isEmpty()).map(h -> h.length() > 1 ? h.replaceAll("/+$", "") : h).toList();
+        for (String h : allowedHostPaths) {
+            if (!h.startsWith("/") || h.contains("/../") || h.endsWith("/..")) {
+                throw new IllegalArgumentException("allowed-host-paths must be absolute directories, was `" + h + "`");
+            }
+        }
+    }
+
+    /** Whether a task may mount the node's {@code path}: it is one of {@link #allowedHostPaths} or under one. */
+    public boolean hostPathAllowed(String path) {
+        return allowedHostPaths.stream().anyMatch(a -> a.equals("/") || path.equals(a) || path.startsWith(a + "/"));
+    }
+
+    public KubernetesSettings withAllowedHostPaths(java.util.List<String> paths) {
+        return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
+                rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
+                retryBackoff, resyncInterval, imagePullTimeout, tolerationKey, foreignScanInterval, paths);
     }
 
     /** The defaults documented in the README. */
@@ -81,48 +103,48 @@ public record KubernetesSettings(String namespace, String image, long graceSecon
                 "nvidia.com/gpu.memory", "nvidia.com/mig.capable", "topology.gantry.io/rack",
                 "topology.gantry.io/spine", "topology.gantry.io/nvidia-smi-topo", "", 29500, "", 5,
                 Duration.ofMillis(500), Duration.ofSeconds(60), Duration.ofMinutes(10), DEFAULT_TOLERATION_KEY,
-                Duration.ofSeconds(60));
+                Duration.ofSeconds(60), java.util.List.of());
     }
 
     public KubernetesSettings withNamespace(String ns) {
         return new KubernetesSettings(ns, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
-                retryBackoff, resyncInterval, imagePullTimeout, tolerationKey, foreignScanInterval);
+                retryBackoff, resyncInterval, imagePullTimeout, tolerationKey, foreignScanInterval, allowedHostPaths);
     }
 
     public KubernetesSettings withRetries(int attempts, Duration backoff) {
         return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, attempts, backoff,
-                resyncInterval, imagePullTimeout, tolerationKey, foreignScanInterval);
+                resyncInterval, imagePullTimeout, tolerationKey, foreignScanInterval, allowedHostPaths);
     }
 
     public KubernetesSettings withResyncInterval(Duration interval) {
         return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
-                retryBackoff, interval, imagePullTimeout, tolerationKey, foreignScanInterval);
+                retryBackoff, interval, imagePullTimeout, tolerationKey, foreignScanInterval, allowedHostPaths);
     }
 
     public KubernetesSettings withImagePullTimeout(Duration timeout) {
         return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
-                retryBackoff, resyncInterval, timeout, tolerationKey, foreignScanInterval);
+                retryBackoff, resyncInterval, timeout, tolerationKey, foreignScanInterval, allowedHostPaths);
     }
 
     public KubernetesSettings withForeignScanInterval(Duration interval) {
         return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
-                retryBackoff, resyncInterval, imagePullTimeout, tolerationKey, interval);
+                retryBackoff, resyncInterval, imagePullTimeout, tolerationKey, interval, allowedHostPaths);
     }
 
     public KubernetesSettings withTolerationKey(String key) {
         return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, nodeSelector, masterPort, apiUrl, createAttempts,
-                retryBackoff, resyncInterval, imagePullTimeout, key, foreignScanInterval);
+                retryBackoff, resyncInterval, imagePullTimeout, key, foreignScanInterval, allowedHostPaths);
     }
 
     public KubernetesSettings withNodeSelector(String selector) {
         return new KubernetesSettings(namespace, image, graceSeconds, gpuResource, modelLabel, memoryLabel, migLabel,
                 rackLabel, spineLabel, topologyAnnotation, selector, masterPort, apiUrl, createAttempts,
-                retryBackoff, resyncInterval, imagePullTimeout, tolerationKey, foreignScanInterval);
+                retryBackoff, resyncInterval, imagePullTimeout, tolerationKey, foreignScanInterval, allowedHostPaths);
     }
 }

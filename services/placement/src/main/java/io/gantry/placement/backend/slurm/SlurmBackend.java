@@ -3,6 +3,7 @@ package io.gantry.placement.backend.slurm;
 import io.gantry.placement.backend.ExecutionBackend;
 import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.RunPlan;
+import io.gantry.placement.backend.SuccessRule;
 import io.gantry.placement.backend.slurm.SlurmCommands.SlurmCommandException;
 import io.gantry.placement.backend.slurm.SlurmCommands.Tool;
 import io.gantry.placement.core.Allocation;
@@ -40,8 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Slurm's tools are slow when the controller is, so none of them runs on placement's event loop: every method
  * the loop calls only queues work for one worker thread, which runs sbatch / squeue / scontrol / scancel with a
  * timeout and queues the outcomes the loop collects with {@link #poll}. The worker reads the queue and the nodes
- * every poll interval: a job that ends ends its run (all replicas COMPLETED: success; the first other end:
- * failure with its exit code, the rest cancelled); a job that vanished from the controller with no accounting
+ * every poll interval: a job that ends ends its run (all replicas COMPLETED, or all of the leader group's under a
+ * success policy ({@link SuccessRule}, the rest cancelled): success; the first other end: failure with its exit code,
+ * the rest cancelled); a job that vanished from the controller with no accounting
  * record is a failure; a node that is DOWN, DRAIN or not responding stops heartbeating. sbatch is retried with
  * backoff (looking first whether a timed-out attempt went through), then the run fails with the reason.
  *
@@ -89,12 +91,15 @@ public final class SlurmBackend implements ExecutionBackend {
 
     private static final class Run {
         final Allocation allocation;
+        /** The task group deciding success ({@link SuccessRule}), or null for every task. */
+        final String leader;
         final List<Replica> replicas = new ArrayList<>();
         boolean over;
         boolean terminated;
 
-        Run(Allocation allocation) {
+        Run(Allocation allocation, String leader) {
             this.allocation = allocation;
+            this.leader = leader;
         }
     }
 
@@ -246,7 +251,7 @@ public final class SlurmBackend implements ExecutionBackend {
 
     @Override
     public Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now) {
-        Run run = new Run(allocation);
+        Run run = new Run(allocation, plan.successLeader());
         List<PlacedTask> placements = allocation.placements();
         for (int i = 0; i < placements.size(); i++) {
             PlacedTask p = placements.get(i);
@@ -333,8 +338,8 @@ public final class SlurmBackend implements ExecutionBackend {
      */
     @Override
     public List<RunOutcome> adopt(List<LiveRun> live, Instant now) {
-        Map<String, Allocation> byId = new LinkedHashMap<>();
-        live.forEach(l -> byId.put(l.allocation().allocationId(), l.allocation()));
+        Map<String, LiveRun> byId = new LinkedHashMap<>();
+        live.forEach(l -> byId.put(l.allocation().allocationId(), l));
         worker.execute(() -> reconcile(byId));
         reported.keySet().removeIf(id -> !byId.containsKey(id));
         return List.copyOf(reported.values());
@@ -532,13 +537,14 @@ public final class SlurmBackend implements ExecutionBackend {
         }
     }
 
-    private void reconcile(Map<String, Allocation> live) {
+    private void reconcile(Map<String, LiveRun> live) {
         for (String id : List.copyOf(runs.keySet())) {
             if (!live.containsKey(id)) {
                 stopRun(id);
             }
         }
-        List<Allocation> missing = live.values().stream().filter(a -> !runs.containsKey(a.allocationId())).toList();
+        List<LiveRun> missing = live.values().stream().filter(l -> !runs.containsKey(l.allocation().allocationId()))
+                .toList();
         if (!missing.isEmpty()) {
             List<SlurmOutput.QueuedJob> queue;
             try {
@@ -551,16 +557,16 @@ public final class SlurmBackend implements ExecutionBackend {
             }
             Map<String, List<SlurmOutput.QueuedJob>> byName = new HashMap<>();
             queue.forEach(q -> byName.computeIfAbsent(q.name(), k -> new ArrayList<>()).add(q));
-            for (Allocation a : missing) {
-                adoptRun(a, byName);
+            for (LiveRun l : missing) {
+                adoptRun(l.allocation(), l.plan() == null ? null : l.plan().successLeader(), byName);
             }
         }
         adopted = true;
         refresh();
     }
 
-    private void adoptRun(Allocation a, Map<String, List<SlurmOutput.QueuedJob>> byName) {
-        Run run = new Run(a);
+    private void adoptRun(Allocation a, String leader, Map<String, List<SlurmOutput.QueuedJob>> byName) {
+        Run run = new Run(a, leader);
         List<Replica> lost = new ArrayList<>();
         for (int i = 0; i < a.placements().size(); i++) {
             Replica r = new Replica(i, a.placements().get(i), null, null);
@@ -681,11 +687,23 @@ public final class SlurmBackend implements ExecutionBackend {
                 r.started = !"CONFIGURING".equals(q.state());
             }
         }
-        if (!run.over && run.replicas.stream().allMatch(r -> r.completed)) {
+        if (!run.over && succeeded(run)) {
             run.over = true;
             runs.remove(run.allocation.allocationId());
+            // with a leader the others may run forever (MPI workers): the run is over, so are they
+            List<String> others = run.replicas.stream().filter(r -> r.jobId != null && !r.completed)
+                    .map(r -> r.jobId).toList();
+            orphansCancelled.addAll(others);
+            scancel(others);
             report(RunOutcome.succeeded(run.allocation.allocationId(), clock.instant()));
         }
+    }
+
+    /** By the {@link SuccessRule}: failures end the run in {@link #fail} before this is asked. */
+    private static boolean succeeded(Run run) {
+        Map<SuccessRule.Replica, Boolean> ended = new HashMap<>();
+        run.replicas.stream().filter(r -> r.completed).forEach(r -> ended.put(SuccessRule.Replica.of(r.task), true));
+        return SuccessRule.judge(run.allocation.placements(), run.leader, ended) == SuccessRule.Verdict.SUCCEEDED;
     }
 
     private void pending(Run run, Replica r, SlurmOutput.QueuedJob q, Instant now) {

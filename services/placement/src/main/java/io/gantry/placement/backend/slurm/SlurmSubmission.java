@@ -1,5 +1,6 @@
 package io.gantry.placement.backend.slurm;
 
+import io.gantry.placement.backend.GangEnvironment;
 import io.gantry.placement.backend.LocalBackend;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.core.Allocation;
@@ -99,22 +100,41 @@ public final class SlurmSubmission {
         return o;
     }
 
-    /** The batch script: environment, then {@code exec} of the command. */
+    /**
+     * The batch script: the tenant's variables, Gantry's identity, devices and the gang's rendezvous
+     * ({@link GangEnvironment}: rank 0's node as {@code MASTER_ADDR}, a port derived from the allocation id), then
+     * into the spec's working directory (a missing one fails the task with a line in its log, rather than Slurm's
+     * silent fallback to /tmp), then {@code exec} of the command. An image or mounts in the spec are not used (the
+     * command runs on the node itself): the log's first lines say so.
+     */
     public static String script(Allocation a, int index, List<String> command, RunPlan plan, SlurmConfig config) {
         PlacedTask p = a.placements().get(index);
-        Map<String, String> env = new java.util.LinkedHashMap<>(LocalBackend.environment(a, p,
+        RunPlan.Task task = plan.task(p.task());
+        Map<String, String> gantry = new java.util.LinkedHashMap<>(LocalBackend.environment(a, p,
                 runDir(config.workDir(), a), ""));
         // the job keeps the PATH and HOME its user gets from Slurm
-        env.remove("PATH");
-        env.remove("HOME");
+        gantry.remove("PATH");
+        gantry.remove("HOME");
         if (!config.exactGpuIndices() && p.gpuShares().isEmpty()) {
-            env.remove("CUDA_VISIBLE_DEVICES");
+            gantry.remove("CUDA_VISIBLE_DEVICES");
         }
-        env.putAll(LocalBackend.runIdentity(plan, config.apiUrl()));
+        gantry.putAll(GangEnvironment.rendezvous(a, p, GangEnvironment.nodeHosts(a),
+                GangEnvironment.derivedPort(a.allocationId())));
+        gantry.putAll(LocalBackend.runIdentity(plan, config.apiUrl()));
+        Map<String, String> env = GangEnvironment.merge(task.env(), gantry);
         StringBuilder s = new StringBuilder("#!/bin/sh\n");
         s.append("# Gantry: job ").append(enc(a.jobId())).append(" attempt ").append(a.attempt()).append(", task ")
                 .append(enc(p.task())).append(" replica ").append(p.replica()).append('\n');
+        String note = LocalBackend.hostNote(SlurmBackend.NAME, task);
+        if (!note.isEmpty()) {
+            note.lines().forEach(line -> s.append("echo ").append(quote(line)).append('\n'));
+        }
         env.forEach((k, v) -> s.append("export ").append(k).append('=').append(quote(v)).append('\n'));
+        if (task.workingDir() != null) {
+            s.append("cd ").append(quote(task.workingDir())).append(" || { echo ")
+                    .append(quote("gantry: cannot enter the working directory " + task.workingDir()))
+                    .append(" >&2; exit 1; }\n");
+        }
         s.append("exec");
         for (String word : command) {
             s.append(' ').append(quote(word));

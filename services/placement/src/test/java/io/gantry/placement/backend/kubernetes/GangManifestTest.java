@@ -96,4 +96,18 @@ class GangManifestTest {
         });
         assertThat(plain.getSpec().getTolerations()).isEmpty();
     }
+
+    @Test
+    void onlyHostPathsAtOrUnderAnAllowedDirectoryMayBeMounted() {
+        KubernetesSettings s = KubernetesSettings.defaults().withAllowedHostPaths(List.of("/mnt/data/", " /scratch"));
+
+        assertThat(s.allowedHostPaths()).containsExactly("/mnt/data", "/scratch");
+        assertThat(s.hostPathAllowed("/mnt/data")).isTrue();
+        assertThat(s.hostPathAllowed("/mnt/data/imagenet")).isTrue();
+        assertThat(s.hostPathAllowed("/mnt/database")).as("a sibling sharing a prefix").isFalse();
+        assertThat(s.hostPathAllowed("/var/run")).isFalse();
+        assertThat(KubernetesSettings.defaults().hostPathAllowed("/mnt/data")).as("none by default").isFalse();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> KubernetesSettings.defaults()
+                .withAllowedHostPaths(List.of("data"))).hasMessageContaining("allowed-host-paths must be absolute");
+    }
 }

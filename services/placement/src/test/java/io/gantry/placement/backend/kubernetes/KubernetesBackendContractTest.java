@@ -70,7 +70,10 @@ class KubernetesBackendContractTest extends ExecutionBackendContract<KubernetesB
 
     @Override
     protected RunPlan plan(Allocation allocation) {
-        return new RunPlan(Map.of("worker", new RunPlan.Task(List.of("python", "train.py"), null)), "token", null);
+        Map<String, RunPlan.Task> tasks = new java.util.HashMap<>();
+        allocation.placements().forEach(p -> tasks.put(p.task(), new RunPlan.Task(List.of("python", "train.py"),
+                null)));
+        return new RunPlan(tasks, "token", null);
     }
 
     @Override

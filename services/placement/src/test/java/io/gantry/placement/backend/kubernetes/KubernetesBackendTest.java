@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -178,6 +179,92 @@ class KubernetesBackendTest {
                 && cluster.admin.services().inNamespace(ns).withName(base).get() == null
                 && cluster.admin.secrets().inNamespace(ns).withName(base + "-run").get() == null);
         assertThat(b.poll(Instant.now())).isEmpty();
+    }
+
+    @Test
+    void aTasksImageEnvironmentWorkingDirectoryAndMountsReachItsPod() {
+        newNamespace();
+        cluster.node("rt-1", 8, true, Map.of());
+        KubernetesBackend b = backend(null, s -> s.withAllowedHostPaths(List.of("/mnt")));
+        Allocation a = new Allocation("a-runtime-0000-0000-0000-000000000001", "runtime", "vision", 1, List.of(
+                new PlacedTask("launcher", 0, "rt-1", null, List.of(), 1000, 1024),
+                new PlacedTask("worker", 0, "rt-1", "H100", List.of(2), 1000, 1024)),
+                Instant.parse("2026-11-24T10:00:00Z"), KubernetesBackend.NAME);
+        RunPlan plan = new RunPlan(Map.of(
+                "launcher", new RunPlan.Task(List.of("mpirun", "train"), null, Map.of("OMP_NUM_THREADS", "4",
+                        "CUDA_VISIBLE_DEVICES", "9"), "/workspace", "nvcr.io/nvidia/pytorch:24.05-py3",
+                        List.of(new RunPlan.Mount("/data", null, "datasets", true),
+                                new RunPlan.Mount("/scratch", "/mnt/nvme", null, false))),
+                "worker", new RunPlan.Task(List.of("sleep", "infinity"), null)), "token", null);
+
+        assertThat(b.start(a, plan, Instant.now())).isEmpty();
+        List<Pod> pods = awaitPods(a, 2);
+
+        Pod launcher = pods.stream().filter(p -> "launcher".equals(p.getMetadata().getLabels().get(GangManifest.TASK)))
+                .findFirst().orElseThrow();
+        Pod worker = pods.stream().filter(p -> p != launcher).findFirst().orElseThrow();
+        var container = launcher.getSpec().getContainers().get(0);
+        assertThat(container.getImage()).isEqualTo("nvcr.io/nvidia/pytorch:24.05-py3");
+        assertThat(container.getWorkingDir()).isEqualTo("/workspace");
+        assertThat(env(launcher)).containsEntry("OMP_NUM_THREADS", "4")
+                .as("Gantry's devices win").containsEntry("CUDA_VISIBLE_DEVICES", "")
+                .containsEntry("RANK", "0").containsEntry("WORLD_SIZE", "2");
+        assertThat(container.getEnv()).extracting(EnvVar::getName).doesNotHaveDuplicates();
+        assertThat(container.getVolumeMounts()).extracting(m -> m.getMountPath() + ":" + m.getReadOnly())
+                .containsExactly("/data:true", "/scratch:false");
+        var volumes = launcher.getSpec().getVolumes();
+        assertThat(volumes).hasSize(2);
+        assertThat(volumes.get(0).getName()).isEqualTo(container.getVolumeMounts().get(0).getName());
+        assertThat(volumes.get(0).getPersistentVolumeClaim().getClaimName()).isEqualTo("datasets");
+        assertThat(volumes.get(0).getPersistentVolumeClaim().getReadOnly()).isTrue();
+        assertThat(volumes.get(1).getHostPath().getPath()).isEqualTo("/mnt/nvme");
+        assertThat(worker.getSpec().getContainers().get(0).getImage()).as("the configured image")
+                .isEqualTo(KubernetesSettings.defaults().image());
+        assertThat(worker.getSpec().getVolumes()).isEmpty();
+        assertThat(worker.getSpec().getContainers().get(0).getWorkingDir()).isNull();
+        assertThat(env(worker)).containsEntry("RANK", "1").doesNotContainKey("OMP_NUM_THREADS");
+    }
+
+    @Test
+    void aHostPathTheOperatorDidNotAllowFailsTheRunSayingSoAndCreatesNothing() {
+        newNamespace();
+        cluster.node("hp-1", 8, true, Map.of());
+        KubernetesBackend b = backend(null, s -> s.withAllowedHostPaths(List.of("/mnt/datasets")));
+        Allocation a = gang("hostpath", "hp-1");
+        RunPlan plan = new RunPlan(Map.of("worker", new RunPlan.Task(List.of("python", "train.py"), null, Map.of(),
+                null, null, List.of(new RunPlan.Mount("/host", "/var/run", null, false)))));
+
+        Optional<RunOutcome> failed = b.start(a, plan, Instant.now());
+
+        assertThat(failed).hasValueSatisfying(o -> assertThat(o.result().message())
+                .contains("mounts the node's /var/run, which gantry.placement.kubernetes.allowed-host-paths does not "
+                        + "allow ([/mnt/datasets])"));
+        assertThat(podsOf(a)).isEmpty();
+    }
+
+    @Test
+    void underASuccessPolicyTheLeadersPodSucceedingEndsTheRunAndItsReleaseDeletesTheWorkers() {
+        newNamespace();
+        cluster.node("sp-1", 8, true, Map.of());
+        KubernetesBackend b = backend();
+        Allocation a = new Allocation("a-leader-0000-0000-0000-000000000001", "leader", "vision", 1, List.of(
+                new PlacedTask("launcher", 0, "sp-1", null, List.of(), 1000, 1024),
+                new PlacedTask("worker", 0, "sp-1", "H100", List.of(0), 1000, 1024),
+                new PlacedTask("worker", 1, "sp-1", "H100", List.of(1), 1000, 1024)),
+                Instant.parse("2026-11-24T10:00:00Z"), KubernetesBackend.NAME);
+        RunPlan plan = new RunPlan(Map.of("launcher", new RunPlan.Task(List.of("mpirun"), null),
+                "worker", new RunPlan.Task(List.of("sleep", "infinity"), null))).withSuccessLeader("launcher");
+        b.start(a, plan, Instant.now());
+        awaitPods(a, 3);
+
+        cluster.finish(ns, GangManifest.podName(a.allocationId(), "worker", 0), 0);
+        assertThat(b.poll(Instant.now())).as("a worker's end decides nothing").isEmpty();
+        cluster.finish(ns, GangManifest.podName(a.allocationId(), "launcher", 0), 0);
+        RunOutcome o = awaitOutcome(b);
+
+        assertThat(o.result().succeeded()).as(o.toString()).isTrue();
+        b.stop(a.allocationId());
+        await().atMost(Duration.ofSeconds(10)).until(() -> podsOf(a).isEmpty());
     }
 
     @Test

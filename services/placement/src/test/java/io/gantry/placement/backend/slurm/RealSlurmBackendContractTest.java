@@ -90,7 +90,9 @@ class RealSlurmBackendContractTest extends ExecutionBackendContract<SlurmBackend
     protected RunPlan plan(Allocation allocation) {
         String script = "f=" + control + "/" + allocation.allocationId() + "-$GANTRY_TASK-$GANTRY_REPLICA; "
                 + "while [ ! -f $f ]; do sleep 0.05; done; exit $(cat $f)";
-        return new RunPlan(Map.of("worker", new RunPlan.Task(List.of("sh", "-c", script), null)), "token", null);
+        Map<String, RunPlan.Task> tasks = new java.util.HashMap<>();
+        allocation.placements().forEach(p -> tasks.put(p.task(), new RunPlan.Task(List.of("sh", "-c", script), null)));
+        return new RunPlan(tasks, "token", null);
     }
 
     @Override

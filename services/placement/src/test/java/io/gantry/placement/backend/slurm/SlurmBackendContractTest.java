@@ -50,7 +50,10 @@ class SlurmBackendContractTest extends ExecutionBackendContract<SlurmBackend> {
 
     @Override
     protected RunPlan plan(Allocation allocation) {
-        return new RunPlan(Map.of("worker", new RunPlan.Task(List.of("python", "train.py"), null)), "token", null);
+        Map<String, RunPlan.Task> tasks = new java.util.HashMap<>();
+        allocation.placements().forEach(p -> tasks.put(p.task(), new RunPlan.Task(List.of("python", "train.py"),
+                null)));
+        return new RunPlan(tasks, "token", null);
     }
 
     private static String jobName(Allocation allocation, PlacedTask task) {

@@ -143,6 +143,28 @@ class SlurmBackendIntegrationTest {
     }
 
     @Test
+    @Order(2)
+    void aTaskRunsInItsWorkingDirectoryWithItsVariablesAndTheGangsRankAndRendezvous() throws Exception {
+        SlurmBackend b = backend();
+        b.adopt(List.of(), Instant.now());
+        Allocation a = allocation("env", List.of(List.of(0), List.of(1)));
+        Path wd = Files.createDirectories(DIR.resolve("wd"));
+        RunPlan plan = new RunPlan(Map.of("env", new RunPlan.Task(List.of("sh", "-c",
+                "echo foo=$FOO pwd=$(pwd) rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT"), null,
+                Map.of("FOO", "it's here"), wd.toString(), null, List.of())), "run-token", null);
+
+        assertThat(b.start(a, plan, Instant.now())).isEmpty();
+        RunOutcome o = awaitOutcome(b, Duration.ofSeconds(30));
+
+        assertThat(o.result().succeeded()).as(o.result().message()).isTrue();
+        String master = "master=" + node + ":" + io.gantry.placement.backend.GangEnvironment.derivedPort(a.allocationId());
+        assertThat(Files.readString(SlurmSubmission.logFile(config.workDir(), a, a.placements().get(0))))
+                .contains("foo=it's here pwd=" + wd + " rank=0 world=2 " + master);
+        assertThat(Files.readString(SlurmSubmission.logFile(config.workDir(), a, a.placements().get(1))))
+                .contains("rank=1 world=2 " + master);
+    }
+
+    @Test
     @Order(3)
     void aFailingTaskIsReportedWithItsExitCode() {
         SlurmBackend b = backend();

@@ -96,4 +96,35 @@ class SlurmInventoryAndSubmissionTest {
                 .endsWith("exec 'sh' '-c' 'echo '\\''hi'\\'' $HOME; exit 3'\n")
                 .doesNotContain("export PATH", "export HOME");
     }
+
+    @Test
+    void theScriptSetsTheTenantsVariablesTheGangsRendezvousAndEntersTheWorkingDirectory() {
+        Allocation a = new Allocation("a-2", "job-8", "vision", 1, List.of(
+                new PlacedTask("launcher", 0, "g1", null, List.of(), 1000, 1024),
+                new PlacedTask("worker", 0, "g2", "H100", List.of(0, 1), 1000, 1024),
+                new PlacedTask("worker", 1, "g3", "H100", List.of(0, 1), 1000, 1024)), Instant.EPOCH, "slurm");
+        RunPlan plan = new RunPlan(Map.of("launcher", new RunPlan.Task(List.of("mpirun"), null),
+                "worker", new RunPlan.Task(List.of("python", "train.py"), null,
+                        Map.of("NCCL_DEBUG", "INFO", "MSG", "it's", "PATH", "/venv/bin:/usr/bin"), "/home/u/proj",
+                        "pytorch/pytorch:2.3.0", List.of(new RunPlan.Mount("/data", "/mnt/data", null, true)))));
+
+        String script = SlurmSubmission.script(a, 2, List.of("python", "train.py"), plan, CONFIG);
+        String port = Integer.toString(io.gantry.placement.backend.GangEnvironment.derivedPort("a-2"));
+
+        assertThat(script).contains("export NCCL_DEBUG='INFO'\n", "export MSG='it'\\''s'\n",
+                        "export PATH='/venv/bin:/usr/bin'\n", "export MASTER_ADDR='g1'\n",
+                        "export MASTER_PORT='" + port + "'\n", "export WORLD_SIZE='3'\n", "export RANK='2'\n",
+                        "export GANTRY_RANK='2'\n", "export GANTRY_WORLD_SIZE='3'\n", "export GANTRY_HOSTS='g1,g2,g3'\n",
+                        "export PET_NPROC_PER_NODE='2'\n",
+                        "echo 'gantry: the slurm backend runs commands on the host: image pytorch/pytorch:2.3.0 is not "
+                                + "used'\n",
+                        "echo 'gantry: the slurm backend mounts nothing: [/data] are the host'\\''s own paths'\n",
+                        "cd '/home/u/proj' || { echo 'gantry: cannot enter the working directory /home/u/proj' >&2; "
+                                + "exit 1; }\nexec 'python' 'train.py'\n");
+        assertThat(script.indexOf("export NCCL_DEBUG")).as("the tenant's variables come before Gantry's")
+                .isLessThan(script.indexOf("export GANTRY_JOB_ID"));
+        String launcher = SlurmSubmission.script(a, 0, List.of("mpirun"), plan, CONFIG);
+        assertThat(launcher).contains("export RANK='0'\n", "export MASTER_ADDR='g1'\n")
+                .doesNotContain("NCCL_DEBUG", "cd ", "echo ");
+    }
 }
