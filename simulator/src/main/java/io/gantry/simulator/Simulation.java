@@ -693,8 +693,15 @@ public final class Simulation {
             if (v instanceof AllocationEvent a) {
                 allocation(a);
             } else if (v instanceof QueueJobEvent q) {
-                if (q.getPayload() instanceof JobDispatched) {
+                if (q.getPayload() instanceof JobDispatched d) {
                     r.dispatches++;
+                    charged.put(q.getJobId() + "#" + d.getAttempt(), d.getGpuMilli());
+                } else if (q.getPayload() instanceof io.gantry.events.QuotaReleased qr) {
+                    Long charge = charged.remove(q.getJobId() + "#" + qr.getAttempt());
+                    if (charge != null && !charge.equals(qr.getGpuMilli())) {
+                        r.violations.add("job " + q.getJobId() + " attempt " + qr.getAttempt() + ": the queue gave "
+                                + "back " + qr.getGpuMilli() + " thousandths of a GPU, charged " + charge);
+                    }
                 } else if (q.getPayload() instanceof JobSucceeded) {
                     ended(q.getJobId(), true);
                 } else if (q.getPayload() instanceof JobFailed || q.getPayload() instanceof JobCancelled) {
@@ -750,6 +757,11 @@ public final class Simulation {
         r.ended++;
     }
 
+    /** Thousandths of a GPU the queue charged per dispatched attempt ({@code job#attempt}), until it gives them back. */
+    private final Map<String, Long> charged = new HashMap<>();
+    /** Thousandths of a GPU placed per granted allocation, until it is released. */
+    private final Map<String, Long> heldByAllocation = new HashMap<>();
+
     private void granted(String jobId, AllocationGranted a) {
         int i = index.get(jobId);
         if (r.firstGrant[i] < 0) {
@@ -759,6 +771,13 @@ public final class Simulation {
         running.add(i);
         r.grants++;
         long milli = milli(a.getPlacements());
+        Long charge = charged.get(jobId + "#" + a.getAttempt());
+        if (charge == null || charge != milli) {
+            // one unit across the services: what the queue charged is what placement placed
+            r.violations.add("job " + jobId + " attempt " + a.getAttempt() + ": placed " + milli
+                    + " thousandths of a GPU, the queue charged " + charge);
+        }
+        heldByAllocation.put(a.getAllocationId(), milli);
         if (milli != workload.jobs().get(i).milliGpus()) {
             r.violations.add("job " + jobId + " granted " + milli + " thousandths of a GPU, asked for "
                     + workload.jobs().get(i).milliGpus());
@@ -845,6 +864,13 @@ public final class Simulation {
         long start = rel.getGrantedAt().toEpochMilli();
         long end = rel.getReleasedAt().toEpochMilli();
         long milli = milli(rel.getPlacements());
+        Long held = heldByAllocation.remove(rel.getAllocationId());
+        long rated = billed / Math.max(1, rel.getReleasedAt().toEpochMilli() - rel.getGrantedAt().toEpochMilli());
+        if (held == null || held != milli || end > start && rated != milli) {
+            // ... and what billing rated is what was placed
+            r.violations.add("allocation " + rel.getAllocationId() + ": placed " + held + ", released " + milli
+                    + ", billed " + rated + " thousandths of a GPU");
+        }
         int i = index.get(jobId);
         running.remove(i);
         runs.remove(rel.getAllocationId());
