@@ -97,6 +97,35 @@ class PreemptionTest {
     }
 
     @Test
+    void sharesAreVictimsForWhatTheyHoldAndTheirReleaseGivesBackExactlyThat() {
+        // training fills its 8 GPUs with whole ones and borrows inference's 8 as 16 half-GPU runs
+        QueueDriver q = QueueDriver.with(dRun(FAST).build()).at(10).submit(ones("t", "training", 8));
+        for (int i = 1; i <= 16; i++) {
+            q.submit(aJob("h" + i).tenant("training").fraction(500).submittedAt(100 + i));
+        }
+        for (int i = 1; i <= 8; i++) {
+            q.granted("t" + i, 1);
+        }
+        for (int i = 1; i <= 16; i++) {
+            q.granted("h" + i, 1);
+        }
+        q.at(600).submit(aJob("inf1").tenant("inference").gpus(2).submittedAt(600));
+
+        // 2 GPUs back = four halves (the least work lost: the newest, and a half loses half a whole GPU's work)
+        List<QueueFact.JobPreempted> p = preempted(q);
+        assertThat(p).extracting(QueueFact.JobPreempted::jobId).containsExactlyInAnyOrder("h13", "h14", "h15", "h16");
+        assertThat(p).allSatisfy(x -> assertThat(x.message()).contains("queue inference reclaims 0.5 x H100"));
+        for (String v : List.of("h13", "h14", "h15")) {
+            q.released(v, 1, ReleaseCause.PREEMPTED);
+        }
+        assertThat(q.dispatchCount("inf1")).as("1.5 GPUs back of the 2 it needs").isZero();
+        q.released("h16", 1, ReleaseCause.PREEMPTED);
+        assertThat(q.dispatchCount("inf1")).isEqualTo(1);
+        assertThat(q.core.queue("training", q.now(), false).flavours().get(0).used())
+                .as("8 whole + 12 halves, in thousandths").isEqualTo(8_000 + 12 * 500);
+    }
+
+    @Test
     void runsYoungerThanTheMinimumRunTimeAreProtectedUntilATickFindsThemOldEnough() {
         QueueDriver q = QueueDriver.with(dRun(FAST).build()).at(10).submit(ones("t", "training", 16));
         q.at(30).submit(aJob("inf1").tenant("inference").gpus(2).submittedAt(30));
