@@ -17,6 +17,7 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -256,6 +257,67 @@ class CliAgainstRunningStackTest {
         CliRunner.Result badMonth = alpha.run("invoices", "--month", "January");
         assertThat(badMonth.code()).as(badMonth.toString()).isEqualTo(ExitCode.INVALID);
         assertThat(badMonth.err()).contains("month");
+    }
+
+    /** Tenants and tokens managed without editing a file: every service honours them, a revocation within seconds. */
+    @Test
+    @Order(10)
+    void anAdminCreatesATenantWhoseNewTokenWorksUntilItIsRevoked() {
+        Path repo = Path.of("..").toAbsolutePath().normalize();
+        CliRunner admin = new CliRunner(home, repo).env("GANTRY_API", cluster.url("admission"))
+                .env("GANTRY_TOKEN", "admin-token-0003");
+        CliRunner.Result created = admin.run("admin", "tenants", "create", "newco");
+        assertThat(created.code()).as(created.toString()).isZero();
+        CliRunner.Result issued = admin.run("admin", "tokens", "issue", "newco", "--expires-in", "30d", "--label", "ci");
+        assertThat(issued.code()).as(issued.toString()).isZero();
+        List<String> lines = issued.out().lines().toList();
+        String id = lines.get(0).split(" ")[0];
+        String token = lines.get(1);
+        assertThat(id).startsWith("tok_");
+        assertThat(issued.err()).contains("shown only this once").doesNotContain(token);
+
+        CliRunner newco = new CliRunner(home, repo).env("GANTRY_API", cluster.url("admission"))
+                .env("GANTRY_TOKEN", token);
+        await().atMost(Duration.ofSeconds(20)).until(() -> newco.run("ps").code() == ExitCode.OK);
+        CliRunner.Result listed = admin.run("admin", "tokens", "list", "newco");
+        assertThat(listed.out()).contains(id).doesNotContain(token);
+
+        assertThat(admin.run("admin", "tokens", "revoke", id).code()).isZero();
+        await().atMost(Duration.ofSeconds(20)).until(() -> newco.run("ps").code() == ExitCode.AUTH);
+        assertThat(alpha.run("admin", "tenants", "list").code()).as("a tenant's token is no admin's")
+                .isEqualTo(ExitCode.AUTH);
+    }
+
+    /** A job whose first run fails is tried again under its retry policy, after its backoff, and succeeds. */
+    @Test
+    @Order(11)
+    void aFailedRunIsRetriedUnderTheJobsRetryPolicy() throws IOException {
+        // the task may run as an unprivileged user: its flag lives in a directory anyone may write
+        Path shared = Files.createTempDirectory("gantry-cli-flaky-");
+        Files.setPosixFilePermissions(shared, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path flag = shared.resolve("failed-once");
+        Path file = Files.writeString(work.resolve("flaky.yaml"), """
+                name: flaky
+                retry: {maxRetries: 2, backoffSeconds: 1}
+                tasks:
+                  - name: w
+                    command: [sh, -c, 'if [ -e %s ]; then echo second; else touch %s; exit 3; fi']
+                    gpus: 1
+                """.formatted(flag, flag));
+        CliRunner.Result submitted = assertTimeoutPreemptively(Duration.ofMinutes(3),
+                () -> alpha.run("submit", file.toString(), "--watch", "--interval", "500ms"));
+        assertThat(submitted.code()).as(submitted.toString()).isEqualTo(ExitCode.OK);
+        String job = submitted.out().lines().findFirst().orElseThrow();
+        JsonNode view = JSON.readTree(alpha.run("ps", "-o", "json").out());
+        JsonNode found = null;
+        for (JsonNode j : view.path("jobs")) {
+            if (j.path("jobId").asText().equals(job)) {
+                found = j;
+            }
+        }
+        assertThat(found).as(view.toString()).isNotNull();
+        assertThat(found.path("state").asText()).isEqualTo("SUCCEEDED");
+        assertThat(found.path("attempt").asInt()).isEqualTo(2);
     }
 
     static int freePort() throws IOException {

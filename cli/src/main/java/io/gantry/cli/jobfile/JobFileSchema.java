@@ -50,9 +50,13 @@ final class JobFileSchema {
             "placementPolicy", Field.of(Type.STRING),
             "checkpoint", Field.of(Type.OBJECT),
             "successPolicy", Field.of(Type.OBJECT),
+            "retry", Field.of(Type.OBJECT),
             "tasks", Field.required(Type.TASKS));
     private static final Map<String, Field> SUCCESS_POLICY = fields(
             "leader", Field.required(Type.STRING));
+    private static final Map<String, Field> RETRY = fields(
+            "maxRetries", Field.integer(0, 10),
+            "backoffSeconds", Field.integer(0, 3600));
     private static final Map<String, Field> MOUNT = fields(
             "mountPath", Field.required(Type.STRING),
             "hostPath", Field.of(Type.STRING),
@@ -84,21 +88,21 @@ final class JobFileSchema {
             "mounts", Field.of(Type.MOUNTS));
     /** The sub-mappings of a job, by field name. */
     private static final Map<String, Map<String, Field>> OBJECTS = Map.of("topology", TOPOLOGY, "checkpoint",
-            CHECKPOINT, "successPolicy", SUCCESS_POLICY);
+            CHECKPOINT, "successPolicy", SUCCESS_POLICY, "retry", RETRY);
 
     /**
      * Fields people expect from other schedulers that the API does not accept yet: named so the message says so
      * instead of guessing at a spelling.
      */
     private static final Map<String, String> NOT_YET = Map.ofEntries(
-            Map.entry("retry", "a retry policy"),
-            Map.entry("retryPolicy", "a retry policy"),
             Map.entry("dependsOn", "dependencies between jobs"),
             Map.entry("dependencies", "dependencies between jobs"),
             Map.entry("suspend", "suspending a job"));
 
     /** Other schedulers' names for fields Gantry has under another name. */
     private static final Map<String, String> ALIASES = Map.of(
+            "retryPolicy", "retry",
+            "backoffLimit", "retry",
             "environment", "env",
             "workdir", "workingDir",
             "workingDirectory", "workingDir",

@@ -67,11 +67,13 @@ class JobFileTest {
                         readOnly: true
                   - name: worker
                     command: [sleep, infinity]
+                retry: {maxRetries: 2, backoffSeconds: 30}
                 """);
 
         Map<String, Object> body = file.body();
 
         assertThat(body.get("successPolicy")).isEqualTo(Map.of("leader", "launcher"));
+        assertThat(body.get("retry")).isEqualTo(Map.of("maxRetries", 2L, "backoffSeconds", 30L));
         @SuppressWarnings("unchecked")
         Map<String, Object> launcher = ((List<Map<String, Object>>) body.get("tasks")).get(0);
         assertThat(launcher).containsEntry("image", "nvcr.io/nvidia/pytorch:24.05-py3")
@@ -116,14 +118,20 @@ class JobFileTest {
                             command: [run]
                         """, "job.yaml:2: dependsOn: is not accepted: the Gantry API does not support "
                         + "dependencies between jobs yet"),
-                bad("a retry policy is not accepted yet", """
+                bad("a retry policy's misspelt field is named", """
                         name: x
+                        retry: {maxRetries: 2, limit: 3}
                         tasks:
                           - name: w
                             command: [run]
-                            retry: {limit: 3}
-                        """, "job.yaml:5: tasks[0].retry: is not accepted: the Gantry API does not support "
-                        + "a retry policy yet"),
+                        """, "job.yaml:2: retry.limit: unknown field; known fields: maxRetries, backoffSeconds"),
+                bad("Kubernetes' name for the retry budget points at Gantry's", """
+                        name: x
+                        backoffLimit: 3
+                        tasks:
+                          - name: w
+                            command: [run]
+                        """, "job.yaml:2: backoffLimit: unknown field; did you mean `retry`?"),
                 bad("another scheduler's name for a field is named with Gantry's", """
                         name: x
                         tasks:

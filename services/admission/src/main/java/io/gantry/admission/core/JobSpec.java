@@ -11,10 +11,25 @@ import java.util.List;
  * @param placementPolicy {@code binpack} or {@code spread} for this job, or null for the pool's policy
  * @param checkpoint    where the job saves its state and how often, or null when it declares no checkpoints
  * @param successPolicy when the gang succeeds before all its tasks ended, or null: when every task exited 0
+ * @param retry         how often a run failed by the job's own fault is tried again, or null: never
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
                       String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
-                      SuccessPolicy successPolicy) {
+                      SuccessPolicy successPolicy, Retry retry) {
+
+    /**
+     * Up to {@code maxRetries} more runs after a run failed by the job's own fault (a non-zero exit), the first
+     * after {@code backoffSeconds}, each further one after twice as long (at most an hour).
+     */
+    public record Retry(int maxRetries, int backoffSeconds) {
+    }
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
+                   SuccessPolicy successPolicy) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
+                successPolicy, null);
+    }
 
     /**
      * The run succeeds as soon as every replica of the task group {@code leader} exited 0 (the other tasks are then

@@ -42,6 +42,12 @@ public final class JobSpecTree {
         if (spec.successPolicy() != null) {
             job.put("successPolicy", Map.of("leader", spec.successPolicy().leader()));
         }
+        if (spec.retry() != null) {
+            Map<String, Object> retry = new LinkedHashMap<>();
+            retry.put("maxRetries", spec.retry().maxRetries());
+            retry.put("backoffSeconds", spec.retry().backoffSeconds());
+            job.put("retry", retry);
+        }
         if (spec.topology() != null) {
             Map<String, Object> topology = new LinkedHashMap<>();
             topology.put("required", spec.topology().required());

@@ -43,7 +43,7 @@ public final class JobSpecValidator {
 
     private static final Set<String> JOB_FIELDS =
             Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology",
-                    "placementPolicy", "checkpoint", "successPolicy");
+                    "placementPolicy", "checkpoint", "successPolicy", "retry");
     private static final Set<String> CHECKPOINT_FIELDS = Set.of("dir", "intervalSeconds");
     /** Paths: what a file system takes, bounded so any service can store them. */
     public static final int MAX_PATH_LENGTH = 1024;
@@ -52,6 +52,9 @@ public final class JobSpecValidator {
             "workingDir", "image", "mounts");
     private static final Set<String> MOUNT_FIELDS = Set.of("mountPath", "hostPath", "claim", "readOnly");
     private static final Set<String> SUCCESS_POLICY_FIELDS = Set.of("leader");
+    private static final Set<String> RETRY_FIELDS = Set.of("maxRetries", "backoffSeconds");
+    public static final int MAX_RETRIES = 10;
+    public static final int MAX_BACKOFF_SECONDS = 3600;
     /** Environment variables per task group: bounded so a spec stays far below a Kafka record's 1 MiB. */
     public static final int MAX_ENV_VARS = 128;
     public static final int MAX_ENV_NAME_LENGTH = 256;
@@ -112,6 +115,7 @@ public final class JobSpecValidator {
         String policy = placementPolicy(job.get("placementPolicy"), errors);
         JobSpec.Checkpoint checkpoint = checkpoint(job.get("checkpoint"), errors);
         JobSpec.SuccessPolicy successPolicy = successPolicy(job.get("successPolicy"), job.get("tasks"), errors);
+        JobSpec.Retry retry = retry(job.get("retry"), errors);
         envTotal(tasks, errors);
         if (errors.isEmpty()) {
             String queueProblem = catalog.queueProblem(tenant, queue);
@@ -128,7 +132,31 @@ public final class JobSpecValidator {
             return Validated.invalid(errors);
         }
         return Validated.ok(new JobSpec(name, priority == null ? DEFAULT_PRIORITY : priority.intValue(), timeLimit,
-                tasks, queue, priorityClass, topology, policy, checkpoint, successPolicy));
+                tasks, queue, priorityClass, topology, policy, checkpoint, successPolicy, retry));
+    }
+
+    /** {@code {"maxRetries": 0-10, "backoffSeconds": 0-3600 (default 10)}}, or null. */
+    private static JobSpec.Retry retry(Object value, List<FieldError> errors) {
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof Map<?, ?> p)) {
+            errors.add(new FieldError("retry", "must be an object with `maxRetries` (0-" + MAX_RETRIES
+                    + ") and optionally `backoffSeconds` (0-" + MAX_BACKOFF_SECONDS + ")"));
+            return null;
+        }
+        int before = errors.size();
+        unknownFields(p, RETRY_FIELDS, "retry.", errors);
+        if (p.get("maxRetries") == null) {
+            errors.add(new FieldError("retry.maxRetries", "is required: how often a failed run is tried again (0-"
+                    + MAX_RETRIES + ")"));
+        }
+        Long max = integer(p.get("maxRetries"), "retry.maxRetries", 0, MAX_RETRIES,
+                "must be between 0 and " + MAX_RETRIES, errors);
+        Long backoff = integer(p.get("backoffSeconds"), "retry.backoffSeconds", 0, MAX_BACKOFF_SECONDS,
+                "must be between 0 and " + MAX_BACKOFF_SECONDS + " (one hour)", errors);
+        return errors.size() > before || max == null ? null
+                : new JobSpec.Retry(max.intValue(), backoff == null ? 10 : backoff.intValue());
     }
 
     /** {@code {"leader": <a task group of this job>}}, or null. */

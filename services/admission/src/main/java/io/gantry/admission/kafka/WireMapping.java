@@ -72,6 +72,8 @@ public final class WireMapping {
                         .build()).toList())
                 .setSuccessPolicy(spec.successPolicy() == null ? null
                         : new io.gantry.events.SuccessPolicy(spec.successPolicy().leader()))
+                .setRetry(spec.retry() == null ? null
+                        : new io.gantry.events.RetryPolicy(spec.retry().maxRetries(), spec.retry().backoffSeconds()))
                 .setQueue(spec.queue())
                 .setPriorityClass(spec.priorityClass())
                 .setPlacementPolicy(spec.placementPolicy())
@@ -96,7 +98,9 @@ public final class WireMapping {
                 : new JobSpec.Topology(topology.getRequired().name(), topology.getPreferred().name()),
                 spec.getPlacementPolicy(), spec.getCheckpoint() == null ? null
                 : new JobSpec.Checkpoint(spec.getCheckpoint().getDir(), spec.getCheckpoint().getIntervalSeconds()),
-                spec.getSuccessPolicy() == null ? null : new JobSpec.SuccessPolicy(spec.getSuccessPolicy().getLeader()));
+                spec.getSuccessPolicy() == null ? null : new JobSpec.SuccessPolicy(spec.getSuccessPolicy().getLeader()),
+                spec.getRetry() == null ? null
+                : new JobSpec.Retry(spec.getRetry().getMaxRetries(), spec.getRetry().getBackoffSeconds()));
     }
 
     /**

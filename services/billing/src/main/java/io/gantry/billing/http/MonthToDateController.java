@@ -54,14 +54,11 @@ public class MonthToDateController {
         if (tenant != null && !tenant.isBlank() && !Ids.plausible(tenant)) {
             return Problem.badRequest(List.of(new Problem.FieldError("tenant", "must be " + Ids.RULE)));
         }
-        String scope = tenant == null || tenant.isBlank() ? null : tenant;
-        if (!caller.admin()) {
-            if (scope != null && !scope.equals(caller.tenant())) {
-                return Problem.response(HttpStatus.FORBIDDEN, "Forbidden", "tenant: you may only read your own usage",
-                        List.of(new Problem.FieldError("tenant", "must be your own tenant (" + caller.tenant() + ")")));
-            }
-            scope = caller.tenant();
+        Problems.Scope of = Problems.Scope.of(caller, tenant, "usage");
+        if (of.refused() != null) {
+            return of.refused();
         }
+        String scope = of.tenant();
         try {
             BillingMonth m = asked != null ? asked : streams.currentMonth();
             List<UsageRow> rows = streams.rows(m.month(), scope);

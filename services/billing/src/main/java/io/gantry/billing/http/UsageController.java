@@ -11,7 +11,6 @@ import io.gantry.runtime.http.Ids;
 import io.gantry.runtime.http.Problem;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpResponse;
-import io.micronaut.http.HttpStatus;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Get;
 import io.micronaut.http.annotation.QueryValue;
@@ -59,14 +58,11 @@ public class UsageController {
         if (!errors.isEmpty()) {
             return Problem.badRequest(errors);
         }
-        String scope = tenant == null || tenant.isBlank() ? null : tenant;
-        if (!caller.admin()) {
-            if (scope != null && !scope.equals(caller.tenant())) {
-                return Problem.response(HttpStatus.FORBIDDEN, "Forbidden", "tenant: you may only read your own usage",
-                        List.of(new Problem.FieldError("tenant", "must be your own tenant (" + caller.tenant() + ")")));
-            }
-            scope = caller.tenant();
+        Problems.Scope of = Problems.Scope.of(caller, tenant, "usage");
+        if (of.refused() != null) {
+            return of.refused();
         }
+        String scope = of.tenant();
         UsageReport report = Usage.summarize(ledger.reaching(scope, window), window);
         return HttpResponse.ok(UsageView.of(report));
     }

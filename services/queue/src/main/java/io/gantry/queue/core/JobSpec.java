@@ -12,12 +12,18 @@ import java.util.Objects;
  *
  * @param queue         the tenant queue asked for, or null for the default one
  * @param priorityClass the priority class asked for, or null for the default one
+ * @param retry         the job's retry policy for its own failures, or null: a failed run fails the job
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                      String priorityClass) {
+                      String priorityClass, RetryPolicy retry) {
 
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks) {
         this(name, priority, timeLimitSeconds, tasks, null, null);
+    }
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
+                   String priorityClass) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, null);
     }
 
     public JobSpec {

@@ -36,6 +36,10 @@ public final class QueueCore {
     private final Map<String, QueuedJob> live = new HashMap<>();
     /** The checkpoint each live job's current attempt resumes from (set by its JobQueued; absent: from the start). */
     private final Map<String, String> resumeFrom = new HashMap<>();
+    /** Retries of each live job's own failures used so far (from its latest JobQueued). */
+    private final Map<String, Integer> failureRetries = new HashMap<>();
+    /** Queued jobs waiting out a retry's backoff: kept out of the pending index until then. */
+    private final Map<String, Instant> held = new HashMap<>();
     /** Checkpoints the runs reported: state from admission's topic (restored from it), not from the queue's facts. */
     private final Checkpoints checkpoints = new Checkpoints();
     private final Map<String, FinishedJob> finished = new HashMap<>();
@@ -78,7 +82,7 @@ public final class QueueCore {
         scheduler.checkpoints(checkpoints);
         scheduler.adopt(old);
         for (QueuedJob job : new TreeMap<>(live).values()) {
-            scheduler.sync(null, job);
+            syncIndex(null, job);
         }
         List<QueueFact> out = new ArrayList<>();
         dispatchCycle(true, out);
@@ -140,6 +144,7 @@ public final class QueueCore {
             clock = now;
         }
         List<QueueFact> out = new ArrayList<>();
+        releaseHeld(clock);
         if (input instanceof Input.Submitted s) {
             submitted(s, out);
         } else if (input instanceof Input.CancelRequested c) {
@@ -164,7 +169,7 @@ public final class QueueCore {
         } else if (input instanceof Input.RunFailed r) {
             QueuedJob job = current(r.jobId(), r.tenant(), r.attempt());
             if (job != null && job.inFlight()) {
-                emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), r.message(), r.reason()), out);
+                runFailed(job, r, out);
             }
         } else if (input instanceof Input.Released r) {
             released(r, out);
@@ -172,7 +177,8 @@ public final class QueueCore {
             QueuedJob job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
             if (job != null && job.inFlight()) {
                 emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
-                        job.submittedAt(), job.gpuMilli(), null, r.resumeFrom()), out);
+                        job.submittedAt(), job.gpuMilli(), null, r.resumeFrom(),
+                        failureRetries.getOrDefault(job.jobId(), 0), null), out);
             }
         } else if (input instanceof Input.RecoveryAbandoned r) {
             QueuedJob job = current(r.jobId(), r.tenant(), r.interruptedAttempt());
@@ -206,6 +212,29 @@ public final class QueueCore {
         if (!finished.containsKey(c.jobId())) {
             checkpoints.record(c.jobId(), c.attempt(), c.step(), c.path(), c.committedAt().toEpochMilli());
         }
+    }
+
+    /**
+     * A run failed by the job's own fault: tried again under the job's retry policy (from its newest checkpoint,
+     * after the backoff), else the job fails. A run past its time limit is not retried (it would be again).
+     */
+    private void runFailed(QueuedJob job, Input.RunFailed r, List<QueueFact> out) {
+        RetryPolicy retry = job.spec().retry();
+        int used = failureRetries.getOrDefault(job.jobId(), 0);
+        if (r.reason() != FailureReason.RUN_FAILED || retry == null || used >= retry.maxRetries()) {
+            String budget = retry != null && r.reason() == FailureReason.RUN_FAILED && retry.maxRetries() > 0
+                    ? " (retries used: " + used + " of " + retry.maxRetries() + ")" : "";
+            emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), r.message() + budget, r.reason()),
+                    out);
+            return;
+        }
+        int next = used + 1;
+        java.time.Duration wait = retry.backoff(next);
+        String because = "run failed: " + r.message() + "; retry " + next + " of " + retry.maxRetries()
+                + (wait.isZero() ? "" : " after " + wait.toSeconds() + " s");
+        emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(), job.submittedAt(),
+                job.gpuMilli(), because, checkpoints.resumePoint(job.jobId(), job.attempt()), next,
+                wait.isZero() ? null : clock.plus(wait)), out);
     }
 
     private void submitted(Input.Submitted s, List<QueueFact> out) {
@@ -282,8 +311,8 @@ public final class QueueCore {
             if (requeue) {
                 // back in its queue with its original submit time, so it keeps its place
                 emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
-                        job.submittedAt(), job.gpuMilli(), because, checkpoints.resumePoint(job.jobId(), r.attempt())),
-                        out);
+                        job.submittedAt(), job.gpuMilli(), because, checkpoints.resumePoint(job.jobId(), r.attempt()),
+                        failureRetries.getOrDefault(job.jobId(), 0), null), out);
             }
         }
         unpark(r.free(), r.checks());
@@ -502,6 +531,14 @@ public final class QueueCore {
             } else {
                 resumeFrom.remove(q.jobId());
             }
+            if (q.failureRetries() > 0) {
+                failureRetries.put(q.jobId(), q.failureRetries());
+            }
+            if (q.notBefore() != null && q.notBefore().isAfter(at) && !finished.containsKey(q.jobId())) {
+                held.put(q.jobId(), q.notBefore());
+            } else {
+                held.remove(q.jobId());
+            }
             QueuedJob job = live.get(q.jobId());
             QueuedJob after;
             if (job == null) {
@@ -515,7 +552,7 @@ public final class QueueCore {
                 after = job.requeued(q.attempt(), q.spec(), q.submittedAt(), q.gpuMilli());
             }
             live.put(q.jobId(), after);
-            scheduler.sync(job, after);
+            syncIndex(job, after);
             return;
         }
         if (fact instanceof QueueFact.CapacityReservationRequested c) {
@@ -564,13 +601,41 @@ public final class QueueCore {
         if (job.status().terminal() && job.reservations().isEmpty()) {
             live.remove(job.jobId());
             resumeFrom.remove(job.jobId());
+            failureRetries.remove(job.jobId());
+            held.remove(job.jobId());
             checkpoints.forget(job.jobId());
             finished.put(job.jobId(), new FinishedJob(job.tenant(), job.status()));
             scheduler.sync(before, null);
         } else {
             live.put(job.jobId(), job);
-            scheduler.sync(before, job);
+            syncIndex(before, job);
         }
+    }
+
+    /** The pending index follows the job, except while it waits out a retry's backoff (then it is not in it). */
+    private void syncIndex(QueuedJob before, QueuedJob after) {
+        scheduler.sync(before, after != null && held.containsKey(after.jobId()) ? null : after);
+    }
+
+    /** Jobs whose backoff has run out by {@code now} enter the pending index. */
+    private void releaseHeld(Instant now) {
+        if (held.isEmpty()) {
+            return;
+        }
+        List<String> due = held.entrySet().stream().filter(e -> !e.getValue().isAfter(now)).map(Map.Entry::getKey)
+                .sorted().toList();
+        for (String id : due) {
+            held.remove(id);
+            QueuedJob job = live.get(id);
+            if (job != null) {
+                scheduler.sync(null, job);
+            }
+        }
+    }
+
+    /** When the next held job's backoff runs out (the adapter ticks then), or null. */
+    public Instant nextRetryAt() {
+        return held.values().stream().min(Instant::compareTo).orElse(null);
     }
 
     /** A copy of the whole state. */

@@ -18,13 +18,24 @@ public sealed interface QueueFact {
      * The job entered its tenant's queue: first time (attempt 1) or after a requeue (original submit time).
      * {@code gpuMilli}: what the gang is charged to quota, in thousandths of a GPU ({@link JobSpec#gangMilli()}).
      * {@code requeuedBecause} says why it is queued again (null on the first attempt or when not known);
-     * {@code resumeFrom} the checkpoint the attempt resumes from (null: from the start).
+     * {@code resumeFrom} the checkpoint the attempt resumes from (null: from the start); {@code failureRetries} the
+     * retries of the job's own failures used so far (carried on every requeue); {@code notBefore} the instant before
+     * which the attempt is not offered to placement (a retry's backoff), or null.
      */
     record JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, long gpuMilli,
-                     String requeuedBecause, String resumeFrom) implements QueueFact {
+                     String requeuedBecause, String resumeFrom, int failureRetries, Instant notBefore)
+            implements QueueFact {
         public JobQueued {
             Objects.requireNonNull(spec, "spec");
             Objects.requireNonNull(submittedAt, "submittedAt");
+            if (failureRetries < 0) {
+                throw new IllegalArgumentException("failureRetries must be >= 0, was " + failureRetries);
+            }
+        }
+
+        public JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, long gpuMilli,
+                         String requeuedBecause, String resumeFrom) {
+            this(jobId, tenant, attempt, spec, submittedAt, gpuMilli, requeuedBecause, resumeFrom, 0, null);
         }
 
         public JobQueued(String jobId, String tenant, int attempt, JobSpec spec, Instant submittedAt, long gpuMilli,

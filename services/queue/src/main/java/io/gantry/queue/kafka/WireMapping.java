@@ -39,6 +39,7 @@ import io.gantry.queue.core.Input;
 import io.gantry.queue.core.PreemptionReason;
 import io.gantry.queue.core.JobSpec;
 import io.gantry.queue.core.QueueFact;
+import io.gantry.queue.core.RetryPolicy;
 import io.gantry.queue.core.TaskGroup;
 import io.gantry.queue.core.WaitReason;
 
@@ -140,7 +141,8 @@ public final class WireMapping {
         return new JobSpec(s.getName(), s.getPriority(), s.getTimeLimitSeconds(), s.getTasks().stream()
                 .map(t -> new TaskGroup(t.getName(), t.getReplicas(), t.getGpus(), t.getGpuModel(), t.getCpuMillis(),
                         t.getMemoryMiB(), t.getGpuModels(), t.getGpuTier(), t.getGpuMilli(), t.getMigProfile()))
-                .toList(), s.getQueue(), s.getPriorityClass());
+                .toList(), s.getQueue(), s.getPriorityClass(), s.getRetry() == null ? null
+                : new RetryPolicy(s.getRetry().getMaxRetries(), s.getRetry().getBackoffSeconds()));
     }
 
     /**
@@ -169,7 +171,8 @@ public final class WireMapping {
         Object payload;
         if (fact instanceof QueueFact.JobQueued q) {
             payload = new JobQueued(q.tenant(), q.attempt(), forward(submitted, q.spec()), q.submittedAt(),
-                    wholeGpus(q.gpuMilli()), q.requeuedBecause(), q.resumeFrom(), q.gpuMilli());
+                    wholeGpus(q.gpuMilli()), q.requeuedBecause(), q.resumeFrom(), q.gpuMilli(), q.failureRetries(),
+                    q.notBefore());
         } else if (fact instanceof QueueFact.JobWaiting w) {
             payload = new JobWaiting(w.tenant(), w.attempt(), io.gantry.events.WaitReason.valueOf(w.reason().name()),
                     w.message());
@@ -250,7 +253,8 @@ public final class WireMapping {
         Object p = e.getPayload();
         if (p instanceof JobQueued q) {
             return new QueueFact.JobQueued(id, q.getTenant(), q.getAttempt(), toSpec(q.getSpec()), q.getSubmittedAt(),
-                    milli(q.getGpuMilli(), q.getGpus()), q.getRequeuedBecause(), q.getResumeFrom());
+                    milli(q.getGpuMilli(), q.getGpus()), q.getRequeuedBecause(), q.getResumeFrom(),
+                    q.getFailureRetries(), q.getNotBefore());
         }
         if (p instanceof JobWaiting w) {
             return new QueueFact.JobWaiting(id, w.getTenant(), w.getAttempt(), WaitReason.valueOf(w.getReason().name()),

@@ -23,6 +23,7 @@ final class JobBuilder {
     private Integer gpuMilli;
     private String migProfile;
     private String gpuTier;
+    private RetryPolicy retry;
 
     private JobBuilder(String jobId) {
         this.jobId = jobId;
@@ -88,6 +89,12 @@ final class JobBuilder {
         return this;
     }
 
+    /** The job's retry policy for its own failures. */
+    JobBuilder retry(int maxRetries, long backoffSeconds) {
+        this.retry = new RetryPolicy(maxRetries, backoffSeconds);
+        return this;
+    }
+
     JobBuilder timeLimit(long seconds) {
         this.timeLimitSeconds = seconds;
         return this;
@@ -129,7 +136,7 @@ final class JobBuilder {
     JobSpec spec() {
         return new JobSpec(jobId + "-name", priority, timeLimitSeconds,
                 List.of(new TaskGroup("worker", replicas, gpusPerTask, gpuModel, cpuMillis, memoryMiB, gpuModels, gpuTier,
-                        gpuMilli, migProfile)), queue, priorityClass);
+                        gpuMilli, migProfile)), queue, priorityClass, retry);
     }
 
     Instant submitTime() {

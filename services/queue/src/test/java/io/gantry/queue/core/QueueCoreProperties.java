@@ -106,7 +106,9 @@ class QueueCoreProperties {
         int attempt = job == null ? 1 : op.currentAttempt() ? job.attempt() : Math.max(1, job.attempt() - 1);
         Instant now = JobBuilder.EPOCH.plusSeconds(op.job() * 10L + op.gpus());
         Input input = switch (op.kind()) {
-            case SUBMIT -> shape(aJob(jobId).tenant(tenant), op.gpus()).submittedAt(op.gpus()).submitted();
+            // every third job retries its own failures (backoff 0, 10 or 20 s)
+            case SUBMIT -> (op.job() % 3 == 0 ? shape(aJob(jobId).tenant(tenant), op.gpus()).retry(2, op.gpus() % 3 * 10L)
+                    : shape(aJob(jobId).tenant(tenant), op.gpus())).submittedAt(op.gpus()).submitted();
             case CANCEL -> new Input.CancelRequested(jobId, tenant, tenant);
             case GRANT -> new Input.Granted(jobId, tenant, attempt);
             case DEFER -> new Input.Deferred(jobId, tenant, attempt, DeferralCause.INSUFFICIENT_FREE_GPUS, "no room " + op.gpus());
