@@ -356,7 +356,7 @@ public final class QueueCore {
             public void dispatch(String jobId, String flavour) {
                 QueuedJob job = live.get(jobId);
                 emit(new QueueFact.JobDispatched(jobId, job.tenant(), job.attempt(), assigned(job.spec(), flavour),
-                        job.gpuMilli(), resumeFrom.get(jobId)), out);
+                        job.gpuMilli(), resumeFrom.get(jobId), flavour), out);
                 dispatchedAtChange.put(jobId, capacityChanges);
             }
 
@@ -578,7 +578,7 @@ public final class QueueCore {
             }
         } else if (fact instanceof QueueFact.JobDispatched d) {
             job = job.dispatched(d.attempt(), d.gpuMilli());
-            scheduler.charge(job, d.attempt(), d.spec(), d.gpuMilli(), at);
+            scheduler.charge(job, d.attempt(), d.spec(), d.gpuMilli(), d.flavour(), at);
         } else if (fact instanceof QueueFact.QuotaReleased r) {
             if (job.reservations().containsKey(r.attempt())) {
                 scheduler.uncharge(job.jobId(), r.attempt(), at);

@@ -59,16 +59,17 @@ public sealed interface QueueFact {
 
     /**
      * Offered to placement; {@code gpuMilli} (thousandths of a GPU) are reserved against the tenant's quota until
-     * released. {@code resumeFrom}: the checkpoint the run resumes from, or null.
+     * released, on the GPU flavour {@code flavour} (null: none, or the one the spec's first GPU task names, as in
+     * facts written before the flavour was recorded). {@code resumeFrom}: the checkpoint the run resumes from, or null.
      */
-    record JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, long gpuMilli, String resumeFrom)
-            implements QueueFact {
+    record JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, long gpuMilli, String resumeFrom,
+                         String flavour) implements QueueFact {
         public JobDispatched {
             Objects.requireNonNull(spec, "spec");
         }
 
         public JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, long gpuMilli) {
-            this(jobId, tenant, attempt, spec, gpuMilli, null);
+            this(jobId, tenant, attempt, spec, gpuMilli, null, null);
         }
     }
 

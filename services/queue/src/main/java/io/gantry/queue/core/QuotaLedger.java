@@ -32,8 +32,11 @@ final class QuotaLedger {
         return byAttempt == null ? null : byAttempt.get(attempt);
     }
 
-    /** A JobDispatched fact: the attempt holds its demand of the queue's quota on the flavour it was pinned to. */
-    void charge(QueuedJob job, int attempt, JobSpec dispatched, long gpuMilli, Instant at) {
+    /**
+     * A JobDispatched fact: the attempt holds its demand of the queue's quota on the flavour it was admitted on
+     * ({@code admittedOn}; when null or no longer one of the queue's flavours, the one its first GPU task names).
+     */
+    void charge(QueuedJob job, int attempt, JobSpec dispatched, long gpuMilli, String admittedOn, Instant at) {
         ClusterQueue q = tree.queueFor(job.tenant(), dispatched.queue());
         long t = at.toEpochMilli();
         TaskGroup g = ResourceDemand.firstGpuTask(dispatched);
@@ -44,12 +47,16 @@ final class QuotaLedger {
             // the queue is gone from the configuration (a restart replays a run dispatched before it was removed)
             String queue = dispatched.queue() == null ? job.tenant() : dispatched.queue();
             orphans.computeIfAbsent(job.jobId(), k -> new TreeMap<>()).put(attempt, new OrphanedCharge(job.jobId(),
-                    attempt, job.tenant(), queue, demand.gpuMilli() > 0 && g != null ? g.gpuModel() : null,
+                    attempt, job.tenant(), queue, demand.gpuMilli() > 0 && g != null
+                            ? admittedOn != null ? admittedOn : g.gpuModel() : null,
                     demand.gpuMilli(), demand.cpuMillis(), demand.memoryMiB(), t, dispatched.timeLimitSeconds(),
                     classValue, dispatched.priority()));
             return;
         }
-        int flavour = demand.gpuMilli() > 0 ? tree.gpuResource(q, g == null ? null : g.gpuModel()) : QuotaTree.NO_GPU;
+        Integer admitted = tree.resourceIndex(admittedOn);
+        int flavour = demand.gpuMilli() <= 0 ? QuotaTree.NO_GPU
+                : admitted != null && admitted < tree.cpu && q.has[admitted] ? admitted
+                : tree.gpuResource(q, g == null ? null : g.gpuModel());
         if (demand.gpuMilli() > 0 && flavour < 0 && q.gpuFlavours.length > 0) {
             flavour = q.gpuFlavours[0];
         }

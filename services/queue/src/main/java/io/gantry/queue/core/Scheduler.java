@@ -64,8 +64,8 @@ final class Scheduler {
     // ------------------------------------------------------------------ facts
 
     /** A JobDispatched fact. */
-    void charge(QueuedJob job, int attempt, JobSpec dispatched, long gpuMilli, Instant at) {
-        ledger.charge(job, attempt, dispatched, gpuMilli, at);
+    void charge(QueuedJob job, int attempt, JobSpec dispatched, long gpuMilli, String flavour, Instant at) {
+        ledger.charge(job, attempt, dispatched, gpuMilli, flavour, at);
     }
 
     /** A QuotaReleased fact. */

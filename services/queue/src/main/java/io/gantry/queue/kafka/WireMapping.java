@@ -178,7 +178,7 @@ public final class WireMapping {
                     w.message());
         } else if (fact instanceof QueueFact.JobDispatched d) {
             payload = new JobDispatched(d.tenant(), d.attempt(), forward(submitted, d.spec()),
-                    wholeGpus(d.gpuMilli()), d.resumeFrom(), d.gpuMilli());
+                    wholeGpus(d.gpuMilli()), d.resumeFrom(), d.gpuMilli(), d.flavour());
         } else if (fact instanceof QueueFact.QuotaReleased r) {
             payload = new QuotaReleased(r.tenant(), r.attempt(), wholeGpus(r.gpuMilli()), r.reason(), r.gpuMilli());
         } else if (fact instanceof QueueFact.JobSucceeded s) {
@@ -262,7 +262,7 @@ public final class WireMapping {
         }
         if (p instanceof JobDispatched d) {
             return new QueueFact.JobDispatched(id, d.getTenant(), d.getAttempt(), toSpec(d.getSpec()),
-                    milli(d.getGpuMilli(), d.getGpus()), d.getResumeFrom());
+                    milli(d.getGpuMilli(), d.getGpus()), d.getResumeFrom(), d.getFlavour());
         }
         if (p instanceof QuotaReleased r) {
             return new QueueFact.QuotaReleased(id, r.getTenant(), r.getAttempt(), milli(r.getGpuMilli(), r.getGpus()),

@@ -46,4 +46,20 @@ class FlavourAssignmentTest {
         assertThat(q.dispatchedSpec("m").tasks().get(0).gpuModel()).isNull();
         assertThat(q.dispatchedSpec("m").tasks().get(0).migProfile()).isEqualTo("1g.10gb");
     }
+
+    /**
+     * A task the queue leaves unpinned (a MIG instance, a tier) is still charged on the flavour its quota was checked
+     * on, also after a restart rebuilds the ledger from the facts: here H100, the only flavour with quota, not the
+     * queue's first flavour.
+     */
+    @Test
+    void anUnpinnedTaskIsChargedOnTheFlavourItWasAdmittedOn() {
+        QueueDriver q = QueueDriver.with(aConfig().flavours("L4", "H100")
+                .queue(aQueue("a").quota("L4", 0).quota("H100", 8)).build());
+        q.submit(aJob("m").mig("3g.40gb")).submit(aJob("t").gpus(2).tier("fast"));
+        assertThat(q.dispatchCount("m")).isEqualTo(1);
+        assertThat(q.dispatchCount("t")).isEqualTo(1);
+        assertThat(q.core.state().usage().get("a")).as("L4, H100").startsWith(0L, 428L + 2000L);
+        assertThat(q.rebuilt().state()).isEqualTo(q.core.state());
+    }
 }

@@ -40,7 +40,7 @@ class JobLifecycleTest {
                 new Case("a queued job that fits is dispatched at once with its spec",
                         q -> q.submit(aJob("j1").gpus(8)),
                         q -> assertThat(q.all(JobDispatched.class, "j1"))
-                                .containsExactly(new JobDispatched("j1", "a", 1, aJob("j1").gpus(8).spec(), 8_000))),
+                                .containsExactly(new JobDispatched("j1", "a", 1, aJob("j1").gpus(8).spec(), 8_000, null, FairShareConfig.ANY_GPU))),
                 new Case("a duplicate submission is ignored, even after the job finished",
                         q -> q.submit(aJob("j1").gpus(8)).submit(aJob("j1").gpus(8))
                                 .succeeded("j1", 1).released("j1", 1, ReleaseCause.RUN_SUCCEEDED).submit(aJob("j1").gpus(8)),
@@ -95,7 +95,7 @@ class JobLifecycleTest {
                                     .satisfies(p -> assertThat(p.parked()).isFalse());
                             List<QueueFact> next = restarted.apply(new Input.Released("a1", "a", 1, ReleaseCause.RUN_SUCCEEDED),
                                     JobBuilder.EPOCH);
-                            assertThat(next).contains(new JobDispatched("a2", "a", 1, aJob("a2").gpus(16).spec(), 16_000));
+                            assertThat(next).contains(new JobDispatched("a2", "a", 1, aJob("a2").gpus(16).spec(), 16_000, null, FairShareConfig.ANY_GPU));
                         }),
                 new Case("a successful run ends the job and frees the quota when the allocation is released",
                         q -> q.submit(aJob("a1").gpus(32).submittedAt(1), aJob("a2").gpus(32).submittedAt(2))
@@ -103,7 +103,7 @@ class JobLifecycleTest {
                         q -> {
                             assertThat(q.all(JobSucceeded.class, "a1")).containsExactly(new JobSucceeded("a1", "a", 1));
                             assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32_000, "RUN_SUCCEEDED"),
-                                    new JobDispatched("a2", "a", 1, aJob("a2").gpus(32).spec(), 32_000));
+                                    new JobDispatched("a2", "a", 1, aJob("a2").gpus(32).spec(), 32_000, null, FairShareConfig.ANY_GPU));
                             assertThat(q.core.status("a1")).isEqualTo(JobState.SUCCEEDED);
                         }),
                 new Case("a failed run fails the job with the backend's message",
@@ -149,7 +149,7 @@ class JobLifecycleTest {
                             assertThat(q.core.reservedMilli("a")).isEqualTo(32_000);
                             q.released("a1", 1, ReleaseCause.NODE_FAILED);
                             assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32_000, "NODE_FAILED"),
-                                    new JobDispatched("a1", "a", 2, aJob("a1").gpus(32).spec(), 32_000));
+                                    new JobDispatched("a1", "a", 2, aJob("a1").gpus(32).spec(), 32_000, null, FairShareConfig.ANY_GPU));
                         }),
                 new Case("events about an attempt that is no longer current are ignored",
                         q -> q.submit(aJob("a1")).released("a1", 1, ReleaseCause.NODE_FAILED).requeued("a1", 1)
@@ -193,7 +193,7 @@ class JobLifecycleTest {
                             assertThat(q.dispatchCount("a2")).isZero();
                             q.released("a1", 1, ReleaseCause.CANCELLED);
                             assertThat(q.last).containsExactly(new QuotaReleased("a1", "a", 1, 32_000, "CANCELLED"),
-                                    new JobDispatched("a2", "a", 1, aJob("a2").gpus(8).spec(), 8_000));
+                                    new JobDispatched("a2", "a", 1, aJob("a2").gpus(8).spec(), 8_000, null, FairShareConfig.ANY_GPU));
                         }),
                 new Case("a cancelled job that placement then defers gives its quota back and is not parked",
                         q -> q.submit(aJob("a1").gpus(8)).cancel("a1").deferred("a1", 1).capacityChanged(),
