@@ -69,19 +69,19 @@ public enum Policy {
     }
 
     /**
-     * The configuration for this policy: the base one for Gantry (with its preemption); the baselines do not
-     * preempt, and drf-nodecay also switches usage decay off.
+     * The configuration for this policy: the base one for Gantry (with its preemption and ordering); the baselines
+     * do not preempt and keep FIFO order inside queues, and drf-nodecay also switches usage decay off.
      */
     public FairShareConfig config(FairShareConfig base) {
         if (this == GANTRY) {
             return base;
         }
         if (this != DRF_NODECAY) {
-            return base.withPreemption(FairShareConfig.Preemption.OFF);
+            return base.withPreemption(FairShareConfig.Preemption.OFF).withOrdering(FairShareConfig.Ordering.FIFO);
         }
         return new FairShareConfig(base.flavours(), base.cohorts(), base.queues(), base.priorityClasses(),
                 base.defaultPriorityClass(), Duration.ofDays(365L * 1000), base.starvationWait(),
-                base.implicitQuotas(), FairShareConfig.Preemption.OFF);
+                base.implicitQuotas(), FairShareConfig.Preemption.OFF, FairShareConfig.Ordering.FIFO);
     }
 
     /**

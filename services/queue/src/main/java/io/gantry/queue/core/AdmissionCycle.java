@@ -65,6 +65,7 @@ final class AdmissionCycle {
      */
     void run(Instant now, boolean all, Decisions decisions) {
         long t = now.toEpochMilli();
+        pending.promote(t);
         // starvation is checked in every tree on every cycle (a wait can run out while nothing else happens there);
         // a tree whose reservation changed is cycled like a changed one
         Map<String, Reservation> reservations = new HashMap<>();

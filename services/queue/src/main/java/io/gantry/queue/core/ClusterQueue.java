@@ -33,6 +33,12 @@ final class ClusterQueue {
     /** The GPU flavours it has a quota for, in fungibility order. */
     final int[] gpuFlavours;
 
+    // ---------------------------------------------------------------- ordering inside the queue
+    /** Attained service (millionths of a GPU-second) starting each level after the first; empty: a FIFO queue. */
+    final long[] levels;
+    /** How long a job waits before it stands at the first level again; -1: never. */
+    final long promoteAfterMillis;
+
     // ---------------------------------------------------------------- usage
     final long[] usage;
     /** Decayed usage history up to {@link #historyAt}. */
@@ -57,8 +63,11 @@ final class ClusterQueue {
     final TreeSet<QuotaCharge> runningByStart = new TreeSet<>(QuotaCharge.BY_START);
 
     ClusterQueue(FairShareConfig.QueueDef def, Cohort parent, List<String> resources, int gpuCount,
-                 Comparator<PendingJobEntry> order) {
+                 Comparator<PendingJobEntry> order, FairShareConfig.Ordering ordering) {
         int r = resources.size();
+        boolean las = ordering.of(def) == FairShareConfig.OrderingPolicy.LAS;
+        this.levels = las ? ordering.levels().stream().mapToLong(s -> s * 1_000_000L).toArray() : new long[0];
+        this.promoteAfterMillis = las && ordering.promoteAfter() != null ? ordering.promoteAfter().toMillis() : -1;
         this.def = def;
         this.parent = parent;
         this.tree = parent == null ? "queue:" + def.name() : parent.tree;
@@ -126,13 +135,44 @@ final class ClusterQueue {
     /** The runs dispatched at or before {@code cutoff}. */
     Iterable<QuotaCharge> runningSince(long cutoff) {
         return runningByStart.headSet(new QuotaCharge("\uffff", Integer.MAX_VALUE, null, 0, 0, 0, 0, cutoff, null,
-                0, 0), true);
+                0, 0, 0), true);
     }
 
     /** Whether a run of this queue stands below {@code job} (lower class, or same class and lower priority). */
     boolean runsBelow(PendingJob job) {
         return !runningByPriority.isEmpty()
                 && runningByPriority.firstKey() < priorityKey(job.classValue(), job.priority());
+    }
+
+    /** The service level of {@code attained} (millionths of a GPU-second) in this queue: 0 in a FIFO queue. */
+    int level(long attained) {
+        int l = 0;
+        while (l < levels.length && attained >= levels[l]) {
+            l++;
+        }
+        return l;
+    }
+
+    /** The level the run {@code c} has reached by {@code t}, counting its service so far. */
+    int level(QuotaCharge c, long t) {
+        return levels.length == 0 ? 0 : level(c.attainedBefore() + c.gpuMilli() * Math.max(0, t - c.dispatchedMillis()));
+    }
+
+    /**
+     * Whether a run of this queue dispatched by {@code cutoff}, of {@code job}'s class and priority or below, has
+     * reached a higher service level than {@code job} by {@code t}.
+     */
+    boolean runsAboveLevel(PendingJob job, long cutoff, long t) {
+        if (levels.length == 0) {
+            return false;
+        }
+        for (QuotaCharge c : runningSince(cutoff)) {
+            if (priorityKey(c.classValue(), c.priority()) <= priorityKey(job.classValue(), job.priority())
+                    && level(c, t) > job.level()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static long priorityKey(int classValue, int priority) {

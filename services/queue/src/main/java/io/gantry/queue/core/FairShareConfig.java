@@ -30,10 +30,12 @@ import java.util.regex.Pattern;
  * @param implicitQuotas  non-null only without a configuration file: every tenant gets an implicit queue named after
  *                        it with this GPU quota on {@link #ANY_GPU}, in no cohort
  * @param preemption      when running jobs may be preempted for pending ones
+ * @param ordering        how jobs of equal priority are ordered inside a queue (a queue may choose its own policy)
  */
 public record FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
                               Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
-                              Duration starvationWait, Quotas implicitQuotas, Preemption preemption) {
+                              Duration starvationWait, Quotas implicitQuotas, Preemption preemption,
+                              Ordering ordering) {
     public static final String ANY_GPU = "gpu";
     public static final String CPU = "cpu";
     public static final String MEMORY = "memory";
@@ -47,11 +49,55 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
     public record ResourceQuota(long nominal, Long borrowingLimit, Long lendingLimit) {
     }
 
-    /** One queue: owned by {@code tenant}, in {@code cohort} (or none), with quotas per resource name. */
+    /**
+     * One queue: owned by {@code tenant}, in {@code cohort} (or none), with quotas per resource name; {@code ordering}
+     * is its own policy inside the queue, or null for the configuration's.
+     */
     public record QueueDef(String name, String tenant, String cohort, double weight,
-                           Map<String, ResourceQuota> quotas) {
+                           Map<String, ResourceQuota> quotas, OrderingPolicy ordering) {
         public QueueDef {
             quotas = Collections.unmodifiableMap(new LinkedHashMap<>(quotas));
+        }
+
+        public QueueDef(String name, String tenant, String cohort, double weight, Map<String, ResourceQuota> quotas) {
+            this(name, tenant, cohort, weight, quotas, null);
+        }
+    }
+
+    /** How jobs of equal priority class and job priority are ordered inside a queue. */
+    public enum OrderingPolicy {
+        /** By submit time. */
+        FIFO,
+        /**
+         * Least attained service first (Tiresias' discretised LAS): by service level, then submit time; a run that
+         * reached a higher level than a waiting job of its queue may be preempted for it.
+         */
+        LAS
+    }
+
+    /**
+     * The ordering inside queues (see docs/design/fair-share.md, "Attained-service order").
+     *
+     * @param policy       the queues' policy unless a queue names its own
+     * @param levels       attained service (GPU-seconds over all of a job's runs) at which a job enters the next
+     *                     service level, ascending; {@code levels.size() + 1} levels
+     * @param promoteAfter a job waiting this long (since it was last queued) stands at the first level again; null:
+     *                     never
+     */
+    public record Ordering(OrderingPolicy policy, List<Long> levels, Duration promoteAfter) {
+        /** Two levels split at one GPU-hour; a waiting job is promoted after 8 hours. */
+        public static final Ordering DEFAULT = new Ordering(OrderingPolicy.LAS, List.of(3_600L), Duration.ofHours(8));
+        /** First come, first served inside a queue. */
+        public static final Ordering FIFO = new Ordering(OrderingPolicy.FIFO, DEFAULT.levels, DEFAULT.promoteAfter);
+
+        public Ordering {
+            Objects.requireNonNull(policy, "policy");
+            levels = List.copyOf(levels);
+        }
+
+        /** The policy of {@code queue}: its own, else this one. */
+        public OrderingPolicy of(QueueDef queue) {
+            return queue.ordering() != null ? queue.ordering() : policy;
         }
     }
 
@@ -101,6 +147,14 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 implicitQuotas, Preemption.DEFAULT);
     }
 
+    /** A configuration with the default ordering. */
+    public FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
+                           Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
+                           Duration starvationWait, Quotas implicitQuotas, Preemption preemption) {
+        this(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife, starvationWait,
+                implicitQuotas, preemption, Ordering.DEFAULT);
+    }
+
     /**
      * This configuration as a document {@link #fromYaml} reads back into an equal configuration (maps, lists,
      * strings, numbers; durations in ISO-8601): how a configuration built in code (a replay's quotas) is handed to
@@ -124,6 +178,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         p.put("gracePeriod", preemption.gracePeriod().toString());
         p.put("minRunTime", preemption.minRunTime().toString());
         doc.put("preemption", p);
+        doc.put("ordering", orderingDocument(ordering));
         if (!flavours.isEmpty()) {
             doc.put("flavours", new ArrayList<>(flavours));
         }
@@ -148,6 +203,9 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 m.put("cohort", q.cohort());
             }
             m.put("weight", q.weight());
+            if (q.ordering() != null) {
+                m.put("ordering", q.ordering().name().toLowerCase(java.util.Locale.ROOT));
+            }
             Map<String, Object> quotas = new LinkedHashMap<>();
             q.quotas().forEach((resource, rq) -> {
                 boolean gpu = flavours.contains(resource);
@@ -168,6 +226,19 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         return doc;
     }
 
+    /** The {@code ordering:} block of a document. */
+    static Map<String, Object> orderingDocument(Ordering o) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("policy", o.policy().name().toLowerCase(java.util.Locale.ROOT));
+        List<Object> hours = new ArrayList<>();
+        for (long s : o.levels()) {
+            hours.add(s % 3600 == 0 ? (Object) (s / 3600) : (Object) (s / 3600.0));
+        }
+        m.put("levels", hours);
+        m.put("promoteAfter", o.promoteAfter() == null ? "never" : o.promoteAfter().toString());
+        return m;
+    }
+
     /** A GPU amount in thousandths as written in a document: whole GPUs as a whole number, else a decimal. */
     private static Object written(boolean gpu, long v) {
         if (!gpu) {
@@ -183,11 +254,18 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
     /** The same configuration with another preemption policy. */
     public FairShareConfig withPreemption(Preemption p) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, p);
+                starvationWait, implicitQuotas, p, ordering);
+    }
+
+    /** The same configuration with another ordering inside queues. */
+    public FairShareConfig withOrdering(Ordering o) {
+        return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
+                starvationWait, implicitQuotas, preemption, o);
     }
 
     public FairShareConfig {
         Objects.requireNonNull(preemption, "preemption");
+        Objects.requireNonNull(ordering, "ordering");
         flavours = List.copyOf(flavours);
         cohorts = Collections.unmodifiableMap(new LinkedHashMap<>(cohorts));
         queues = List.copyOf(queues);
@@ -254,7 +332,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             throw new ConfigException(r.problems.isEmpty() ? List.of("(root): must be a mapping") : r.problems);
         }
         r.onlyKeys(root, "", Set.of("flavours", "cohorts", "queues", "priorityClasses", "halfLife", "starvationWait",
-                "tenants", "preemption", "implicit"));
+                "tenants", "preemption", "implicit", "ordering"));
         Duration halfLife = r.duration(root.get("halfLife"), "halfLife", Duration.ofDays(7));
         Duration starvation = r.duration(root.get("starvationWait"), "starvationWait", Duration.ofMinutes(30));
         if (starvation != null && starvation.isZero()) {
@@ -343,7 +421,9 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             if (q == null) {
                 continue;
             }
-            r.onlyKeys(q, path, Set.of("name", "tenant", "cohort", "weight", "quotas"));
+            r.onlyKeys(q, path, Set.of("name", "tenant", "cohort", "weight", "quotas", "ordering"));
+            OrderingPolicy queueOrdering = q.get("ordering") == null ? null
+                    : orderingPolicy(r, q.get("ordering"), path + ".ordering");
             String name = r.name(q.get("name"), path + ".name");
             String tenant = r.name(q.get("tenant"), path + ".tenant");
             String cohort = q.get("cohort") == null ? null : r.name(q.get("cohort"), path + ".cohort");
@@ -397,7 +477,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 }
             }
             if (name != null && tenant != null) {
-                queues.add(new QueueDef(name, tenant, cohort, weight, quotas));
+                queues.add(new QueueDef(name, tenant, cohort, weight, quotas, queueOrdering));
             }
         }
 
@@ -430,11 +510,12 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             classes.put(DEFAULT_CLASS, 0);
         }
         Preemption preemption = preemption(r, root.get("preemption"));
+        Ordering ordering = ordering(r, root.get("ordering"));
         if (!r.problems.isEmpty()) {
             throw new ConfigException(r.problems);
         }
         return new FairShareConfig(flavours, cohorts, queues, classes, defaultClass, halfLife, starvation, null,
-                preemption);
+                preemption, ordering);
     }
 
     /**
@@ -469,10 +550,66 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             }
         }
         Preemption preemption = preemption(r, root.get("preemption"));
+        Ordering ordering = ordering(r, root.get("ordering"));
         if (!r.problems.isEmpty()) {
             throw new ConfigException(r.problems);
         }
-        return implicit(new Quotas(defaultMilli, perTenant), halfLife, starvation).withPreemption(preemption);
+        return implicit(new Quotas(defaultMilli, perTenant), halfLife, starvation).withPreemption(preemption)
+                .withOrdering(ordering);
+    }
+
+    private static OrderingPolicy orderingPolicy(Reader r, Object o, String path) {
+        if ("fifo".equals(o)) {
+            return OrderingPolicy.FIFO;
+        }
+        if ("las".equals(o)) {
+            return OrderingPolicy.LAS;
+        }
+        r.problem(path, "must be fifo or las, was '" + o + "'");
+        return null;
+    }
+
+    /** {@code ordering: {policy: las, levels: [1, 8], promoteAfter: 8h}}: levels in GPU-hours, ascending. */
+    private static Ordering ordering(Reader r, Object node) {
+        Ordering d = Ordering.DEFAULT;
+        Map<String, Object> m = node == null ? null : r.map(node, "ordering");
+        if (m == null) {
+            return d;
+        }
+        r.onlyKeys(m, "ordering", Set.of("policy", "levels", "promoteAfter"));
+        OrderingPolicy policy = m.get("policy") == null ? d.policy()
+                : orderingPolicy(r, m.get("policy"), "ordering.policy");
+        List<Long> levels = d.levels();
+        List<Object> ll = r.list(m.get("levels"), "ordering.levels");
+        if (ll != null) {
+            levels = new ArrayList<>();
+            for (int i = 0; i < ll.size(); i++) {
+                String p = "ordering.levels[" + i + "]";
+                double hours = r.number(ll.get(i), p);
+                long seconds = Math.round(hours * 3600);
+                if (!(hours > 0) || hours > 1_000_000) {
+                    r.problem(p, "must be GPU-hours > 0 (at most 1e6), was " + ll.get(i));
+                } else if (!levels.isEmpty() && seconds <= levels.get(levels.size() - 1)) {
+                    r.problem(p, "must be greater than the level before it, was " + ll.get(i));
+                } else {
+                    levels.add(seconds);
+                }
+            }
+            if (ll.isEmpty() || ll.size() > 8) {
+                r.problem("ordering.levels", "must list 1 to 8 thresholds in GPU-hours, had " + ll.size());
+            }
+        }
+        Duration promote = d.promoteAfter();
+        Object pa = m.get("promoteAfter");
+        if ("never".equals(pa)) {
+            promote = null;
+        } else if (pa != null) {
+            promote = r.duration(pa, "ordering.promoteAfter", d.promoteAfter());
+            if (promote != null && (promote.isZero() || promote.isNegative())) {
+                r.problem("ordering.promoteAfter", "must be > 0 or never, was '" + pa + "'");
+            }
+        }
+        return new Ordering(policy == null ? d.policy() : policy, levels, promote);
     }
 
     private static Preemption preemption(Reader r, Object node) {

@@ -7,5 +7,6 @@ package io.gantry.queue.core;
  * @param flavour the GPU flavour's name, or null
  */
 record OrphanedCharge(String jobId, int attempt, String tenant, String queue, String flavour, long gpuMilli, long cpu,
-                      long mem, long dispatchedMillis, Long timeLimitSeconds, int classValue, int priority) {
+                      long mem, long dispatchedMillis, Long timeLimitSeconds, int classValue, int priority,
+                      long attainedBefore) {
 }

@@ -35,6 +35,10 @@ final class PendingIndex {
     final Set<String> fresh = new TreeSet<>();
     /** Queues that gained pending jobs since the last cycle: only they can have news in an unchanged tree. */
     final Set<ClusterQueue> gainedJobs = new LinkedHashSet<>();
+    /** Jobs above the first service level by when they are promoted to it (attained-service queues). */
+    private final TreeMap<Long, Set<String>> promotions = new TreeMap<>();
+    /** The time of the last cycle: a job queued at least its queue's promoteAfter before it stands at level 0. */
+    private long lastCycleMillis = Long.MIN_VALUE;
 
     PendingIndex(QuotaTree tree, FairShareConfig config, Explainer explainer, Comparator<PendingJobEntry> queueOrder) {
         this.tree = tree;
@@ -55,6 +59,33 @@ final class PendingIndex {
         unparking.clear();
     }
 
+    /**
+     * A cycle at {@code t} begins: the jobs that have waited their queue's promoteAfter stand at the first service
+     * level from now on (filed again, so the cycle looks at them).
+     */
+    void promote(long t) {
+        lastCycleMillis = Math.max(lastCycleMillis, t);
+        while (!promotions.isEmpty() && promotions.firstKey() <= t) {
+            for (String id : promotions.pollFirstEntry().getValue()) {
+                PendingJobEntry p = schedulable.get(id);
+                if (p != null && p.view().level() > 0) {
+                    remove(id);
+                    add(p.job());
+                }
+            }
+        }
+    }
+
+    /** The service level {@code job} stands at in {@code q} now (see {@link #promote}). */
+    private int level(ClusterQueue q, QueuedJob job) {
+        int level = q.level(job.attained());
+        if (level == 0 || q.promoteAfterMillis < 0) {
+            return level;
+        }
+        long due = job.queuedAt().toEpochMilli() + q.promoteAfterMillis;
+        return due <= lastCycleMillis ? 0 : level;
+    }
+
     /** Keeps the index in step with a job's state after a fact changed it ({@code after} null: gone). */
     void sync(QueuedJob before, QueuedJob after) {
         String id = before != null ? before.jobId() : after.jobId();
@@ -67,7 +98,8 @@ final class PendingIndex {
         boolean shouldBe = after != null && after.status() == JobState.QUEUED
                 && (!after.parked() || unparking.contains(id));
         boolean present = schedulable.containsKey(id) || neverFits.containsKey(id);
-        if (present && (!shouldBe || before == null || before.attempt() != after.attempt())) {
+        if (present && (!shouldBe || before == null || before.attempt() != after.attempt()
+                || before.attained() != after.attained())) {
             remove(id);
             present = false;
         }
@@ -93,6 +125,10 @@ final class PendingIndex {
         }
         PendingJobEntry p = ((Admissibility.Schedulable) a).entry();
         schedulable.put(p.jobId(), p);
+        if (p.view().level() > 0 && p.queue().promoteAfterMillis >= 0) {
+            promotions.computeIfAbsent(job.queuedAt().toEpochMilli() + p.queue().promoteAfterMillis,
+                    k -> new TreeSet<>()).add(p.jobId());
+        }
         ClusterQueue q = p.queue();
         q.pendingInOrder.add(p);
         q.pendingByShape.computeIfAbsent(p.shape(), s -> new TreeSet<>(queueOrder)).add(p);
@@ -171,10 +207,10 @@ final class PendingIndex {
         String key = Arrays.toString(cands);
         int candKey = candidateKeys.computeIfAbsent(key, k -> candidateKeys.size());
         PendingJob view = new PendingJob(job.jobId(), job.tenant(), q.name(), job.attempt(), job.gpuMilli(),
-                job.submittedAt(), classValue, spec.priority());
+                job.submittedAt(), classValue, spec.priority(), level(q, job));
         return new Admissibility.Schedulable(new PendingJobEntry(job.jobId(), q, view, cands, gpuMilli,
                 demand.cpuMillis(), demand.memoryMiB(), spec.timeLimitSeconds(), job.submittedAt().toEpochMilli(),
-                new RequestShape(gpuMilli, candKey)));
+                new RequestShape(gpuMilli, candKey), job));
     }
 
     /** The job as the policy orders it (also a job that is not in the index, for the pending list). */
@@ -184,7 +220,9 @@ final class PendingIndex {
         }
         Integer cls = config.priorityClasses().get(job.spec().priorityClass() == null
                 ? config.defaultPriorityClass() : job.spec().priorityClass());
+        ClusterQueue q = tree.queueFor(job.tenant(), job.spec().queue());
         return new PendingJob(job.jobId(), job.tenant(), tree.queueNameOf(job), job.attempt(), job.gpuMilli(),
-                job.submittedAt(), cls == null ? Integer.MIN_VALUE : cls, job.spec().priority());
+                job.submittedAt(), cls == null ? Integer.MIN_VALUE : cls, job.spec().priority(),
+                q == null ? 0 : level(q, job));
     }
 }

@@ -6,9 +6,10 @@ package io.gantry.queue.core;
  *
  * @param view       the job as the {@link DispatchPolicy} orders it
  * @param candidates the GPU flavours (resource indexes) it may be admitted on, in order; empty without GPUs
+ * @param job        the job as it was filed
  */
 record PendingJobEntry(String jobId, ClusterQueue queue, PendingJob view, int[] candidates, long gpuMilli, long cpu,
-                       long mem, Long timeLimitSeconds, long submittedMillis, RequestShape shape) {
+                       long mem, Long timeLimitSeconds, long submittedMillis, RequestShape shape, QueuedJob job) {
 
     /** The flavour a reservation or a tentative charge takes for it: its first candidate, or none. */
     int firstFlavour() {

@@ -7,5 +7,10 @@ public enum PreemptionReason {
     /** A higher-priority job of the same queue needs the quota. */
     PRIORITY,
     /** The victim's queue is above its fair share and a queue below its own needs the quota. */
-    FAIR_SHARE
+    FAIR_SHARE,
+    /**
+     * In a queue ordered by attained service, a job of the same priority at a lower service level needs the quota of
+     * a run that has reached a higher one.
+     */
+    SERVICE_LEVEL
 }

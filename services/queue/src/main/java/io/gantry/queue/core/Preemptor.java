@@ -135,7 +135,7 @@ final class Preemptor {
         List<PendingJobEntry> heads = new ArrayList<>();
         for (ClusterQueue q : looked) {
             if (!q.pendingInOrder.isEmpty() && tree.quotaFit(q.head()) == QuotaTree.NO_FIT
-                    && promising(q.head(), reclaimable, cutoff)) {
+                    && promising(q.head(), reclaimable, cutoff, t)) {
                 heads.add(q.head());
             }
         }
@@ -154,7 +154,7 @@ final class Preemptor {
             }
             for (Victim v : victims) {
                 decisions.preempt(v.charge().jobId(), v.charge().attempt(), v.reason(), head.jobId(),
-                        sentence(v, head));
+                        sentence(v, head, t));
             }
             return true;
         }
@@ -165,13 +165,14 @@ final class Preemptor {
      * Cheap necessary conditions for a preemption in favour of {@code p}: a lower-priority run of its own queue old
      * enough, or enough borrowed quota with old enough runs to reclaim what it lacks, or fair-share preemption on.
      */
-    private boolean promising(PendingJobEntry p, long[] reclaimable, long cutoff) {
+    private boolean promising(PendingJobEntry p, long[] reclaimable, long cutoff, long t) {
         FairShareConfig.Preemption rules = config.preemption();
         if (rules.overFairShare()) {
             return true;
         }
         ClusterQueue q = p.queue();
-        if (rules.withinQueue() && q.hasRunSince(cutoff) && q.runsBelow(p.view())) {
+        if (rules.withinQueue() && q.hasRunSince(cutoff)
+                && (q.runsBelow(p.view()) || q.runsAboveLevel(p.view(), cutoff, t))) {
             return true;
         }
         if (reclaimable == null || !tree.withinNominal(p)) {
@@ -207,7 +208,8 @@ final class Preemptor {
         boolean memShort = p.mem() > tree.available(own, tree.mem);
         boolean withinNominal = tree.withinNominal(p);
         // cheap necessary conditions first: most blocked heads have no possible victim at all
-        boolean byPriority = rules.withinQueue() && own.runsBelow(p.view());
+        boolean byPriority = rules.withinQueue()
+                && (own.runsBelow(p.view()) || own.runsAboveLevel(p.view(), t - minRun, t));
         boolean byReclaim = rules.reclaim() != FairShareConfig.Reclaim.NEVER && withinNominal;
         if (!byPriority && !byReclaim && !rules.overFairShare()) {
             return List.of();
@@ -231,7 +233,9 @@ final class Preemptor {
                         || c.classValue() == p.view().classValue() && c.priority() < p.view().priority();
                 PreemptionReason reason = null;
                 if (q == own) {
-                    reason = rules.withinQueue() && lower ? PreemptionReason.PRIORITY : null;
+                    boolean same = c.classValue() == p.view().classValue() && c.priority() == p.view().priority();
+                    reason = !rules.withinQueue() ? null : lower ? PreemptionReason.PRIORITY
+                            : same && own.level(c, t) > p.view().level() ? PreemptionReason.SERVICE_LEVEL : null;
                 } else if (rules.reclaim() != FairShareConfig.Reclaim.NEVER && withinNominal && tree.borrowing(q, c)
                         && (rules.reclaim() == FairShareConfig.Reclaim.ANY || lower)) {
                     reason = PreemptionReason.RECLAIM;
@@ -301,7 +305,7 @@ final class Preemptor {
     /** The preemptor's queue's weighted share if it were admitted. */
     private double shareWith(PendingJobEntry p, long t) {
         QuotaCharge tentative = new QuotaCharge(p.jobId(), 0, p.queue(), p.firstFlavour(), p.gpuMilli(), p.cpu(), p.mem(),
-                t, null, 0, 0);
+                t, null, 0, 0, 0);
         tree.add(tentative, 1, false);
         double s = tree.weightedShare(p.queue(), t);
         tree.add(tentative, -1, false);
@@ -317,7 +321,7 @@ final class Preemptor {
     }
 
     /** The JobPreempted message: why this run is stopped, for whom. */
-    private String sentence(Victim v, PendingJobEntry p) {
+    private String sentence(Victim v, PendingJobEntry p, long t) {
         QuotaCharge c = v.charge();
         String what = c.gpuMilli() > 0 && c.flavour() >= 0 ? GpuShares.format(c.gpuMilli()) + " x "
                 + tree.resources.get(c.flavour())
@@ -329,6 +333,10 @@ final class Preemptor {
                     + what;
             case FAIR_SHARE -> "queue " + c.queue().name() + " is above its fair share; queue " + p.queue().name()
                     + " needs " + what + " for job " + p.jobId();
+            case SERVICE_LEVEL -> "job " + p.jobId() + " at service level " + p.view().level() + " in queue "
+                    + p.queue().name() + " needs " + what + "; this run reached level " + c.queue().level(c, t) + " with "
+                    + String.format(java.util.Locale.ROOT, "%.1f", (c.attainedBefore() + c.gpuMilli()
+                    * Math.max(0, t - c.dispatchedMillis())) / 3.6e9) + " GPU-hours of service";
         };
     }
 }

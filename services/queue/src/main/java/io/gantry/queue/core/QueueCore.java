@@ -546,10 +546,10 @@ public final class QueueCore {
                     return;
                 }
                 after = new QueuedJob(q.jobId(), q.tenant(), q.spec(), q.gpuMilli(), q.submittedAt(), q.attempt(),
-                        JobState.QUEUED, false, null, new TreeMap<>());
+                        JobState.QUEUED, false, null, new TreeMap<>(), 0, at);
                 tenants.add(q.tenant());
             } else {
-                after = job.requeued(q.attempt(), q.spec(), q.submittedAt(), q.gpuMilli());
+                after = job.requeued(q.attempt(), q.spec(), q.submittedAt(), q.gpuMilli(), at);
             }
             live.put(q.jobId(), after);
             syncIndex(job, after);
@@ -580,10 +580,12 @@ public final class QueueCore {
             job = job.dispatched(d.attempt(), d.gpuMilli());
             scheduler.charge(job, d.attempt(), d.spec(), d.gpuMilli(), d.flavour(), at);
         } else if (fact instanceof QueueFact.QuotaReleased r) {
+            long service = 0;
             if (job.reservations().containsKey(r.attempt())) {
-                scheduler.uncharge(job.jobId(), r.attempt(), at);
+                service = scheduler.uncharge(job.jobId(), r.attempt(), at);
             }
-            job = job.released(r.attempt());
+            // a deferred dispatch never ran
+            job = job.released(r.attempt(), DEFERRED.equals(r.reason()) ? 0 : service);
             if (r.cause() != null && r.cause().recoveryDecides() && r.attempt() == job.attempt()
                     && job.status() == JobState.DISPATCHED) {
                 job = job.with(JobState.INTERRUPTED);

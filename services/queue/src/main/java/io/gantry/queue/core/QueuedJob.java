@@ -14,10 +14,13 @@ import java.util.TreeMap;
  * @param gpuMilli             what the gang is charged to quota, in thousandths of a GPU
  * @param reservations         thousandths of a GPU reserved per attempt; an old attempt can still hold GPUs after a
  *                             requeue until placement releases its allocation
+ * @param attained             the service its ended runs received: thousandths of a GPU held x milliseconds
+ *                             (millionths of a GPU-second), from dispatch to release; deferred dispatches count nothing
+ * @param queuedAt             when the current attempt was queued (the job's last JobQueued)
  */
 public record QueuedJob(String jobId, String tenant, JobSpec spec, long gpuMilli, Instant submittedAt, int attempt,
                        JobState status, boolean dispatchedThisAttempt, Wait lastWait,
-                       SortedMap<Integer, Long> reservations) {
+                       SortedMap<Integer, Long> reservations, long attained, Instant queuedAt) {
 
     /** A reason and message last published for the job. */
     public record Wait(WaitReason reason, String message) {
@@ -47,29 +50,31 @@ public record QueuedJob(String jobId, String tenant, JobSpec spec, long gpuMilli
 
     QueuedJob with(JobState newStatus) {
         return new QueuedJob(jobId, tenant, spec, gpuMilli, submittedAt, attempt, newStatus, dispatchedThisAttempt,
-                lastWait, reservations);
+                lastWait, reservations, attained, queuedAt);
     }
 
     QueuedJob waiting(Wait wait, JobState newStatus) {
         return new QueuedJob(jobId, tenant, spec, gpuMilli, submittedAt, attempt, newStatus, dispatchedThisAttempt, wait,
-                reservations);
+                reservations, attained, queuedAt);
     }
 
     QueuedJob dispatched(int attemptNo, long reservedMilli) {
         TreeMap<Integer, Long> r = new TreeMap<>(reservations);
         r.put(attemptNo, reservedMilli);
-        return new QueuedJob(jobId, tenant, spec, gpuMilli, submittedAt, attempt, JobState.DISPATCHED, true, null, r);
+        return new QueuedJob(jobId, tenant, spec, gpuMilli, submittedAt, attempt, JobState.DISPATCHED, true, null, r,
+                attained, queuedAt);
     }
 
-    QueuedJob released(int attemptNo) {
+    /** The attempt's reservation ended; its run received {@code service} (see {@link #attained}). */
+    QueuedJob released(int attemptNo, long service) {
         TreeMap<Integer, Long> r = new TreeMap<>(reservations);
         r.remove(attemptNo);
         return new QueuedJob(jobId, tenant, spec, gpuMilli, submittedAt, attempt, status, dispatchedThisAttempt, lastWait,
-                r);
+                r, attained + service, queuedAt);
     }
 
-    QueuedJob requeued(int newAttempt, JobSpec newSpec, Instant originalSubmit, long newMilli) {
+    QueuedJob requeued(int newAttempt, JobSpec newSpec, Instant originalSubmit, long newMilli, Instant at) {
         return new QueuedJob(jobId, tenant, newSpec, newMilli, originalSubmit, newAttempt, JobState.QUEUED, false, null,
-                reservations);
+                reservations, attained, at);
     }
 }

@@ -8,9 +8,10 @@ import java.util.Comparator;
  *
  * @param flavour the GPU resource it is charged to, or {@link QuotaTree#NO_GPU}
  * @param gpuMilli thousandths of a GPU charged to {@code flavour} (see {@link ResourceDemand})
+ * @param attainedBefore the service the job's earlier runs received ({@link QueuedJob#attained})
  */
 record QuotaCharge(String jobId, int attempt, ClusterQueue queue, int flavour, long gpuMilli, long cpu, long mem,
-                   long dispatchedMillis, Long timeLimitSeconds, int classValue, int priority) {
+                   long dispatchedMillis, Long timeLimitSeconds, int classValue, int priority, long attainedBefore) {
 
     static final Comparator<QuotaCharge> BY_START = Comparator.comparingLong(QuotaCharge::dispatchedMillis)
             .thenComparing(QuotaCharge::jobId).thenComparingInt(QuotaCharge::attempt);

@@ -50,7 +50,7 @@ final class QuotaLedger {
                     attempt, job.tenant(), queue, demand.gpuMilli() > 0 && g != null
                             ? admittedOn != null ? admittedOn : g.gpuModel() : null,
                     demand.gpuMilli(), demand.cpuMillis(), demand.memoryMiB(), t, dispatched.timeLimitSeconds(),
-                    classValue, dispatched.priority()));
+                    classValue, dispatched.priority(), job.attained()));
             return;
         }
         Integer admitted = tree.resourceIndex(admittedOn);
@@ -61,7 +61,7 @@ final class QuotaLedger {
             flavour = q.gpuFlavours[0];
         }
         QuotaCharge c = new QuotaCharge(job.jobId(), attempt, q, flavour, demand.gpuMilli(), demand.cpuMillis(),
-                demand.memoryMiB(), t, dispatched.timeLimitSeconds(), classValue, dispatched.priority());
+                demand.memoryMiB(), t, dispatched.timeLimitSeconds(), classValue, dispatched.priority(), job.attained());
         QuotaCharge old = charges.computeIfAbsent(job.jobId(), k -> new TreeMap<>()).put(attempt, c);
         if (old != null) {
             undo(old, t);
@@ -72,6 +72,21 @@ final class QuotaLedger {
     }
 
     /** A QuotaReleased fact: the attempt holds nothing any more. Whether it held a charge in a queue. */
+    /**
+     * The service the attempt's run received up to {@code t}: thousandths of a GPU held x milliseconds since its
+     * dispatch ({@link QueuedJob#attained}); 0 when it holds nothing.
+     */
+    long service(String jobId, int attempt, long t) {
+        Map<Integer, QuotaCharge> byAttempt = charges.get(jobId);
+        QuotaCharge c = byAttempt == null ? null : byAttempt.get(attempt);
+        if (c != null) {
+            return c.gpuMilli() * Math.max(0, t - c.dispatchedMillis());
+        }
+        Map<Integer, OrphanedCharge> orphaned = orphans.get(jobId);
+        OrphanedCharge o = orphaned == null ? null : orphaned.get(attempt);
+        return o == null ? 0 : o.gpuMilli() * Math.max(0, t - o.dispatchedMillis());
+    }
+
     boolean uncharge(String jobId, int attempt, Instant at) {
         Map<Integer, OrphanedCharge> orphaned = orphans.get(jobId);
         if (orphaned != null && orphaned.remove(attempt) != null && orphaned.isEmpty()) {
@@ -104,7 +119,8 @@ final class QuotaLedger {
             for (QuotaCharge c : byAttempt.values()) {
                 adoptCharge(new OrphanedCharge(c.jobId(), c.attempt(), c.queue().def.tenant(), c.queue().name(),
                         c.flavour() >= 0 && c.gpuMilli() > 0 ? previous.tree.resources.get(c.flavour()) : null, c.gpuMilli(),
-                        c.cpu(), c.mem(), c.dispatchedMillis(), c.timeLimitSeconds(), c.classValue(), c.priority()));
+                        c.cpu(), c.mem(), c.dispatchedMillis(), c.timeLimitSeconds(), c.classValue(), c.priority(),
+                        c.attainedBefore()));
             }
         }
         for (Map<Integer, OrphanedCharge> byAttempt : previous.orphans.values()) {
@@ -126,7 +142,7 @@ final class QuotaLedger {
                     : nq.gpuFlavours.length > 0 ? nq.gpuFlavours[0] : QuotaTree.NO_GPU;
         }
         QuotaCharge n = new QuotaCharge(o.jobId(), o.attempt(), nq, flavour, o.gpuMilli(), o.cpu(), o.mem(),
-                o.dispatchedMillis(), o.timeLimitSeconds(), o.classValue(), o.priority());
+                o.dispatchedMillis(), o.timeLimitSeconds(), o.classValue(), o.priority(), o.attainedBefore());
         charges.computeIfAbsent(o.jobId(), k -> new TreeMap<>()).put(o.attempt(), n);
         tree.add(n, 1, true);
         nq.started(n);

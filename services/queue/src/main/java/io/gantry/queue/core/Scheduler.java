@@ -68,11 +68,13 @@ final class Scheduler {
         ledger.charge(job, attempt, dispatched, gpuMilli, flavour, at);
     }
 
-    /** A QuotaReleased fact. */
-    void uncharge(String jobId, int attempt, Instant at) {
+    /** A QuotaReleased fact: the service its run received ({@link QueuedJob#attained}). */
+    long uncharge(String jobId, int attempt, Instant at) {
+        long service = ledger.service(jobId, attempt, at.toEpochMilli());
         if (ledger.uncharge(jobId, attempt, at)) {
             preemptor.released(jobId, attempt);
         }
+        return service;
     }
 
     /** A JobPreempted fact. */

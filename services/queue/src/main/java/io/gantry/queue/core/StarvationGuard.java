@@ -125,7 +125,7 @@ final class StarvationGuard {
     boolean allowsBackfill(PendingJobEntry p, int f, Reservation res, long t) {
         long[] before = reservedAvailability(res);
         QuotaCharge tentative = new QuotaCharge(p.jobId(), 0, p.queue(), f, p.gpuMilli(), p.cpu(), p.mem(), t,
-                p.timeLimitSeconds(), 0, 0);
+                p.timeLimitSeconds(), 0, 0, 0);
         tree.add(tentative, 1, false);
         long[] after = reservedAvailability(res);
         tree.add(tentative, -1, false);

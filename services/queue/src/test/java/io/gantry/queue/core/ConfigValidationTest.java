@@ -80,7 +80,7 @@ class ConfigValidationTest {
                         "halfLife: must be a duration >= 0 such as 7d, 12h, 30m, 45s or PT1H, was 'soon'"),
                 new Case("unknown keys are refused rather than ignored",
                         base().queue(aQueue("q").quota("H100", 4).set("wieght", 2)),
-                        "queues[0].wieght: unknown key (allowed: [cohort, name, quotas, tenant, weight])"),
+                        "queues[0].wieght: unknown key (allowed: [cohort, name, ordering, quotas, tenant, weight])"),
                 new Case("tenant names follow the tenant name rules",
                         base().queue(aQueue("q").tenant("Team A").quota("H100", 4)),
                         "queues[0].tenant: must be a lower-case name ([a-z0-9][a-z0-9-]{0,62}), was 'Team A'"));

@@ -271,6 +271,17 @@ class FairShareProperties {
                         int pc = classOf(preemptor);
                         assertThat(vc < pc || vc == pc && victim.spec().priority() < preemptor.spec().priority())
                                 .as("%s preempted for %s by priority", p.jobId(), p.preemptorJobId()).isTrue();
+                    } else if (p.reason() == PreemptionReason.SERVICE_LEVEL) {
+                        // attained-service order (the default): same queue and priority, the victim past a level
+                        // the preemptor has not reached
+                        assertThat(vq).isEqualTo(pq);
+                        assertThat(classOf(victim)).isEqualTo(classOf(preemptor));
+                        assertThat(victim.spec().priority()).isEqualTo(preemptor.spec().priority());
+                        long served = victim.attained() + victim.reservations().get(p.attempt())
+                                * Duration.between(dispatchedAt.get(key), run.now).toMillis();
+                        long firstLevel = EAGER.ordering().levels().get(0) * 1_000_000L;
+                        assertThat(served).as("service of %s", key).isGreaterThanOrEqualTo(firstLevel);
+                        assertThat(preemptor.attained()).as("service of %s", p.preemptorJobId()).isLessThan(served);
                     } else {
                         assertThat(p.reason()).isEqualTo(PreemptionReason.RECLAIM);
                         assertThat(vq).isNotEqualTo(pq);

@@ -169,8 +169,9 @@ class PreemptionTest {
 
     @Test
     void nothingIsPreemptedWhenEvenEveryAllowedVictimWouldNotMakeRoom() {
+        // FIFO inside the queue: in attained-service order high-running, past one GPU-hour, would yield to urgent
         ConfigBuilder c = aConfig().flavours("H100").queue(aQueue("team").quota("H100", 8))
-                .classes("normal", 0, "high", 100).set("preemption", FAST);
+                .classes("normal", 0, "high", 100).set("preemption", FAST).set("ordering", Map.of("policy", "fifo"));
         QueueDriver q = QueueDriver.with(c.build()).at(0)
                 .submit(aJob("high-running").tenant("team").gpus(6).priorityClass("high").submittedAt(0))
                 .submit(aJob("low-running").tenant("team").gpus(2).submittedAt(1))

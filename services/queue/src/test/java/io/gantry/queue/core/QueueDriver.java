@@ -144,9 +144,22 @@ final class QueueDriver {
         return last.stream().filter(p).toList();
     }
 
+    /** A new configuration applied now; its facts are kept like any other. */
+    QueueDriver reconfigure(FairShareConfig next) {
+        List<QueueFact> out = core.reconfigure(next, now());
+        facts.addAll(out);
+        out.forEach(f -> times.add(now()));
+        return this;
+    }
+
     /** A fresh core fed only the facts: what a restarted service would hold. */
     QueueCore rebuilt() {
-        QueueCore fresh = new QueueCore(config);
+        return rebuilt(config);
+    }
+
+    /** A fresh core with {@code with} fed only the facts, each at the time it was decided (as the service replays). */
+    QueueCore rebuilt(FairShareConfig with) {
+        QueueCore fresh = new QueueCore(with);
         for (int i = 0; i < facts.size(); i++) {
             fresh.replay(facts.get(i), times.get(i));
         }

@@ -68,7 +68,7 @@ class QuotaTreeTest {
         int h100 = tree.resources.indexOf("H100");
         // the cases speak GPUs; the tree keeps thousandths of a GPU
         c.used().forEach((queue, gpus) -> tree.add(new QuotaCharge("run-" + queue, 1, tree.queues.get(queue), h100,
-                gpus * 1000, 0, 0, 0, null, 0, 0), 1, true));
+                gpus * 1000, 0, 0, 0, null, 0, 0, 0), 1, true));
         ClusterQueue a = tree.queues.get("a");
         assertThat(tree.available(a, h100)).as("available").isEqualTo(c.available() * 1000);
         assertThat(tree.maxAvailable(a, h100)).as("maxAvailable").isEqualTo(c.maxAvailable() * 1000);
@@ -81,7 +81,7 @@ class QuotaTreeTest {
         int h100 = tree.resources.indexOf("H100");
         ClusterQueue a = tree.queues.get("a");
         long before = tree.available(a, h100);
-        QuotaCharge tentative = new QuotaCharge("what-if", 0, a, h100, 1, 0, 0, 0, null, 0, 0);
+        QuotaCharge tentative = new QuotaCharge("what-if", 0, a, h100, 1, 0, 0, 0, null, 0, 0, 0);
         tree.add(tentative, 1, false);
         tree.add(tentative, -1, false);
         assertThat(tree.available(a, h100)).isEqualTo(before);

@@ -57,12 +57,9 @@ class ReconfigureTest {
         QueueDriver q = QueueDriver.with(team(4).build()).submit(
                 aJob("v1").tenant("vision").gpus(4), aJob("v2").tenant("vision").gpus(4),
                 aJob("n1").tenant("nlp").gpus(2));
-        q.facts.addAll(q.core.reconfigure(team(8).build(), q.now()));
+        q.reconfigure(team(8).build());
 
-        QueueCore restarted = new QueueCore(team(8).build());
-        for (QueueFact f : q.facts) {
-            restarted.replay(f, q.now());
-        }
+        QueueCore restarted = q.rebuilt(team(8).build());
         assertThat(restarted.state()).isEqualTo(q.core.state());
     }
 
@@ -95,17 +92,14 @@ class ReconfigureTest {
                 aJob("v2").tenant("vision").gpus(4));
         assertThat(q.dispatchCount("v2")).isZero();
         FairShareConfig nlpOnly = aConfig().flavours("H100").queue(aQueue("nlp").quota("H100", 8)).build();
-        q.facts.addAll(q.core.reconfigure(nlpOnly, q.now()));
+        q.reconfigure(nlpOnly);
 
-        q.facts.addAll(q.core.reconfigure(visionAndNlp, q.now()));
+        q.reconfigure(visionAndNlp);
         assertThat(q.dispatchCount("v2")).as("v1 still runs on the 4 GPUs of vision's quota").isZero();
         assertThat(q.core.queue("vision", q.now(), false).flavours().get(0).used()).isEqualTo(4_000);
 
         // a core restarted without the queue, fed the same facts, then given the queue back, holds the same
-        QueueCore restarted = new QueueCore(nlpOnly);
-        for (QueueFact f : q.facts) {
-            restarted.replay(f, q.now());
-        }
+        QueueCore restarted = q.rebuilt(nlpOnly);
         restarted.reconfigure(visionAndNlp, q.now());
         assertThat(restarted.state()).isEqualTo(q.core.state());
 
