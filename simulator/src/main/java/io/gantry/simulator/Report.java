@@ -444,6 +444,12 @@ public final class Report {
             md.append(r.policy).append(": ").append(r.queueInputs).append("; ");
         }
         md.append('\n');
+        md.append("\nGPU-hours held idle on nodes drained for capacity reservations: ");
+        for (Simulation.Result r : results) {
+            md.append(r.policy).append(": ").append(String.format(Locale.ROOT, "%.1f", r.reservedIdleGpuHours()))
+                    .append("; ");
+        }
+        md.append('\n');
         md.append("\nPlacement deferrals by reason: ");
         for (Simulation.Result r : results) {
             md.append(r.policy).append(": ").append(r.deferralsByReason.isEmpty() ? "none" : r.deferralsByReason)

@@ -676,6 +676,9 @@ public final class Simulation {
             read.put(t.name(), driver.log().end(t.name()));
         }
         fresh.sort(Comparator.comparingLong(InMemoryLog.Entry::sequence));
+        if (!fresh.isEmpty()) {
+            r.reservedIdle.add(fresh.get(0).appendedAt().toEpochMilli(), placement.state().idleReservedGpus());
+        }
         for (InMemoryLog.Entry e : fresh) {
             now = e.appendedAt().toEpochMilli();
             Object v = e.value();
@@ -1006,6 +1009,14 @@ public final class Simulation {
         /** Whole GPUs free but stranded for the typical request, and all free GPUs, sampled. */
         public final Series stranded = new Series();
         public final Series freeGpus = new Series();
+        /** Whole GPUs free on nodes drained for a capacity reservation, at every change (held idle for a gang). */
+        public final Series reservedIdle = new Series();
+
+        /** GPU-hours held idle on drained nodes over the replay. */
+        public double reservedIdleGpuHours() {
+            return reservedIdle.size() == 0 ? 0 : reservedIdle.mean(endMillis) * (endMillis - reservedIdle.time(0))
+                    / 3.6e6;
+        }
         public final List<String> violations = new ArrayList<>();
         public int ended;
         public long decisions;

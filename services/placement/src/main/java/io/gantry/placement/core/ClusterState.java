@@ -1,5 +1,6 @@
 package io.gantry.placement.core;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -57,6 +58,14 @@ public final class ClusterState {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.placer = Objects.requireNonNull(placer, "placer");
         this.inventory = new Inventory(backend, placer.sharing());
+    }
+
+    /** The grace period of a run stopped for a reservation (its tasks get SIGTERM, then the kill). */
+    private int drainGraceSeconds = 30;
+
+    /** The grace period of runs stopped to bound a drain ({@link #stopDrainBlockers}); 30 s unless set. */
+    public void drainGrace(int graceSeconds) {
+        this.drainGraceSeconds = graceSeconds;
     }
 
     public GangPlacer placer() {
@@ -252,6 +261,14 @@ public final class ClusterState {
      * empty (cordoned and otherwise reserved nodes are not considered).
      */
     public List<PlacementFact> reserve(GangRequest gang, Instant now) {
+        return reserve(gang, now, null);
+    }
+
+    /**
+     * {@link #reserve(GangRequest, Instant)} with a bound on the drain: {@code maxDrain} (null: only wait) is recorded
+     * on the drained nodes, and {@link #stopDrainBlockers} stops what would hold them longer.
+     */
+    public List<PlacementFact> reserve(GangRequest gang, Instant now, Duration maxDrain) {
         String job = gang.jobId();
         if (liveByJob.containsKey(job) || grantedAttempt.getOrDefault(job, 0) >= gang.attempt()
                 || reservedNodes.containsKey(job)) {
@@ -290,7 +307,9 @@ public final class ClusterState {
             NodeSpec n = nodes.get(id).withLabel(NodeSpec.RESERVED_FOR_LABEL, job)
                     .withLabel(NodeSpec.RESERVED_TENANT_LABEL, gang.tenant())
                     .withLabel(NodeSpec.RESERVED_ATTEMPT_LABEL, Integer.toString(gang.attempt()))
-                    .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, domain);
+                    .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, domain)
+                    .withLabel(NodeSpec.RESERVED_MAX_DRAIN_LABEL,
+                            maxDrain == null ? null : Long.toString(maxDrain.toSeconds()));
             facts.add(new PlacementFact.NodeRegistered(n));
         }
         return facts;
@@ -359,6 +378,96 @@ public final class ClusterState {
         return null;
     }
 
+    /**
+     * Bounds the drain of {@code gang}'s reservation: the runs on its drained nodes that will end within the
+     * reservation's maxDrain of {@code now} (by their time limits, or a stop under way) are waited for; of the
+     * others, the fewest are stopped for the gang to fit there — the ones that lose the least GPU time since they
+     * started first — each by a PreemptionRequested due after the drain grace period. Nothing when the reservation
+     * only waits (no bound recorded), does not count, or the gang fits once the waited-for runs are gone.
+     * Idempotent: the handler calls it after the reservation and again after a restore.
+     */
+    public List<PlacementFact> stopDrainBlockers(GangRequest gang, Instant now) {
+        String job = gang.jobId();
+        if (!activeReservation(job)) {
+            return List.of();
+        }
+        TreeSet<String> on = reservedNodes.get(job);
+        String seconds = nodes.get(on.first()).labels().get(NodeSpec.RESERVED_MAX_DRAIN_LABEL);
+        if (seconds == null) {
+            return List.of();
+        }
+        Instant bound;
+        try {
+            bound = TimeMath.plusSeconds(now, Long.parseLong(seconds));
+        } catch (NumberFormatException e) {
+            return List.of(); // a label written by hand: only wait
+        }
+        Map<String, Allocation> candidates = new TreeMap<>();
+        for (String id : on) {
+            for (Inventory.Holding h : liveOnNode.getOrDefault(id, List.of())) {
+                Allocation a = liveByJob.get(h.jobId());
+                Instant end = a == null ? null : runEnd(a);
+                if (a != null && !a.jobId().equals(job) && (end == null || end.isAfter(bound))) {
+                    candidates.put(a.allocationId(), a);
+                }
+            }
+        }
+        if (candidates.isEmpty()) {
+            return List.of();
+        }
+        List<Allocation> order = new ArrayList<>(candidates.values());
+        order.sort(Comparator.comparingLong((Allocation a) -> lostIfStopped(a, now)).thenComparing(Allocation::allocationId));
+        List<Allocation> stop = new ArrayList<>();
+        for (Allocation a : order) {
+            if (fitsOnDrained(gang, on, candidates.keySet(), stop)) {
+                break;
+            }
+            stop.add(a);
+        }
+        // give back, newest choice first, any stop the gang turns out not to need
+        for (int i = stop.size() - 2; i >= 0; i--) {
+            Allocation a = stop.remove(i);
+            if (!fitsOnDrained(gang, on, candidates.keySet(), stop)) {
+                stop.add(i, a);
+            }
+        }
+        List<PlacementFact> facts = new ArrayList<>();
+        for (Allocation a : stop) {
+            facts.add(new PlacementFact.PreemptionRequested(a, TimeMath.plusSeconds(
+                    now.isBefore(a.grantedAt()) ? a.grantedAt() : now, drainGraceSeconds)));
+        }
+        return facts;
+    }
+
+    /** Thousandths of a GPU x seconds the run has held its GPUs since it started: what stopping it would lose. */
+    private long lostIfStopped(Allocation a, Instant now) {
+        Instant from = started.getOrDefault(a.allocationId(), a.grantedAt());
+        long seconds = Math.max(0, java.time.Duration.between(from, now).toSeconds());
+        long milli = a.placements().stream().mapToLong(PlacedTask::gpuMilli).sum();
+        return TimeMath.saturatedMultiply(Math.max(1, milli), seconds);
+    }
+
+    /**
+     * Whether the gang fits on the drained nodes {@code on} once the runs there that are not {@code blockers} (they
+     * end within the bound) and the {@code stopped} ones are gone.
+     */
+    private boolean fitsOnDrained(GangRequest gang, Set<String> on, Set<String> blockers, List<Allocation> stopped) {
+        Set<String> gone = new HashSet<>();
+        stopped.forEach(a -> gone.add(a.allocationId()));
+        Inventory trial = new Inventory(backend, placer.sharing());
+        for (String id : on) {
+            List<Inventory.Holding> staying = new ArrayList<>();
+            for (Inventory.Holding h : liveOnNode.getOrDefault(id, List.of())) {
+                Allocation a = liveByJob.get(h.jobId());
+                if (a != null && blockers.contains(a.allocationId()) && !gone.contains(a.allocationId())) {
+                    staying.add(h);
+                }
+            }
+            trial.put(nodes.get(id), inventory.isEligible(id), staying);
+        }
+        return placer.place(trial, gang) instanceof PlacementDecision.Placed;
+    }
+
     /** The queue no longer needs the reservation of {@code attempt} (or older) of the job. */
     public List<PlacementFact> cancelReservation(String jobId, int attempt) {
         Optional<CapacityReservation> r = reservation(jobId);
@@ -377,7 +486,7 @@ public final class ClusterState {
         for (String id : on) {
             NodeSpec n = nodes.get(id).withLabel(NodeSpec.RESERVED_FOR_LABEL, null)
                     .withLabel(NodeSpec.RESERVED_TENANT_LABEL, null).withLabel(NodeSpec.RESERVED_ATTEMPT_LABEL, null)
-                    .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, null);
+                    .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, null).withLabel(NodeSpec.RESERVED_MAX_DRAIN_LABEL, null);
             facts.add(new PlacementFact.NodeRegistered(n));
         }
         return facts;
@@ -423,9 +532,11 @@ public final class ClusterState {
         return end;
     }
 
-    /** When the run reaches its time limit; null when it has none in practice. */
+    /** When the run ends at the latest: its time limit, or sooner the end of a stop under way; null: unknown. */
     private Instant runEnd(Allocation a) {
-        return TimeMath.deadline(started.getOrDefault(a.allocationId(), a.grantedAt()), a.timeLimitSeconds());
+        Instant limit = TimeMath.deadline(started.getOrDefault(a.allocationId(), a.grantedAt()), a.timeLimitSeconds());
+        Instant stop = stopDeadline.get(a.allocationId());
+        return stop != null && (limit == null || stop.isBefore(limit)) ? stop : limit;
     }
 
     private static String estimatePhrase(Instant estimate, Instant now) {
@@ -460,6 +571,22 @@ public final class ClusterState {
         return Optional.of(new CapacityReservation(jobId, first.labels().getOrDefault(NodeSpec.RESERVED_TENANT_LABEL, ""),
                 attempt, first.labels().getOrDefault(NodeSpec.RESERVED_DOMAIN_LABEL, "node " + first.nodeId()),
                 List.copyOf(on)));
+    }
+
+    /**
+     * Whole GPUs free on the drained nodes of the reservations that still count: capacity held idle for starving
+     * gangs (the simulator integrates it into idle GPU-hours under reservations).
+     */
+    public int idleReservedGpus() {
+        int idle = 0;
+        for (Map.Entry<String, TreeSet<String>> r : reservedNodes.entrySet()) {
+            if (activeReservation(r.getKey())) {
+                for (String id : r.getValue()) {
+                    idle += inventory.freeGpus(id);
+                }
+            }
+        }
+        return idle;
     }
 
     /** Reservations that still hold capacity, by job id. */

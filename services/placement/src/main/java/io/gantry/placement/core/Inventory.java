@@ -427,6 +427,12 @@ public final class Inventory {
         return pos >= 0 && (n.free & (1L << pos)) != 0;
     }
 
+    /** Whole GPUs free on the node (0 for an unknown one). */
+    public int freeGpus(String nodeId) {
+        Node n = nodes.get(nodeId);
+        return n == null ? 0 : n.freeCount();
+    }
+
     boolean isEligible(String nodeId) {
         Node n = nodes.get(nodeId);
         return n != null && n.eligible;

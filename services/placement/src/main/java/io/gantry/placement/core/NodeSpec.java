@@ -44,6 +44,8 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
     public static final String RESERVED_ATTEMPT_LABEL = "gantry.io/reserved-attempt";
     /** The drained domain as the tenant reads it, e.g. {@code rack P1/S3}. */
     public static final String RESERVED_DOMAIN_LABEL = "gantry.io/reserved-domain";
+    /** How long the reservation's drain waits for runs to end by themselves, in seconds; absent: only wait. */
+    public static final String RESERVED_MAX_DRAIN_LABEL = "gantry.io/reserved-max-drain";
     public static final String SPINE_LABEL = "spine";
     public static final String UNLABELLED = "-";
     /** Devices are indexed in 64-bit masks by the placer. */

@@ -28,6 +28,7 @@ import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.VirtualClock;
 import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.CapacityReservation;
 import io.gantry.placement.core.ClusterState;
 import io.gantry.placement.core.DeferralCause;
 import io.gantry.placement.core.DeferredGangs;
@@ -201,6 +202,15 @@ public final class PlacementHandler implements EventHandler {
             RunPlan plan = spec != null ? WireMapping.plan(spec) : WireMapping.plan(a);
             live.add(new ExecutionBackend.LiveRun(a, plan));
         }
+        // a drain bounded before the restart is bounded again (the gang as the queue last dispatched it); stops under
+        // way were not recorded, so they start over with a new grace period
+        List<GangRequest> drains = new ArrayList<>();
+        for (CapacityReservation r : state.reservations()) {
+            JobDispatched d = restoredDispatches.get(r.jobId());
+            if (d != null) {
+                drains.add(WireMapping.gang(r.jobId(), d));
+            }
+        }
         restoredDispatches.clear();
         List<RunOutcome> outcomes = new ArrayList<>(backend.adopt(live, now));
         // runs that ended while placement was down, so they are ordered against deadlines that also passed
@@ -209,6 +219,9 @@ public final class PlacementHandler implements EventHandler {
             backend.terminate(a.allocationId());
         }
         settle(outcomes, now, out);
+        for (GangRequest gang : drains) {
+            emit(state.stopDrainBlockers(gang, now), now, out);
+        }
     }
 
     /**
@@ -247,12 +260,15 @@ public final class PlacementHandler implements EventHandler {
         } else if (value instanceof QueueReservationEvent e) {
             if (e.getPayload() instanceof CapacityReservationRequested r) {
                 GangRequest gang = WireMapping.gang(e.getJobId(), r); // throws on a malformed spec before anything changes
-                List<PlacementFact> facts = state.reserve(gang, now);
+                List<PlacementFact> facts = state.reserve(gang, now, r.getMaxDrainSeconds() == null ? null
+                        : java.time.Duration.ofSeconds(Math.max(0, r.getMaxDrainSeconds())));
                 if (facts.isEmpty()) {
                     LOG.info("no capacity reserved for job {} attempt {} (already reserved, placed, or it fits "
                             + "nowhere even when drained)", e.getJobId(), r.getAttempt());
                 }
                 emit(facts, now, out);
+                // runs there that would hold the drained GPUs past the drain bound are stopped (from checkpoints)
+                emit(state.stopDrainBlockers(gang, now), now, out);
             } else if (e.getPayload() instanceof CapacityReservationCancelled c) {
                 emit(state.cancelReservation(e.getJobId(), c.getAttempt()), now, out);
             }

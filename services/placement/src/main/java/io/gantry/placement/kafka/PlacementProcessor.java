@@ -44,13 +44,15 @@ public class PlacementProcessor implements AutoCloseable {
                             ExecutionBackend backend, VirtualClock clock, GangPlacer placer,
                             HeartbeatInterval heartbeat,
                             @Value("${gantry.placement.restore-dispatches:true}") boolean restoreDispatches,
-                            @Value("${gantry.placement.fragmentation.typical-gpus:8}") List<Integer> typicalGpus) {
+                            @Value("${gantry.placement.fragmentation.typical-gpus:8}") List<Integer> typicalGpus,
+                            @Value("${gantry.placement.reservations.grace-period:30s}") Duration drainGrace) {
         this.backend = backend;
         this.placer = placer;
         this.typicalGpus = List.copyOf(typicalGpus);
         this.processor = EventProcessor.builder(Service.PLACEMENT, bootstrap)
                 .loop(loop(backend, clock, placer, heartbeat.interval(), restoreDispatches, this.typicalGpus,
-                        tickInterval).observed(h -> current = (PlacementHandler) h))
+                        tickInterval, (int) drainGrace.toSeconds())
+                        .observed(h -> current = (PlacementHandler) h))
                 .partitions(partitions)
                 .build()
                 .start();
@@ -66,6 +68,16 @@ public class PlacementProcessor implements AutoCloseable {
     public static ServiceLoop loop(ExecutionBackend backend, VirtualClock clock, GangPlacer placer,
                                    Duration heartbeatInterval, boolean restoreDispatches, List<Integer> typicalGpus,
                                    Duration tickInterval) {
+        return loop(backend, clock, placer, heartbeatInterval, restoreDispatches, typicalGpus, tickInterval, 30);
+    }
+
+    /**
+     * The loop with the grace period of runs stopped to bound a capacity reservation's drain (the bound itself comes
+     * with each reservation, from the queue's configuration).
+     */
+    public static ServiceLoop loop(ExecutionBackend backend, VirtualClock clock, GangPlacer placer,
+                                   Duration heartbeatInterval, boolean restoreDispatches, List<Integer> typicalGpus,
+                                   Duration tickInterval, int drainGraceSeconds) {
         List<Topic<?>> restore = new ArrayList<>(List.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
                 Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS,
                 Topics.PLACEMENT_CONFIG_EVENTS));
@@ -76,8 +88,12 @@ public class PlacementProcessor implements AutoCloseable {
                 List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
                         Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_DEVICE_EVENTS),
                 restore, tickInterval,
-                () -> new PlacementHandler(new ClusterState(backend.name(), placer), backend, clock, heartbeatInterval)
-                        .typicalRequests(List.copyOf(typicalGpus)));
+                () -> {
+                    ClusterState state = new ClusterState(backend.name(), placer);
+                    state.drainGrace(drainGraceSeconds);
+                    return new PlacementHandler(state, backend, clock, heartbeatInterval)
+                            .typicalRequests(List.copyOf(typicalGpus));
+                });
     }
 
     /** Runs {@code query} against the live state on the loop thread. */

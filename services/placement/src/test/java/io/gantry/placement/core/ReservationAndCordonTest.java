@@ -109,6 +109,79 @@ class ReservationAndCordonTest {
                 .isEmpty();
     }
 
+    // ---------------------------------------------------------------- bounded drains
+
+    private static final GangRequest R8 = aGang("R").task("w", 1, 8).build();
+
+    /** n1 runs "open" (4 GPUs, no time limit) and "limited" (4 GPUs, 10 min); an 8-GPU gang R reserved n1. */
+    private static Fixtures.Cluster blockedByAnOpenRun() {
+        Fixtures.Cluster c = Fixtures.Cluster.topology(anH100Node("n1"));
+        run(c, aGang("open").task("w", 1, 4));
+        run(c, aGang("limited").task("w", 1, 4).timeLimit(600));
+        c.apply(c.state.reserve(R8, T0, java.time.Duration.ofMinutes(30)));
+        return c;
+    }
+
+    @Test
+    void onlyTheFewestRunsTheGangNeedsGoneAreStoppedTheCheapestFirst() {
+        Fixtures.Cluster c = Fixtures.Cluster.topology(anH100Node("n1"));
+        run(c, aGang("one").task("w", 1, 1));
+        run(c, aGang("three").task("w", 1, 3));
+        run(c, aGang("four").task("w", 1, 4));
+        GangRequest two = aGang("R").task("w", 1, 2).build();
+        c.apply(c.state.reserve(two, T0, java.time.Duration.ofMinutes(30)));
+        // stopping "one" frees 1 GPU (not enough), "three" 3: "one" is given back, "four" costs more GPU time
+        assertThat(c.state.stopDrainBlockers(two, T0.plusSeconds(600)))
+                .extracting(f -> ((PlacementFact.PreemptionRequested) f).allocation().jobId()).containsExactly("three");
+    }
+
+    @Test
+    void aRunThatWouldHoldADrainPastItsBoundIsStoppedAndOneEndingWithinItIsWaitedFor() {
+        Fixtures.Cluster c = blockedByAnOpenRun();
+        assertThat(c.state.estimate("R", T0)).as("a run there has no time limit").isNull();
+
+        List<PlacementFact> stops = c.apply(c.state.stopDrainBlockers(R8, T0));
+        assertThat(stops).singleElement().isInstanceOfSatisfying(PlacementFact.PreemptionRequested.class, p -> {
+            assertThat(p.allocation().jobId()).isEqualTo("open");
+            assertThat(p.deadline()).isEqualTo(T0.plusSeconds(30));
+        });
+        assertThat(c.state.stopDrainBlockers(R8, T0.plusSeconds(5))).as("already being stopped").isEmpty();
+        assertThat(c.state.estimate("R", T0)).as("the limited run's end").isEqualTo(T0.plusSeconds(600));
+
+        List<PlacementFact> released = c.apply(c.state.expire(T0.plusSeconds(30)));
+        assertThat(released).singleElement().isInstanceOfSatisfying(PlacementFact.AllocationReleased.class, r -> {
+            assertThat(r.allocation().jobId()).isEqualTo("open");
+            assertThat(r.reason()).isEqualTo(ReleaseCause.PREEMPTED);
+        });
+    }
+
+    @Test
+    void withoutABoundADrainOnlyWaitsAndWithAZeroBoundEveryRunThereIsStopped() {
+        Fixtures.Cluster waiting = Fixtures.Cluster.topology(anH100Node("n1"));
+        run(waiting, aGang("open").task("w", 1, 4));
+        waiting.apply(waiting.state.reserve(R8, T0));
+        assertThat(waiting.state.stopDrainBlockers(R8, T0)).isEmpty();
+
+        Fixtures.Cluster eager = Fixtures.Cluster.topology(anH100Node("n1"));
+        run(eager, aGang("open").task("w", 1, 4));
+        run(eager, aGang("limited").task("w", 1, 4).timeLimit(600));
+        eager.apply(eager.state.reserve(R8, T0, java.time.Duration.ZERO));
+        eager.state.drainGrace(10);
+        assertThat(eager.state.stopDrainBlockers(R8, T0)).hasSize(2)
+                .allSatisfy(f -> assertThat(((PlacementFact.PreemptionRequested) f).deadline())
+                        .isEqualTo(T0.plusSeconds(10)));
+        assertThat(eager.state.node("n1").orElseThrow().labels()).containsEntry(NodeSpec.RESERVED_MAX_DRAIN_LABEL, "0");
+        eager.apply(eager.state.cancelReservation("R", 1));
+        assertThat(eager.state.node("n1").orElseThrow().labels()).doesNotContainKey(NodeSpec.RESERVED_MAX_DRAIN_LABEL);
+    }
+
+    @Test
+    void aReservationThatNoLongerCountsStopsNothing() {
+        Fixtures.Cluster c = blockedByAnOpenRun();
+        c.apply(c.state.cancelReservation("R", 1));
+        assertThat(c.state.stopDrainBlockers(R8, T0)).isEmpty();
+    }
+
     // ---------------------------------------------------------------- while draining
 
     /** n1 runs a 4-GPU job with a 10 min limit; an 8-GPU gang R reserved n1 (the only node). */

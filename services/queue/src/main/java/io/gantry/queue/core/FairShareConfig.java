@@ -31,11 +31,16 @@ import java.util.regex.Pattern;
  *                        it with this GPU quota on {@link #ANY_GPU}, in no cohort
  * @param preemption      when running jobs may be preempted for pending ones
  * @param ordering        how jobs of equal priority are ordered inside a queue (a queue may choose its own policy)
+ * @param maxDrain        how long a capacity reservation for a starving gang may wait for runs to end by themselves
+ *                        before placement stops the ones in the way; null: only wait
  */
 public record FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
                               Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
                               Duration starvationWait, Quotas implicitQuotas, Preemption preemption,
-                              Ordering ordering) {
+                              Ordering ordering, Duration maxDrain) {
+    /** The default {@link #maxDrain}: a drain waits for the runs that end within 30 minutes, and stops the others. */
+    public static final Duration DEFAULT_MAX_DRAIN = Duration.ofMinutes(30);
+
     public static final String ANY_GPU = "gpu";
     public static final String CPU = "cpu";
     public static final String MEMORY = "memory";
@@ -155,6 +160,14 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 implicitQuotas, preemption, Ordering.DEFAULT);
     }
 
+    /** A configuration with the default drain bound. */
+    public FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
+                           Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
+                           Duration starvationWait, Quotas implicitQuotas, Preemption preemption, Ordering ordering) {
+        this(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife, starvationWait,
+                implicitQuotas, preemption, ordering, DEFAULT_MAX_DRAIN);
+    }
+
     /**
      * This configuration as a document {@link #fromYaml} reads back into an equal configuration (maps, lists,
      * strings, numbers; durations in ISO-8601): how a configuration built in code (a replay's quotas) is handed to
@@ -167,6 +180,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("halfLife", halfLife.toString());
         doc.put("starvationWait", starvationWait.toString());
+        doc.put("maxDrain", maxDrain == null ? "never" : maxDrain.toString());
         Map<String, Object> p = new LinkedHashMap<>();
         p.put("reclaimWithinCohort", switch (preemption.reclaim()) {
             case NEVER -> "never";
@@ -254,13 +268,19 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
     /** The same configuration with another preemption policy. */
     public FairShareConfig withPreemption(Preemption p) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, p, ordering);
+                starvationWait, implicitQuotas, p, ordering, maxDrain);
     }
 
     /** The same configuration with another ordering inside queues. */
     public FairShareConfig withOrdering(Ordering o) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, preemption, o);
+                starvationWait, implicitQuotas, preemption, o, maxDrain);
+    }
+
+    /** The same configuration with another drain bound (null: drains only wait). */
+    public FairShareConfig withMaxDrain(Duration d) {
+        return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
+                starvationWait, implicitQuotas, preemption, ordering, d);
     }
 
     public FairShareConfig {
@@ -332,14 +352,20 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             throw new ConfigException(r.problems.isEmpty() ? List.of("(root): must be a mapping") : r.problems);
         }
         r.onlyKeys(root, "", Set.of("flavours", "cohorts", "queues", "priorityClasses", "halfLife", "starvationWait",
-                "tenants", "preemption", "implicit", "ordering"));
+                "tenants", "preemption", "implicit", "ordering", "maxDrain"));
         Duration halfLife = r.duration(root.get("halfLife"), "halfLife", Duration.ofDays(7));
         Duration starvation = r.duration(root.get("starvationWait"), "starvationWait", Duration.ofMinutes(30));
         if (starvation != null && starvation.isZero()) {
             r.problem("starvationWait", "must be > 0");
         }
+        Duration maxDrain = DEFAULT_MAX_DRAIN;
+        if ("never".equals(root.get("maxDrain"))) {
+            maxDrain = null;
+        } else if (root.get("maxDrain") != null) {
+            maxDrain = r.duration(root.get("maxDrain"), "maxDrain", DEFAULT_MAX_DRAIN);
+        }
         if (root.containsKey("implicit")) {
-            return implicitFromYaml(r, root, halfLife, starvation);
+            return implicitFromYaml(r, root, halfLife, starvation).withMaxDrain(maxDrain);
         }
 
         List<String> flavours = new ArrayList<>();
@@ -515,7 +541,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             throw new ConfigException(r.problems);
         }
         return new FairShareConfig(flavours, cohorts, queues, classes, defaultClass, halfLife, starvation, null,
-                preemption, ordering);
+                preemption, ordering, maxDrain);
     }
 
     /**

@@ -213,6 +213,15 @@ final class PendingIndex {
                 new RequestShape(gpuMilli, candKey), job));
     }
 
+    /** Whether quota would admit {@code job} now (also a job that is not in the index, such as a parked one). */
+    boolean quotaAdmits(QueuedJob job) {
+        PendingJobEntry p = schedulable.get(job.jobId());
+        if (p == null && resolve(job) instanceof Admissibility.Schedulable s) {
+            p = s.entry();
+        }
+        return p != null && tree.quotaFit(p) != QuotaTree.NO_FIT;
+    }
+
     /** The job as the policy orders it (also a job that is not in the index, for the pending list). */
     PendingJob view(QueuedJob job) {
         if (resolve(job) instanceof Admissibility.Schedulable s) {

@@ -1,5 +1,7 @@
 package io.gantry.queue.core;
 
+import io.gantry.model.GpuShares;
+
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -246,8 +248,12 @@ public final class QueueCore {
 
     /**
      * At most one parked gang at a time gets placement to reserve (drain) capacity for it: the highest-standing one
-     * (priority class, job priority, submit time) that has waited at least the starvation wait. It keeps the
-     * reservation until it is granted or leaves the queue (no switching: a drain half done would be wasted).
+     * (priority class, job priority, submit time) that has waited at least the starvation wait since it was last
+     * queued (a run stopped for another reservation does not reserve in turn at once). Only gangs of more than one
+     * GPU: one GPU (or a part of one) is served by the next GPU that frees, in queue order, and cannot starve behind
+     * smaller work. Only gangs quota admits now: one that waits for its fair share is not starving, and GPUs drained
+     * for it would idle until its quota came. It keeps the reservation until it is granted or leaves the queue (no
+     * switching: a drain half done would be wasted).
      */
     private void reviewCapacityReservation(List<QueueFact> out) {
         if (capacityReservedFor != null) {
@@ -268,19 +274,20 @@ public final class QueueCore {
         long wait = config.starvationWait().toMillis();
         for (String id : scheduler.parked()) {
             QueuedJob j = live.get(id);
-            if (clock.toEpochMilli() - j.submittedAt().toEpochMilli() < wait) {
+            if (j.gpuMilli() <= GpuShares.WHOLE || clock.toEpochMilli() - j.queuedAt().toEpochMilli() < wait) {
                 continue;
             }
-            if (best == null || standing(j, best) < 0) {
+            if ((best == null || standing(j, best) < 0) && scheduler.quotaAdmits(j)) {
                 best = j;
             }
         }
         if (best != null) {
-            long minutes = (clock.toEpochMilli() - best.submittedAt().toEpochMilli()) / 60_000;
+            long minutes = (clock.toEpochMilli() - best.queuedAt().toEpochMilli()) / 60_000;
             emit(new QueueFact.CapacityReservationRequested(best.jobId(), best.tenant(), best.attempt(), best.spec(),
                     "job waited " + minutes + " min (starvation wait " + config.starvationWait().toMinutes()
                             + " min) and placement could not place it: " + (best.lastWait() == null ? "capacity"
-                            : best.lastWait().message())), out);
+                            : best.lastWait().message()),
+                    config.maxDrain() == null ? null : config.maxDrain().toSeconds()), out);
         }
     }
 

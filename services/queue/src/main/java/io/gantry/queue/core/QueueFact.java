@@ -141,13 +141,18 @@ public sealed interface QueueFact {
 
     /**
      * The queue asks placement to reserve (drain) capacity for this parked gang, which has waited longer than the
-     * starvation wait (published on {@code queue.reservation-events}). At most one at a time.
+     * starvation wait (published on {@code queue.reservation-events}). At most one at a time. {@code maxDrainSeconds}:
+     * how long the drain may wait for runs to end by themselves before placement stops them; null: only wait.
      */
-    record CapacityReservationRequested(String jobId, String tenant, int attempt, JobSpec spec, String message)
-            implements QueueFact {
+    record CapacityReservationRequested(String jobId, String tenant, int attempt, JobSpec spec, String message,
+                                        Long maxDrainSeconds) implements QueueFact {
         public CapacityReservationRequested {
             Objects.requireNonNull(spec, "spec");
             Objects.requireNonNull(message, "message");
+        }
+
+        public CapacityReservationRequested(String jobId, String tenant, int attempt, JobSpec spec, String message) {
+            this(jobId, tenant, attempt, spec, message, null);
         }
     }
 

@@ -107,6 +107,11 @@ final class Scheduler {
 
     // ------------------------------------------------------------------ reads
 
+    /** Whether quota would admit the job now (a parked one too). */
+    boolean quotaAdmits(QueuedJob job) {
+        return pending.quotaAdmits(job);
+    }
+
     /** The parked jobs, by id. */
     Set<String> parked() {
         return pending.parked;

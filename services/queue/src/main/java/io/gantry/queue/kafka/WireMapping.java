@@ -218,7 +218,7 @@ public final class WireMapping {
         Object payload;
         if (fact instanceof QueueFact.CapacityReservationRequested r) {
             payload = new CapacityReservationRequested(r.tenant(), r.attempt(), forward(submitted, r.spec()),
-                    r.message());
+                    r.message(), r.maxDrainSeconds());
         } else if (fact instanceof QueueFact.CapacityReservationCancelled c) {
             payload = new CapacityReservationCancelled(c.tenant(), c.attempt(), c.reason());
         } else {
@@ -230,7 +230,7 @@ public final class WireMapping {
     public static QueueFact fromReservationEnvelope(QueueReservationEvent e) {
         if (e.getPayload() instanceof CapacityReservationRequested r) {
             return new QueueFact.CapacityReservationRequested(e.getJobId(), r.getTenant(), r.getAttempt(),
-                    toSpec(r.getSpec()), r.getMessage());
+                    toSpec(r.getSpec()), r.getMessage(), r.getMaxDrainSeconds());
         }
         if (e.getPayload() instanceof CapacityReservationCancelled c) {
             return new QueueFact.CapacityReservationCancelled(e.getJobId(), c.getTenant(), c.getAttempt(),

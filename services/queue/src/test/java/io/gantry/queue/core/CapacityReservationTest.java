@@ -75,4 +75,63 @@ class CapacityReservationTest {
         Input tick = new Input.Tick(false);
         assertThat(restarted.apply(tick, q.now())).isEqualTo(q.core.apply(tick, q.now()));
     }
+
+    @Test
+    void theRequestCarriesTheConfiguredDrainBoundOrNoneWhenDrainsOnlyWait() {
+        QueueDriver q = twoGangsParked();
+        q.at(700).apply(new Input.Tick(false));
+        assertThat(reservations(q)).singleElement().isInstanceOfSatisfying(
+                QueueFact.CapacityReservationRequested.class, r -> assertThat(r.maxDrainSeconds()).isEqualTo(1800L));
+
+        FairShareConfig never = aConfig().flavours("H100").starvationWait("10m").set("maxDrain", "never")
+                .queue(aQueue("team").quota("H100", 64)).build();
+        assertThat(never.maxDrain()).isNull();
+        assertThat(FairShareConfig.fromYaml(never.toDocument())).isEqualTo(never);
+        QueueDriver w = QueueDriver.with(never).at(0).submit(aJob("old").tenant("team").gang(2, 8).submittedAt(0))
+                .deferred("old", 1);
+        w.at(700).apply(new Input.Tick(false));
+        assertThat(reservations(w)).singleElement().isInstanceOfSatisfying(
+                QueueFact.CapacityReservationRequested.class, r -> assertThat(r.maxDrainSeconds()).isNull());
+    }
+
+    @Test
+    void aSingleGpuJobNeverReservesItIsServedByTheNextGpuThatFrees() {
+        FairShareConfig c = aConfig().flavours("H100").starvationWait("10m").queue(aQueue("team").quota("H100", 64))
+                .build();
+        QueueDriver q = QueueDriver.with(c).at(0).submit(aJob("one").tenant("team").gpus(1).submittedAt(0),
+                aJob("half").tenant("team").fraction(500).submittedAt(0));
+        q.deferred("one", 1).deferred("half", 1);
+        q.at(3600).apply(new Input.Tick(false));
+        assertThat(reservations(q)).isEmpty();
+    }
+
+    @Test
+    void aGangPutBackInTheQueueWaitsTheStarvationWaitAgainBeforeItReserves() {
+        FairShareConfig c = aConfig().flavours("H100").starvationWait("10m").queue(aQueue("team").quota("H100", 64))
+                .build();
+        // submitted long ago, stopped (for another gang's drain, say) at 5000 s and parked again at once
+        QueueDriver q = QueueDriver.with(c).at(0).submit(aJob("g").tenant("team").gang(2, 8).submittedAt(0));
+        q.at(5000).released("g", 1, ReleaseCause.PREEMPTED).deferred("g", 2);
+        q.at(5300).apply(new Input.Tick(false));
+        assertThat(reservations(q)).as("waited 5 min since it was queued again").isEmpty();
+        q.at(5700).apply(new Input.Tick(false));
+        assertThat(reservations(q)).singleElement().isInstanceOfSatisfying(
+                QueueFact.CapacityReservationRequested.class,
+                r -> assertThat(r.message()).startsWith("job waited 11 min (starvation wait 10 min)"));
+    }
+
+    @Test
+    void aGangQuotaKeepsOutDoesNotReserveItWaitsForItsShareNotForPlacement() {
+        FairShareConfig c = aConfig().flavours("H100").starvationWait("10m").queue(aQueue("team").quota("H100", 16))
+                .build();
+        QueueDriver q = QueueDriver.with(c).at(0).submit(aJob("g").tenant("team").gang(2, 8).submittedAt(0))
+                .deferred("g", 1);
+        q.submit(aJob("other").tenant("team").gpus(16).submittedAt(10)).granted("other", 1);
+        q.at(3600).apply(new Input.Tick(false));
+        assertThat(reservations(q)).as("the queue's 16 GPUs are all in use").isEmpty();
+        q.finished("other");
+        assertThat(q.dispatchCount("g")).as("woken by the release").isEqualTo(2);
+        q.deferred("g", 1).at(3700).apply(new Input.Tick(false));
+        assertThat(reservations(q)).extracting(QueueFact::jobId).containsExactly("g");
+    }
 }
