@@ -381,8 +381,9 @@ public final class ClusterState {
     /**
      * Bounds the drain of {@code gang}'s reservation: the runs on its drained nodes that will end within the
      * reservation's maxDrain of {@code now} (by their time limits, or a stop under way) are waited for; of the
-     * others, the fewest are stopped for the gang to fit there — the ones that lose the least GPU time since they
-     * started first — each by a PreemptionRequested due after the drain grace period. Nothing when the reservation
+     * others, the fewest are stopped for the gang to fit there — the ones that have run longest first (they had their
+     * service; a run just started or resumed is stopped last, so no run is stopped again and again for successive
+     * drains), each by a PreemptionRequested due after the drain grace period. Nothing when the reservation
      * only waits (no bound recorded), does not count, or the gang fits once the waited-for runs are gone.
      * Idempotent: the handler calls it after the reservation and again after a restore.
      */
@@ -416,7 +417,8 @@ public final class ClusterState {
             return List.of();
         }
         List<Allocation> order = new ArrayList<>(candidates.values());
-        order.sort(Comparator.comparingLong((Allocation a) -> lostIfStopped(a, now)).thenComparing(Allocation::allocationId));
+        order.sort(Comparator.comparing((Allocation a) -> started.getOrDefault(a.allocationId(), a.grantedAt()))
+                .thenComparing(Allocation::allocationId));
         List<Allocation> stop = new ArrayList<>();
         for (Allocation a : order) {
             if (fitsOnDrained(gang, on, candidates.keySet(), stop)) {
@@ -437,14 +439,6 @@ public final class ClusterState {
                     now.isBefore(a.grantedAt()) ? a.grantedAt() : now, drainGraceSeconds)));
         }
         return facts;
-    }
-
-    /** Thousandths of a GPU x seconds the run has held its GPUs since it started: what stopping it would lose. */
-    private long lostIfStopped(Allocation a, Instant now) {
-        Instant from = started.getOrDefault(a.allocationId(), a.grantedAt());
-        long seconds = Math.max(0, java.time.Duration.between(from, now).toSeconds());
-        long milli = a.placements().stream().mapToLong(PlacedTask::gpuMilli).sum();
-        return TimeMath.saturatedMultiply(Math.max(1, milli), seconds);
     }
 
     /**

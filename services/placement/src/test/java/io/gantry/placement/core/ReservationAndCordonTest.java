@@ -123,14 +123,16 @@ class ReservationAndCordonTest {
     }
 
     @Test
-    void onlyTheFewestRunsTheGangNeedsGoneAreStoppedTheCheapestFirst() {
+    void onlyTheFewestRunsTheGangNeedsGoneAreStoppedTheLongestRunningFirst() {
         Fixtures.Cluster c = Fixtures.Cluster.topology(anH100Node("n1"));
-        run(c, aGang("one").task("w", 1, 1));
-        run(c, aGang("three").task("w", 1, 3));
-        run(c, aGang("four").task("w", 1, 4));
+        run(c, aGang("old").task("w", 1, 1));
+        Allocation three = c.granted(aGang("three").task("w", 1, 3));
+        c.apply(c.state.runStarted(three.allocationId(), T0.plusSeconds(60)));
+        Allocation four = c.granted(aGang("four").task("w", 1, 4));
+        c.apply(c.state.runStarted(four.allocationId(), T0.plusSeconds(120)));
         GangRequest two = aGang("R").task("w", 1, 2).build();
         c.apply(c.state.reserve(two, T0, java.time.Duration.ofMinutes(30)));
-        // stopping "one" frees 1 GPU (not enough), "three" 3: "one" is given back, "four" costs more GPU time
+        // "old" (started first) frees 1 GPU, not enough; then "three": 4 free; "old" is then not needed after all
         assertThat(c.state.stopDrainBlockers(two, T0.plusSeconds(600)))
                 .extracting(f -> ((PlacementFact.PreemptionRequested) f).allocation().jobId()).containsExactly("three");
     }

@@ -84,6 +84,23 @@ final class Explainer {
 
     /** Why {@code p} is not admitted now, given its tree's reservation {@code res} (or null). */
     String quota(PendingJobEntry p, Reservation res, long t) {
+        return quotaReason(p, res, t) + serviceLevel(p);
+    }
+
+    /**
+     * In an attained-service queue, for a job past the first level: why it stands behind jobs submitted after it
+     * ("; service level 1 (1.3 GPU-hours received; lower levels go first)").
+     */
+    private static String serviceLevel(PendingJobEntry p) {
+        int level = p.view().level();
+        if (level == 0) {
+            return "";
+        }
+        return String.format(java.util.Locale.ROOT, "; service level %d (%.1f GPU-hours received; lower levels go"
+                + " first)", level, p.job().attained() / 3.6e9);
+    }
+
+    private String quotaReason(PendingJobEntry p, Reservation res, long t) {
         if (res != null && res.job() == p && res.preemption() != null) {
             return res.preemption();
         }

@@ -88,6 +88,11 @@ final class Scheduler {
         pending.sync(before, after);
     }
 
+    /** The job ended: what the scheduler kept about it beyond its charges goes. */
+    void forget(String jobId) {
+        preemptor.forget(jobId);
+    }
+
     // ------------------------------------------------------------------ inputs
 
     /** A capacity change: every one of these parked jobs gets one dispatch cycle. */

@@ -61,7 +61,10 @@ final class StarvationGuard {
         return starvation(treeName, t);
     }
 
-    /** The highest-standing job of the tree that waited at least the starvation wait and does not fit now. */
+    /**
+     * The highest-standing job of the tree that waited at least the starvation wait since it was last queued and does
+     * not fit now.
+     */
     private Reservation starvation(String treeName, long t) {
         PendingJobEntry best = null;
         DispatchPolicy.Candidate bestC = null;
@@ -70,7 +73,9 @@ final class StarvationGuard {
                 continue;
             }
             PendingJobEntry head = q.head();
-            if (t - head.submittedMillis() < starvationMillis || tree.quotaFit(head) != QuotaTree.NO_FIT) {
+            // counted from when it was last queued: a run put back (preempted, stopped for a drain) has not starved
+            if (t - head.job().queuedAt().toEpochMilli() < starvationMillis
+                    || tree.quotaFit(head) != QuotaTree.NO_FIT) {
                 continue;
             }
             DispatchPolicy.Candidate c = new DispatchPolicy.Candidate(head.view(), tree.weightedShare(q, t));

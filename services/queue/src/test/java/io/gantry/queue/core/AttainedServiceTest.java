@@ -50,6 +50,8 @@ class AttainedServiceTest {
         assertThat(q.core.state().live().get("long").attained()).as("8 GPUs x 630 s, in millionths of a GPU-second")
                 .isEqualTo(8_000L * 630_000);
 
+        assertThat(q.lastWait("long").message()).isEqualTo("waiting for quota: queue team uses 8 of 8 H100, job needs"
+                + " 8; service level 1 (1.4 GPU-hours received; lower levels go first)");
         // a newer job at the first level goes before the older one that already had its hour
         q.at(700).submit(aJob("fresh").tenant("team").gpus(8).submittedAt(700));
         q.at(800).finished("short");
