@@ -23,8 +23,6 @@ final class Preemptor {
     private final DispatchPolicy policy;
     /** Runs being preempted, by job id. */
     private final Map<String, PreemptedRun> preempting = new TreeMap<>();
-    /** How often each live job was preempted: each earlier preemption makes it a dearer victim (no thrash). */
-    private final Map<String, Integer> timesPreempted = new HashMap<>();
     /** Set by a tick: every cohort tree is checked for preemption in the next cycle, not only the changed ones. */
     private boolean timePassed;
     private Checkpoints checkpoints = new Checkpoints();
@@ -44,7 +42,6 @@ final class Preemptor {
     /** Takes over the runs being preempted under the previous configuration. */
     void adopt(Preemptor previous) {
         preempting.putAll(previous.preempting);
-        timesPreempted.putAll(previous.timesPreempted);
     }
 
     /** A JobPreempted fact: the run is being stopped; its tree starts no other preemption until it is released. */
@@ -53,16 +50,7 @@ final class Preemptor {
         // placement releases at the end of the grace period; if that release never comes (the run had not been
         // granted yet, placement lost it), the preemption expires and may be decided again
         long expires = atMillis + graceMillis + Math.max(30_000, graceMillis);
-        PreemptedRun before = preempting.put(jobId, new PreemptedRun(jobId, attempt, preemptor, reason, message,
-                expires));
-        if (before == null || before.attempt() != attempt) {
-            timesPreempted.merge(jobId, 1, Integer::sum);
-        }
-    }
-
-    /** The job ended: forget how often it was preempted. */
-    void forget(String jobId) {
-        timesPreempted.remove(jobId);
+        preempting.put(jobId, new PreemptedRun(jobId, attempt, preemptor, reason, message, expires));
     }
 
     /** The attempt's quota was released: it is no longer being preempted. */
@@ -112,7 +100,7 @@ final class Preemptor {
     }
 
     /** A running attempt that may be preempted for a head, with why, and the work it would lose. */
-    private record Victim(QuotaCharge charge, PreemptionReason reason, long lostWork, int preemptedBefore) {
+    private record Victim(QuotaCharge charge, PreemptionReason reason, long lostWork) {
     }
 
     /**
@@ -206,9 +194,8 @@ final class Preemptor {
     }
 
     /**
-     * The cheapest set of runs whose quota lets {@code p} in: candidates of jobs preempted fewer times before first,
-     * then by least work lost (GPU-seconds since the run's last checkpoint, or since it started when it saved none),
-     * then lowest priority, then newest; taken until
+     * The cheapest set of runs whose quota lets {@code p} in: candidates by least work lost (GPU-seconds since the
+     * run's last checkpoint, or since it started when it saved none), then lowest priority, then newest; taken until
      * {@code p} fits, then any that turned out not to be needed are given back. Empty when no allowed set is enough
      * (preempting then would gain nothing).
      */
@@ -258,16 +245,14 @@ final class Preemptor {
                 if (reason != null) {
                     long since = Math.max(c.dispatchedMillis(), checkpoints.lastSavedMillis(c.jobId(), c.attempt()));
                     long lost = Math.max(0, t - since) * Math.max(1, c.gpuMilli());
-                    candidates.add(new Victim(c, reason, lost, timesPreempted.getOrDefault(c.jobId(), 0)));
+                    candidates.add(new Victim(c, reason, lost));
                 }
             }
         }
         if (candidates.isEmpty()) {
             return List.of();
         }
-        // jobs preempted fewer times first (a run just resumed from a preemption, cheapest by work lost, would
-        // otherwise be the victim again and again), then least work lost
-        candidates.sort(Comparator.comparingInt(Victim::preemptedBefore).thenComparingLong(Victim::lostWork)
+        candidates.sort(Comparator.comparingLong(Victim::lostWork)
                 .thenComparingInt(v -> v.charge().classValue())
                 .thenComparingInt(v -> v.charge().priority())
                 .thenComparing(Comparator.comparingLong((Victim v) -> v.charge().dispatchedMillis()).reversed())

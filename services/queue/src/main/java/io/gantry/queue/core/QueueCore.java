@@ -615,7 +615,6 @@ public final class QueueCore {
             checkpoints.forget(job.jobId());
             finished.put(job.jobId(), new FinishedJob(job.tenant(), job.status()));
             scheduler.sync(before, null);
-            scheduler.forget(job.jobId());
         } else {
             live.put(job.jobId(), job);
             syncIndex(before, job);

@@ -88,10 +88,6 @@ final class Scheduler {
         pending.sync(before, after);
     }
 
-    /** The job ended: what the scheduler kept about it beyond its charges goes. */
-    void forget(String jobId) {
-        preemptor.forget(jobId);
-    }
 
     // ------------------------------------------------------------------ inputs
 
