@@ -69,19 +69,21 @@ public enum Policy {
     }
 
     /**
-     * The configuration for this policy: the base one for Gantry (with its preemption and ordering); the baselines
-     * do not preempt and keep FIFO order inside queues, and drf-nodecay also switches usage decay off.
+     * The configuration for this policy: the base one for Gantry (with its preemption, ordering and bounded drains);
+     * the baselines do not preempt, keep FIFO order inside queues and let capacity reservations only wait (the
+     * classic drain), and drf-nodecay also switches usage decay off.
      */
     public FairShareConfig config(FairShareConfig base) {
         if (this == GANTRY) {
             return base;
         }
         if (this != DRF_NODECAY) {
-            return base.withPreemption(FairShareConfig.Preemption.OFF).withOrdering(FairShareConfig.Ordering.FIFO);
+            return base.withPreemption(FairShareConfig.Preemption.OFF).withOrdering(FairShareConfig.Ordering.FIFO)
+                    .withMaxDrain(null);
         }
         return new FairShareConfig(base.flavours(), base.cohorts(), base.queues(), base.priorityClasses(),
                 base.defaultPriorityClass(), Duration.ofDays(365L * 1000), base.starvationWait(),
-                base.implicitQuotas(), FairShareConfig.Preemption.OFF, FairShareConfig.Ordering.FIFO);
+                base.implicitQuotas(), FairShareConfig.Preemption.OFF, FairShareConfig.Ordering.FIFO, null);
     }
 
     /**

@@ -444,10 +444,11 @@ public final class Report {
             md.append(r.policy).append(": ").append(r.queueInputs).append("; ");
         }
         md.append('\n');
-        md.append("\nGPU-hours held idle on nodes drained for capacity reservations: ");
+        md.append("\nCapacity reservations (requested / runs stopped to bound drains / GPU-hours held idle on drained"
+                + " nodes): ");
         for (Simulation.Result r : results) {
-            md.append(r.policy).append(": ").append(String.format(Locale.ROOT, "%.1f", r.reservedIdleGpuHours()))
-                    .append("; ");
+            md.append(r.policy).append(": ").append(String.format(Locale.ROOT, "%d / %d / %.1f",
+                    r.capacityReservations, r.drainStops, r.reservedIdleGpuHours())).append("; ");
         }
         md.append('\n');
         md.append("\nPlacement deferrals by reason: ");

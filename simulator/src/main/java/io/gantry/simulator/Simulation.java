@@ -273,6 +273,8 @@ public final class Simulation {
     private VirtualClock clock;
     private SimulatedBackend cluster;
     private PlacementHandler placement;
+    /** Attempts the queue preempted whose release has not come yet (to tell them from drain stops). */
+    private final java.util.Set<String> preemptedByQueue = new java.util.HashSet<>();
 
     private final Result r;
 
@@ -710,8 +712,9 @@ public final class Simulation {
                 } else if (q.getPayload() instanceof JobFailed || q.getPayload() instanceof JobCancelled) {
                     ended(q.getJobId(), false);
                 }
-            } else if (v instanceof QueuePreemptionEvent p && p.getPayload() instanceof JobPreempted) {
+            } else if (v instanceof QueuePreemptionEvent p && p.getPayload() instanceof JobPreempted jp) {
                 r.preemptions++;
+                preemptedByQueue.add(p.getJobId() + "#" + jp.getAttempt());
             } else if (v instanceof QueueReservationEvent c && c.getPayload() instanceof CapacityReservationRequested) {
                 r.capacityReservations++;
             } else if (v instanceof RecoveryJobEvent rj && rj.getPayload() instanceof JobRequeued) {
@@ -905,6 +908,9 @@ public final class Simulation {
             }
             r.maxWorkLostPerFailureMs = Math.max(r.maxWorkLostPerFailureMs, Math.max(0, failed - keptFrom));
         } else if (rel.getReason() == ReleaseReason.PREEMPTED) {
+            if (!preemptedByQueue.remove(jobId + "#" + rel.getAttempt())) {
+                r.drainStops++; // stopped by placement to bound a capacity reservation's drain
+            }
             r.preemptedMilliGpuMs += lost;
             r.savedMilliGpuMs += billed - lost;
         }
@@ -1032,6 +1038,8 @@ public final class Simulation {
         public long requeues;
         public long preemptions;
         public long capacityReservations;
+        /** Runs placement stopped to bound a reservation's drain (released PREEMPTED without a JobPreempted). */
+        public long drainStops;
         public long preemptedMilliGpuMs;
         public long nodeFailures;
         public long multiGpuGangs;

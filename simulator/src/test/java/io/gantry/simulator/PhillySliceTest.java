@@ -58,7 +58,7 @@ class PhillySliceTest {
         // every granted interval is billed once: the successful runs, plus the runs preempted before they ended
         assertThat(r.billedMilliGpuMs).isEqualTo(1000 * expectedGpuMs + r.preemptedMilliGpuMs);
         assertThat(r.billedMilliGpuMs).isEqualTo(r.intervals.stream().mapToLong(iv -> iv[2] * (iv[1] - iv[0])).sum());
-        assertThat(r.grants).isEqualTo(replayed + r.preemptions);
+        assertThat(r.grants).isEqualTo(replayed + r.preemptions + r.drainStops);
         if (p != Policy.GANTRY) {
             assertThat(r.preemptions).as("baselines do not preempt").isZero();
         }

@@ -28,7 +28,7 @@ class ShapesTest {
 
         assertThat(w.jobs()).hasSize(3_000).allMatch(j -> j.gpus() == 1);
         assertThat(w.tenantWeights()).hasSize(10);
-        assertThat(r.grants).isEqualTo(3_000 + r.preemptions);
+        assertThat(r.grants).isEqualTo(3_000 + r.preemptions + r.drainStops);
         assertThat(r.queueLength.max()).as("2,000 GPUs for 3,000 jobs submitted at once").isGreaterThanOrEqualTo(1_000);
     }
 

@@ -124,7 +124,7 @@ class SharesTest {
 
         assertThat(cluster).hasSize(1523);
         assertThat(w.jobs().stream().filter(SimJob::fractional).count()).isGreaterThan(100);
-        assertThat(r.grants).isEqualTo(r.ended + r.preemptions);
+        assertThat(r.grants).isEqualTo(r.ended + r.preemptions + r.drainStops);
         if (p == Policy.GANTRY) {
             assertThat(Report.summarise(run(cluster, w, p)).virtualOnly()).as("same inputs, same report")
                     .isEqualTo(Report.summarise(r).virtualOnly());

@@ -234,8 +234,12 @@ final class Preemptor {
                 PreemptionReason reason = null;
                 if (q == own) {
                     boolean same = c.classValue() == p.view().classValue() && c.priority() == p.view().priority();
+                    // by service level only a run that saved a checkpoint in this attempt: it resumes from it, where
+                    // one that saved none would start over, and a long job could then never finish
                     reason = !rules.withinQueue() ? null : lower ? PreemptionReason.PRIORITY
-                            : same && own.level(c, t) > p.view().level() ? PreemptionReason.SERVICE_LEVEL : null;
+                            : same && own.level(c, t) > p.view().level()
+                            && checkpoints.lastSavedMillis(c.jobId(), c.attempt()) != Long.MIN_VALUE
+                            ? PreemptionReason.SERVICE_LEVEL : null;
                 } else if (rules.reclaim() != FairShareConfig.Reclaim.NEVER && withinNominal && tree.borrowing(q, c)
                         && (rules.reclaim() == FairShareConfig.Reclaim.ANY || lower)) {
                     reason = PreemptionReason.RECLAIM;

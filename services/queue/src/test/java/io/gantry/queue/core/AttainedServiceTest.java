@@ -14,8 +14,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Attained-service order inside a queue (the default): a job that already received a level's worth of service waits
- * behind jobs that have not; a run past a level yields to a waiting job of its queue and priority below it; a job
- * that waited promoteAfter stands at the first level again. Levels here: one GPU-hour; 8 GPUs x 450 s reach it.
+ * behind jobs that have not; a run past a level that saved a checkpoint yields to a waiting job of its queue and
+ * priority below it; a job that waited promoteAfter stands at the first level again. Levels here: one GPU-hour;
+ * 8 GPUs x 450 s reach it.
  */
 class AttainedServiceTest {
     private static final Map<String, Object> PREEMPTION = Map.of("minRunTime", "5m", "gracePeriod", "30s");
@@ -29,6 +30,12 @@ class AttainedServiceTest {
         return QueueDriver.with(team(Map.of("policy", "las", "levels", List.of(1), "promoteAfter", "8h")).build());
     }
 
+    /** Every run saves a checkpoint at {@code second} (so it can be preempted by service level). */
+    private static Input.CheckpointCommitted saved(String job, int attempt, long second) {
+        return new Input.CheckpointCommitted(job, "team", attempt, second, "/ckpt/" + job + "/" + second,
+                JobBuilder.EPOCH.plusSeconds(second));
+    }
+
     private static List<QueueFact.JobPreempted> preempted(QueueDriver q) {
         return q.facts.stream().filter(f -> f instanceof QueueFact.JobPreempted)
                 .map(f -> (QueueFact.JobPreempted) f).toList();
@@ -37,6 +44,7 @@ class AttainedServiceTest {
     @Test
     void aRunPastTheFirstLevelYieldsToANewJobOfItsQueueAndComesBackBehindIt() {
         QueueDriver q = las().at(0).submit(aJob("long").tenant("team").gpus(8).submittedAt(0));
+        q.at(500).apply(saved("long", 1, 500));
         q.at(600).submit(aJob("short").tenant("team").gpus(8).submittedAt(600));
 
         assertThat(preempted(q)).singleElement().satisfies(p -> {
@@ -62,15 +70,18 @@ class AttainedServiceTest {
     @Test
     void aRunBelowTheFirstLevelOrYoungerThanTheMinimumRunTimeIsNotPreempted() {
         QueueDriver q = las().at(0).submit(aJob("long").tenant("team").gpus(8).submittedAt(0));
+        q.at(300).apply(saved("long", 1, 300));
         q.at(400).submit(aJob("short").tenant("team").gpus(8).submittedAt(400));
         assertThat(preempted(q)).as("8 x 400 s < one GPU-hour").isEmpty();
 
         // past the level by its service before this run, but this run is younger than the minimum run time
         QueueDriver r = las().at(0).submit(aJob("long").tenant("team").gpus(8).submittedAt(0));
+        r.at(500).apply(saved("long", 1, 500));
         r.at(600).submit(aJob("short").tenant("team").gpus(8).submittedAt(600));
         r.at(630).released("long", 1, ReleaseCause.PREEMPTED);
         r.at(700).finished("short");
         assertThat(r.dispatchCount("long")).isEqualTo(2);
+        r.at(750).apply(saved("long", 2, 750));
         r.at(800).submit(aJob("other").tenant("team").gpus(8).submittedAt(800));
         assertThat(preempted(r)).hasSize(1);
         r.at(1000).apply(new Input.Tick(false));
@@ -80,14 +91,26 @@ class AttainedServiceTest {
     }
 
     @Test
+    void aRunThatSavedNoCheckpointIsNotPreemptedByServiceLevelItWouldStartOver() {
+        QueueDriver q = las().at(0).submit(aJob("long").tenant("team").gpus(8).submittedAt(0));
+        q.at(600).submit(aJob("short").tenant("team").gpus(8).submittedAt(600));
+        q.at(3600).apply(new Input.Tick(false));
+        assertThat(preempted(q)).isEmpty();
+        q.at(3700).apply(saved("long", 1, 3700)).apply(new Input.Tick(false));
+        assertThat(preempted(q)).extracting(QueueFact.JobPreempted::jobId).containsExactly("long");
+    }
+
+    @Test
     void aFifoQueueAndAHigherPriorityRunAreNeverPreemptedByServiceLevel() {
         QueueDriver fifo = QueueDriver.with(team(Map.of("policy", "fifo")).build()).at(0)
                 .submit(aJob("long").tenant("team").gpus(8).submittedAt(0));
+        fifo.at(500).apply(saved("long", 1, 500));
         fifo.at(600).submit(aJob("short").tenant("team").gpus(8).submittedAt(600));
         assertThat(preempted(fifo)).isEmpty();
 
         QueueDriver q = QueueDriver.with(team(Map.of("policy", "las")).classes("normal", 0, "high", 10).build())
                 .at(0).submit(aJob("long").tenant("team").gpus(8).priorityClass("high").submittedAt(0));
+        q.at(500).apply(saved("long", 1, 500));
         q.at(600).submit(aJob("short").tenant("team").gpus(8).submittedAt(600));
         assertThat(preempted(q)).isEmpty();
     }
@@ -101,6 +124,8 @@ class AttainedServiceTest {
         assertThat(c.ordering().of(c.queues().get(1))).isEqualTo(FairShareConfig.OrderingPolicy.LAS);
         QueueDriver q = QueueDriver.with(c).at(0).submit(aJob("t1").tenant("team").gpus(8).submittedAt(0),
                 aJob("l1").tenant("lab").gpus(8).submittedAt(0));
+        q.at(500).apply(saved("t1", 1, 500)).apply(new Input.CheckpointCommitted("l1", "lab", 1, 500, "/ckpt/l1",
+                JobBuilder.EPOCH.plusSeconds(500)));
         q.at(600).submit(aJob("t2").tenant("team").gpus(8).submittedAt(600),
                 aJob("l2").tenant("lab").gpus(8).submittedAt(600));
         assertThat(preempted(q)).extracting(QueueFact.JobPreempted::jobId).containsExactly("l1");
@@ -109,6 +134,7 @@ class AttainedServiceTest {
     @Test
     void aJobWaitingPromoteAfterStandsAtTheFirstLevelAgain() {
         QueueDriver q = las().at(0).submit(aJob("long").tenant("team").gpus(8).submittedAt(0));
+        q.at(500).apply(saved("long", 1, 500));
         q.at(600).submit(aJob("short").tenant("team").gpus(8).submittedAt(600));
         q.at(630).released("long", 1, ReleaseCause.PREEMPTED);
         // "long" (level 1) has waited since 630: at 630 + 8 h it is at level 0 again, and older than "late"
