@@ -50,6 +50,8 @@ public final class Replay {
               --checkpoint-every MIN  runs save a checkpoint every MIN minutes of work (+-10% per job, seeded);
                                     interrupted runs resume from the newest (default: no checkpoints)
               --restart-cost SEC    time a resumed run spends before it computes again (default 60)
+              --max-drain MIN       gantry's generated queues: bound capacity-reservation drains (maxDrain; default:
+                                    only wait)
               --xid-rate F          random hardware GPU faults (Xid 79) per GPU-day, seeded by --seed (default 0)
               --repair-after SEC    how long a faulty GPU stays out of service (default 3600)
               --traces DIR          the shared traces folder (default: ../shared/traces or ../../shared/traces)
@@ -64,12 +66,12 @@ public final class Replay {
                           double compression, long seed, String placer, Path queueConfig, Path faultsFile,
                           String fail, Path traces, Path out, int minGpus, double failRate, long recoverAfterSeconds,
                           Integer quotaGpus, Integer checkpointMinutes, long restartCostSeconds, double xidRate,
-                          long repairAfterSeconds) {
+                          long repairAfterSeconds, Integer maxDrainMinutes) {
         public Options(String trace, String cluster, List<Policy> policies, int maxJobs, LocalDateTime windowStart,
                        double compression, long seed, String placer, Path queueConfig, Path faultsFile,
                        String fail, Path traces, Path out) {
             this(trace, cluster, policies, maxJobs, windowStart, compression, seed, placer, queueConfig, faultsFile,
-                    fail, traces, out, 1, 0, 3600, null, null, 60, 0, 3600);
+                    fail, traces, out, 1, 0, 3600, null, null, 60, 0, 3600, null);
         }
     }
 
@@ -103,7 +105,7 @@ public final class Replay {
         }
         List<String> known = List.of("trace", "cluster", "policy", "max-jobs", "window-start", "compress", "seed",
                 "placer", "queue-config", "faults", "fail", "traces", "out", "min-gpus", "fail-rate", "recover-after",
-                "quota-gpus", "checkpoint-every", "restart-cost", "xid-rate", "repair-after");
+                "quota-gpus", "checkpoint-every", "restart-cost", "xid-rate", "repair-after", "max-drain");
         for (String k : a.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option --" + k);
@@ -138,7 +140,8 @@ public final class Replay {
                     checkpointMinutes(a.get("checkpoint-every")),
                     Long.parseLong(a.getOrDefault("restart-cost", "60")),
                     nonNegative("xid-rate", Double.parseDouble(a.getOrDefault("xid-rate", "0"))),
-                    Long.parseLong(a.getOrDefault("repair-after", "3600")));
+                    Long.parseLong(a.getOrDefault("repair-after", "3600")),
+                    a.containsKey("max-drain") ? Integer.valueOf(nonNegativeInt("max-drain", a.get("max-drain"))) : null);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
@@ -216,7 +219,17 @@ public final class Replay {
         if (w.name().equals("kueue-baseline")) {
             return Policy.queues(w.tenantWeights(), clusterGpus, 5, 20L, 100L);
         }
-        return Policy.queues(w.tenantWeights(), o.quotaGpus() != null ? o.quotaGpus() : clusterGpus, 0, null, null);
+        FairShareConfig c = Policy.queues(w.tenantWeights(), o.quotaGpus() != null ? o.quotaGpus() : clusterGpus, 0,
+                null, null);
+        return o.maxDrainMinutes() == null ? c : c.withMaxDrain(java.time.Duration.ofMinutes(o.maxDrainMinutes()));
+    }
+
+    private static int nonNegativeInt(String option, String value) {
+        int v = Integer.parseInt(value);
+        if (v < 0) {
+            throw new IllegalArgumentException("--" + option + " must be >= 0, was " + value);
+        }
+        return v;
     }
 
     public static GangPlacer placer(String name) {
@@ -340,6 +353,9 @@ public final class Replay {
         }
         if (o.xidRate() > 0) {
             s.append(" --xid-rate ").append(o.xidRate()).append(" --repair-after ").append(o.repairAfterSeconds());
+        }
+        if (o.maxDrainMinutes() != null) {
+            s.append(" --max-drain ").append(o.maxDrainMinutes());
         }
         if (o.checkpointMinutes() != null) {
             s.append(" --checkpoint-every ").append(o.checkpointMinutes()).append(" --restart-cost ")

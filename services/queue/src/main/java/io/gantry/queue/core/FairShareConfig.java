@@ -32,14 +32,18 @@ import java.util.regex.Pattern;
  * @param preemption      when running jobs may be preempted for pending ones
  * @param ordering        how jobs of equal priority are ordered inside a queue (a queue may choose its own policy)
  * @param maxDrain        how long a capacity reservation for a starving gang may wait for runs to end by themselves
- *                        before placement stops the ones in the way; null: only wait
+ *                        before placement stops the ones in the way; null (the default): only wait
  */
 public record FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
                               Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
                               Duration starvationWait, Quotas implicitQuotas, Preemption preemption,
                               Ordering ordering, Duration maxDrain) {
-    /** The default {@link #maxDrain}: a drain waits for the runs that end within 30 minutes, and stops the others. */
-    public static final Duration DEFAULT_MAX_DRAIN = Duration.ofMinutes(30);
+    /**
+     * The default {@link #maxDrain}: null, a drain only waits. Placement does not know which runs checkpoint, and a
+     * run stopped without a checkpoint starts over; for checkpointing workloads a bound such as 30 minutes keeps
+     * drained GPUs from idling (see docs/design/topology-placement.md, "Bounding the drain").
+     */
+    public static final Duration DEFAULT_MAX_DRAIN = null;
 
     public static final String ANY_GPU = "gpu";
     public static final String CPU = "cpu";
@@ -362,7 +366,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         if ("never".equals(root.get("maxDrain"))) {
             maxDrain = null;
         } else if (root.get("maxDrain") != null) {
-            maxDrain = r.duration(root.get("maxDrain"), "maxDrain", DEFAULT_MAX_DRAIN);
+            maxDrain = r.duration(root.get("maxDrain"), "maxDrain", null);
         }
         if (root.containsKey("implicit")) {
             return implicitFromYaml(r, root, halfLife, starvation).withMaxDrain(maxDrain);

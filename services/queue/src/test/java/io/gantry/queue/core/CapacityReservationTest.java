@@ -78,14 +78,20 @@ class CapacityReservationTest {
 
     @Test
     void theRequestCarriesTheConfiguredDrainBoundOrNoneWhenDrainsOnlyWait() {
-        QueueDriver q = twoGangsParked();
+        FairShareConfig bounded = aConfig().flavours("H100").starvationWait("10m").set("maxDrain", "30m")
+                .queue(aQueue("team").quota("H100", 64)).build();
+        assertThat(FairShareConfig.fromYaml(bounded.toDocument())).isEqualTo(bounded);
+        QueueDriver q = QueueDriver.with(bounded).at(0).submit(aJob("old").tenant("team").gang(2, 8).submittedAt(0))
+                .deferred("old", 1);
         q.at(700).apply(new Input.Tick(false));
         assertThat(reservations(q)).singleElement().isInstanceOfSatisfying(
                 QueueFact.CapacityReservationRequested.class, r -> assertThat(r.maxDrainSeconds()).isEqualTo(1800L));
 
         FairShareConfig never = aConfig().flavours("H100").starvationWait("10m").set("maxDrain", "never")
                 .queue(aQueue("team").quota("H100", 64)).build();
-        assertThat(never.maxDrain()).isNull();
+        assertThat(never.maxDrain()).as("never").isNull();
+        assertThat(aConfig().flavours("H100").queue(aQueue("team").quota("H100", 64)).build().maxDrain())
+                .as("the default: only wait").isNull();
         assertThat(FairShareConfig.fromYaml(never.toDocument())).isEqualTo(never);
         QueueDriver w = QueueDriver.with(never).at(0).submit(aJob("old").tenant("team").gang(2, 8).submittedAt(0))
                 .deferred("old", 1);
