@@ -150,6 +150,11 @@ class ReplayTest {
                 .hasSize(5);
         assertThatThrownBy(() -> Replay.parse(new String[] {"--trace", "scale", "--fail-rate", "-1"}))
                 .hasMessageContaining("--fail-rate");
+        assertThat(Replay.queueConfig(o, w, 5120).maxDrain()).as("drains only wait by default").isNull();
+        Replay.Options bounded = Replay.parse(new String[] {"--trace", "topology", "--max-drain", "30"});
+        assertThat(Replay.queueConfig(bounded, w, 5120).maxDrain()).isEqualTo(java.time.Duration.ofMinutes(30));
+        assertThatThrownBy(() -> Replay.parse(new String[] {"--trace", "scale", "--max-drain", "-5"}))
+                .hasMessageContaining("--max-drain must be >= 0");
     }
 
     private static List<Simulation.Fault> faultsOf(Replay.Options o) {
