@@ -62,6 +62,19 @@ public final class ClusterState {
 
     /** The grace period of a run stopped for a reservation (its tasks get SIGTERM, then the kill). */
     private int drainGraceSeconds = 30;
+    /**
+     * When each live allocation's run last committed a checkpoint (from {@code admission.checkpoint-events}; not
+     * rebuilt at a restore: until its next checkpoint a run counts as one that saved none, which is never stopped).
+     */
+    private final Map<String, Instant> lastCheckpoint = new HashMap<>();
+
+    /** The run of {@code attempt} of the job committed a checkpoint at {@code at}; nothing for another attempt. */
+    public void checkpointCommitted(String jobId, int attempt, Instant at) {
+        Allocation a = liveByJob.get(jobId);
+        if (a != null && a.attempt() == attempt) {
+            lastCheckpoint.merge(a.allocationId(), at, (x, y) -> x.isAfter(y) ? x : y);
+        }
+    }
 
     /** The grace period of runs stopped to bound a drain ({@link #stopDrainBlockers}); 30 s unless set. */
     public void drainGrace(int graceSeconds) {
@@ -381,10 +394,11 @@ public final class ClusterState {
     /**
      * Bounds the drain of {@code gang}'s reservation: the runs on its drained nodes that will end within the
      * reservation's maxDrain of {@code now} (by their time limits, or a stop under way) are waited for; of the
-     * others, the fewest are stopped for the gang to fit there — the ones that have run longest first (they had their
-     * service; a run just started or resumed is stopped last, so no run is stopped again and again for successive
-     * drains), each by a PreemptionRequested due after the drain grace period. Nothing when the reservation
-     * only waits (no bound recorded), does not count, or the gang fits once the waited-for runs are gone.
+     * others, only runs that committed a checkpoint can be stopped (they resume from it; one that saved none would
+     * start over), the fewest the gang needs gone, those losing the least GPU time since their checkpoint first, each
+     * by a PreemptionRequested due after the drain grace period. Nothing when the reservation only waits (no bound
+     * recorded), does not count, the gang fits once the waited-for runs are gone, or it would not fit even with
+     * every checkpointed run stopped (then the drain waits, and a later checkpoint calls this again).
      * Idempotent: the handler calls it after the reservation and again after a restore.
      */
     public List<PlacementFact> stopDrainBlockers(GangRequest gang, Instant now) {
@@ -403,33 +417,41 @@ public final class ClusterState {
         } catch (NumberFormatException e) {
             return List.of(); // a label written by hand: only wait
         }
-        Map<String, Allocation> candidates = new TreeMap<>();
+        Map<String, Allocation> blockers = new TreeMap<>();
         for (String id : on) {
             for (Inventory.Holding h : liveOnNode.getOrDefault(id, List.of())) {
                 Allocation a = liveByJob.get(h.jobId());
                 Instant end = a == null ? null : runEnd(a);
                 if (a != null && !a.jobId().equals(job) && (end == null || end.isAfter(bound))) {
-                    candidates.put(a.allocationId(), a);
+                    blockers.put(a.allocationId(), a);
                 }
             }
         }
-        if (candidates.isEmpty()) {
+        List<Allocation> order = new ArrayList<>();
+        for (Allocation a : blockers.values()) {
+            if (lastCheckpoint.containsKey(a.allocationId())) {
+                order.add(a);
+            }
+        }
+        if (order.isEmpty()) {
             return List.of();
         }
-        List<Allocation> order = new ArrayList<>(candidates.values());
-        order.sort(Comparator.comparing((Allocation a) -> started.getOrDefault(a.allocationId(), a.grantedAt()))
+        order.sort(Comparator.comparingLong((Allocation a) -> lostSinceCheckpoint(a, now))
                 .thenComparing(Allocation::allocationId));
         List<Allocation> stop = new ArrayList<>();
         for (Allocation a : order) {
-            if (fitsOnDrained(gang, on, candidates.keySet(), stop)) {
+            if (fitsOnDrained(gang, on, blockers.keySet(), stop)) {
                 break;
             }
             stop.add(a);
         }
+        if (!fitsOnDrained(gang, on, blockers.keySet(), stop)) {
+            return List.of(); // runs that saved no checkpoint are in the way too: wait for them
+        }
         // give back, newest choice first, any stop the gang turns out not to need
         for (int i = stop.size() - 2; i >= 0; i--) {
             Allocation a = stop.remove(i);
-            if (!fitsOnDrained(gang, on, candidates.keySet(), stop)) {
+            if (!fitsOnDrained(gang, on, blockers.keySet(), stop)) {
                 stop.add(i, a);
             }
         }
@@ -439,6 +461,14 @@ public final class ClusterState {
                     now.isBefore(a.grantedAt()) ? a.grantedAt() : now, drainGraceSeconds)));
         }
         return facts;
+    }
+
+    /** Thousandths of a GPU x seconds since the run's last checkpoint: what stopping it now would lose. */
+    private long lostSinceCheckpoint(Allocation a, Instant now) {
+        Instant from = lastCheckpoint.get(a.allocationId());
+        long seconds = Math.max(0, java.time.Duration.between(from, now).toSeconds());
+        long milli = a.placements().stream().mapToLong(PlacedTask::gpuMilli).sum();
+        return TimeMath.saturatedMultiply(Math.max(1, milli), seconds);
     }
 
     /**
@@ -887,6 +917,7 @@ public final class ClusterState {
             return;
         }
         liveByJob.remove(a.jobId(), a);
+        lastCheckpoint.remove(allocationId);
         Instant startedAt = started.remove(allocationId);
         Instant limit = startedAt == null ? null : TimeMath.deadline(startedAt, a.timeLimitSeconds());
         if (limit != null) {

@@ -61,6 +61,9 @@ import org.slf4j.LoggerFactory;
  * and a fresh one restores from the topics.
  */
 public final class PlacementHandler implements EventHandler {
+    /** The gangs of the capacity reservations, as requested (transient; after a restore, from their dispatches). */
+    private final Map<String, GangRequest> reservedGangs = new HashMap<>();
+
     private static final Logger LOG = LoggerFactory.getLogger(PlacementHandler.class);
     private final ClusterState state;
     private final ExecutionBackend backend;
@@ -220,6 +223,7 @@ public final class PlacementHandler implements EventHandler {
         }
         settle(outcomes, now, out);
         for (GangRequest gang : drains) {
+            reservedGangs.put(gang.jobId(), gang);
             emit(state.stopDrainBlockers(gang, now), now, out);
         }
     }
@@ -268,10 +272,24 @@ public final class PlacementHandler implements EventHandler {
                 }
                 emit(facts, now, out);
                 // runs there that would hold the drained GPUs past the drain bound are stopped (from checkpoints)
+                reservedGangs.put(gang.jobId(), gang);
                 emit(state.stopDrainBlockers(gang, now), now, out);
             } else if (e.getPayload() instanceof CapacityReservationCancelled c) {
                 emit(state.cancelReservation(e.getJobId(), c.getAttempt()), now, out);
             }
+        } else if (value instanceof io.gantry.events.CheckpointEvent e
+                && e.getPayload() instanceof io.gantry.events.CheckpointCommitted c) {
+            state.checkpointCommitted(e.getJobId(), c.getAttempt(), c.getCommittedAt());
+            // a run in a bounded drain's way may be stoppable now that it can resume
+            List<String> active = new ArrayList<>();
+            for (CapacityReservation r : state.reservations()) {
+                active.add(r.jobId());
+                GangRequest gang = reservedGangs.get(r.jobId());
+                if (gang != null) {
+                    emit(state.stopDrainBlockers(gang, now), now, out);
+                }
+            }
+            reservedGangs.keySet().retainAll(active);
         } else if (value instanceof QueueJobEvent e) {
             if (e.getPayload() instanceof JobDispatched d) {
                 dispatch(e.getJobId(), d, now, out);

@@ -86,7 +86,7 @@ public class PlacementProcessor implements AutoCloseable {
         }
         return new ServiceLoop(Service.PLACEMENT,
                 List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
-                        Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_DEVICE_EVENTS),
+                        Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_DEVICE_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS),
                 restore, tickInterval,
                 () -> {
                     ClusterState state = new ClusterState(backend.name(), placer);

@@ -123,23 +123,33 @@ class ReservationAndCordonTest {
     }
 
     @Test
-    void onlyTheFewestRunsTheGangNeedsGoneAreStoppedTheLongestRunningFirst() {
+    void onlyTheFewestCheckpointedRunsTheGangNeedsGoneAreStoppedThoseLosingLeastFirst() {
         Fixtures.Cluster c = Fixtures.Cluster.topology(anH100Node("n1"));
-        run(c, aGang("old").task("w", 1, 1));
-        Allocation three = c.granted(aGang("three").task("w", 1, 3));
-        c.apply(c.state.runStarted(three.allocationId(), T0.plusSeconds(60)));
-        Allocation four = c.granted(aGang("four").task("w", 1, 4));
-        c.apply(c.state.runStarted(four.allocationId(), T0.plusSeconds(120)));
+        run(c, aGang("one").task("w", 1, 1));
+        run(c, aGang("three").task("w", 1, 3));
+        run(c, aGang("four").task("w", 1, 4));
+        c.state.checkpointCommitted("one", 1, T0);                   // at 600 s: 1 GPU x 600 s lost
+        c.state.checkpointCommitted("three", 1, T0.plusSeconds(500)); //            3 GPUs x 100 s
+        c.state.checkpointCommitted("four", 1, T0.plusSeconds(100));  //            4 GPUs x 500 s
         GangRequest two = aGang("R").task("w", 1, 2).build();
         c.apply(c.state.reserve(two, T0, java.time.Duration.ofMinutes(30)));
-        // "old" (started first) frees 1 GPU, not enough; then "three": 4 free; "old" is then not needed after all
         assertThat(c.state.stopDrainBlockers(two, T0.plusSeconds(600)))
                 .extracting(f -> ((PlacementFact.PreemptionRequested) f).allocation().jobId()).containsExactly("three");
     }
 
     @Test
+    void aRunThatSavedNoCheckpointIsNeverStoppedAndWhileItIsInTheWayTheDrainWaits() {
+        Fixtures.Cluster c = blockedByAnOpenRun();
+        c.state.checkpointCommitted("open", 2, T0); // another attempt's: not this run's
+        assertThat(c.state.stopDrainBlockers(R8, T0)).isEmpty();
+        c.state.checkpointCommitted("open", 1, T0);
+        assertThat(c.state.stopDrainBlockers(R8, T0.plusSeconds(60))).hasSize(1);
+    }
+
+    @Test
     void aRunThatWouldHoldADrainPastItsBoundIsStoppedAndOneEndingWithinItIsWaitedFor() {
         Fixtures.Cluster c = blockedByAnOpenRun();
+        c.state.checkpointCommitted("open", 1, T0);
         assertThat(c.state.estimate("R", T0)).as("a run there has no time limit").isNull();
 
         List<PlacementFact> stops = c.apply(c.state.stopDrainBlockers(R8, T0));
@@ -169,6 +179,8 @@ class ReservationAndCordonTest {
         run(eager, aGang("limited").task("w", 1, 4).timeLimit(600));
         eager.apply(eager.state.reserve(R8, T0, java.time.Duration.ZERO));
         eager.state.drainGrace(10);
+        eager.state.checkpointCommitted("open", 1, T0);
+        eager.state.checkpointCommitted("limited", 1, T0);
         assertThat(eager.state.stopDrainBlockers(R8, T0)).hasSize(2)
                 .allSatisfy(f -> assertThat(((PlacementFact.PreemptionRequested) f).deadline())
                         .isEqualTo(T0.plusSeconds(10)));
@@ -180,6 +192,7 @@ class ReservationAndCordonTest {
     @Test
     void aReservationThatNoLongerCountsStopsNothing() {
         Fixtures.Cluster c = blockedByAnOpenRun();
+        c.state.checkpointCommitted("open", 1, T0);
         c.apply(c.state.cancelReservation("R", 1));
         assertThat(c.state.stopDrainBlockers(R8, T0)).isEmpty();
     }

@@ -39,9 +39,9 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                               Duration starvationWait, Quotas implicitQuotas, Preemption preemption,
                               Ordering ordering, Duration maxDrain) {
     /**
-     * The default {@link #maxDrain}: null, a drain only waits. Placement does not know which runs checkpoint, and a
-     * run stopped without a checkpoint starts over; for checkpointing workloads a bound such as 30 minutes keeps
-     * drained GPUs from idling (see docs/design/topology-placement.md, "Bounding the drain").
+     * The default {@link #maxDrain}: null, a drain only waits. A bound (placement then stops checkpointed runs in the
+     * way) cuts the tail of waits but, measured on Philly, raises the average (docs/design/topology-placement.md,
+     * "Bounding the drain").
      */
     public static final Duration DEFAULT_MAX_DRAIN = null;
 
