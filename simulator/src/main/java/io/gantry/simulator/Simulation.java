@@ -854,6 +854,8 @@ public final class Simulation {
     }
 
     private void released(String jobId, AllocationReleased rel) {
+        // a preempted run that ended by itself within its grace is released for another reason: forget it either way
+        boolean byQueue = preemptedByQueue.remove(jobId + "#" + rel.getAttempt());
         for (TaskPlacement p : rel.getPlacements()) {
             for (int g : p.getGpuIndices()) {
                 give(p.getNodeId() + "#" + g, jobId, rel.getAllocationId());
@@ -908,7 +910,7 @@ public final class Simulation {
             }
             r.maxWorkLostPerFailureMs = Math.max(r.maxWorkLostPerFailureMs, Math.max(0, failed - keptFrom));
         } else if (rel.getReason() == ReleaseReason.PREEMPTED) {
-            if (!preemptedByQueue.remove(jobId + "#" + rel.getAttempt())) {
+            if (!byQueue) {
                 r.drainStops++; // stopped by placement to bound a capacity reservation's drain
             }
             r.preemptedMilliGpuMs += lost;

@@ -209,8 +209,8 @@ final class PendingIndex {
         PendingJob view = new PendingJob(job.jobId(), job.tenant(), q.name(), job.attempt(), job.gpuMilli(),
                 job.submittedAt(), classValue, spec.priority(), level(q, job));
         return new Admissibility.Schedulable(new PendingJobEntry(job.jobId(), q, view, cands, gpuMilli,
-                demand.cpuMillis(), demand.memoryMiB(), spec.timeLimitSeconds(), job.submittedAt().toEpochMilli(),
-                new RequestShape(gpuMilli, candKey), job));
+                demand.cpuMillis(), demand.memoryMiB(), spec.timeLimitSeconds(), new RequestShape(gpuMilli, candKey),
+                job));
     }
 
     /** Whether quota would admit {@code job} now (also a job that is not in the index, such as a parked one). */

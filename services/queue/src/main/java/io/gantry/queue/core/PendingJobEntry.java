@@ -9,7 +9,7 @@ package io.gantry.queue.core;
  * @param job        the job as it was filed
  */
 record PendingJobEntry(String jobId, ClusterQueue queue, PendingJob view, int[] candidates, long gpuMilli, long cpu,
-                       long mem, Long timeLimitSeconds, long submittedMillis, RequestShape shape, QueuedJob job) {
+                       long mem, Long timeLimitSeconds, RequestShape shape, QueuedJob job) {
 
     /** The flavour a reservation or a tentative charge takes for it: its first candidate, or none. */
     int firstFlavour() {
