@@ -16,6 +16,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * first; and under decay two long-ago hours weigh less than one recent hour, where without decay they weigh more.
  */
 class DecayedUsageTest {
+    /** Queues a and b with 4 GPUs each and c with none, in one cohort of 8 H100s. */
+    private static QueueDriver pool(String halfLife) {
+        return QueueDriver.with(aConfig().flavours("H100").halfLife(halfLife).cohort("pool")
+                .queue(aQueue("a").cohort("pool").quota("H100", 4))
+                .queue(aQueue("b").cohort("pool").quota("H100", 4))
+                .queue(aQueue("c").cohort("pool").quota("H100", 0)).build());
+    }
+
     @ParameterizedTest(name = "half-life {0}, busy hour ended {1} s before: {2} goes first")
     @CsvSource({
             "1h,  0,      b",   // a's hour of 8 GPUs still weighs: b, with nothing, goes first
@@ -23,10 +31,7 @@ class DecayedUsageTest {
             "1h,  86400,  b",   // a day later a's hour has decayed by 2^-24, still more than b's nothing
     })
     void aTenantsRecentUsageSendsItBehindAnIdleOne(String halfLife, long gapSeconds, String first) {
-        QueueDriver q = QueueDriver.with(aConfig().flavours("H100").halfLife(halfLife).cohort("pool")
-                .queue(aQueue("a").cohort("pool").quota("H100", 4))
-                .queue(aQueue("b").cohort("pool").quota("H100", 4))
-                .queue(aQueue("c").cohort("pool").quota("H100", 0)).build());
+        QueueDriver q = pool(halfLife);
         // a borrows b's idle half and holds all 8 GPUs for an hour
         q.at(0).submit(aJob("busy").tenant("a").gpus(8).submittedAt(0));
         q.at(1).granted("busy", 1);
@@ -49,10 +54,7 @@ class DecayedUsageTest {
             "10000d,  b",   // (almost) no decay: a's two hours weigh twice b's one
     })
     void twoHoursLongAgoWeighLessThanOneHourJustNowUnderDecay(String halfLife, String first) {
-        QueueDriver q = QueueDriver.with(aConfig().flavours("H100").halfLife(halfLife).cohort("pool")
-                .queue(aQueue("a").cohort("pool").quota("H100", 4))
-                .queue(aQueue("b").cohort("pool").quota("H100", 4))
-                .queue(aQueue("c").cohort("pool").quota("H100", 0)).build());
+        QueueDriver q = pool(halfLife);
         q.at(0).submit(aJob("a1").tenant("a").gpus(8).submittedAt(0));
         q.at(1).granted("a1", 1);
         q.at(7_201).finished("a1");
