@@ -17,6 +17,7 @@ import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.events.QueueReservationEvent;
 import io.gantry.events.RecoveryJobEvent;
+import io.gantry.events.StopEvent;
 import io.gantry.events.UsageEvent;
 
 import java.util.List;
@@ -73,6 +74,13 @@ public final class Topics {
     public static final Topic<DeviceEvent> PLACEMENT_DEVICE_EVENTS =
             new Topic<>("placement.device-events", Service.PLACEMENT, "nodeId", DeviceEvent.class,
                     java.time.Duration.ofDays(30).toMillis());
+    /**
+     * Preemption notices: placement asked a run to stop and when it kills it. Seven days: a notice matters while its
+     * run lives; the read model keeps what it showed.
+     */
+    public static final Topic<StopEvent> PLACEMENT_STOP_EVENTS =
+            new Topic<>("placement.stop-events", Service.PLACEMENT, "jobId", StopEvent.class,
+                    java.time.Duration.ofDays(7).toMillis());
     public static final Topic<NodeHealthEvent> RECOVERY_NODE_EVENTS =
             new Topic<>("recovery.node-events", Service.RECOVERY, "nodeId", NodeHealthEvent.class);
     public static final Topic<RecoveryJobEvent> RECOVERY_JOB_EVENTS =
@@ -99,7 +107,7 @@ public final class Topics {
         return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, ADMISSION_ACCESS_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
                 QUEUE_CONFIG_EVENTS,
                 PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_CONFIG_EVENTS, PLACEMENT_NODE_EVENTS,
-                PLACEMENT_HEARTBEAT_EVENTS, PLACEMENT_DEVICE_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS,
+                PLACEMENT_HEARTBEAT_EVENTS, PLACEMENT_DEVICE_EVENTS, PLACEMENT_STOP_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS,
                 RECOVERY_DEVICE_EVENTS, BILLING_USAGE_EVENTS,
                 BILLING_PRICE_EVENTS, BILLING_BUDGET_EVENTS);
     }

@@ -284,6 +284,21 @@ class PlacementIntegrationTest implements TestPropertyProvider {
             assertThat(r.getFreeCapacity().get(0).getLargestFreeOnNode()).isBetween(2, 8);
         });
         await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> payloadsFor(jobId).size() == 3);
+        // the run was told first, once, with the queue's sentence and the deadline its tasks are killed at
+        List<io.gantry.events.StopEvent> notices = readAll(Topics.PLACEMENT_STOP_EVENTS).stream()
+                .filter(r -> jobId.equals(r.key())).map(r -> AvroWire.decode(Topics.PLACEMENT_STOP_EVENTS, r.value()))
+                .toList();
+        assertThat(notices).singleElement().satisfies(n -> {
+            io.gantry.events.RunStopRequested stop = (io.gantry.events.RunStopRequested) n.getPayload();
+            assertThat(stop.getAllocationId()).isEqualTo(granted.getAllocationId());
+            assertThat(stop.getTenant()).isEqualTo("vision");
+            assertThat(stop.getAttempt()).isEqualTo(1);
+            assertThat(stop.getReason()).isEqualTo(ReleaseReason.PREEMPTED);
+            assertThat(stop.getMessage()).isEqualTo("queue vision reclaims 2 x H100");
+            assertThat(stop.getGraceSeconds()).isEqualTo(30);
+            assertThat(stop.getDeadline()).isEqualTo(n.getOccurredAt().plusSeconds(30));
+            assertThat(((AllocationReleased) payloads.get(2)).getReleasedAt()).isAfterOrEqualTo(stop.getDeadline());
+        });
     }
 
     @Test

@@ -38,6 +38,13 @@ public interface ExecutionBackend extends AutoCloseable {
     default void terminate(String allocationId) {
     }
 
+    /**
+     * Tells the run's tasks they are about to be stopped, just before {@link #terminate}, where they can read it
+     * without the network (the API answers them too). Default: nowhere to put it. Must not block or throw.
+     */
+    default void notice(String allocationId, PreemptionNotice notice) {
+    }
+
     /** Stops whatever still runs of the allocation; no outcome is reported for it afterwards. Idempotent. */
     void stop(String allocationId);
 

@@ -180,7 +180,7 @@ public final class LocalBackend implements ExecutionBackend {
     @Override
     public Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now) {
         Run run = new Run(allocation, plan.successLeader());
-        Path dir = workDir.resolve(allocation.jobId()).resolve(Integer.toString(allocation.attempt()));
+        Path dir = runDir(allocation);
         int port;
         try {
             port = freePort();
@@ -211,6 +211,7 @@ public final class LocalBackend implements ExecutionBackend {
                     Map<String, String> gantry = new java.util.LinkedHashMap<>(environment(allocation, p, dir, path));
                     gantry.putAll(GangEnvironment.rendezvous(allocation, p, hosts, port));
                     gantry.putAll(runIdentity(plan, apiUrl));
+                    gantry.put("GANTRY_PREEMPTION_NOTICE", dir.resolve(PreemptionNotice.FILE).toString());
                     env.putAll(GangEnvironment.merge(task.env(), gantry));
                     pb.directory(task.workingDir() == null ? dir.toFile() : new java.io.File(task.workingDir()));
                     pb.redirectErrorStream(true);
@@ -376,6 +377,33 @@ public final class LocalBackend implements ExecutionBackend {
             }
         } catch (IOException | UnsupportedOperationException e) {
             LOG.debug("cannot hand {} to {}: {}", dir, runAs.user(), e.toString());
+        }
+    }
+
+    /** A run's own directory: its tasks' logs, the default working directory and the preemption notice. */
+    private Path runDir(Allocation allocation) {
+        return workDir.resolve(allocation.jobId()).resolve(Integer.toString(allocation.attempt()));
+    }
+
+    /**
+     * Writes the notice to the file the tasks know as {@code GANTRY_PREEMPTION_NOTICE} (whole or not at all: written
+     * beside it, then moved), before {@link #terminate} sends SIGTERM.
+     */
+    @Override
+    public void notice(String allocationId, PreemptionNotice notice) {
+        Run run = runs.get(allocationId);
+        if (run == null) {
+            return;
+        }
+        Path file = runDir(run.allocation).resolve(PreemptionNotice.FILE);
+        Path part = file.resolveSibling(PreemptionNotice.FILE + ".part");
+        try {
+            Files.writeString(part, notice.json());
+            giveTo(part); // the task user reads it whatever placement's umask
+            Files.move(part, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("could not write the preemption notice of run {}: {}", allocationId, e.toString());
         }
     }
 

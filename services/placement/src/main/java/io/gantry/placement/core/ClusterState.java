@@ -456,9 +456,15 @@ public final class ClusterState {
             }
         }
         List<PlacementFact> facts = new ArrayList<>();
+        long minutes = Math.max(1, (Long.parseLong(seconds) + 59) / 60);
         for (Allocation a : stop) {
+            List<String> held = a.placements().stream().map(PlacedTask::nodeId).filter(on::contains).distinct()
+                    .sorted().toList();
             facts.add(new PlacementFact.PreemptionRequested(a, TimeMath.plusSeconds(
-                    now.isBefore(a.grantedAt()) ? a.grantedAt() : now, drainGraceSeconds)));
+                    now.isBefore(a.grantedAt()) ? a.grantedAt() : now, drainGraceSeconds),
+                    (held.size() == 1 ? "node " : "nodes ") + String.join(", ", held) + " drain for job " + job
+                            + ", which has waited too long; the drain is bounded to " + minutes
+                            + " min, so this run stops and resumes from its last checkpoint"));
         }
         return facts;
     }

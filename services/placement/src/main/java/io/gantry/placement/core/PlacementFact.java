@@ -48,13 +48,25 @@ public sealed interface PlacementFact {
 
     /**
      * The queue preempted the run: its tasks were asked to stop (SIGTERM) and the allocation is released
-     * {@code PREEMPTED} at {@code deadline} unless the run ends before. Not published (it is derived from
-     * {@code queue.preemption-events}, which is read back at restore).
+     * {@code PREEMPTED} at {@code deadline} unless the run ends before; {@code why} is the sentence the run's
+     * preemption notice gives (null: the caller words it). Published as the run's preemption notice
+     * ({@code RunStopRequested}); not rebuilt from it: a restore derives it again from {@code queue.preemption-events}
+     * (a bounded drain's stops start over).
      */
-    record PreemptionRequested(Allocation allocation, Instant deadline) implements PlacementFact {
+    record PreemptionRequested(Allocation allocation, Instant deadline, String why) implements PlacementFact {
         public PreemptionRequested {
             Objects.requireNonNull(allocation, "allocation");
             Objects.requireNonNull(deadline, "deadline");
+        }
+
+        /** A stop whose reason the caller words (the queue's preemption sentence). */
+        public PreemptionRequested(Allocation allocation, Instant deadline) {
+            this(allocation, deadline, null);
+        }
+
+        /** The same stop, told to the run with {@code sentence}. */
+        public PreemptionRequested because(String sentence) {
+            return new PreemptionRequested(allocation, deadline, sentence);
         }
     }
 

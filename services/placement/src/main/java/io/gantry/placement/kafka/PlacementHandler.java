@@ -24,6 +24,7 @@ import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.placement.backend.DeviceFault;
 import io.gantry.placement.backend.ExecutionBackend;
+import io.gantry.placement.backend.PreemptionNotice;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.VirtualClock;
@@ -260,7 +261,10 @@ public final class PlacementHandler implements EventHandler {
     public void handle(Topic<?> topic, String key, Object value, Output out) {
         Instant now = clock.instant();
         if (value instanceof QueuePreemptionEvent e && e.getPayload() instanceof JobPreempted p) {
-            emit(state.preempt(e.getJobId(), p.getAttempt(), p.getGraceSeconds(), now), now, out);
+            // the run's notice gives the queue's own sentence
+            emit(state.preempt(e.getJobId(), p.getAttempt(), p.getGraceSeconds(), now).stream()
+                    .map(f -> f instanceof PlacementFact.PreemptionRequested r ? r.because(p.getMessage()) : f)
+                    .toList(), now, out);
         } else if (value instanceof QueueReservationEvent e) {
             if (e.getPayload() instanceof CapacityReservationRequested r) {
                 GangRequest gang = WireMapping.gang(e.getJobId(), r); // throws on a malformed spec before anything changes
@@ -514,6 +518,10 @@ public final class PlacementHandler implements EventHandler {
                 continue;
             }
             if (f instanceof PlacementFact.PreemptionRequested p) {
+                // the notice first (the run's API answer and its notice file), so a task woken by SIGTERM finds it
+                PreemptionNotice notice = PreemptionNotice.of(p, now);
+                out.send(Topics.PLACEMENT_STOP_EVENTS, p.allocation().jobId(), WireMapping.stopEvent(p, notice, now));
+                backend.notice(p.allocation().allocationId(), notice);
                 backend.terminate(p.allocation().allocationId());
                 continue;
             }

@@ -209,6 +209,18 @@ public final class WireMapping {
                 .build();
     }
 
+    /** The run's preemption notice, as published. */
+    static io.gantry.events.StopEvent stopEvent(PlacementFact.PreemptionRequested stop,
+                                                io.gantry.placement.backend.PreemptionNotice notice, Instant now) {
+        return io.gantry.events.StopEvent.newBuilder().setEventId(UUID.randomUUID().toString())
+                .setJobId(stop.allocation().jobId()).setOccurredAt(now)
+                .setPayload(io.gantry.events.RunStopRequested.newBuilder().setTenant(stop.allocation().tenant())
+                        .setAllocationId(stop.allocation().allocationId()).setAttempt(stop.allocation().attempt())
+                        .setReason(ReleaseReason.valueOf(notice.reason())).setMessage(notice.message())
+                        .setDeadline(notice.deadline()).setGraceSeconds(notice.graceSeconds()).build())
+                .build();
+    }
+
     static NodeEvent nodeRegistered(NodeSpec n, Instant now) {
         List<GpuDevice> gpus = n.gpus().stream()
                 .map(g -> GpuDevice.newBuilder().setIndex(g.index()).setModel(g.model()).setMemoryMiB(g.memoryMiB())

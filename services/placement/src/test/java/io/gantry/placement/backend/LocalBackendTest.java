@@ -280,6 +280,42 @@ class LocalBackendTest {
     }
 
     @Test
+    void aTaskWokenBySigtermFindsItsPreemptionNoticeWithTheReasonAndDeadline() throws Exception {
+        LocalBackend b = backend();
+        // the task user reaches the notice by its absolute path (JUnit's temporary directory is the owner's only)
+        Files.setPosixFilePermissions(work, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Allocation a = allocation("job-notice", task("main", 0, 0));
+        // no notice while the run is not being stopped; on SIGTERM the notice is already there
+        String script = "test -e \"$GANTRY_PREEMPTION_NOTICE\" && echo early-notice; "
+                + "trap 'cat \"$GANTRY_PREEMPTION_NOTICE\"; exit 143' TERM; echo started; while true; do sleep 0.1; done";
+        RunPlan plan = new RunPlan(Map.of("main", new RunPlan.Task(List.of("sh", "-c", script), null)));
+        assertThat(b.start(a, plan, Instant.now())).isEmpty();
+        Path log = work.resolve("job-notice/2/main-0.log");
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(log) && Files.readString(log).contains("started"));
+
+        Instant now = Instant.parse("2026-11-25T04:00:00Z");
+        b.notice(a.allocationId(), new PreemptionNotice("job-notice", 2, "PREEMPTED",
+                "queue vision reclaims 1 x L4 lent to \"research\"", now, now.plusSeconds(30)));
+        b.terminate(a.allocationId());
+        RunOutcome outcome = awaitOutcome();
+
+        assertThat(outcome.result().exitCode()).isEqualTo(143);
+        assertThat(Files.readString(log)).doesNotContain("early-notice")
+                .contains("{\"preempting\":true,\"jobId\":\"job-notice\",\"attempt\":2,\"reason\":\"PREEMPTED\","
+                        + "\"message\":\"queue vision reclaims 1 x L4 lent to \\\"research\\\"\",\"noticeAt\":"
+                        + "\"2026-11-25T04:00:00Z\",\"deadline\":\"2026-11-25T04:00:30Z\",\"graceSeconds\":30}");
+        assertThat(work.resolve("job-notice/2/" + PreemptionNotice.FILE + ".part")).doesNotExist();
+    }
+
+    @Test
+    void aNoticeForARunThatIsNotRunningHereWritesNothing() {
+        LocalBackend b = backend();
+        Instant now = Instant.now();
+        b.notice("alloc-nope", new PreemptionNotice("nope", 1, "PREEMPTED", null, now, now));
+        assertThat(work.resolve("nope")).doesNotExist();
+    }
+
+    @Test
     void aFractionIsRenderedAsItsDeviceWithAnMpsShareAndAMemoryLimitAndMigAsAMigDeviceReference() {
         Allocation a = allocation("job-f");
         PlacedTask fraction = new PlacedTask("f", 0, "local", "L4", List.of(), 100, 64, List.of(), null,

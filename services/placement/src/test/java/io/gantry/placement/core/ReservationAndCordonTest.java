@@ -156,6 +156,8 @@ class ReservationAndCordonTest {
         assertThat(stops).singleElement().isInstanceOfSatisfying(PlacementFact.PreemptionRequested.class, p -> {
             assertThat(p.allocation().jobId()).isEqualTo("open");
             assertThat(p.deadline()).isEqualTo(T0.plusSeconds(30));
+            assertThat(p.why()).as("the run's preemption notice").startsWith("node ").contains(" drain for job R, ")
+                    .contains("resumes from its last checkpoint");
         });
         assertThat(c.state.stopDrainBlockers(R8, T0.plusSeconds(5))).as("already being stopped").isEmpty();
         assertThat(c.state.estimate("R", T0)).as("the limited run's end").isEqualTo(T0.plusSeconds(600));

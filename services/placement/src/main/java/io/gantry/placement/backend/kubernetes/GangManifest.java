@@ -59,6 +59,11 @@ public record GangManifest(Allocation allocation, Secret secret, Service service
     public static final String TENANT_ANNOTATION = "gantry.io/tenant";
     public static final String TASK_ANNOTATION = "gantry.io/task-name";
     public static final String GPUS_ANNOTATION = "gantry.io/gpu-indices";
+    /** The run's preemption notice (JSON), set on its pods when placement asks them to stop. */
+    public static final String PREEMPTION_ANNOTATION = "gantry.io/preemption-notice";
+    /** Where the container sees that annotation as a file (downward API; empty until it is set). */
+    public static final String NOTICE_DIR = "/etc/gantry/notice";
+    public static final String NOTICE_FILE = NOTICE_DIR + "/preemption";
     public static final String TOKEN_KEY = "run-token";
     public static final String CONTAINER = "task";
 
@@ -180,6 +185,12 @@ public record GangManifest(Allocation allocation, Secret secret, Service service
                 c.addNewVolumeMount().withName(volume).withMountPath(mount.mountPath()).withReadOnly(mount.readOnly())
                         .endVolumeMount();
             }
+            // the preemption notice, as a file the kubelet refreshes when the annotation is set
+            volumes.add(new VolumeBuilder().withName("gantry-notice").withNewDownwardAPI().addNewItem()
+                    .withPath("preemption").withNewFieldRef().withFieldPath("metadata.annotations['"
+                            + PREEMPTION_ANNOTATION + "']").endFieldRef().endItem().endDownwardAPI().build());
+            c.addNewVolumeMount().withName("gantry-notice").withMountPath(NOTICE_DIR).withReadOnly(true)
+                    .endVolumeMount();
             Container container = c.build();
             pods.add(new PodBuilder()
                     .withNewMetadata().withName(name).withNamespace(ns).withLabels(podLabels)
@@ -259,6 +270,7 @@ public record GangManifest(Allocation allocation, Secret secret, Service service
         e.put("GANTRY_REPLICA", Integer.toString(p.replica()));
         e.put("GANTRY_ATTEMPT", Integer.toString(a.attempt()));
         e.put("GANTRY_ALLOCATION_ID", a.allocationId());
+        e.put("GANTRY_PREEMPTION_NOTICE", NOTICE_FILE);
         List<Integer> gpus = p.gpuIndices();
         String indices = gpus.stream().map(String::valueOf).collect(Collectors.joining(","));
         e.put("NVIDIA_VISIBLE_DEVICES", gpus.isEmpty() ? "void" : indices);

@@ -274,6 +274,33 @@ public final class KubernetesBackend implements ExecutionBackend {
         return Optional.empty();
     }
 
+    /**
+     * Sets the preemption notice on the run's pods (annotation {@code gantry.io/preemption-notice}, which the
+     * containers see as {@code GANTRY_PREEMPTION_NOTICE} once the kubelet refreshes the downward API file; the API
+     * answers at once). Queued before the deletion {@link #terminate} asks for; one try (the API is the record).
+     */
+    @Override
+    public void notice(String allocationId, io.gantry.placement.backend.PreemptionNotice notice) {
+        Run run = runs.get(allocationId);
+        if (run == null || run.over || run.terminating) {
+            return;
+        }
+        String json = notice.json().strip();
+        api.execute(() -> {
+            try {
+                for (var pod : client.pods().inNamespace(settings.namespace())
+                        .withLabel(GangManifest.ALLOCATION, allocationId).list().getItems()) {
+                    client.pods().inNamespace(settings.namespace()).withName(pod.getMetadata().getName())
+                            .edit(p -> new io.fabric8.kubernetes.api.model.PodBuilder(p).editMetadata()
+                                    .addToAnnotations(GangManifest.PREEMPTION_ANNOTATION, json).endMetadata().build());
+                }
+            } catch (KubernetesClientException e) {
+                LOG.warn("could not annotate the pods of run {} with its preemption notice: {}", allocationId,
+                        e.getMessage());
+            }
+        });
+    }
+
     /** Deletes the pods with the grace period: the containers get SIGTERM and the grace period to checkpoint. */
     @Override
     public void terminate(String allocationId) {

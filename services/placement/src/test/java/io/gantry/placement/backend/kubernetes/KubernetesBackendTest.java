@@ -182,6 +182,32 @@ class KubernetesBackendTest {
     }
 
     @Test
+    void aPreemptionNoticeIsSetOnEveryPodOfTheRunWhichSeesItAsAFileBeforeItsDeletion() {
+        newNamespace();
+        cluster.node("pn-1", 8, true, Map.of());
+        KubernetesBackend b = backend();
+        Allocation a = gang("noticed", "pn-1", "pn-1");
+        b.start(a, plan(), Instant.now());
+        List<Pod> pods = awaitPods(a, 2);
+        assertThat(env(pods.get(0))).containsEntry("GANTRY_PREEMPTION_NOTICE", GangManifest.NOTICE_FILE);
+        assertThat(pods.get(0).getSpec().getVolumes()).anySatisfy(v -> assertThat(v.getDownwardAPI().getItems())
+                .singleElement().satisfies(i -> assertThat(i.getFieldRef().getFieldPath())
+                        .isEqualTo("metadata.annotations['" + GangManifest.PREEMPTION_ANNOTATION + "']")));
+        assertThat(pods.get(0).getSpec().getContainers().get(0).getVolumeMounts())
+                .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo(GangManifest.NOTICE_DIR));
+
+        Instant now = Instant.parse("2026-11-25T04:00:00Z");
+        b.notice(a.allocationId(), new io.gantry.placement.backend.PreemptionNotice("noticed", 1, "PREEMPTED",
+                "queue vision reclaims 8 x H100", now, now.plusSeconds(30)));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> podsOf(a).stream().allMatch(p ->
+                p.getMetadata().getAnnotations().getOrDefault(GangManifest.PREEMPTION_ANNOTATION, "")
+                        .contains("\"deadline\":\"2026-11-25T04:00:30Z\"")));
+        b.stop(a.allocationId());
+        await().atMost(Duration.ofSeconds(10)).until(() -> podsOf(a).isEmpty());
+    }
+
+    @Test
     void aTasksImageEnvironmentWorkingDirectoryAndMountsReachItsPod() {
         newNamespace();
         cluster.node("rt-1", 8, true, Map.of());
@@ -211,16 +237,17 @@ class KubernetesBackendTest {
                 .containsEntry("RANK", "0").containsEntry("WORLD_SIZE", "2");
         assertThat(container.getEnv()).extracting(EnvVar::getName).doesNotHaveDuplicates();
         assertThat(container.getVolumeMounts()).extracting(m -> m.getMountPath() + ":" + m.getReadOnly())
-                .containsExactly("/data:true", "/scratch:false");
+                .containsExactly("/data:true", "/scratch:false", GangManifest.NOTICE_DIR + ":true");
         var volumes = launcher.getSpec().getVolumes();
-        assertThat(volumes).hasSize(2);
+        assertThat(volumes).hasSize(3);
         assertThat(volumes.get(0).getName()).isEqualTo(container.getVolumeMounts().get(0).getName());
         assertThat(volumes.get(0).getPersistentVolumeClaim().getClaimName()).isEqualTo("datasets");
         assertThat(volumes.get(0).getPersistentVolumeClaim().getReadOnly()).isTrue();
         assertThat(volumes.get(1).getHostPath().getPath()).isEqualTo("/mnt/nvme");
         assertThat(worker.getSpec().getContainers().get(0).getImage()).as("the configured image")
                 .isEqualTo(KubernetesSettings.defaults().image());
-        assertThat(worker.getSpec().getVolumes()).isEmpty();
+        assertThat(worker.getSpec().getVolumes()).as("only the preemption notice").singleElement()
+                .satisfies(v -> assertThat(v.getDownwardAPI()).isNotNull());
         assertThat(worker.getSpec().getContainers().get(0).getWorkingDir()).isNull();
         assertThat(env(worker)).containsEntry("RANK", "1").doesNotContainKey("OMP_NUM_THREADS");
     }
