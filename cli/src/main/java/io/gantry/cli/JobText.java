@@ -126,6 +126,26 @@ final class JobText {
         return detail;
     }
 
+    /**
+     * The run's preemption notice in words ("being stopped: why; killed in 25s unless it exits"), or null while the
+     * run is not being stopped.
+     */
+    static String preemption(JsonNode job, Instant now) {
+        JsonNode n = job.path("preemption");
+        if (!n.isObject()) {
+            return null;
+        }
+        String left = "";
+        try {
+            Duration d = Duration.between(now, Instant.parse(n.path("deadline").asText()));
+            left = d.isNegative() ? "; its grace period is over" : "; stopped for good in " + Output.duration(d)
+                    + " unless it exits (a checkpoint saved before then is kept)";
+        } catch (java.time.DateTimeException e) {
+            // no deadline to tell
+        }
+        return "being stopped: " + n.path("message").asText("preempted") + left;
+    }
+
     /** The line `watch` shows for a job: its state and what it is doing or waiting for. */
     static String line(JsonNode job, Integer position, Integer pending, Instant now) {
         String state = state(job);
@@ -165,6 +185,10 @@ final class JobText {
                 String ckpt = newestCheckpoint(job);
                 if (ckpt != null) {
                     s.append("; checkpoint step ").append(ckpt);
+                }
+                String stopping = preemption(job, now);
+                if (stopping != null) {
+                    s.append("; ").append(stopping);
                 }
             }
             case "INTERRUPTED" -> {

@@ -47,7 +47,7 @@ final class Watcher {
             Instant now = root.env().clock().instant();
             String key = JobText.state(job) + "|" + job.path("attempt") + "|" + job.path("waitReason") + "|"
                     + job.path("waitMessage") + "|" + JobText.placements(job) + "|" + JobText.newestCheckpoint(job)
-                    + "|" + (pos == null ? "" : pos.position() + "/" + pos.pending());
+                    + "|" + (pos == null ? "" : pos.position() + "/" + pos.pending()) + "|" + job.path("preemption");
             if (!key.equals(lastKey)) {
                 lastKey = key;
                 if (out.format().machine()) {

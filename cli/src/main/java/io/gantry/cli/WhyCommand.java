@@ -86,6 +86,10 @@ final class WhyCommand implements Callable<Integer> {
                 Instant started = JobText.runStarted(job);
                 out.add("is running" + (started == null ? "" : " for " + Output.duration(Duration.between(started, now)))
                         + ": " + JobText.placements(job));
+                String stopping = JobText.preemption(job, now);
+                if (stopping != null) {
+                    out.add("it is " + stopping + ".");
+                }
             }
             case "INTERRUPTED" -> out.add("its run was interrupted; recovery decides whether it runs again");
             default -> {

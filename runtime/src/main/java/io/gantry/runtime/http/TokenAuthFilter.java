@@ -29,10 +29,12 @@ import java.util.List;
  */
 @ServerFilter("/v1/**")
 public class TokenAuthFilter {
-    /** Request attribute holding a run token presented to the checkpoint endpoint. */
+    /** Request attribute holding a run token presented to the checkpoint or preemption-notice endpoint. */
     public static final String RUN_TOKEN_ATTRIBUTE = "gantry.runToken";
     private static final java.util.regex.Pattern CHECKPOINT_REPORT =
             java.util.regex.Pattern.compile("/v1/jobs/[^/]+/checkpoints/?");
+    private static final java.util.regex.Pattern PREEMPTION_NOTICE =
+            java.util.regex.Pattern.compile("/v1/jobs/[^/]+/preemption/?");
     private final TokenStore tokens;
     private final AccessDirectory managed;
     private final Clock clock;
@@ -58,14 +60,16 @@ public class TokenAuthFilter {
         String header = request.getHeaders().getAuthorization().orElse("");
         String token = header.regionMatches(true, 0, "Bearer ", 0, 7) ? header.substring(7).trim() : "";
         if (RunTokens.isRunToken(token)) {
-            // a run's own token authenticates one thing only, its checkpoint reports; the endpoint checks the token
-            // against the run, so it is passed on, never looked up here
-            if (request.getMethod() == HttpMethod.POST && CHECKPOINT_REPORT.matcher(request.getPath()).matches()) {
+            // a run's own token authenticates two things only, its checkpoint reports and reading its preemption
+            // notice; the endpoint checks the token against the run, so it is passed on, never looked up here
+            if (request.getMethod() == HttpMethod.POST && CHECKPOINT_REPORT.matcher(request.getPath()).matches()
+                    || request.getMethod() == HttpMethod.GET && PREEMPTION_NOTICE.matcher(request.getPath()).matches()) {
                 request.setAttribute(RUN_TOKEN_ATTRIBUTE, token);
                 return null;
             }
             return Problem.response(HttpStatus.UNAUTHORIZED, "Unauthorized",
-                    "a run token only reports its run's checkpoints (POST /v1/jobs/{id}/checkpoints)", List.of())
+                    "a run token only reports its run's checkpoints (POST /v1/jobs/{id}/checkpoints) and reads its "
+                            + "preemption notice (GET /v1/jobs/{id}/preemption)", List.of())
                     .header("WWW-Authenticate", "Bearer");
         }
         if (token.isEmpty()) {

@@ -11,6 +11,7 @@ import io.gantry.events.GpuDevice;
 import io.gantry.events.JobCancelRequested;
 import io.gantry.events.JobDispatched;
 import io.gantry.events.JobQueued;
+import io.gantry.events.ReleaseReason;
 import io.gantry.events.JobRunStarted;
 import io.gantry.events.JobSubmitted;
 import io.gantry.events.JobSucceeded;
@@ -644,6 +645,63 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         grantWithToken(jobId, token, Instant.now());
         await().atMost(Duration.ofSeconds(30)).until(() -> postCheckpoint(token, jobId, report).status == 202);
         assertThat(get(VISION, "/v1/jobs/" + jobId + "/checkpoints").raw).contains("\"step\":10");
+    }
+
+    /**
+     * Placement asks a run to stop: the job shows the notice, and the run reads it with its own token (the Python
+     * helper too) so it can checkpoint before the deadline; nobody else's token reads it.
+     */
+    @Test
+    void aRunBeingPreemptedReadsItsNoticeWithItsOwnTokenAndTheJobShowsIt() throws Exception {
+        Reply submitted = post(VISION, """
+                {"name":"noticed","checkpoint":{"dir":"/ckpt/n"},
+                 "tasks":[{"name":"worker","command":["python","train.py"],"gpus":1}]}""", null);
+        String jobId = (String) submitted.body().get("jobId");
+        String token = io.gantry.runtime.http.RunTokens.newToken();
+        Instant t = Instant.now();
+        grantWithToken(jobId, token, t);
+        sendPlacement(jobId, t.plusMillis(5), JobRunStarted.newBuilder().setAllocationId("a-" + jobId)
+                .setTenant("vision").setAttempt(1).setStartedAt(t.plusMillis(5)).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> "RUNNING".equals(get(VISION, "/v1/jobs/" + jobId).body()
+                .get("state")));
+        assertThat(get(token, "/v1/jobs/" + jobId + "/preemption").body()).containsEntry("preempting", false)
+                .containsEntry("attempt", 1).doesNotContainKey("deadline");
+
+        Instant asked = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        send(Topics.PLACEMENT_STOP_EVENTS, jobId, io.gantry.events.StopEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setJobId(jobId).setOccurredAt(asked)
+                .setPayload(io.gantry.events.RunStopRequested.newBuilder().setTenant("vision")
+                        .setAllocationId("a-" + jobId).setAttempt(1).setReason(ReleaseReason.PREEMPTED)
+                        .setMessage("queue vision reclaims 1 x H100 lent to research")
+                        .setDeadline(asked.plusSeconds(120)).setGraceSeconds(120).build()).build());
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> get(VISION, "/v1/jobs/" + jobId).body()
+                .get("preemption") != null);
+        Reply own = get(token, "/v1/jobs/" + jobId + "/preemption");
+        assertThat(own.status).as(own.raw).isEqualTo(200);
+        assertThat(own.body()).containsEntry("preempting", true).containsEntry("reason", "PREEMPTED")
+                .containsEntry("message", "queue vision reclaims 1 x H100 lent to research")
+                .containsEntry("deadline", asked.plusSeconds(120).toString());
+        assertThat(((Number) own.body().get("secondsLeft")).longValue()).isBetween(1L, 120L);
+        assertThat(get(VISION, "/v1/jobs/" + jobId + "/preemption").body()).containsEntry("preempting", true);
+        assertThat(get(VISION, "/v1/jobs/" + jobId).raw).contains("\"type\":\"RunStopRequested\"");
+        assertThat(get(AUDIO, "/v1/jobs/" + jobId + "/preemption").status).isEqualTo(404);
+        assertThat(get(token, "/v1/jobs/no-such-job/preemption").status).isEqualTo(403);
+        assertThat(get(token, "/v1/jobs/" + jobId + "/checkpoints").status).as("a run token reads nothing else")
+                .isEqualTo(401);
+        if (python3() != null) {
+            ProcessResult helper = helper(jobId, token, "--preemption");
+            assertThat(helper.exit()).as(helper.output()).isZero();
+            assertThat(helper.output()).contains("\"message\": \"queue vision reclaims 1 x H100 lent to research\"");
+        }
+
+        // the queue puts the job back (attempt 2): the notice was the first run's
+        sendQueue(jobId, Instant.now(), JobQueued.newBuilder().setTenant("vision").setAttempt(2)
+                .setSpec(avroSpec("noticed")).setSubmittedAt(t).setGpus(1).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> get(VISION, "/v1/jobs/" + jobId).body()
+                .get("preemption") == null);
+        assertThat(get(VISION, "/v1/jobs/" + jobId + "/preemption").body()).containsEntry("preempting", false);
+        assertThat(get(token, "/v1/jobs/" + jobId + "/preemption").status).as("a stale run's token").isEqualTo(403);
     }
 
     /** Placement granted the job's first run, whose tasks hold {@code token}. */

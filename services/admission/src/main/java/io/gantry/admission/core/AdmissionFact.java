@@ -16,9 +16,10 @@ import java.util.stream.Collectors;
  * @param reason     an enum symbol where the event has one (wait, deferral or release reason), else null
  * @param message    a human sentence where the event has one, else null
  * @param placements for AllocationGranted: where each task replica was placed; else empty
+ * @param deadline   for RunStopRequested: when placement kills what still runs of the attempt; else null
  */
 public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integer attempt, String reason, String message,
-                      List<Placement> placements) {
+                      List<Placement> placements, Instant deadline) {
 
     /** Every event kind that concerns a job, named as on the wire. */
     public enum Kind {
@@ -38,7 +39,8 @@ public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integ
         JOB_RUN_FAILED("JobRunFailed"),
         ALLOCATION_RELEASED("AllocationReleased"),
         JOB_REQUEUED("JobRequeued"),
-        JOB_RECOVERY_ABANDONED("JobRecoveryAbandoned");
+        JOB_RECOVERY_ABANDONED("JobRecoveryAbandoned"),
+        RUN_STOP_REQUESTED("RunStopRequested");
 
         private final String eventType;
 
@@ -62,20 +64,29 @@ public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integ
         placements = placements == null ? List.of() : List.copyOf(placements);
     }
 
+    public AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integer attempt, String reason, String message,
+                         List<Placement> placements) {
+        this(eventId, occurredAt, kind, attempt, reason, message, placements, null);
+    }
+
     public static AdmissionFact of(String eventId, Instant occurredAt, Kind kind, Integer attempt) {
         return new AdmissionFact(eventId, occurredAt, kind, attempt, null, null, List.of());
     }
 
     public AdmissionFact withReason(String r) {
-        return new AdmissionFact(eventId, occurredAt, kind, attempt, r, message, placements);
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, r, message, placements, deadline);
     }
 
     public AdmissionFact withMessage(String m) {
-        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, m, placements);
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, m, placements, deadline);
     }
 
     public AdmissionFact withPlacements(List<Placement> p) {
-        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, message, p);
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, message, p, deadline);
+    }
+
+    public AdmissionFact withDeadline(Instant d) {
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, message, placements, d);
     }
 
     public int attemptOrZero() {

@@ -16,10 +16,12 @@ import java.util.Objects;
  *   <li>{@code terminal}: set by the queue's JobSucceeded / JobFailed / JobCancelled, and then final (if, against
  *       the protocol, two differ, the higher (attempt, state) wins so that the answer is still deterministic);</li>
  *   <li>{@code waiting}: the latest wait-setting or wait-clearing event, by (attempt, time, protocol order, id);</li>
- *   <li>{@code grant}: the latest AllocationGranted, by the same key.</li>
+ *   <li>{@code grant}: the latest AllocationGranted, by the same key;</li>
+ *   <li>{@code notice}: the latest RunStopRequested (the preemption notice), by (attempt, time, id).</li>
  * </ul>
  */
-public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark grant, Instant updatedAt) {
+public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark grant, Instant updatedAt,
+                        Notice notice) {
 
     /** A non-terminal state reached in an attempt. */
     public record Progress(int attempt, JobState state) {
@@ -42,6 +44,21 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
         }
     }
 
+    /**
+     * Placement asked a run to stop: why, and when what still runs is killed.
+     *
+     * @param reason the release reason the run will end with
+     */
+    public record Notice(int attempt, Instant at, String eventId, String reason, String message, Instant deadline) {
+        public Notice {
+            Objects.requireNonNull(at, "at");
+            Objects.requireNonNull(eventId, "eventId");
+            Objects.requireNonNull(deadline, "deadline");
+        }
+    }
+
+    private static final Comparator<Notice> NOTICE = Comparator.comparingInt(Notice::attempt)
+            .thenComparing(Notice::at).thenComparing(Notice::eventId);
     private static final Comparator<Progress> PROGRESS =
             Comparator.comparingInt(Progress::attempt).thenComparingInt(p -> p.state().rank());
     private static final Comparator<Terminal> TERMINAL =
@@ -57,7 +74,7 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
 
     /** A job that has been submitted and nothing else is known about yet. */
     public static JobStatus submitted() {
-        return new JobStatus(new Progress(0, JobState.SUBMITTED), null, null, null, null);
+        return new JobStatus(new Progress(0, JobState.SUBMITTED), null, null, null, null, null);
     }
 
     /** This status joined with what {@code fact} implies. */
@@ -67,7 +84,18 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
                 max(terminal, terminalOf(fact), TERMINAL),
                 max(waiting, waitOf(fact), MARK),
                 max(grant, grantOf(fact), MARK),
-                updatedAt == null || fact.occurredAt().isAfter(updatedAt) ? fact.occurredAt() : updatedAt);
+                updatedAt == null || fact.occurredAt().isAfter(updatedAt) ? fact.occurredAt() : updatedAt,
+                max(notice, noticeOf(fact), NOTICE));
+    }
+
+    /**
+     * The preemption notice of the current run while it still runs: placement asked it to stop and kills it at
+     * {@link Notice#deadline()}; null otherwise (no notice, an earlier attempt's, or the job ended or is queued again).
+     */
+    public Notice preemption() {
+        JobState s = state();
+        return notice != null && notice.attempt() == attempt() && !s.isTerminal() && s != JobState.QUEUED
+                && s != JobState.INTERRUPTED ? notice : null;
     }
 
     public JobState state() {
@@ -119,7 +147,8 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
             case JOB_RECOVERY_ABANDONED -> new Progress(a, JobState.INTERRUPTED);
             // recovery puts the job back in the queue as the next attempt
             case JOB_REQUEUED -> new Progress(a + 1, JobState.QUEUED);
-            case JOB_CANCEL_REQUESTED, QUOTA_RELEASED, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED -> null;
+            case JOB_CANCEL_REQUESTED, QUOTA_RELEASED, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED,
+                 RUN_STOP_REQUESTED -> null;
         };
     }
 
@@ -141,6 +170,13 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
             case JOB_RUN_STARTED -> mark(f, 4, false, null, null);
             default -> null;
         };
+    }
+
+    private static Notice noticeOf(AdmissionFact f) {
+        if (f.kind() != AdmissionFact.Kind.RUN_STOP_REQUESTED || f.deadline() == null) {
+            return null;
+        }
+        return new Notice(f.attemptOrZero(), f.occurredAt(), f.eventId(), f.reason(), f.message(), f.deadline());
     }
 
     private static Mark grantOf(AdmissionFact f) {

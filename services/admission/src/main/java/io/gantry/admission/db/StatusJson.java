@@ -32,6 +32,17 @@ final class StatusJson {
         if (s.updatedAt() != null) {
             m.put("updatedAt", s.updatedAt().toEpochMilli());
         }
+        if (s.notice() != null) {
+            JobStatus.Notice n = s.notice();
+            Map<String, Object> nm = new LinkedHashMap<>();
+            nm.put("attempt", n.attempt());
+            nm.put("at", n.at().toEpochMilli());
+            nm.put("eventId", n.eventId());
+            nm.put("reason", n.reason());
+            nm.put("message", n.message());
+            nm.put("deadline", n.deadline().toEpochMilli());
+            m.put("notice", nm);
+        }
         return m;
     }
 
@@ -43,7 +54,15 @@ final class StatusJson {
                 t == null ? null : new Terminal(num(t.get("attempt")).intValue(), JobState.valueOf((String) t.get("state"))),
                 mark((Map<?, ?>) m.get("waiting")),
                 mark((Map<?, ?>) m.get("grant")),
-                m.get("updatedAt") == null ? null : Instant.ofEpochMilli(num(m.get("updatedAt")).longValue()));
+                m.get("updatedAt") == null ? null : Instant.ofEpochMilli(num(m.get("updatedAt")).longValue()),
+                notice((Map<?, ?>) m.get("notice")));
+    }
+
+    /** Rows written before preemption notices have none. */
+    private static JobStatus.Notice notice(Map<?, ?> n) {
+        return n == null ? null : new JobStatus.Notice(num(n.get("attempt")).intValue(),
+                Instant.ofEpochMilli(num(n.get("at")).longValue()), (String) n.get("eventId"), (String) n.get("reason"),
+                (String) n.get("message"), Instant.ofEpochMilli(num(n.get("deadline")).longValue()));
     }
 
     static List<Map<String, Object>> placements(List<Placement> placements) {

@@ -2,7 +2,6 @@ package io.gantry.admission.http;
 
 import io.gantry.admission.core.CheckpointReport;
 import io.gantry.admission.core.JobSpec;
-import io.gantry.admission.core.JobState;
 import io.gantry.admission.db.CheckpointRow;
 import io.gantry.admission.db.JobRecord;
 import io.gantry.admission.db.JobStore;
@@ -13,7 +12,6 @@ import io.gantry.events.CheckpointEvent;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.JsonBody;
 import io.gantry.runtime.http.Problem;
-import io.gantry.runtime.http.RunTokens;
 import io.gantry.runtime.http.TokenAuthFilter;
 import io.gantry.schemas.Topics;
 import io.micronaut.core.annotation.Nullable;
@@ -70,27 +68,12 @@ public class CheckpointsController {
         if (!JobIds.plausible(id)) {
             return JobIds.badId("id", id);
         }
-        JobRecord job = store.find(id).orElse(null);
-        int attempt = job == null ? 0 : job.status().attempt();
-        // a wrong token and an unknown job look alike: a token reveals nothing about other jobs
-        if (job == null) {
-            return notThisRun(id);
+        RunTokenGuard.Outcome run = RunTokenGuard.check(store, id, runToken);
+        if (run.refusal() != null) {
+            return run.refusal();
         }
-        if (!RunTokens.matches(runToken, store.runToken(id, attempt).orElse(null))) {
-            if (job.status().state().isTerminal() || ofAnEarlierRun(id, attempt, runToken)) {
-                return notThisRun(id);
-            }
-            // a run may report before its start has reached this read model (the grant travels through Kafka):
-            // the task retries; a token of no run of this job keeps getting this until the job ends, then 403
-            return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Run not known yet",
-                    "the current run of job " + id + " is not known here yet; retry shortly", List.of())
-                    .header("Retry-After", "1");
-        }
-        JobState state = job.status().state();
-        if (state.isTerminal()) {
-            return Problem.response(HttpStatus.CONFLICT, "Run finished",
-                    "job " + id + " is " + state + "; its runs report nothing more", List.of());
-        }
+        JobRecord job = run.job();
+        int attempt = run.attempt();
         Object tree;
         try {
             tree = JsonBody.parse(contentType, body);
@@ -129,20 +112,6 @@ public class CheckpointsController {
         answer.put("attempt", attempt);
         answer.put("step", r.step());
         return HttpResponse.accepted().body(answer);
-    }
-
-    private static HttpResponse<?> notThisRun(String id) {
-        return Problem.response(HttpStatus.FORBIDDEN, "Forbidden",
-                "this token does not belong to the current run of job " + id, List.of());
-    }
-
-    private boolean ofAnEarlierRun(String id, int current, String runToken) {
-        for (int a = 1; a < current; a++) {
-            if (RunTokens.matches(runToken, store.runToken(id, a).orElse(null))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Get

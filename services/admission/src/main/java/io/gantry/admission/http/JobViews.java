@@ -25,6 +25,7 @@ final class JobViews {
         m.put("attempt", s.attempt());
         m.put("waitReason", s.waitReason());
         m.put("waitMessage", s.waitMessage());
+        m.put("preemption", s.preemption() == null ? null : notice(s.preemption()));
         m.put("submittedAt", text(r.submittedAt()));
         m.put("updatedAt", text(r.updatedAt()));
         return m;
@@ -44,6 +45,20 @@ final class JobViews {
             e.put("detail", h.detail());
             return e;
         }).toList());
+        return m;
+    }
+
+    /**
+     * A run's preemption notice: why it is stopped and when what still runs is killed ({@code deadline}); a
+     * checkpoint it commits before then is the one it resumes from.
+     */
+    static Map<String, Object> notice(JobStatus.Notice n) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("attempt", n.attempt());
+        m.put("reason", n.reason());
+        m.put("message", n.message());
+        m.put("noticeAt", text(n.at()));
+        m.put("deadline", text(n.deadline()));
         return m;
     }
 

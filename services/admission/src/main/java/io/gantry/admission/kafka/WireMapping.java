@@ -242,6 +242,17 @@ public final class WireMapping {
         throw unknown(payload);
     }
 
+    /** A preemption notice: placement asked the run to stop and kills it at the deadline. */
+    public static JobEvent fromStop(io.gantry.events.StopEvent e, String source) {
+        if (e.getPayload() instanceof io.gantry.events.RunStopRequested p) {
+            return new JobEvent(e.getJobId(), p.getTenant(),
+                    AdmissionFact.of(e.getEventId(), e.getOccurredAt(), Kind.RUN_STOP_REQUESTED, p.getAttempt())
+                            .withReason(p.getReason().name()).withMessage(p.getMessage())
+                            .withDeadline(p.getDeadline()), null, null, source);
+        }
+        throw unknown(e.getPayload());
+    }
+
     private static Placement placement(TaskPlacement p) {
         return new Placement(p.getTask(), p.getReplica(), p.getNodeId(), p.getGpuModel(), p.getGpuIndices());
     }

@@ -68,6 +68,11 @@ final class Facts {
         return fact(Kind.JOB_CANCELLED, attempt);
     }
 
+    AdmissionFact stopRequested(int attempt, String message, int graceSeconds) {
+        AdmissionFact f = fact(Kind.RUN_STOP_REQUESTED, attempt).withReason("PREEMPTED").withMessage(message);
+        return f.withDeadline(f.occurredAt().plusSeconds(graceSeconds));
+    }
+
     AdmissionFact cancelRequested() {
         return fact(Kind.JOB_CANCEL_REQUESTED, null);
     }

@@ -121,6 +121,29 @@ class JobStatusTest {
     }
 
     @Test
+    void aRunBeingPreemptedShowsItsNoticeUntilItEndsOrTheJobIsQueuedAgain() {
+        Facts f = new Facts();
+        AdmissionFact stop = f.stopRequested(1, "queue vision reclaims 8 x H100", 30);
+        JobStatus running = Facts.fold(List.of(f.dispatched(1), f.granted(1, "n1", 0), f.runStarted(1)));
+        assertThat(running.preemption()).isNull();
+
+        JobStatus noticed = running.apply(stop);
+        assertThat(noticed.state()).isEqualTo(JobState.RUNNING);
+        assertThat(noticed.preemption()).satisfies(n -> {
+            assertThat(n.attempt()).isEqualTo(1);
+            assertThat(n.reason()).isEqualTo("PREEMPTED");
+            assertThat(n.message()).isEqualTo("queue vision reclaims 8 x H100");
+            assertThat(n.deadline()).isEqualTo(stop.occurredAt().plusSeconds(30));
+        });
+        assertThat(Facts.fold(List.of(stop, f.runStarted(1))).preemption()).as("in any order").isNotNull();
+
+        assertThat(noticed.apply(f.queued(2)).preemption()).as("requeued: the next attempt has no notice").isNull();
+        assertThat(noticed.apply(f.cancelled(1)).preemption()).as("ended").isNull();
+        assertThat(Facts.fold(List.of(f.queued(2), f.dispatched(2), f.runStarted(2), stop)).preemption())
+                .as("an earlier attempt's notice, arriving late").isNull();
+    }
+
+    @Test
     void placementsAreThoseOfTheLatestGrantOfTheCurrentAttempt() {
         Facts f = new Facts();
         JobStatus first = Facts.fold(List.of(f.dispatched(1), f.granted(1, "node-a", 0, 1), f.runStarted(1)));
