@@ -755,6 +755,28 @@ public final class ClusterState {
         return List.of(new PlacementFact.NodeRegistered(after));
     }
 
+    /**
+     * The backend counted {@code gpus} GPUs of the node held by workloads Gantry did not start ({@code holders}: who,
+     * for operators). They are taken off the node's free count (capacity taken, never double-booked) until a later
+     * count says they are gone; Gantry's own holders are never displaced. Recorded as control labels on a
+     * re-published registration, so a restart keeps the count until the backend counts again and the queue sees a
+     * capacity change. Nothing for an unknown node or when count and holders are as recorded.
+     */
+    public List<PlacementFact> foreignLoad(String nodeId, int gpus, String holders) {
+        NodeSpec n = nodes.get(nodeId);
+        if (n == null) {
+            return List.of();
+        }
+        int count = Math.max(0, Math.min(gpus, n.gpuCount()));
+        String who = holders == null || holders.isBlank() ? null
+                : holders.length() <= MAX_HOLDERS_LENGTH ? holders : holders.substring(0, MAX_HOLDERS_LENGTH - 3) + "...";
+        NodeSpec after = n.withForeign(count, who);
+        return after.equals(n) ? List.of() : List.of(new PlacementFact.NodeRegistered(after));
+    }
+
+    /** The longest description of foreign holders kept on a node (a label, read by operators). */
+    static final int MAX_HOLDERS_LENGTH = 200;
+
     public List<PlacementFact> nodeRecovered(String nodeId) {
         return List.of(new PlacementFact.NodeRecovered(nodeId));
     }
