@@ -102,6 +102,16 @@ public final class ClusterState {
     }
 
     /**
+     * A node as the backend lists it now (a node joining after the start, or one whose GPUs or labels changed):
+     * registered like {@link #register} when placement does not know it or its spec differs (control labels
+     * aside); nothing when it is as registered, so the backend's list can be compared as often as it is read.
+     */
+    public List<PlacementFact> sync(NodeSpec node) {
+        NodeSpec previous = nodes.get(node.nodeId());
+        return previous != null && node.withControlOf(previous).equals(previous) ? List.of() : register(node);
+    }
+
+    /**
      * A dispatched run: place the whole gang now or defer it; nothing for a job already holding devices.
      * Cordoned nodes and capacity drained for another gang are not placed on (except backfill that ends before
      * that drain does); a gang with a reservation of its own tries its drained nodes first, and its grant ends the
