@@ -474,7 +474,7 @@ public final class PlacementHandler implements EventHandler {
                 emit(facts, now, out);
             }
         }
-        gone.retainAll(state.nodes().stream().map(NodeSpec::nodeId).toList());
+        gone.retainAll(state.nodes().stream().map(NodeSpec::nodeId).collect(java.util.stream.Collectors.toSet()));
         for (NodeSpec known : state.nodes()) {
             if (known.backend().equals(backend.name()) && !ids.contains(known.nodeId()) && gone.add(known.nodeId())) {
                 LOG.warn("node {} is no longer in the backend's inventory: it stops heartbeating and recovery will "
