@@ -27,7 +27,7 @@ final class NodesCommand implements Callable<Integer> {
     static String table(JsonNode nodes, boolean wide) {
         Table t = wide
                 ? new Table("NODE", "BACKEND", "HEALTHY", "GPUS FREE/TOTAL", "MODEL", "CORDONED", "SPINE", "RACK",
-                "CPU FREE/TOTAL", "MEMORY FREE/TOTAL", "RESERVED FOR")
+                "CPU FREE/TOTAL", "MEMORY FREE/TOTAL", "RESERVED FOR", "FOREIGN GPUS")
                 : new Table("NODE", "BACKEND", "HEALTHY", "GPUS FREE/TOTAL", "MODEL", "CORDONED");
         for (JsonNode n : nodes) {
             Set<String> models = new TreeSet<>();
@@ -41,13 +41,23 @@ final class NodesCommand implements Callable<Integer> {
                         cores(n.path("freeCpuMillis").asLong()) + "/" + cores(n.path("cpuMillis").asLong()),
                         Output.bytes(n.path("freeMemoryMiB").asLong() << 20) + "/"
                                 + Output.bytes(n.path("memoryMiB").asLong() << 20),
-                        JobText.text(n, "reservedFor"));
+                        JobText.text(n, "reservedFor"), foreign(n));
             } else {
                 t.row(n.path("nodeId").asText(), n.path("backend").asText(), healthy, gpus, String.join(",", models),
                         cordoned);
             }
         }
         return t.size() == 0 ? "no nodes registered\n" : t.render();
+    }
+
+    /** GPUs held by workloads Gantry did not start (off the free count), with who when the caller may see it. */
+    private static String foreign(JsonNode n) {
+        int gpus = n.path("foreignGpus").asInt();
+        if (gpus == 0) {
+            return "-";
+        }
+        String who = n.path("foreignHolders").asText("");
+        return who.isEmpty() ? Integer.toString(gpus) : gpus + " (" + who + ")";
     }
 
     private static String cores(long millis) {

@@ -90,6 +90,15 @@ public interface ExecutionBackend extends AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * GPUs of this backend's nodes held by workloads Gantry did not start, by node id (a node absent: none), as last
+     * seen; empty while the backend has not looked yet, so placement keeps what it recorded before (a restart does
+     * not forget them). Placement takes them off the free count. Default: the backend cannot see other workloads.
+     */
+    default Optional<java.util.Map<String, ForeignLoad>> foreignLoad() {
+        return Optional.empty();
+    }
+
     @Override
     default void close() {
     }

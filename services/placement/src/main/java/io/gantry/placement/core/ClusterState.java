@@ -102,6 +102,16 @@ public final class ClusterState {
     }
 
     /**
+     * A node as the backend lists it now (a node joining after the start, or one whose GPUs or labels changed):
+     * registered like {@link #register} when placement does not know it or its spec differs (control labels
+     * aside); nothing when it is as registered, so the backend's list can be compared as often as it is read.
+     */
+    public List<PlacementFact> sync(NodeSpec node) {
+        NodeSpec previous = nodes.get(node.nodeId());
+        return previous != null && node.withControlOf(previous).equals(previous) ? List.of() : register(node);
+    }
+
+    /**
      * A dispatched run: place the whole gang now or defer it; nothing for a job already holding devices.
      * Cordoned nodes and capacity drained for another gang are not placed on (except backfill that ends before
      * that drain does); a gang with a reservation of its own tries its drained nodes first, and its grant ends the
@@ -760,6 +770,28 @@ public final class ClusterState {
         }
         return List.of(new PlacementFact.NodeRegistered(after));
     }
+
+    /**
+     * The backend counted {@code gpus} GPUs of the node held by workloads Gantry did not start ({@code holders}: who,
+     * for operators). They are taken off the node's free count (capacity taken, never double-booked) until a later
+     * count says they are gone; Gantry's own holders are never displaced. Recorded as control labels on a
+     * re-published registration, so a restart keeps the count until the backend counts again and the queue sees a
+     * capacity change. Nothing for an unknown node or when count and holders are as recorded.
+     */
+    public List<PlacementFact> foreignLoad(String nodeId, int gpus, String holders) {
+        NodeSpec n = nodes.get(nodeId);
+        if (n == null) {
+            return List.of();
+        }
+        int count = Math.max(0, Math.min(gpus, n.gpuCount()));
+        String who = holders == null || holders.isBlank() ? null
+                : holders.length() <= MAX_HOLDERS_LENGTH ? holders : holders.substring(0, MAX_HOLDERS_LENGTH - 3) + "...";
+        NodeSpec after = n.withForeign(count, who);
+        return after.equals(n) ? List.of() : List.of(new PlacementFact.NodeRegistered(after));
+    }
+
+    /** The longest description of foreign holders kept on a node (a label, read by operators). */
+    static final int MAX_HOLDERS_LENGTH = 200;
 
     public List<PlacementFact> nodeRecovered(String nodeId) {
         return List.of(new PlacementFact.NodeRecovered(nodeId));

@@ -82,6 +82,7 @@ public final class Inventory {
                 int pos = n.pos(e.getKey());
                 if (pos >= 0) {
                     n.free &= ~(1L << pos);
+                    n.foreignMask &= ~(1L << pos);
                     n.holder[pos] = e.getValue();
                 }
             }
@@ -93,6 +94,7 @@ public final class Inventory {
                     && s < v.freeSocketMemoryMiB().size(); s++) {
                 n.memSocketFree[s] = v.freeSocketMemoryMiB().get(s);
             }
+            n.refreshForeign();
             n.healthy = v.healthy();
             n.eligible = v.eligible();
             inv.insert(n);
@@ -111,6 +113,7 @@ public final class Inventory {
         for (Holding h : live) {
             apply(n, h.jobId(), h.task(), true);
         }
+        n.refreshForeign();
         insert(n);
     }
 
@@ -179,6 +182,7 @@ public final class Inventory {
             if (pos >= 0) {
                 if (take) {
                     n.free &= ~(1L << pos);
+                    n.foreignMask &= ~(1L << pos); // read back at restore: Gantry's holder wins, refreshed below
                 } else {
                     n.free |= (1L << pos) & ~n.cordonedMask;
                 }
@@ -188,6 +192,7 @@ public final class Inventory {
         int socket = p.socket(n.spec);
         n.cpuFree[socket] += take ? -p.cpuMillis() : p.cpuMillis();
         n.takeMem(socket, take ? p.memoryMiB() : -p.memoryMiB());
+        n.refreshForeign();
     }
 
     /** The MIG slots a share covers on a device (all 8 when its profile is unknown here: never double-booked). */
@@ -228,6 +233,7 @@ public final class Inventory {
     private static void shareDelta(Node n, int pos, int milli, long mem, int slots) {
         if (n.shareCount[pos]++ == 0) {
             n.free &= ~(1L << pos);
+            n.foreignMask &= ~(1L << pos);
         }
         n.shareMilli[pos] += milli;
         n.shareMem[pos] += mem;
@@ -611,7 +617,14 @@ public final class Inventory {
                     socketMem.add(v);
                 }
             }
-            views.add(new NodeView(n.spec, n.healthy, n.eligible, held, total, n.memFree, cpu, shares, socketMem));
+            java.util.TreeSet<Integer> foreign = new java.util.TreeSet<>();
+            for (int pos = 0; pos < n.count; pos++) {
+                if ((n.foreignMask & (1L << pos)) != 0) {
+                    foreign.add(n.index[pos]);
+                }
+            }
+            views.add(new NodeView(n.spec, n.healthy, n.eligible, held, total, n.memFree, cpu, shares, socketMem,
+                    foreign));
         }
         return new InventorySnapshot(views);
     }
@@ -686,6 +699,14 @@ public final class Inventory {
         final long nicMask;
         /** GPUs cordoned after a fault (the spec's control label): never free, never shared, whatever is released. */
         final long cordonedMask;
+        /** How many GPUs workloads outside Gantry hold here (the spec's control label). */
+        final int foreignWanted;
+        /**
+         * The GPUs counted as held outside Gantry: the highest-numbered {@code foreignWanted} of those neither held
+         * by Gantry nor cordoned (a backend reports a count, not devices). Recomputed after every change of the node,
+         * so it is a function of the node's holders alone and a rebuilt index equals the incremental one.
+         */
+        long foreignMask;
         Rack rack;
         /** The inventory's ids of this node's models and their masks, in the order of {@code modelMasks}. */
         int[] modelIds = new int[0];
@@ -741,6 +762,8 @@ public final class Inventory {
             }
             cordonedMask = cordonedGpus;
             free = (count == 64 ? -1L : (1L << count) - 1) & ~cordonedMask;
+            foreignWanted = spec.foreignGpus();
+            refreshForeign();
             cpuFree = new int[spec.sockets()];
             for (int s = 0; s < cpuFree.length; s++) {
                 cpuFree[s] = spec.socketCpuMillis(s);
@@ -780,6 +803,22 @@ public final class Inventory {
 
         int freeCount() {
             return Long.bitCount(free);
+        }
+
+        /**
+         * Takes the highest-numbered {@code foreignWanted} GPUs of those not held by Gantry off the free mask (all of
+         * them when fewer: Gantry's own holders are never displaced). Callers bracket it with detach / attach.
+         */
+        void refreshForeign() {
+            long pool = free | foreignMask;
+            long taken = 0;
+            for (int k = 0; k < foreignWanted && pool != 0; k++) {
+                long top = Long.highestOneBit(pool);
+                taken |= top;
+                pool &= ~top;
+            }
+            foreignMask = taken;
+            free = pool;
         }
 
         List<ShareHolder> shareHolders(int pos) {

@@ -46,6 +46,13 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
     public static final String RESERVED_DOMAIN_LABEL = "gantry.io/reserved-domain";
     /** How long the reservation's drain waits for runs to end by themselves, in seconds; absent: only wait. */
     public static final String RESERVED_MAX_DRAIN_LABEL = "gantry.io/reserved-max-drain";
+    /**
+     * GPUs of the node held by workloads Gantry did not start (a pod of another scheduler, a Slurm job outside
+     * Gantry), as the backend last counted them: taken off the free count until the backend sees them gone.
+     */
+    public static final String FOREIGN_GPUS_LABEL = "gantry.io/foreign-gpus";
+    /** Who holds the foreign GPUs, as a short sentence for operators (e.g. {@code pod ml/train-7 (2 GPUs)}). */
+    public static final String FOREIGN_HOLDERS_LABEL = "gantry.io/foreign-holders";
     public static final String SPINE_LABEL = "spine";
     public static final String UNLABELLED = "-";
     /** Devices are indexed in 64-bit masks by the placer. */
@@ -201,6 +208,33 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
         java.util.TreeSet<Integer> sorted = new java.util.TreeSet<>(gpus);
         return withLabel(CORDONED_GPUS_LABEL, sorted.isEmpty() ? null
                 : String.join(",", sorted.stream().map(String::valueOf).toList()));
+    }
+
+    /**
+     * The GPUs held outside Gantry ({@link #FOREIGN_GPUS_LABEL}), at most the node's GPUs; 0 when absent or not a
+     * number (a control label is placement's own state, a stray value must not make the node unreadable).
+     */
+    public int foreignGpus() {
+        String v = labels.get(FOREIGN_GPUS_LABEL);
+        if (v == null) {
+            return 0;
+        }
+        try {
+            return Math.max(0, Math.min(gpus.size(), Integer.parseInt(v.trim())));
+        } catch (NumberFormatException ignored) {
+            return 0;
+        }
+    }
+
+    /** Who holds the foreign GPUs, or null. */
+    public String foreignHolders() {
+        return labels.get(FOREIGN_HOLDERS_LABEL);
+    }
+
+    /** This spec with {@code count} GPUs held outside Gantry by {@code holders} (0: both labels removed). */
+    public NodeSpec withForeign(int count, String holders) {
+        return withLabel(FOREIGN_GPUS_LABEL, count <= 0 ? null : String.valueOf(count))
+                .withLabel(FOREIGN_HOLDERS_LABEL, count <= 0 || holders == null || holders.isBlank() ? null : holders);
     }
 
     public boolean cordoned() {

@@ -57,7 +57,8 @@ public class NodesController {
     public record NodeBody(String nodeId, String backend, boolean healthy, Map<String, String> labels, String spine,
                            String rack, List<GpuView> gpus, int freeGpus, int cpuMillis, long memoryMiB,
                            int freeCpuMillis, long freeMemoryMiB, List<SocketView> sockets, boolean cordoned,
-                           @Nullable String reservedFor, List<NicView> rdmaNics) {
+                           @Nullable String reservedFor, List<NicView> rdmaNics, int foreignGpus,
+                           @Nullable String foreignHolders) {
     }
 
     @Get
@@ -104,11 +105,18 @@ public class NodesController {
                 labels.put(NodeSpec.RESERVED_FOR_LABEL, OTHER_TENANT);
                 labels.put(NodeSpec.RESERVED_TENANT_LABEL, OTHER_TENANT);
             }
+            // who holds GPUs outside Gantry (another team's pod, a Slurm user's job) is for operators only
+            String foreignHolders = n.spec().foreignHolders();
+            if (caller != null && !caller.admin()) {
+                foreignHolders = null;
+                labels.remove(NodeSpec.FOREIGN_HOLDERS_LABEL);
+            }
             List<NicView> nics = n.spec().rdmaNics().stream()
                     .map(x -> new NicView(x.name(), x.numaNode(), x.pcieSwitch(), x.gbps())).toList();
             return new NodeBody(n.nodeId(), n.spec().backend(), n.healthy(), labels, n.spec().spine(),
                     n.spec().rack(), gpus, n.freeGpuCount(), n.spec().cpuMillis(), n.spec().memoryMiB(),
-                    n.freeCpuMillis(), n.freeMemoryMiB(), sockets, n.spec().cordoned(), reservedFor, nics);
+                    n.freeCpuMillis(), n.freeMemoryMiB(), sockets, n.spec().cordoned(), reservedFor, nics,
+                    n.foreignGpus().size(), foreignHolders);
         }).toList();
         return HttpResponse.ok(body);
     }

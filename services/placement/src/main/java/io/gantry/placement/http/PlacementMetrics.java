@@ -29,8 +29,8 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code gantry_placement_fragmentation} (0..1, as of the last tick)</li>
  *   <li>{@code gantry_placement_gpus{pool,model,state}}: state is {@code allocated} (held whole or in shares),
- *       {@code free} (placeable now), {@code cordoned} (free on a cordoned node) or {@code unhealthy} (on a node
- *       recovery declared failed)</li>
+ *       {@code free} (placeable now), {@code cordoned} (free on a cordoned node), {@code foreign} (held by a workload Gantry did not start)
+ *       or {@code unhealthy} (on a node recovery declared failed)</li>
  *   <li>{@code gantry_placement_stranded_gpus{size}}: free GPUs on eligible nodes that cannot host a task of
  *       {@code size} GPUs of one model, for each typical size
  *       ({@code gantry.placement.fragmentation.typical-gpus})</li>
@@ -44,7 +44,7 @@ public class PlacementMetrics {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementMetrics.class);
     static final String POOL_LABEL = "pool";
     static final String DEFAULT_POOL = "default";
-    static final List<String> STATES = List.of("allocated", "free", "cordoned", "unhealthy");
+    static final List<String> STATES = List.of("allocated", "free", "cordoned", "foreign", "unhealthy");
 
     private final PlacementProcessor placement;
     private final MultiGauge gpus;
@@ -98,6 +98,7 @@ public class PlacementMetrics {
             List<Gpu> free = n.freeGpus();
             for (Gpu g : n.spec().gpus()) {
                 String state = !n.healthy() ? "unhealthy"
+                        : n.foreignGpus().contains(g.index()) ? "foreign"
                         : !free.contains(g) ? "allocated"
                         : n.spec().cordoned() || !n.eligible() ? "cordoned" : "free";
                 byPoolModelState.merge(List.of(pool, g.model(), state), 1, Integer::sum);

@@ -24,6 +24,7 @@ import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.placement.backend.DeviceFault;
 import io.gantry.placement.backend.ExecutionBackend;
+import io.gantry.placement.backend.ForeignLoad;
 import io.gantry.placement.backend.PreemptionNotice;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.RunOutcome;
@@ -76,6 +77,8 @@ public final class PlacementHandler implements EventHandler {
     private final Map<String, Map<Integer, QueuePreemptionEvent>> restoredPreemptions = new HashMap<>();
     private final Map<String, Long> heartbeatSequence = new HashMap<>();
     private final DeferredGangs deferredGangs = new DeferredGangs();
+    /** Registered nodes of this backend it no longer lists, already logged. */
+    private final java.util.Set<String> gone = new java.util.HashSet<>();
     /** How many deferred gangs a release checks at most (each check is one trial placement). */
     static final int DEFERRED_CHECKS = 128;
     /** Registrations read back at restore that were invalid, node id to why. */
@@ -445,7 +448,9 @@ public final class PlacementHandler implements EventHandler {
         }
         if (!wallNow.isBefore(nextHeartbeat)) {
             nextHeartbeat = wallNow.plus(heartbeatInterval);
-            for (NodeSpec node : backend.nodes()) {
+            List<NodeSpec> listed = backend.nodes();
+            syncNodes(listed, now, out);
+            for (NodeSpec node : listed) {
                 if (backend.heartbeating(node.nodeId())) {
                     long seq = heartbeatSequence.merge(node.nodeId(), 1L, Long::sum);
                     out.send(Topics.PLACEMENT_HEARTBEAT_EVENTS, node.nodeId(), NodeHeartbeatEvent.newBuilder()
@@ -454,6 +459,40 @@ public final class PlacementHandler implements EventHandler {
                 }
             }
         }
+    }
+
+    /**
+     * Once per heartbeat interval: a node the backend lists that placement does not know (it joined after the start)
+     * or whose spec changed is registered now; a registered node the backend no longer lists is logged once and
+     * stops heartbeating, so recovery declares it failed (its runs are interrupted like on any node failure); the
+     * GPUs held there outside Gantry are taken off the free count (or given back) as the backend last counted them.
+     */
+    private void syncNodes(List<NodeSpec> listed, Instant now, Output out) {
+        java.util.Set<String> ids = new java.util.HashSet<>();
+        for (NodeSpec node : listed) {
+            ids.add(node.nodeId());
+            List<PlacementFact> facts = state.sync(node);
+            if (!facts.isEmpty()) {
+                LOG.info("node {} {} the backend's inventory", node.nodeId(),
+                        state.knows(node.nodeId()) ? "changed in" : "joined");
+                emit(facts, now, out);
+            }
+        }
+        gone.retainAll(state.nodes().stream().map(NodeSpec::nodeId).collect(java.util.stream.Collectors.toSet()));
+        for (NodeSpec known : state.nodes()) {
+            if (known.backend().equals(backend.name()) && !ids.contains(known.nodeId()) && gone.add(known.nodeId())) {
+                LOG.warn("node {} is no longer in the backend's inventory: it stops heartbeating and recovery will "
+                        + "declare it failed", known.nodeId());
+            }
+        }
+        gone.removeAll(ids);
+        backend.foreignLoad().ifPresent(load -> {
+            for (NodeSpec node : listed) {
+                ForeignLoad f = load.get(node.nodeId());
+                emit(state.foreignLoad(node.nodeId(), f == null ? 0 : f.gpus(), f == null ? null : f.holders()),
+                        now, out);
+            }
+        });
     }
 
     /**

@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.gantry.placement.backend.ExecutionBackend;
+import io.gantry.placement.backend.ForeignLoad;
 import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.SuccessRule;
@@ -244,6 +245,23 @@ public final class KubernetesBackend implements ExecutionBackend {
     /** Pods of others holding GPUs on Gantry's nodes, as the last scan found them (any thread). */
     public List<ForeignPod> foreignPods() {
         return foreign;
+    }
+
+    /**
+     * The foreign pods summed per node; empty until the first scan completed (then placement keeps what it recorded
+     * before the start), none at all when scanning is off.
+     */
+    @Override
+    public Optional<Map<String, ForeignLoad>> foreignLoad() {
+        if (settings.foreignScanInterval().isZero()) {
+            return Optional.of(Map.of());
+        }
+        if (foreignScans.get() == 0) {
+            return Optional.empty();
+        }
+        ForeignLoad.Tally tally = new ForeignLoad.Tally();
+        foreign.forEach(p -> tally.add(p.node(), p.gpus(), "pod " + p.namespace() + "/" + p.name()));
+        return Optional.of(tally.build());
     }
 
     @Override

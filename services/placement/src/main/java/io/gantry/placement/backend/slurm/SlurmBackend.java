@@ -1,6 +1,7 @@
 package io.gantry.placement.backend.slurm;
 
 import io.gantry.placement.backend.ExecutionBackend;
+import io.gantry.placement.backend.ForeignLoad;
 import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.SuccessRule;
@@ -66,12 +67,16 @@ public final class SlurmBackend implements ExecutionBackend {
     private final SlurmConfig config;
     private final SlurmCommands slurm;
     private final Clock clock;
-    private final List<NodeSpec> nodes;
-    private final Set<String> nodeIds;
+    /** Gantry's nodes: those of the partition as the last poll read them (a node may join or leave). */
+    private volatile List<NodeSpec> nodes;
+    private final List<SlurmOutput.Switch> switches;
+    private volatile Set<String> nodeIds;
     private final ScheduledExecutorService worker;
 
     private volatile Map<String, SlurmOutput.Node> slurmNodes;
     private volatile List<ForeignJob> foreign = List.of();
+    /** A poll read the queue: {@link #foreign} is an answer, not a guess. */
+    private volatile boolean othersSeen;
     private volatile boolean controllerReachable = true;
     private final AtomicLong submissions = new AtomicLong();
     private final ConcurrentLinkedQueue<RunOutcome> finished = new ConcurrentLinkedQueue<>();
@@ -134,8 +139,9 @@ public final class SlurmBackend implements ExecutionBackend {
         this.config = config;
         this.slurm = slurm;
         this.clock = clock;
+        this.switches = List.copyOf(switches);
         this.nodes = SlurmInventory.nodes(slurmNodes, switches, config);
-        this.nodeIds = new HashSet<>(nodes.stream().map(NodeSpec::nodeId).toList());
+        this.nodeIds = Set.copyOf(nodes.stream().map(NodeSpec::nodeId).toList());
         this.slurmNodes = byName(slurmNodes);
         this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "gantry-slurm");
@@ -365,6 +371,18 @@ public final class SlurmBackend implements ExecutionBackend {
     /** Jobs of others currently holding resources on Gantry's nodes. */
     public List<ForeignJob> foreignJobs() {
         return foreign;
+    }
+
+    /** The foreign jobs summed per node (each holds its GPUs per node); empty until a poll read the queue. */
+    @Override
+    public Optional<Map<String, ForeignLoad>> foreignLoad() {
+        if (!othersSeen) {
+            return Optional.empty();
+        }
+        ForeignLoad.Tally tally = new ForeignLoad.Tally();
+        foreign.forEach(j -> j.nodes().forEach(n -> tally.add(n, j.gpusPerNode(),
+                "Slurm job " + j.jobId() + " of " + j.user() + " (partition " + j.partition() + ")")));
+        return Optional.of(tally.build());
     }
 
     /** Whether the last squeue / scontrol answered. */
@@ -627,11 +645,34 @@ public final class SlurmBackend implements ExecutionBackend {
         }
     }
 
+    /**
+     * Gantry's nodes as this poll lists them: a node added to the partition is placement's from now on (it registers
+     * it at its next heartbeat), one removed stops heartbeating. A node whose description cannot be registered
+     * keeps the last inventory, with one warning.
+     */
+    private void inventory(List<SlurmOutput.Node> listed) {
+        List<NodeSpec> now;
+        try {
+            now = SlurmInventory.nodes(listed, switches, config);
+        } catch (IllegalArgumentException e) {
+            warn("cannot register the nodes of partition " + config.partition() + ": " + e.getMessage());
+            return;
+        }
+        if (!now.equals(nodes)) {
+            LOG.info("Slurm partition {} now has nodes {}", config.partition(), now.stream().map(NodeSpec::nodeId).toList());
+            nodeIds = Set.copyOf(now.stream().map(NodeSpec::nodeId).toList());
+            nodes = List.copyOf(now);
+        }
+    }
+
     /** One poll: nodes, then jobs (ours: ends, vanishings, long pending; others: orphans and foreign jobs). */
     void refresh() {
         Instant snapshotAt = clock.instant();
         try {
-            slurmNodes = byName(SlurmOutput.nodes(slurm.run(Tool.SCONTROL, List.of("show", "node", "-o"), null)));
+            List<SlurmOutput.Node> listed = SlurmOutput.nodes(slurm.run(Tool.SCONTROL, List.of("show", "node", "-o"),
+                    null));
+            slurmNodes = byName(listed);
+            inventory(listed);
         } catch (SlurmCommandException e) {
             controllerReachable = false;
             // the last known node states stand: a slow controller is not a node failure
@@ -796,6 +837,7 @@ public final class SlurmBackend implements ExecutionBackend {
         foreignSeen.retainAll(others.stream().map(ForeignJob::jobId).toList());
         orphansCancelled.retainAll(queue.stream().map(SlurmOutput.QueuedJob::jobId).toList());
         foreign = List.copyOf(others);
+        othersSeen = true;
     }
 
     private void warn(String message) {

@@ -3,12 +3,22 @@ package io.gantry.placement.backend.kubernetes;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeHeartbeatEvent;
+import io.gantry.events.NodeRegistered;
 import io.gantry.placement.backend.ExecutionBackend;
 import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.RunPlan;
+import io.gantry.placement.backend.VirtualClock;
 import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.ClusterState;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacedTask;
+import io.gantry.placement.core.TopologyPlacer;
+import io.gantry.placement.kafka.PlacementHandler;
+import io.gantry.runtime.kafka.Output;
+import io.gantry.schemas.Topic;
+import io.gantry.testkit.MutableClock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -400,6 +410,46 @@ class KubernetesBackendTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> b.heartbeating("nr-1"));
         cluster.admin.nodes().withName("nr-1").delete();
         await().atMost(Duration.ofSeconds(10)).until(() -> !b.heartbeating("nr-1"));
+    }
+
+    @Test
+    void aNodeJoiningAfterTheStartIsRegisteredByPlacementAtItsNextHeartbeatAndADeletedOneStopsHeartbeating() {
+        newNamespace();
+        // no resync for an hour: only the node watch can tell the backend (other tests' pods are no foreign load here)
+        KubernetesBackend b = backend(null, s -> s.withResyncInterval(Duration.ofHours(1))
+                .withForeignScanInterval(Duration.ZERO));
+        MutableClock wall = new MutableClock(Instant.parse("2030-01-01T00:00:00Z"));
+        PlacementHandler h = new PlacementHandler(new ClusterState(KubernetesBackend.NAME, new TopologyPlacer()), b,
+                new VirtualClock(wall, 1), Duration.ofSeconds(1));
+        List<Object> sent = new ArrayList<>();
+        Output out = new Output() {
+            @Override
+            public <V> void send(Topic<V> topic, String key, V value) {
+                sent.add(value);
+            }
+        };
+        h.restored(out);
+        assertThat(h.state().knows("late-1")).isFalse();
+
+        cluster.node("late-1", 4, true, Map.of("nvidia.com/gpu.product", "NVIDIA-L40S"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> b.nodes().stream().anyMatch(n -> n.nodeId().equals("late-1")));
+        sent.clear();
+        wall.advance(Duration.ofSeconds(1));
+        h.tick(wall.instant(), out);
+        assertThat(sent).filteredOn(v -> v instanceof NodeEvent e && e.getPayload() instanceof NodeRegistered)
+                .extracting(v -> ((NodeEvent) v).getNodeId().toString()).containsExactly("late-1");
+        assertThat(h.state().node("late-1")).hasValueSatisfying(n -> assertThat(n.gpuCount("L40S")).isEqualTo(4));
+        assertThat(sent).filteredOn(v -> v instanceof NodeHeartbeatEvent)
+                .extracting(v -> ((NodeHeartbeatEvent) v).getNodeId().toString()).contains("late-1");
+
+        cluster.admin.nodes().withName("late-1").delete();
+        await().atMost(Duration.ofSeconds(10)).until(() -> b.nodes().stream().noneMatch(n -> n.nodeId().equals("late-1")));
+        sent.clear();
+        wall.advance(Duration.ofSeconds(1));
+        h.tick(wall.instant(), out);
+        // silence: recovery's failure detector turns it into NodeFailed
+        assertThat(sent).filteredOn(v -> v instanceof NodeHeartbeatEvent)
+                .extracting(v -> ((NodeHeartbeatEvent) v).getNodeId().toString()).doesNotContain("late-1");
     }
 
     @Test

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
 import io.fabric8.kubernetes.api.model.Toleration;
+import io.gantry.placement.backend.ForeignLoad;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.core.Allocation;
 import io.gantry.placement.core.PlacedTask;
@@ -135,6 +136,10 @@ class KubernetesForeignPodsTest {
                 new KubernetesBackend.ForeignPod(OTHERS, "notebook", "fp-1", "Running", 2),
                 new KubernetesBackend.ForeignPod(OTHERS, "lookalike", "fp-2", "Running", 1),
                 new KubernetesBackend.ForeignPod(OTHERS, "mig-job", "fp-2", "Pending", 1));
+        // what placement takes off the free count, per node
+        assertThat(b.foreignLoad()).contains(Map.of(
+                "fp-1", new ForeignLoad(2, "pod team-x/notebook (2 GPUs)"),
+                "fp-2", new ForeignLoad(2, "pod team-x/lookalike (1 GPU); pod team-x/mig-job (1 GPU)")));
         assertThat(registry.get("gantry.placement.kubernetes.foreign.pods").gauge().value()).isEqualTo(3.0);
         assertThat(registry.get("gantry.placement.kubernetes.foreign.gpus").gauge().value()).isEqualTo(4.0);
 
@@ -155,6 +160,7 @@ class KubernetesForeignPodsTest {
         assertThat(cluster.admin.pods().inNamespace(OTHERS).withName("mig-job").get()).isNotNull();
         cluster.admin.pods().inNamespace(OTHERS).delete();
         await().atMost(Duration.ofSeconds(10)).until(() -> b.foreignPods().isEmpty());
+        assertThat(b.foreignLoad()).contains(Map.of());
         assertThat(registry.get("gantry.placement.kubernetes.foreign.pods").gauge().value()).isZero();
     }
 
@@ -179,8 +185,9 @@ class KubernetesForeignPodsTest {
 
         assertThat(pod.getSpec().getTolerations()).extracting(Toleration::getKey, Toleration::getOperator,
                 Toleration::getEffect).containsExactly(tuple("gantry.io/dedicated", "Exists", null));
-        // no scan configured: nothing is listed and nothing reported
+        // no scan configured: nothing is listed and nothing reported (nor kept from before)
         assertThat(b.foreignPods()).isEmpty();
+        assertThat(b.foreignLoad()).contains(Map.of());
     }
 
     @Test

@@ -1,10 +1,12 @@
 package io.gantry.placement.backend.slurm;
 
 import io.gantry.placement.backend.ExecutionBackend;
+import io.gantry.placement.backend.ForeignLoad;
 import io.gantry.placement.backend.RunOutcome;
 import io.gantry.placement.backend.RunPlan;
 import io.gantry.placement.backend.slurm.SlurmCommands.Tool;
 import io.gantry.placement.core.Allocation;
+import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.PlacedTask;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -288,10 +290,35 @@ class SlurmBackendTest {
         await().until(() -> !b.foreignJobs().isEmpty());
         assertThat(b.foreignJobs()).containsExactly(
                 new SlurmBackend.ForeignJob(id, "gantry", "debug", List.of("g2"), 3));
+        // what placement takes off the free count of g2
+        assertThat(b.foreignLoad()).contains(Map.of("g2",
+                new ForeignLoad(3, "Slurm job " + id + " of gantry (partition debug) (3 GPUs)")));
         slurm.set(id, "COMPLETED", "0:0", "None");
         await().until(() -> b.foreignJobs().isEmpty());
+        assertThat(b.foreignLoad()).contains(Map.of());
         // never cancelled: it is not Gantry's
         assertThat(slurm.scancels).isEmpty();
+    }
+
+    @Test
+    void untilAPollReadTheQueueTheForeignLoadIsUnknown() {
+        SlurmBackend b = backend(config().withPollInterval(Duration.ofHours(1)));
+        assertThat(b.foreignLoad()).isEmpty();
+        b.refresh();
+        assertThat(b.foreignLoad()).contains(Map.of());
+    }
+
+    @Test
+    void aNodeAddedToThePartitionJoinsAndOneRemovedLeavesAndStopsHeartbeating() {
+        SlurmBackend b = started();
+        assertThat(b.nodes()).extracting(NodeSpec::nodeId).containsExactly("g1", "g2");
+        slurm.nodes = "NodeName=g1 CPUTot=8 Sockets=1 RealMemory=64000 Gres=gpu:h100:8 State=IDLE Partitions=gantry\n"
+                + "NodeName=g2 CPUTot=8 Sockets=1 RealMemory=64000 Gres=gpu:h100:8 State=IDLE Partitions=debug\n"
+                + "NodeName=g3 CPUTot=16 Sockets=2 RealMemory=128000 Gres=gpu:a100:4 State=IDLE Partitions=gantry\n";
+        await().until(() -> b.nodes().stream().map(NodeSpec::nodeId).toList().equals(List.of("g1", "g3")));
+        assertThat(b.nodes().get(1).gpuCount("A100")).isEqualTo(4);
+        assertThat(b.heartbeating("g3")).isTrue();
+        assertThat(b.heartbeating("g2")).isFalse();
     }
 
     /** Until a whole poll has read the queue (a job is known started only once a poll saw it running). */
