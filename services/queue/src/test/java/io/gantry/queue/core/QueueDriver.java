@@ -75,6 +75,14 @@ final class QueueDriver {
         return apply(new Input.CancelRequested(jobId, tenantOf(jobId), "a-user"));
     }
 
+    QueueDriver suspend(String jobId) {
+        return apply(new Input.SuspensionRequested(jobId, tenantOf(jobId), true, "alice"));
+    }
+
+    QueueDriver resume(String jobId) {
+        return apply(new Input.SuspensionRequested(jobId, tenantOf(jobId), false, "alice"));
+    }
+
     QueueDriver granted(String jobId, int attempt) {
         return apply(new Input.Granted(jobId, tenantOf(jobId), attempt));
     }
