@@ -165,6 +165,16 @@ final class QueueDriver {
         return rebuilt(config);
     }
 
+    /** A fresh core given {@code first} (state restored from other services' topics), then fed the facts. */
+    QueueCore rebuilt(java.util.function.Consumer<QueueCore> first) {
+        QueueCore fresh = new QueueCore(config);
+        first.accept(fresh);
+        for (int i = 0; i < facts.size(); i++) {
+            fresh.replay(facts.get(i), times.get(i));
+        }
+        return fresh;
+    }
+
     /** A fresh core with {@code with} fed only the facts, each at the time it was decided (as the service replays). */
     QueueCore rebuilt(FairShareConfig with) {
         QueueCore fresh = new QueueCore(with);
