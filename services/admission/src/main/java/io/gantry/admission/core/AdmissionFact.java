@@ -38,7 +38,9 @@ public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integ
         JOB_RUN_FAILED("JobRunFailed"),
         ALLOCATION_RELEASED("AllocationReleased"),
         JOB_REQUEUED("JobRequeued"),
-        JOB_RECOVERY_ABANDONED("JobRecoveryAbandoned");
+        JOB_RECOVERY_ABANDONED("JobRecoveryAbandoned"),
+        JOB_SUSPEND_REQUESTED("JobSuspendRequested"),
+        JOB_RESUME_REQUESTED("JobResumeRequested");
 
         private final String eventType;
 

@@ -151,6 +151,9 @@ final class AdmissionHandler implements EventHandler {
         if (value instanceof RecoveryJobEvent e) {
             return WireMapping.fromRecovery(e, source);
         }
+        if (value instanceof io.gantry.events.SuspensionEvent e) {
+            return WireMapping.fromSuspension(e, source);
+        }
         throw new IllegalArgumentException("unexpected record " + value.getClass().getName() + " on " + topic);
     }
 
@@ -177,7 +180,7 @@ final class AdmissionHandler implements EventHandler {
         return new Topic<?>[]{Topics.ADMISSION_JOB_EVENTS, Topics.QUEUE_JOB_EVENTS,
                 Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS,
                 Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
-                Topics.BILLING_BUDGET_EVENTS, Topics.BILLING_PRICE_EVENTS};
+                Topics.ADMISSION_SUSPENSION_EVENTS, Topics.BILLING_BUDGET_EVENTS, Topics.BILLING_PRICE_EVENTS};
     }
 
     /** Rebuilt from their beginning at every start; newer records then arrive as input. */
