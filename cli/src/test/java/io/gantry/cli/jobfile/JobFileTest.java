@@ -313,9 +313,9 @@ class JobFileTest {
     @Test
     void everyExampleJobFileIsValid() throws Exception {
         java.nio.file.Path dir = java.nio.file.Path.of("..", "examples", "jobs");
-        try (Stream<java.nio.file.Path> files = java.nio.file.Files.list(dir)) {
+        try (Stream<java.nio.file.Path> files = java.nio.file.Files.walk(dir)) {
             List<java.nio.file.Path> yamls = files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
-            assertThat(yamls).hasSizeGreaterThanOrEqualTo(4);
+            assertThat(yamls).hasSizeGreaterThanOrEqualTo(7);
             for (java.nio.file.Path p : yamls) {
                 JobFile.parse(p.getFileName().toString(), java.nio.file.Files.readString(p));
             }
