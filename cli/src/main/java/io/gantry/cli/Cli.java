@@ -16,7 +16,8 @@ import java.nio.file.Path;
         description = "Submit and follow jobs on a Gantry cluster.",
         synopsisSubcommandLabel = "COMMAND",
         subcommands = {LoginCommand.class, SubmitCommand.class, PsCommand.class, WatchCommand.class,
-                LogsCommand.class, CancelCommand.class, WhyCommand.class, QueuesCommand.class, NodesCommand.class,
+                LogsCommand.class, CancelCommand.class, SuspendCommand.Suspend.class, SuspendCommand.Resume.class,
+                WhyCommand.class, QueuesCommand.class, NodesCommand.class,
                 UsageCommand.class, CheckpointsCommand.class, InvoicesCommand.class, AdminCommand.class, AutoComplete.GenerateCompletion.class},
         footer = {"", "Configuration: ~/.config/gantry/config.yaml (`gantry login`), GANTRY_API, GANTRY_TOKEN; "
                 + "without them the dev installation of this checkout (.gantry/tokens.yml) is used.",

@@ -57,6 +57,9 @@ final class JobText {
                     + "tried again when capacity frees";
             case "NEVER_FITS" -> "it asks for more than its queue could ever get, or for a queue or GPU flavour its "
                     + "tenant does not have; it cannot start unless the queue configuration changes";
+            case "DEPENDENCY" -> "a job it depends on has not ended as it asks (afterok: succeeded, afterany: ended, "
+                    + "afternotok: failed); it charges no quota meanwhile, and is cancelled if that can no longer happen";
+            case "SUSPENDED" -> "it is suspended; `gantry resume` puts it back in its place in its queue";
             default -> "waiting (" + reason + ")";
         };
     }

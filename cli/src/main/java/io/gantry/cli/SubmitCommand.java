@@ -40,6 +40,11 @@ final class SubmitCommand implements Callable<Integer> {
             description = "submitting again with the same key gives the same job instead of a second one")
     String idempotencyKey;
 
+    @Option(names = "--after", paramLabel = "JOB", split = ",",
+            description = "start only after JOB succeeded (afterok; repeatable, or a,b): added to the file's "
+                    + "dependencies, e.g. gantry submit train.yaml --after $(gantry submit prep.yaml)")
+    List<String> after;
+
     @Option(names = "--dry-run", description = "check the file and print the JSON body; send nothing")
     boolean dryRun;
 
@@ -57,16 +62,17 @@ final class SubmitCommand implements Callable<Integer> {
         } catch (JobFile.Invalid e) {
             throw new CliException(ExitCode.INVALID, e.lines());
         }
+        Map<String, Object> body = withAfter(job.body());
         String json;
         try {
-            json = ApiClient.JSON.writeValueAsString(job.body());
+            json = ApiClient.JSON.writeValueAsString(body);
         } catch (JsonProcessingException e) {
             throw new CliException(ExitCode.ERROR, "cannot write the job as JSON: " + e.getMessage());
         }
         Output out = root.output();
         if (dryRun) {
-            JsonNode body = ApiClient.JSON.valueToTree(job.body());
-            out.show(body, () -> Output.json(body) + "\n");
+            JsonNode tree = ApiClient.JSON.valueToTree(body);
+            out.show(tree, () -> Output.json(tree) + "\n");
             return ExitCode.OK;
         }
         Map<String, String> headers = new LinkedHashMap<>();
@@ -92,6 +98,18 @@ final class SubmitCommand implements Callable<Integer> {
             return new Watcher(root).watch(jobId, interval, null);
         }
         return ExitCode.OK;
+    }
+
+    /** The file's body with {@code --after} jobs appended to its dependencies (afterok). */
+    private Map<String, Object> withAfter(Map<String, Object> body) {
+        if (after == null || after.isEmpty()) {
+            return body;
+        }
+        Map<String, Object> out = new LinkedHashMap<>(body);
+        List<Object> deps = new ArrayList<>(body.get("dependencies") instanceof List<?> l ? l : List.of());
+        after.forEach(id -> deps.add(Map.of("jobId", id.trim(), "condition", "afterok")));
+        out.put("dependencies", deps);
+        return out;
     }
 
     private String read() {

@@ -320,6 +320,62 @@ class CliAgainstRunningStackTest {
         assertThat(found.path("attempt").asInt()).isEqualTo(2);
     }
 
+    /**
+     * A pipeline: train waits for prep (afterok, given with --after) and shows why; a suspended job waits with its
+     * reason; prep succeeding lets train run, and resume lets the suspended one run.
+     */
+    @Test
+    @Order(12)
+    void aJobAfterAnotherWaitsForItAndASuspendedJobRunsOnceResumed() throws IOException {
+        Path prepFile = Files.writeString(work.resolve("prep.yaml"), """
+                name: prep
+                tasks:
+                  - name: w
+                    command: [sh, -c, 'sleep 3']
+                    gpus: 1
+                """);
+        Path trainFile = Files.writeString(work.resolve("train.yaml"), """
+                name: train
+                suspend: false
+                tasks:
+                  - name: w
+                    command: [sh, -c, 'echo trained']
+                    gpus: 1
+                """);
+        String prep = alpha.run("submit", prepFile.toString()).out().strip();
+        CliRunner.Result train = alpha.run("submit", trainFile.toString(), "--after", prep);
+        assertThat(train.code()).as(train.toString()).isZero();
+        String trainJob = train.out().strip();
+        await().atMost(LONG).untilAsserted(() -> {
+            CliRunner.Result why = alpha.run("why", trainJob);
+            assertThat(why.out()).as(why.toString()).contains("a job it depends on",
+                    "waits for " + prep + " to succeed");
+        });
+
+        Path heldFile = Files.writeString(work.resolve("held.yaml"), """
+                name: held
+                suspend: true
+                tasks:
+                  - name: w
+                    command: [sh, -c, 'echo resumed']
+                    gpus: 1
+                """);
+        String held = alpha.run("submit", heldFile.toString()).out().strip();
+        await().atMost(LONG).untilAsserted(() -> assertThat(alpha.run("ps").out()).contains(held)
+                .contains("SUSPENDED"));
+        CliRunner.Result again = alpha.run("suspend", held);
+        assertThat(again.out()).as("idempotent").contains(held + ": suspended (QUEUED)");
+        CliRunner.Result resumed = alpha.run("resume", held);
+        assertThat(resumed.code()).as(resumed.toString()).isZero();
+
+        CliRunner.Result watched = assertTimeoutPreemptively(Duration.ofMinutes(3),
+                () -> alpha.run("watch", trainJob, "--interval", "500ms"));
+        assertThat(watched.code()).as(watched.toString()).isEqualTo(ExitCode.OK);
+        CliRunner.Result heldRun = assertTimeoutPreemptively(Duration.ofMinutes(3),
+                () -> alpha.run("watch", held, "--interval", "500ms"));
+        assertThat(heldRun.code()).as(heldRun.toString()).isEqualTo(ExitCode.OK);
+    }
+
     static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();

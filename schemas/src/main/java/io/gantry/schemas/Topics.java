@@ -12,6 +12,7 @@ import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.PlacementConfigEvent;
 import io.gantry.events.PriceEvent;
+import io.gantry.events.SuspensionEvent;
 import io.gantry.events.QueueConfigEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
@@ -41,6 +42,12 @@ public final class Topics {
      * tenant's or token's whole current state, so the topic stays as small as the set of tenants and tokens, and every
      * service reads it from the beginning into the view its token filter consults.
      */
+    /**
+     * Suspend and resume requests, in order per job; the newest says whether the job should be suspended. A topic of
+     * its own so v1 readers of {@code admission.job-events} stay valid; the queue restores it at start.
+     */
+    public static final Topic<SuspensionEvent> ADMISSION_SUSPENSION_EVENTS =
+            new Topic<>("admission.suspension-events", Service.ADMISSION, "jobId", SuspensionEvent.class);
     public static final Topic<AccessEvent> ADMISSION_ACCESS_EVENTS =
             new Topic<>("admission.access-events", Service.ADMISSION, "subject (tenant or tokenId)", AccessEvent.class,
                     Topic.FOREVER, true);
@@ -104,7 +111,7 @@ public final class Topics {
 
     /** The event topics, in pipeline order. */
     public static List<Topic<?>> eventTopics() {
-        return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, ADMISSION_ACCESS_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
+        return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, ADMISSION_SUSPENSION_EVENTS, ADMISSION_ACCESS_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
                 QUEUE_CONFIG_EVENTS,
                 PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_CONFIG_EVENTS, PLACEMENT_NODE_EVENTS,
                 PLACEMENT_HEARTBEAT_EVENTS, PLACEMENT_DEVICE_EVENTS, PLACEMENT_STOP_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS,

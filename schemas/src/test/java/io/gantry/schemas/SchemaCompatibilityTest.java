@@ -77,6 +77,54 @@ class SchemaCompatibilityTest {
     }
 
     @Test
+    void aJobSpecWrittenBeforeDependenciesAndSuspendReadsAsNoDependenciesAndNotSuspended() throws java.io.IOException {
+        Map<String, Schema> released = PublishedSchemas.parse(RELEASED.resolve("v1"));
+        Schema oldJob = released.get("io.gantry.events.JobSpec");
+        org.apache.avro.generic.GenericRecord task = new org.apache.avro.generic.GenericRecordBuilder(
+                released.get("io.gantry.events.TaskSpec")).set("name", "worker").set("replicas", 1)
+                .set("command", List.of("true")).set("gpus", 1).set("gpuModel", null).set("cpuMillis", 1000)
+                .set("memoryMiB", 1024L).set("runSeconds", null).build();
+        org.apache.avro.generic.GenericRecord job = new org.apache.avro.generic.GenericRecordBuilder(oldJob)
+                .set("name", "old").set("priority", 0).set("timeLimitSeconds", null).set("tasks", List.of(task))
+                .build();
+
+        io.gantry.events.JobSpec read = readAs(oldJob, job, io.gantry.events.JobSpec.getClassSchema());
+
+        assertThat(read.getDependencies()).isEmpty();
+        assertThat(read.getSuspend()).isFalse();
+    }
+
+    @Test
+    void aReaderThatPredatesTheNewWaitAndPreemptionReasonsSeesTheirDocumentedDefaults() throws java.io.IOException {
+        Map<String, Schema> released = PublishedSchemas.parse(RELEASED.resolve("v1"));
+        Schema current = io.gantry.events.JobWaiting.getClassSchema();
+        for (String symbol : List.of("DEPENDENCY", "SUSPENDED")) {
+            org.apache.avro.generic.GenericRecord waiting = new org.apache.avro.generic.GenericRecordBuilder(current)
+                    .set("tenant", "a").set("attempt", 1).set("message", "m")
+                    .set("reason", new org.apache.avro.generic.GenericData.EnumSymbol(
+                            current.getField("reason").schema(), symbol)).build();
+            org.apache.avro.generic.GenericRecord old = readAs(current, waiting,
+                    released.get("io.gantry.events.JobWaiting"));
+            assertThat(old.get("reason").toString()).as(symbol).isEqualTo("CAPACITY");
+        }
+        // PreemptionReason came after v1; a reader from before SUSPENDED falls back to its default
+        assertThat(io.gantry.events.PreemptionReason.getClassSchema().getEnumDefault()).isEqualTo("PRIORITY");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T readAs(Schema writer, Object datum, Schema reader) throws java.io.IOException {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        org.apache.avro.io.BinaryEncoder encoder = org.apache.avro.io.EncoderFactory.get().binaryEncoder(bytes, null);
+        new org.apache.avro.generic.GenericDatumWriter<Object>(writer).write(datum, encoder);
+        encoder.flush();
+        var decoder = org.apache.avro.io.DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null);
+        if (reader == io.gantry.events.JobSpec.getClassSchema()) {
+            return (T) new org.apache.avro.specific.SpecificDatumReader<Object>(writer, reader).read(null, decoder);
+        }
+        return (T) new org.apache.avro.generic.GenericDatumReader<Object>(writer, reader).read(null, decoder);
+    }
+
+    @Test
     void everyRecordFieldAndEnumIsDocumentedAndEnumsHaveADefault() {
         List<String> missing = new ArrayList<>();
         PublishedSchemas.parse(CURRENT).values().forEach(s -> {

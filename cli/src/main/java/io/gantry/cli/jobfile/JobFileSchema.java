@@ -24,7 +24,7 @@ final class JobFileSchema {
     record Violation(String field, String message) {
     }
 
-    private enum Type { STRING, INTEGER, NUMBER, BOOLEAN, STRINGS, OBJECT, TASKS, ENV, MOUNTS }
+    private enum Type { STRING, INTEGER, NUMBER, BOOLEAN, STRINGS, OBJECT, TASKS, ENV, MOUNTS, DEPENDENCIES }
 
     private record Field(Type type, boolean required, long min, long max) {
         static Field of(Type type) {
@@ -51,7 +51,12 @@ final class JobFileSchema {
             "checkpoint", Field.of(Type.OBJECT),
             "successPolicy", Field.of(Type.OBJECT),
             "retry", Field.of(Type.OBJECT),
+            "dependencies", Field.of(Type.DEPENDENCIES),
+            "suspend", Field.of(Type.BOOLEAN),
             "tasks", Field.required(Type.TASKS));
+    private static final Map<String, Field> DEPENDENCY = fields(
+            "jobId", Field.required(Type.STRING),
+            "condition", Field.of(Type.STRING));
     private static final Map<String, Field> SUCCESS_POLICY = fields(
             "leader", Field.required(Type.STRING));
     private static final Map<String, Field> RETRY = fields(
@@ -94,14 +99,14 @@ final class JobFileSchema {
      * Fields people expect from other schedulers that the API does not accept yet: named so the message says so
      * instead of guessing at a spelling.
      */
-    private static final Map<String, String> NOT_YET = Map.ofEntries(
-            Map.entry("dependsOn", "dependencies between jobs"),
-            Map.entry("dependencies", "dependencies between jobs"),
-            Map.entry("suspend", "suspending a job"));
+    private static final Map<String, String> NOT_YET = Map.of();
 
     /** Other schedulers' names for fields Gantry has under another name. */
     private static final Map<String, String> ALIASES = Map.of(
             "retryPolicy", "retry",
+            "dependsOn", "dependencies",
+            "dependency", "dependencies",
+            "suspended", "suspend",
             "backoffLimit", "retry",
             "environment", "env",
             "workdir", "workingDir",
@@ -173,6 +178,7 @@ final class JobFileSchema {
                 }
                 case ENV -> env(v, path, out);
                 case MOUNTS -> mounts(v, path, out);
+                case DEPENDENCIES -> dependencies(v, path, out);
             }
         });
     }
@@ -217,6 +223,24 @@ final class JobFileSchema {
                         + (value == null ? " (write \"\" for an empty value)" : quoteHint(value))));
             }
         });
+    }
+
+    /** Jobs waited for; whether they exist and are the tenant's is admission's to say. */
+    private static void dependencies(Object v, String path, List<Violation> out) {
+        if (!(v instanceof List<?> list)) {
+            out.add(new Violation(path, "must be a list of jobs waited for (- jobId: j-1, condition: afterok), not "
+                    + kind(v)));
+            return;
+        }
+        for (int i = 0; i < list.size(); i++) {
+            String p = path + "[" + i + "]";
+            if (!(list.get(i) instanceof Map<?, ?> dep)) {
+                out.add(new Violation(p, "must be a mapping (jobId, condition: afterok | afterany | afternotok), not "
+                        + kind(list.get(i))));
+                continue;
+            }
+            object(dep, p + ".", DEPENDENCY, out);
+        }
     }
 
     private static void mounts(Object v, String path, List<Violation> out) {

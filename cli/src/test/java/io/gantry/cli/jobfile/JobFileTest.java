@@ -68,12 +68,19 @@ class JobFileTest {
                   - name: worker
                     command: [sleep, infinity]
                 retry: {maxRetries: 2, backoffSeconds: 30}
+                dependencies:
+                  - jobId: prep-1
+                  - {jobId: probe-2, condition: afternotok}
+                suspend: true
                 """);
 
         Map<String, Object> body = file.body();
 
         assertThat(body.get("successPolicy")).isEqualTo(Map.of("leader", "launcher"));
         assertThat(body.get("retry")).isEqualTo(Map.of("maxRetries", 2L, "backoffSeconds", 30L));
+        assertThat(body.get("dependencies")).isEqualTo(List.of(Map.of("jobId", "prep-1"),
+                Map.of("jobId", "probe-2", "condition", "afternotok")));
+        assertThat(body.get("suspend")).isEqualTo(true);
         @SuppressWarnings("unchecked")
         Map<String, Object> launcher = ((List<Map<String, Object>>) body.get("tasks")).get(0);
         assertThat(launcher).containsEntry("image", "nvcr.io/nvidia/pytorch:24.05-py3")
@@ -110,14 +117,28 @@ class JobFileTest {
                             command: [run]
                             gpu: 2
                         """, "job.yaml:5: tasks[0].gpu: unknown field; did you mean `gpus`?"),
-                bad("a field other schedulers have says the API lacks it", """
+                bad("another scheduler's name for dependencies points at Gantry's", """
                         name: x
                         dependsOn: [job-1]
                         tasks:
                           - name: w
                             command: [run]
-                        """, "job.yaml:2: dependsOn: is not accepted: the Gantry API does not support "
-                        + "dependencies between jobs yet"),
+                        """, "job.yaml:2: dependsOn: unknown field; did you mean `dependencies`?"),
+                bad("a dependency given as a bare id asks for a mapping", """
+                        name: x
+                        dependencies: [job-1]
+                        tasks:
+                          - name: w
+                            command: [run]
+                        """, "job.yaml:2: dependencies[0]: must be a mapping (jobId, condition: afterok | afterany | "
+                        + "afternotok), not text"),
+                bad("suspend must be a boolean", """
+                        name: x
+                        suspend: "yes"
+                        tasks:
+                          - name: w
+                            command: [run]
+                        """, "job.yaml:2: suspend: must be true or false, not \"yes\""),
                 bad("a retry policy's misspelt field is named", """
                         name: x
                         retry: {maxRetries: 2, limit: 3}
@@ -292,9 +313,9 @@ class JobFileTest {
     @Test
     void everyExampleJobFileIsValid() throws Exception {
         java.nio.file.Path dir = java.nio.file.Path.of("..", "examples", "jobs");
-        try (Stream<java.nio.file.Path> files = java.nio.file.Files.list(dir)) {
+        try (Stream<java.nio.file.Path> files = java.nio.file.Files.walk(dir)) {
             List<java.nio.file.Path> yamls = files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
-            assertThat(yamls).hasSizeGreaterThanOrEqualTo(4);
+            assertThat(yamls).hasSizeGreaterThanOrEqualTo(7);
             for (java.nio.file.Path p : yamls) {
                 JobFile.parse(p.getFileName().toString(), java.nio.file.Files.readString(p));
             }

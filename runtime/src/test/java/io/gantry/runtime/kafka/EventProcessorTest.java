@@ -71,7 +71,7 @@ class EventProcessorTest {
             if (cancelled.add(key)) {
                 out.send(Topics.QUEUE_JOB_EVENTS, key, QueueJobEvent.newBuilder()
                         .setEventId(UUID.randomUUID().toString()).setJobId(key).setOccurredAt(Instant.now())
-                        .setPayload(new JobCancelled(req.getTenant(), 0, req.getRequestedBy())).build());
+                        .setPayload(new JobCancelled(req.getTenant(), 0, req.getRequestedBy(), null)).build());
             }
         }
 

@@ -58,7 +58,7 @@ class LogDriverTest {
             }
             if (cancelled.add(key)) {
                 out.send(Topics.QUEUE_JOB_EVENTS, key, QueueJobEvent.newBuilder().setEventId("e-" + key)
-                        .setJobId(key).setOccurredAt(T0).setPayload(new JobCancelled(req.getTenant(), 0, "t"))
+                        .setJobId(key).setOccurredAt(T0).setPayload(new JobCancelled(req.getTenant(), 0, "t", null))
                         .build());
             }
         }
@@ -213,7 +213,7 @@ class LogDriverTest {
                     public void handle(Topic<?> topic, String key, Object value, Output out) {
                         // eventId is required by the schema
                         out.send(Topics.QUEUE_JOB_EVENTS, key, new QueueJobEvent(null, key, T0,
-                                new JobCancelled("a", 0, "t")));
+                                new JobCancelled("a", 0, "t", null)));
                     }
                 }, List.of(Topics.ADMISSION_JOB_EVENTS), List.of(), Duration.ofSeconds(1)).build().start();
         wire.publish(Topics.ADMISSION_JOB_EVENTS, "j1", cancel("j1", "a"));

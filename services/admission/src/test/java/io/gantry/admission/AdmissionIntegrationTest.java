@@ -307,6 +307,48 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    void aJobMayDependOnlyOnItsTenantsJobsAndTheOwnerOrAnAdminSuspendsAndResumesIt() throws Exception {
+        String prep = submit(VISION, "prep");
+        String theirs = submit(AUDIO, "theirs");
+        Reply refused = post(VISION, spec("train", 2).replace("\"tasks\"", "\"dependencies\":[{\"jobId\":\""
+                + prep + "\"},{\"jobId\":\"" + theirs + "\"}],\"tasks\""), null);
+        assertThat(refused.status).isEqualTo(400);
+        assertThat(errorFields(refused)).containsExactly("dependencies[1].jobId");
+        assertThat(refused.raw()).contains("no job " + theirs + " of yours").doesNotContain("audio");
+
+        Reply accepted = post(VISION, spec("train", 2).replace("\"tasks\"", "\"dependencies\":[{\"jobId\":\""
+                + prep + "\",\"condition\":\"afterok\"}],\"suspend\":true,\"tasks\""), null);
+        assertThat(accepted.status).isEqualTo(202);
+        String train = (String) accepted.body().get("jobId");
+        AdmissionJobEvent submitted = awaitRecord(Topics.ADMISSION_JOB_EVENTS, train,
+                e -> e.getPayload() instanceof io.gantry.events.JobSubmitted);
+        io.gantry.events.JobSpec wire = ((io.gantry.events.JobSubmitted) submitted.getPayload()).getSpec();
+        assertThat(wire.getDependencies()).extracting(d -> d.getJobId() + ":" + d.getCondition())
+                .containsExactly(prep + ":AFTER_OK");
+        assertThat(wire.getSuspend()).isTrue();
+
+        assertThat(suspension(AUDIO, train, "suspend").status).as("another tenant").isEqualTo(404);
+        Reply already = suspension(VISION, train, "suspend");
+        assertThat(already.status).as("submitted suspended").isEqualTo(200);
+        assertThat(already.body()).containsEntry("suspended", true);
+        Reply resumed = suspension(VISION, train, "resume");
+        assertThat(resumed.status).isEqualTo(202);
+        assertThat(awaitRecord(Topics.ADMISSION_SUSPENSION_EVENTS, train,
+                e -> e.getPayload() instanceof io.gantry.events.JobResumeRequested).getPayload())
+                .isEqualTo(new io.gantry.events.JobResumeRequested("vision", "vision"));
+        assertThat(suspension(ADMIN, train, "suspend").status).as("an admin").isEqualTo(202);
+        Reply view = get(VISION, "/v1/jobs/" + train);
+        assertThat(view.body()).containsEntry("suspended", true);
+        assertThat(history(view)).contains("JobResumeRequested", "JobSuspendRequested");
+        assertThat(suspension(VISION, "no-such-job", "resume").status).isEqualTo(404);
+    }
+
+    private Reply suspension(String token, String jobId, String action) throws Exception {
+        return send(request(token, "/v1/jobs/" + jobId + "/" + action).POST(HttpRequest.BodyPublishers.noBody())
+                .build());
+    }
+
+    @Test
     void aPoisonRecordGoesToTheDeadLetterTopicAndLaterEventsStillApply() throws Exception {
         String jobId = submit(VISION, "after-poison");
         byte[] garbage = ("not avro " + jobId).getBytes(StandardCharsets.UTF_8);

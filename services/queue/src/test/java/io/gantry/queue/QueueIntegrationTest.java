@@ -100,6 +100,51 @@ class QueueIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    void dependentJobsWaitForTheirDependencyAndEndWithItAndASuspendedJobRunsOnlyOnceResumed() {
+        String t = "qd-" + shortId();
+        String prep = t + "-prep";
+        String train = t + "-train";
+        String eval = t + "-eval";
+        String bad = t + "-bad";
+        String after = t + "-after-bad";
+        String held = t + "-held";
+        wire.submit(prep, t, 1, 1);
+        wire.submit(train, t, 1, 1, List.of(new io.gantry.events.JobDependency(prep,
+                io.gantry.events.DependencyCondition.AFTER_OK)), false);
+        wire.submit(eval, t, 1, 1, List.of(new io.gantry.events.JobDependency(train,
+                io.gantry.events.DependencyCondition.AFTER_OK)), false);
+        wire.submit(bad, t, 1, 1);
+        wire.submit(after, t, 1, 1, List.of(new io.gantry.events.JobDependency(bad,
+                io.gantry.events.DependencyCondition.AFTER_OK)), false);
+        wire.submit(held, t, 1, 1, List.of(), true);
+
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            assertThat(probe().payloads(t, train, JobWaiting.class)).singleElement().satisfies(w -> {
+                assertThat(w.getReason()).isEqualTo(WaitReason.DEPENDENCY);
+                assertThat(w.getMessage()).isEqualTo("waits for " + prep + " to succeed (dispatched)");
+            });
+            assertThat(probe().payloads(t, held, JobWaiting.class)).singleElement()
+                    .satisfies(w -> assertThat(w.getReason()).isEqualTo(WaitReason.SUSPENDED));
+            assertThat(probe().payloads(t, bad, JobDispatched.class)).hasSize(1);
+        });
+        assertThat(probe().payloads(t, train, JobDispatched.class)).isEmpty();
+        assertThat(probe().payloads(t, held, JobDispatched.class)).isEmpty();
+
+        wire.runSucceeds(prep, t, 1);
+        wire.runFails(bad, t, 1);
+        wire.suspension(held, t, false);
+
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            assertThat(probe().payloads(t, train, JobDispatched.class)).hasSize(1);
+            assertThat(probe().payloads(t, held, JobDispatched.class)).hasSize(1);
+            assertThat(probe().payloads(t, after, io.gantry.events.JobCancelled.class)).singleElement()
+                    .satisfies(c -> assertThat(c.getMessage())
+                            .isEqualTo("dependency " + bad + " failed (afterok): it can never be met"));
+        });
+        assertThat(probe().payloads(t, eval, JobDispatched.class)).isEmpty();
+    }
+
+    @Test
     void aJobIsQueuedDispatchedWithinQuotaAndSucceedsWhileTheNextWaitsForItsGpus() throws Exception {
         String j1 = tenant + "-j1";
         String j2 = tenant + "-j2";
@@ -146,7 +191,7 @@ class QueueIntegrationTest implements TestPropertyProvider {
         wire.send(Topics.ADMISSION_JOB_EVENTS, negativeKey, new AdmissionJobEvent(UUID.randomUUID().toString(),
                 negativeKey, Instant.now(), new JobSubmitted(other, new JobSpec("bad", 0, null, List.of(
                 new TaskSpec("worker", 1, List.of("x"), -2, null, 100, 64L, null, List.of(), null, null, null, null,
-                        java.util.Map.of(), null, null, List.of())), null, null, null, null, null, null, null), null)));
+                        java.util.Map.of(), null, null, List.of())), null, null, null, null, null, null, null, List.of(), false), null)));
         wire.submit(good, other, 1, 1);
 
         await().atMost(TIMEOUT).untilAsserted(() -> {

@@ -4,6 +4,8 @@ import io.gantry.events.AdmissionJobEvent;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationGranted;
 import io.gantry.events.AllocationReleased;
+import io.gantry.events.JobDependency;
+import io.gantry.events.JobRunFailed;
 import io.gantry.events.JobRunStarted;
 import io.gantry.events.JobRunSucceeded;
 import io.gantry.events.JobSpec;
@@ -49,9 +51,16 @@ final class Wire implements AutoCloseable {
     }
 
     void submit(String jobId, String tenant, int gpusPerTask, int replicas) {
+        submit(jobId, tenant, gpusPerTask, replicas, List.of(), false);
+    }
+
+    /** A job with dependencies (job id to condition), possibly submitted suspended. */
+    void submit(String jobId, String tenant, int gpusPerTask, int replicas, List<JobDependency> dependencies,
+                boolean suspend) {
         JobSpec spec = new JobSpec(jobId + "-name", 0, null, List.of(
                 new TaskSpec("worker", replicas, List.of("train.py"), gpusPerTask, null, 1000, 1024L, 60L, List.of(), null, null, null, null,
-                        java.util.Map.of(), null, null, List.of())), null, null, null, null, null, null, null);
+                        java.util.Map.of(), null, null, List.of())), null, null, null, null, null, null, null,
+                dependencies, suspend);
         send(Topics.ADMISSION_JOB_EVENTS, jobId, new AdmissionJobEvent(UUID.randomUUID().toString(), jobId,
                 Instant.now(), new JobSubmitted(tenant, spec, null)));
     }
@@ -66,6 +75,26 @@ final class Wire implements AutoCloseable {
         allocation(jobId, new JobRunSucceeded(allocationId, tenant, attempt, t0.plusSeconds(60)));
         allocation(jobId, new AllocationReleased(allocationId, tenant, attempt, ReleaseReason.RUN_SUCCEEDED, t0,
                 t0.plusSeconds(60), placements, "simulated", List.of(), List.of()));
+    }
+
+    /** Granted, started, failed (exit 1) and released, as placement reports a failed run. */
+    void runFails(String jobId, String tenant, int attempt) {
+        String allocationId = jobId + "-alloc-" + attempt;
+        Instant t0 = Instant.now();
+        List<TaskPlacement> placements = List.of(new TaskPlacement("worker", 0, "node-1", "H100", List.of(0), 1000, 1024L, List.of(), null, List.of(), List.of()));
+        allocation(jobId, new AllocationGranted(allocationId, tenant, attempt, placements, t0, "simulated", null, null));
+        allocation(jobId, new JobRunFailed(allocationId, tenant, attempt, t0.plusSeconds(5), 1, "task worker exited 1",
+                io.gantry.events.FailureReason.RUN_FAILED));
+        allocation(jobId, new AllocationReleased(allocationId, tenant, attempt, ReleaseReason.RUN_FAILED, t0,
+                t0.plusSeconds(5), placements, "simulated", List.of(), List.of()));
+    }
+
+    /** A suspend ({@code true}) or resume request, as admission writes it. */
+    void suspension(String jobId, String tenant, boolean suspend) {
+        send(Topics.ADMISSION_SUSPENSION_EVENTS, jobId, new io.gantry.events.SuspensionEvent(
+                UUID.randomUUID().toString(), jobId, Instant.now(), suspend
+                ? new io.gantry.events.JobSuspendRequested(tenant, "alice")
+                : new io.gantry.events.JobResumeRequested(tenant, "alice")));
     }
 
     private void allocation(String jobId, Object payload) {

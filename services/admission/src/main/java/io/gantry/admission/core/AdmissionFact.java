@@ -40,7 +40,9 @@ public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integ
         ALLOCATION_RELEASED("AllocationReleased"),
         JOB_REQUEUED("JobRequeued"),
         JOB_RECOVERY_ABANDONED("JobRecoveryAbandoned"),
-        RUN_STOP_REQUESTED("RunStopRequested");
+        RUN_STOP_REQUESTED("RunStopRequested"),
+        JOB_SUSPEND_REQUESTED("JobSuspendRequested"),
+        JOB_RESUME_REQUESTED("JobResumeRequested");
 
         private final String eventType;
 

@@ -12,10 +12,29 @@ import java.util.List;
  * @param checkpoint    where the job saves its state and how often, or null when it declares no checkpoints
  * @param successPolicy when the gang succeeds before all its tasks ended, or null: when every task exited 0
  * @param retry         how often a run failed by the job's own fault is tried again, or null: never
+ * @param dependencies  jobs of the same tenant this one waits for (the queue decides when they are met); empty: none
+ * @param suspend       submitted suspended: it waits until resumed (Kubernetes Job {@code spec.suspend})
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
                       String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
-                      SuccessPolicy successPolicy, Retry retry) {
+                      SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend) {
+
+    /**
+     * A job this one waits for: {@code condition} is {@code afterok} (it succeeded), {@code afterany} (it ended) or
+     * {@code afternotok} (it failed or was cancelled), as Slurm's {@code --dependency} names them.
+     */
+    public record Dependency(String jobId, String condition) {
+    }
+
+    /** Dependency conditions, as job files write them; the first is the default. */
+    public static final List<String> DEPENDENCY_CONDITIONS = List.of("afterok", "afterany", "afternotok");
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
+                   SuccessPolicy successPolicy, Retry retry) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
+                successPolicy, retry, List.of(), false);
+    }
 
     /**
      * Up to {@code maxRetries} more runs after a run failed by the job's own fault (a non-zero exit), the first
@@ -75,6 +94,7 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
 
     public JobSpec {
         tasks = List.copyOf(tasks);
+        dependencies = dependencies == null ? List.of() : List.copyOf(dependencies);
     }
 
     /** GPUs the whole gang holds while it runs. */

@@ -48,6 +48,19 @@ public final class JobSpecTree {
             retry.put("backoffSeconds", spec.retry().backoffSeconds());
             job.put("retry", retry);
         }
+        if (!spec.dependencies().isEmpty()) {
+            List<Object> dependencies = new ArrayList<>();
+            for (JobSpec.Dependency d : spec.dependencies()) {
+                Map<String, Object> dep = new LinkedHashMap<>();
+                dep.put("jobId", d.jobId());
+                dep.put("condition", d.condition());
+                dependencies.add(dep);
+            }
+            job.put("dependencies", dependencies);
+        }
+        if (spec.suspend()) {
+            job.put("suspend", true);
+        }
         if (spec.topology() != null) {
             Map<String, Object> topology = new LinkedHashMap<>();
             topology.put("required", spec.topology().required());

@@ -43,7 +43,24 @@ public final class JobSpecValidator {
 
     private static final Set<String> JOB_FIELDS =
             Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology",
-                    "placementPolicy", "checkpoint", "successPolicy", "retry");
+                    "placementPolicy", "checkpoint", "successPolicy", "retry", "dependencies", "suspend");
+    private static final Set<String> DEPENDENCY_FIELDS = Set.of("jobId", "condition");
+    /** At most this many dependencies per job (Slurm has no fixed bound; this keeps a spec small and a check cheap). */
+    public static final int MAX_DEPENDENCIES = 64;
+    /** A job id as the read model stores it: the same rule as the HTTP layer's ({@code runtime.http.Ids}). */
+    private static final java.util.regex.Pattern JOB_ID = java.util.regex.Pattern.compile("[A-Za-z0-9._:-]{1,64}");
+
+    /**
+     * Which of some job ids name existing jobs of the submitting tenant. Another tenant's job must look exactly like a
+     * missing one, so the answer is only ever "yours" or not.
+     */
+    @FunctionalInterface
+    public interface OwnJobs {
+        Set<String> existing(Set<String> jobIds);
+
+        /** No job is known: any dependency is refused. */
+        OwnJobs NONE = ids -> Set.of();
+    }
     private static final Set<String> CHECKPOINT_FIELDS = Set.of("dir", "intervalSeconds");
     /** Paths: what a file system takes, bounded so any service can store them. */
     public static final int MAX_PATH_LENGTH = 1024;
@@ -98,6 +115,16 @@ public final class JobSpecValidator {
      * does not have, an unknown priority class or GPU tier, or a gang bigger than the whole cluster is refused.
      */
     public Validated validate(Object tree, ClusterLimits limits, SchedulingCatalog catalog, String tenant) {
+        return validate(tree, limits, catalog, tenant, OwnJobs.NONE, null);
+    }
+
+    /**
+     * As {@link #validate(Object, ClusterLimits, SchedulingCatalog, String)}, with the jobs {@code dependencies} may
+     * name ({@code ownJobs}) and the id the new job will have, when it is known already ({@code selfId}, from an
+     * Idempotency-Key; null otherwise).
+     */
+    public Validated validate(Object tree, ClusterLimits limits, SchedulingCatalog catalog, String tenant,
+                              OwnJobs ownJobs, String selfId) {
         List<FieldError> errors = new ArrayList<>();
         if (!(tree instanceof Map<?, ?> job)) {
             return Validated.invalid(List.of(new FieldError("body", "must be a JSON object")));
@@ -116,6 +143,8 @@ public final class JobSpecValidator {
         JobSpec.Checkpoint checkpoint = checkpoint(job.get("checkpoint"), errors);
         JobSpec.SuccessPolicy successPolicy = successPolicy(job.get("successPolicy"), job.get("tasks"), errors);
         JobSpec.Retry retry = retry(job.get("retry"), errors);
+        List<JobSpec.Dependency> dependencies = dependencies(job.get("dependencies"), ownJobs, selfId, errors);
+        boolean suspend = bool(job.get("suspend"), "suspend", errors);
         envTotal(tasks, errors);
         if (errors.isEmpty()) {
             String queueProblem = catalog.queueProblem(tenant, queue);
@@ -132,7 +161,86 @@ public final class JobSpecValidator {
             return Validated.invalid(errors);
         }
         return Validated.ok(new JobSpec(name, priority == null ? DEFAULT_PRIORITY : priority.intValue(), timeLimit,
-                tasks, queue, priorityClass, topology, policy, checkpoint, successPolicy, retry));
+                tasks, queue, priorityClass, topology, policy, checkpoint, successPolicy, retry, dependencies,
+                suspend));
+    }
+
+    /** {@code true}/{@code false}, or absent (false). */
+    private static boolean bool(Object value, String path, List<FieldError> errors) {
+        if (value == null) {
+            return false;
+        }
+        if (!(value instanceof Boolean b)) {
+            errors.add(new FieldError(path, "must be true or false"));
+            return false;
+        }
+        return b;
+    }
+
+    /**
+     * {@code [{"jobId": ..., "condition": "afterok" | "afterany" | "afternotok"}]}: at most {@link #MAX_DEPENDENCIES},
+     * distinct, not the job itself, each an existing job of the tenant (asked once for all of them).
+     */
+    private static List<JobSpec.Dependency> dependencies(Object value, OwnJobs ownJobs, String selfId,
+                                                         List<FieldError> errors) {
+        if (value == null) {
+            return List.of();
+        }
+        if (!(value instanceof List<?> list)) {
+            errors.add(new FieldError("dependencies", "must be a list of {jobId, condition}"));
+            return List.of();
+        }
+        if (list.size() > MAX_DEPENDENCIES) {
+            errors.add(new FieldError("dependencies", "at most " + MAX_DEPENDENCIES + " dependencies, not "
+                    + list.size()));
+            return List.of();
+        }
+        int before = errors.size();
+        List<JobSpec.Dependency> out = new ArrayList<>();
+        Map<String, Integer> seen = new HashMap<>();
+        for (int i = 0; i < list.size(); i++) {
+            String path = "dependencies[" + i + "]";
+            if (!(list.get(i) instanceof Map<?, ?> d)) {
+                errors.add(new FieldError(path, "must be an object with `jobId` and optionally `condition` ("
+                        + String.join(", ", JobSpec.DEPENDENCY_CONDITIONS) + ")"));
+                continue;
+            }
+            unknownFields(d, DEPENDENCY_FIELDS, path + ".", errors);
+            Object id = d.get("jobId");
+            String condition = JobSpec.DEPENDENCY_CONDITIONS.get(0);
+            if (d.get("condition") != null) {
+                condition = d.get("condition") instanceof String c ? c.toLowerCase(java.util.Locale.ROOT) : null;
+                if (!JobSpec.DEPENDENCY_CONDITIONS.contains(condition)) {
+                    errors.add(new FieldError(path + ".condition", "must be one of "
+                            + String.join(", ", JobSpec.DEPENDENCY_CONDITIONS)));
+                    continue;
+                }
+            }
+            if (id == null) {
+                errors.add(new FieldError(path + ".jobId", "is required: the id of a job of yours"));
+            } else if (!(id instanceof String s) || !JOB_ID.matcher(s).matches()) {
+                errors.add(new FieldError(path + ".jobId", "is not a job id (1..64 letters, digits or '._:-')"));
+            } else if (s.equals(selfId)) {
+                errors.add(new FieldError(path + ".jobId", "is this job itself"));
+            } else if (seen.containsKey(s)) {
+                errors.add(new FieldError(path + ".jobId", "duplicate dependency " + s + " (also dependencies["
+                        + seen.get(s) + "])"));
+            } else {
+                seen.put(s, i);
+                out.add(new JobSpec.Dependency(s, condition));
+            }
+        }
+        if (errors.size() > before || out.isEmpty()) {
+            return List.of();
+        }
+        Set<String> existing = ownJobs.existing(new java.util.HashSet<>(seen.keySet()));
+        for (JobSpec.Dependency d : out) {
+            if (!existing.contains(d.jobId())) {
+                errors.add(new FieldError("dependencies[" + seen.get(d.jobId()) + "].jobId", "no job " + d.jobId()
+                        + " of yours (a dependency must exist when this job is submitted)"));
+            }
+        }
+        return out;
     }
 
     /** {@code {"maxRetries": 0-10, "backoffSeconds": 0-3600 (default 10)}}, or null. */

@@ -147,8 +147,9 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
             case JOB_RECOVERY_ABANDONED -> new Progress(a, JobState.INTERRUPTED);
             // recovery puts the job back in the queue as the next attempt
             case JOB_REQUEUED -> new Progress(a + 1, JobState.QUEUED);
+            // requests are history: the queue's JobWaiting (SUSPENDED) and JobPreempted say what they did
             case JOB_CANCEL_REQUESTED, QUOTA_RELEASED, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED,
-                 RUN_STOP_REQUESTED -> null;
+                 JOB_SUSPEND_REQUESTED, JOB_RESUME_REQUESTED, RUN_STOP_REQUESTED -> null;
         };
     }
 

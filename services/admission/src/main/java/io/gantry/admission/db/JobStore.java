@@ -130,6 +130,27 @@ public class JobStore {
         });
     }
 
+    /** Which of {@code jobIds} are jobs of {@code tenant} (one query; another tenant's job is simply not among them). */
+    public java.util.Set<String> existing(String tenant, java.util.Set<String> jobIds) {
+        if (jobIds.isEmpty()) {
+            return java.util.Set.of();
+        }
+        return tx.executeRead(status -> {
+            try (PreparedStatement ps = status.getConnection().prepareStatement(
+                    "SELECT job_id FROM jobs WHERE tenant = ? AND job_id = ANY (?)")) {
+                ps.setString(1, tenant);
+                ps.setArray(2, status.getConnection().createArrayOf("text", jobIds.toArray()));
+                java.util.Set<String> out = new java.util.HashSet<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(rs.getString(1));
+                    }
+                }
+                return out;
+            }
+        });
+    }
+
     /** Where a page of a listing ends: the last job shown, in listing order (newest submission first). */
     public record Cursor(Instant submittedAt, String jobId) {
     }

@@ -1,5 +1,6 @@
 package io.gantry.admission.http;
 
+import io.gantry.admission.core.AdmissionFact;
 import io.gantry.admission.core.JobStatus;
 import io.gantry.admission.core.Placement;
 import io.gantry.admission.db.HistoryEntry;
@@ -35,6 +36,7 @@ final class JobViews {
     static Map<String, Object> detail(JobRecord r, List<HistoryEntry> history, List<Map<String, Object>> checkpoints) {
         Map<String, Object> m = summary(r);
         m.put("spec", r.spec());
+        m.put("suspended", suspended(r, history));
         m.put("placements", r.status().placements().stream().map(JobViews::placement).toList());
         m.put("checkpoints", checkpoints);
         m.put("history", history.stream().map(h -> {
@@ -60,6 +62,23 @@ final class JobViews {
         m.put("noticeAt", text(n.at()));
         m.put("deadline", text(n.deadline()));
         return m;
+    }
+
+    /**
+     * Whether the job was asked to be suspended: its newest suspend or resume request, else its spec's {@code suspend}.
+     * What the queue made of it shows as the wait reason ({@code SUSPENDED}) and the history.
+     */
+    static boolean suspended(JobRecord r, List<HistoryEntry> history) {
+        for (int i = history.size() - 1; i >= 0; i--) {
+            String type = history.get(i).type();
+            if (type.equals(AdmissionFact.Kind.JOB_SUSPEND_REQUESTED.eventType())) {
+                return true;
+            }
+            if (type.equals(AdmissionFact.Kind.JOB_RESUME_REQUESTED.eventType())) {
+                return false;
+            }
+        }
+        return r.spec() instanceof Map<?, ?> spec && Boolean.TRUE.equals(spec.get("suspend"));
     }
 
     private static Map<String, Object> placement(Placement p) {

@@ -114,7 +114,9 @@ public class JobsController {
             return unavailable("admission is still reading the cluster's nodes; retry in a few seconds");
         }
         String tenant = caller.tenant();
-        Validated validated = validator.validate(tree, current, limits.catalog(), tenant);
+        String selfId = idempotencyKey == null ? null : Idempotency.ids(tenant, idempotencyKey).jobId();
+        Validated validated = validator.validate(tree, current, limits.catalog(), tenant,
+                ids -> store.existing(tenant, ids), selfId);
         if (!validated.isValid()) {
             return Problem.badRequest(validated.errors().stream()
                     .map(e -> new Problem.FieldError(e.field(), e.message())).toList());
@@ -311,6 +313,69 @@ public class JobsController {
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("jobId", id);
         answer.put("state", state.name());
+        return HttpResponse.accepted().body(answer);
+    }
+
+    /**
+     * Suspends a job (Kubernetes {@code spec.suspend = true}): the queue keeps a queued job out of its order, and
+     * stops a running one like a preemption (requeued from its newest checkpoint) and keeps it suspended.
+     */
+    @Post(value = "/{id}/suspend", consumes = MediaType.ALL)
+    public HttpResponse<?> suspend(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String id) {
+        return suspension(caller, id, true);
+    }
+
+    /** Resumes a suspended job: it gets its place in its queue back (its submit time is kept). */
+    @Post(value = "/{id}/resume", consumes = MediaType.ALL)
+    public HttpResponse<?> resume(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String id) {
+        return suspension(caller, id, false);
+    }
+
+    /**
+     * 202 with the job's state when the request was published; 200 with it, publishing nothing, when the job's newest
+     * request (or, without one, its spec) already asks for the same; 409 for an ended job; 404 as for any job.
+     */
+    private HttpResponse<?> suspension(Caller caller, String id, boolean suspend) {
+        if (!JobIds.plausible(id)) {
+            return JobIds.badId("id", id);
+        }
+        var found = visible(caller, id);
+        if (found.isEmpty()) {
+            return notFound(id);
+        }
+        JobRecord job = found.get();
+        JobState state = job.status().state();
+        if (state.isTerminal()) {
+            return Problem.response(HttpStatus.CONFLICT, "Job already finished", "job " + id + " is already " + state
+                    + " and cannot be " + (suspend ? "suspended" : "resumed"), List.of());
+        }
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("jobId", id);
+        answer.put("state", state.name());
+        answer.put("suspended", suspend);
+        if (JobViews.suspended(job, store.history(id)) == suspend) {
+            return HttpResponse.ok(answer);
+        }
+        var request = io.gantry.events.SuspensionEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString())
+                .setJobId(id)
+                .setOccurredAt(clock.instant())
+                .setPayload(suspend
+                        ? new io.gantry.events.JobSuspendRequested(job.tenant(), caller.tenant())
+                        : new io.gantry.events.JobResumeRequested(job.tenant(), caller.tenant()))
+                .build();
+        try {
+            publisher.publish(Topics.ADMISSION_SUSPENSION_EVENTS, id, request);
+        } catch (PublishFailedException e) {
+            LOG.warn("could not publish a suspension request for {}: {}", id, e.getMessage());
+            return unavailable("the request could not be recorded (Kafka did not acknowledge it); retry");
+        }
+        // into the read model now, so a repeated request answers at once (the consumer's copy is deduplicated)
+        try {
+            store.apply(WireMapping.fromSuspension(request, Topics.ADMISSION_SUSPENSION_EVENTS.name()));
+        } catch (RuntimeException e) {
+            LOG.warn("suspension request for {} published, read model not updated yet: {}", id, e.toString());
+        }
         return HttpResponse.accepted().body(answer);
     }
 

@@ -154,6 +154,9 @@ final class AdmissionHandler implements EventHandler {
         if (value instanceof io.gantry.events.StopEvent e) {
             return WireMapping.fromStop(e, source);
         }
+        if (value instanceof io.gantry.events.SuspensionEvent e) {
+            return WireMapping.fromSuspension(e, source);
+        }
         throw new IllegalArgumentException("unexpected record " + value.getClass().getName() + " on " + topic);
     }
 
@@ -180,7 +183,8 @@ final class AdmissionHandler implements EventHandler {
         return new Topic<?>[]{Topics.ADMISSION_JOB_EVENTS, Topics.QUEUE_JOB_EVENTS,
                 Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS,
                 Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
-                Topics.BILLING_BUDGET_EVENTS, Topics.BILLING_PRICE_EVENTS, Topics.PLACEMENT_STOP_EVENTS};
+                Topics.ADMISSION_SUSPENSION_EVENTS, Topics.BILLING_BUDGET_EVENTS, Topics.BILLING_PRICE_EVENTS,
+                Topics.PLACEMENT_STOP_EVENTS};
     }
 
     /** Rebuilt from their beginning at every start; newer records then arrive as input. */

@@ -74,6 +74,9 @@ public final class WireMapping {
                         : new io.gantry.events.SuccessPolicy(spec.successPolicy().leader()))
                 .setRetry(spec.retry() == null ? null
                         : new io.gantry.events.RetryPolicy(spec.retry().maxRetries(), spec.retry().backoffSeconds()))
+                .setDependencies(spec.dependencies().stream().map(d -> new io.gantry.events.JobDependency(d.jobId(),
+                        io.gantry.events.DependencyCondition.valueOf(condition(d.condition())))).toList())
+                .setSuspend(spec.suspend())
                 .setQueue(spec.queue())
                 .setPriorityClass(spec.priorityClass())
                 .setPlacementPolicy(spec.placementPolicy())
@@ -100,7 +103,36 @@ public final class WireMapping {
                 : new JobSpec.Checkpoint(spec.getCheckpoint().getDir(), spec.getCheckpoint().getIntervalSeconds()),
                 spec.getSuccessPolicy() == null ? null : new JobSpec.SuccessPolicy(spec.getSuccessPolicy().getLeader()),
                 spec.getRetry() == null ? null
-                : new JobSpec.Retry(spec.getRetry().getMaxRetries(), spec.getRetry().getBackoffSeconds()));
+                : new JobSpec.Retry(spec.getRetry().getMaxRetries(), spec.getRetry().getBackoffSeconds()),
+                spec.getDependencies() == null ? List.of() : spec.getDependencies().stream().map(d ->
+                        new JobSpec.Dependency(d.getJobId(), d.getCondition().name().replace("_", "")
+                                .toLowerCase(java.util.Locale.ROOT))).toList(),
+                Boolean.TRUE.equals(spec.getSuspend()));
+    }
+
+    /** {@code afternotok} → {@code AFTER_NOT_OK}: the wire enum's symbol for a condition as job files write it. */
+    private static String condition(String jobFileWord) {
+        return switch (jobFileWord) {
+            case "afterok" -> "AFTER_OK";
+            case "afterany" -> "AFTER_ANY";
+            case "afternotok" -> "AFTER_NOT_OK";
+            default -> throw new IllegalArgumentException("unknown dependency condition " + jobFileWord);
+        };
+    }
+
+    /** A suspend or resume request, into the job's history. */
+    public static JobEvent fromSuspension(io.gantry.events.SuspensionEvent e, String source) {
+        String id = e.getEventId();
+        Instant at = e.getOccurredAt();
+        if (e.getPayload() instanceof io.gantry.events.JobSuspendRequested p) {
+            return new JobEvent(e.getJobId(), p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_SUSPEND_REQUESTED, null)
+                    .withMessage("requested by " + p.getRequestedBy()), null, null, source);
+        }
+        if (e.getPayload() instanceof io.gantry.events.JobResumeRequested p) {
+            return new JobEvent(e.getJobId(), p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_RESUME_REQUESTED, null)
+                    .withMessage("requested by " + p.getRequestedBy()), null, null, source);
+        }
+        throw unknown(e.getPayload());
     }
 
     /**
@@ -186,7 +218,8 @@ public final class WireMapping {
         }
         if (payload instanceof JobCancelled p) {
             return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_CANCELLED, p.getAttempt())
-                    .withMessage("requested by " + p.getRequestedBy()), null, null, source);
+                    .withMessage(p.getMessage() != null ? p.getMessage() : "requested by " + p.getRequestedBy()),
+                    null, null, source);
         }
         throw unknown(payload);
     }

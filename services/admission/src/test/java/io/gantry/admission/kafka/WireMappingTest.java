@@ -25,6 +25,21 @@ class WireMappingTest {
     }
 
     @Test
+    void dependenciesAndSuspendSurviveTheWireBothWays() {
+        JobSpec spec = new JobSpec("train", 0, null, List.of(new TaskSpec("w", 1, List.of("run"), 8, "H100", 1000,
+                1024, null)), null, null, null, null, null, null, null, List.of(new JobSpec.Dependency("prep",
+                "afterok"), new JobSpec.Dependency("clean", "afterany"), new JobSpec.Dependency("probe", "afternotok")),
+                true);
+
+        io.gantry.events.JobSpec wire = WireMapping.toAvro(spec);
+
+        assertThat(wire.getDependencies()).extracting(d -> d.getJobId() + ":" + d.getCondition())
+                .containsExactly("prep:AFTER_OK", "clean:AFTER_ANY", "probe:AFTER_NOT_OK");
+        assertThat(wire.getSuspend()).isTrue();
+        assertThat(WireMapping.fromAvro(wire)).isEqualTo(spec);
+    }
+
+    @Test
     void thePlacementPolicyIsCarriedOnTheWireBothWays() {
         JobSpec spec = new JobSpec("train", 0, null, List.of(new TaskSpec("w", 1, List.of("run"), 8, "H100", 1000,
                 1024, null)), null, null, null, "spread");

@@ -28,6 +28,18 @@ public sealed interface Input {
         }
     }
 
+    /**
+     * admission: the job's owner or an admin asked to suspend ({@code suspend}) or resume it. The newest request per
+     * job stands; the queue restores them from admission's topic at start (see {@link QueueCore#suspension}).
+     */
+    record SuspensionRequested(String jobId, String tenant, boolean suspend, String requestedBy) implements Input {
+        public SuspensionRequested {
+            requireId(jobId, "jobId");
+            requireId(tenant, "tenant");
+            Objects.requireNonNull(requestedBy, "requestedBy");
+        }
+    }
+
     /** placement: the gang of this attempt holds devices now. */
     record Granted(String jobId, String tenant, int attempt) implements Input {
         public Granted {

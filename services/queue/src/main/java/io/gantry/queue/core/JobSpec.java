@@ -13,9 +13,16 @@ import java.util.Objects;
  * @param queue         the tenant queue asked for, or null for the default one
  * @param priorityClass the priority class asked for, or null for the default one
  * @param retry         the job's retry policy for its own failures, or null: a failed run fails the job
+ * @param dependencies  jobs this one waits for (all must be met before it is offered to placement); empty: none
+ * @param suspend       whether it was submitted suspended (it waits until resumed)
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                      String priorityClass, RetryPolicy retry) {
+                      String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend) {
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
+                   String priorityClass, RetryPolicy retry) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, retry, List.of(), false);
+    }
 
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks) {
         this(name, priority, timeLimitSeconds, tasks, null, null);
@@ -29,6 +36,7 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
     public JobSpec {
         Objects.requireNonNull(name, "spec.name");
         tasks = List.copyOf(Objects.requireNonNull(tasks, "spec.tasks"));
+        dependencies = dependencies == null ? List.of() : List.copyOf(dependencies);
         if (tasks.isEmpty()) {
             throw new IllegalArgumentException("spec.tasks must not be empty");
         }
@@ -36,6 +44,12 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
             throw new IllegalArgumentException("spec.timeLimitSeconds must be > 0, was " + timeLimitSeconds);
         }
         gangMilli(tasks);
+    }
+
+    /** The same spec with other tasks (the queue pins a flavour onto them). */
+    JobSpec withTasks(List<TaskGroup> newTasks) {
+        return new JobSpec(name, priority, timeLimitSeconds, newTasks, queue, priorityClass, retry, dependencies,
+                suspend);
     }
 
     /**

@@ -12,5 +12,7 @@ public enum PreemptionReason {
      * In a queue ordered by attained service, a job of the same priority at a lower service level needs the quota of
      * a run that has reached a higher one.
      */
-    SERVICE_LEVEL
+    SERVICE_LEVEL,
+    /** Its owner (or an admin) suspended the running job: stopped like a preemption and kept queued until resumed. */
+    SUSPENDED
 }

@@ -53,6 +53,12 @@ final class Preemptor {
         preempting.put(jobId, new PreemptedRun(jobId, attempt, preemptor, reason, message, expires));
     }
 
+    /** Whether the attempt is being preempted (asked, neither released nor expired at {@code t}). */
+    boolean stopping(String jobId, int attempt, long t) {
+        PreemptedRun p = preempting.get(jobId);
+        return p != null && p.attempt() == attempt && t < p.expiresMillis();
+    }
+
     /** The attempt's quota was released: it is no longer being preempted. */
     void released(String jobId, int attempt) {
         PreemptedRun p = preempting.get(jobId);
@@ -337,6 +343,7 @@ final class Preemptor {
                     + what;
             case FAIR_SHARE -> "queue " + c.queue().name() + " is above its fair share; queue " + p.queue().name()
                     + " needs " + what + " for job " + p.jobId();
+            case SUSPENDED -> "suspended"; // never a victim's reason: suspension is asked for, not chosen
             case SERVICE_LEVEL -> "job " + p.jobId() + " at service level " + p.view().level() + " in queue "
                     + p.queue().name() + " needs " + what + "; this run reached level " + c.queue().level(c, t) + " with "
                     + String.format(java.util.Locale.ROOT, "%.1f", (c.attainedBefore() + c.gpuMilli()

@@ -42,6 +42,13 @@ public final class QueueCore {
     private final Map<String, Integer> failureRetries = new HashMap<>();
     /** Queued jobs waiting out a retry's backoff: kept out of the pending index until then. */
     private final Map<String, Instant> held = new HashMap<>();
+    /**
+     * The newest suspend or resume request per job, from admission's topic (restored from it at start, like
+     * checkpoints): whether a job is suspended is this, or without a request its spec's {@code suspend}.
+     */
+    private final Map<String, SuspensionRequest> suspensions = new HashMap<>();
+    /** Live jobs that name each job as a dependency (kept until they leave), to review them when it ends. */
+    private final Map<String, Set<String>> dependents = new HashMap<>();
     /** Checkpoints the runs reported: state from admission's topic (restored from it), not from the queue's facts. */
     private final Checkpoints checkpoints = new Checkpoints();
     private final Map<String, FinishedJob> finished = new HashMap<>();
@@ -155,8 +162,16 @@ public final class QueueCore {
                 int lastDispatched = job.dispatchedThisAttempt() ? job.attempt() : job.attempt() - 1;
                 emit(new QueueFact.JobCancelled(job.jobId(), job.tenant(), lastDispatched, c.requestedBy()), out);
             }
+        } else if (input instanceof Input.SuspensionRequested r) {
+            QueuedJob job = known(r.jobId(), r.tenant());
+            suspension(r);
+            suspensionChanged(job, out);
         } else if (input instanceof Input.Granted g) {
             QueuedJob job = known(g.jobId(), g.tenant());
+            if (job != null && job.attempt() == g.attempt() && job.status() == JobState.DISPATCHED && suspended(job)) {
+                // suspended before placement held anything: it ignored that preemption, so ask again now
+                preemptSuspended(job, out);
+            }
             if (job != null && g.jobId().equals(capacityReservedFor) && g.attempt() == capacityReservedAttempt) {
                 emit(new QueueFact.CapacityReservationCancelled(job.jobId(), job.tenant(), g.attempt(),
                         CapacityReservationEnd.GRANTED), out);
@@ -197,9 +212,12 @@ public final class QueueCore {
             if (t.recheckParked()) {
                 unpark(null, List.of());
             }
+            reviewSuspendedRuns(out);
             scheduler.timePassed();
             reviewCapacityReservation(out);
-        } else if (!(input instanceof Input.Restored)) {
+        } else if (input instanceof Input.Restored) {
+            restoredReview(out);
+        } else {
             throw new IllegalArgumentException("unknown input " + input);
         }
         dispatchCycle(input instanceof Input.Restored, out);
@@ -404,8 +422,7 @@ public final class QueueCore {
                 tasks.add(t);
             }
         }
-        return changed ? new JobSpec(spec.name(), spec.priority(), spec.timeLimitSeconds(), tasks, spec.queue(),
-                spec.priorityClass()) : spec;
+        return changed ? spec.withTasks(tasks) : spec;
     }
 
     private void waitIfChanged(QueuedJob job, QueuedJob.Wait wait, List<QueueFact> out) {
@@ -515,6 +532,177 @@ public final class QueueCore {
     private void emit(QueueFact fact, List<QueueFact> out) {
         replay(fact, clock);
         out.add(fact);
+        if (fact instanceof QueueFact.JobQueued) {
+            reviewBlocked(live.get(fact.jobId()), out);
+        } else if (terminal(fact)) {
+            // its dependents are reviewed now: met ones enter the order, never-met ones end (and theirs, in turn)
+            Set<String> waiting = dependents.get(fact.jobId());
+            if (waiting != null) {
+                for (String d : new TreeSet<>(waiting)) {
+                    reviewBlocked(live.get(d), out);
+                }
+            }
+        }
+    }
+
+    private static boolean terminal(QueueFact fact) {
+        return fact instanceof QueueFact.JobSucceeded || fact instanceof QueueFact.JobFailed
+                || fact instanceof QueueFact.JobCancelled;
+    }
+
+    // ------------------------------------------------------------------ dependencies and suspension
+
+    /** A suspend or resume request: the newest per job stands. Call it for every record while restoring, too. */
+    public void suspension(Input.SuspensionRequested r) {
+        if (!finished.containsKey(r.jobId())) {
+            suspensions.put(r.jobId(), new SuspensionRequest(r.suspend(), r.requestedBy()));
+        }
+    }
+
+    /** The newest request of a job; without one, its spec's {@code suspend} (submitted suspended). */
+    private record SuspensionRequest(boolean suspend, String by) {
+    }
+
+    private boolean suspended(QueuedJob job) {
+        SuspensionRequest r = suspensions.get(job.jobId());
+        return r != null ? r.suspend() : job.spec().suspend();
+    }
+
+    private String suspendedSentence(QueuedJob job) {
+        SuspensionRequest r = suspensions.get(job.jobId());
+        return r == null ? "submitted suspended; resume it to let it run" : "suspended by " + r.by()
+                + "; resume it to let it run";
+    }
+
+    /** How a dependency stands: a job of another tenant counts as unknown, and so never met. */
+    private Dependency.Verdict verdict(QueuedJob job, Dependency d) {
+        QueuedJob dep = live.get(d.jobId());
+        FinishedJob done = finished.get(d.jobId());
+        String owner = dep != null ? dep.tenant() : done != null ? done.tenant() : null;
+        if (owner != null && !owner.equals(job.tenant())) {
+            return Dependency.Verdict.NEVER;
+        }
+        return d.verdict(status(d.jobId()));
+    }
+
+    /** Whether the queued job is kept out of the queue order: suspended, or a dependency not met yet. */
+    private boolean blocked(QueuedJob job) {
+        if (job.status() != JobState.QUEUED) {
+            return false;
+        }
+        if (suspended(job)) {
+            return true;
+        }
+        for (Dependency d : job.spec().dependencies()) {
+            if (verdict(job, d) != Dependency.Verdict.MET) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A queued job's dependencies and suspension were looked at again: a dependency that can never be met cancels it
+     * (it never ran; its own dependents follow); otherwise it shows what keeps it out of the order, suspension first,
+     * then the first dependency not met yet. A job with none of these is in the order and the cycle explains it.
+     */
+    private void reviewBlocked(QueuedJob job, List<QueueFact> out) {
+        if (job == null || job.status() != JobState.QUEUED) {
+            return;
+        }
+        Dependency first = null;
+        int pending = 0;
+        for (Dependency d : job.spec().dependencies()) {
+            Dependency.Verdict v = verdict(job, d);
+            if (v == Dependency.Verdict.NEVER) {
+                JobState end = tenantOf(d.jobId()).equals(job.tenant()) ? status(d.jobId()) : null;
+                String what = end == null ? "was not found" : end == JobState.SUCCEEDED ? "succeeded" : end == JobState.FAILED ? "failed" : "was cancelled";
+                int lastDispatched = job.dispatchedThisAttempt() ? job.attempt() : job.attempt() - 1;
+                emit(new QueueFact.JobCancelled(job.jobId(), job.tenant(), lastDispatched, "queue",
+                        "dependency " + d.jobId() + " " + what + " (" + conditionName(d.condition())
+                                + "): it can never be met"), out);
+                return;
+            }
+            if (v == Dependency.Verdict.PENDING && pending++ == 0) {
+                first = d;
+            }
+        }
+        if (suspended(job)) {
+            waitIfChanged(job, new QueuedJob.Wait(WaitReason.SUSPENDED, suspendedSentence(job)), out);
+        } else if (first != null) {
+            JobState now = status(first.jobId());
+            waitIfChanged(job, new QueuedJob.Wait(WaitReason.DEPENDENCY, "waits for " + first.jobId() + " to "
+                    + first.condition().verb() + " (" + (now == null ? "not queued yet" : now.name().toLowerCase(
+                    java.util.Locale.ROOT)) + ")" + (pending > 1 ? " and " + (pending - 1) + " more" : "")), out);
+        }
+    }
+
+    private String tenantOf(String jobId) {
+        QueuedJob j = live.get(jobId);
+        return j != null ? j.tenant() : finished.containsKey(jobId) ? finished.get(jobId).tenant() : "";
+    }
+
+    /** The condition as job files write it (Slurm's words). */
+    static String conditionName(Dependency.Condition c) {
+        return c.name().replace("_", "").toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /**
+     * A suspend or resume request reached a job: a queued job leaves or re-enters the order (keeping its submit time,
+     * so its place); a dispatched one being suspended is preempted (grace period, requeued from its newest
+     * checkpoint, then kept suspended); an interrupted one is kept suspended when recovery requeues it.
+     */
+    private void suspensionChanged(QueuedJob job, List<QueueFact> out) {
+        if (job == null || job.status().terminal()) {
+            return;
+        }
+        syncIndex(job, job);
+        if (job.status() == JobState.QUEUED) {
+            if (suspended(job) || blocked(job)) {
+                reviewBlocked(job, out);
+            } else if (job.lastWait() != null && job.lastWait().reason() == WaitReason.SUSPENDED) {
+                waitIfChanged(job, new QueuedJob.Wait(WaitReason.QUOTA, "resumed by "
+                        + suspensions.get(job.jobId()).by() + "; waits for its turn in its queue"), out);
+            }
+        } else if (job.status() == JobState.DISPATCHED && suspended(job)
+                && !scheduler.beingPreempted(job.jobId(), job.attempt(), clock)) {
+            preemptSuspended(job, out);
+        }
+    }
+
+    private void preemptSuspended(QueuedJob job, List<QueueFact> out) {
+        SuspensionRequest r = suspensions.get(job.jobId());
+        emit(new QueueFact.JobPreempted(job.jobId(), job.tenant(), job.attempt(), PreemptionReason.SUSPENDED, null,
+                (int) config.preemption().gracePeriod().toSeconds(), "suspended by " + (r == null ? "its owner"
+                : r.by()) + "; it is requeued from its newest checkpoint and waits until resumed"), out);
+    }
+
+    /** A suspension preemption that expired (placement never released the run) is asked for again. */
+    private void reviewSuspendedRuns(List<QueueFact> out) {
+        for (Map.Entry<String, SuspensionRequest> e : new TreeMap<>(suspensions).entrySet()) {
+            QueuedJob job = live.get(e.getKey());
+            if (e.getValue().suspend() && job != null && job.status() == JobState.DISPATCHED
+                    && !scheduler.beingPreempted(job.jobId(), job.attempt(), clock)) {
+                preemptSuspended(job, out);
+            }
+        }
+    }
+
+    /**
+     * After a restore: requests restored for jobs that have ended are dropped, and every queued job is reviewed (a
+     * dependency may have ended while no decision could be written, e.g. by an older version).
+     */
+    private void restoredReview(List<QueueFact> out) {
+        suspensions.keySet().removeIf(finished::containsKey);
+        for (QueuedJob job : new TreeMap<>(live).values()) {
+            QueuedJob now = live.get(job.jobId());
+            if (now != null && now.status() == JobState.QUEUED && (!now.spec().dependencies().isEmpty()
+                    || suspended(now))) {
+                syncIndex(now, now);
+                reviewBlocked(now, out);
+            }
+        }
+        reviewSuspendedRuns(out);
     }
 
     /** {@link #replay(QueueFact, Instant)} at the time of the latest input or fact. */
@@ -555,6 +743,9 @@ public final class QueueCore {
                 after = new QueuedJob(q.jobId(), q.tenant(), q.spec(), q.gpuMilli(), q.submittedAt(), q.attempt(),
                         JobState.QUEUED, false, null, new TreeMap<>(), 0, at);
                 tenants.add(q.tenant());
+                for (Dependency d : q.spec().dependencies()) {
+                    dependents.computeIfAbsent(d.jobId(), k -> new HashSet<>()).add(q.jobId());
+                }
             } else {
                 after = job.requeued(q.attempt(), q.spec(), q.submittedAt(), q.gpuMilli(), at);
             }
@@ -613,17 +804,42 @@ public final class QueueCore {
             failureRetries.remove(job.jobId());
             held.remove(job.jobId());
             checkpoints.forget(job.jobId());
+            suspensions.remove(job.jobId());
+            for (Dependency d : job.spec().dependencies()) {
+                Set<String> w = dependents.get(d.jobId());
+                if (w != null && w.remove(job.jobId()) && w.isEmpty()) {
+                    dependents.remove(d.jobId());
+                }
+            }
             finished.put(job.jobId(), new FinishedJob(job.tenant(), job.status()));
             scheduler.sync(before, null);
         } else {
             live.put(job.jobId(), job);
             syncIndex(before, job);
         }
+        if (job.status().terminal() && !before.status().terminal()) {
+            // the jobs waiting for it may enter the order now (their decisions, if any, are separate facts)
+            Set<String> waiting = dependents.get(job.jobId());
+            if (waiting != null) {
+                for (String d : waiting) {
+                    QueuedJob w = live.get(d);
+                    if (w != null) {
+                        syncIndex(w, w);
+                    }
+                }
+            }
+        }
     }
 
-    /** The pending index follows the job, except while it waits out a retry's backoff (then it is not in it). */
+    /**
+     * The pending index follows the job, except while it waits out a retry's backoff, is suspended or waits for a
+     * dependency (then it is not in it, and charges and blocks nothing).
+     */
     private void syncIndex(QueuedJob before, QueuedJob after) {
-        scheduler.sync(before, after != null && held.containsKey(after.jobId()) ? null : after);
+        QueuedJob in = after != null && (held.containsKey(after.jobId()) || blocked(after)) ? null : after;
+        if (before != null || in != null) {
+            scheduler.sync(before, in);
+        }
     }
 
     /** Jobs whose backoff has run out by {@code now} enter the pending index. */
@@ -637,7 +853,7 @@ public final class QueueCore {
             held.remove(id);
             QueuedJob job = live.get(id);
             if (job != null) {
-                scheduler.sync(null, job);
+                syncIndex(null, job);
             }
         }
     }

@@ -132,10 +132,18 @@ public sealed interface QueueFact {
         }
     }
 
-    /** Terminal. {@code attempt} is the last attempt that was dispatched, 0 if none was. */
-    record JobCancelled(String jobId, String tenant, int attempt, String requestedBy) implements QueueFact {
+    /**
+     * Terminal. {@code attempt} is the last attempt that was dispatched, 0 if none was. {@code message}: why, when the
+     * queue cancelled the job itself (a dependency that can no longer be met); null when someone asked.
+     */
+    record JobCancelled(String jobId, String tenant, int attempt, String requestedBy, String message)
+            implements QueueFact {
         public JobCancelled {
             Objects.requireNonNull(requestedBy, "requestedBy");
+        }
+
+        public JobCancelled(String jobId, String tenant, int attempt, String requestedBy) {
+            this(jobId, tenant, attempt, requestedBy, null);
         }
     }
 

@@ -96,6 +96,11 @@ final class Scheduler {
         pending.unpark(jobs);
     }
 
+    /** Whether the attempt is being preempted (asked, neither released nor expired). */
+    boolean beingPreempted(String jobId, int attempt, Instant now) {
+        return preemptor.stopping(jobId, attempt, now.toEpochMilli());
+    }
+
     /** A tick: the next cycle looks for preemptions in every tree (minimum run times and grace periods end). */
     void timePassed() {
         preemptor.timePassed();

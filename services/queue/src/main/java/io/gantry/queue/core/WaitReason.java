@@ -7,5 +7,9 @@ public enum WaitReason {
     /** Placement deferred it; it is parked until cluster capacity changes. */
     CAPACITY,
     /** It could not be admitted even if its cohort tree were idle, or it has no queue, class or flavour. */
-    NEVER_FITS
+    NEVER_FITS,
+    /** A job it depends on has not ended as its condition asks; it is kept out of the queue order meanwhile. */
+    DEPENDENCY,
+    /** It was submitted suspended or its owner suspended it; it is not dispatched until resumed. */
+    SUSPENDED
 }

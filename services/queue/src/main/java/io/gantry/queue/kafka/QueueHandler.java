@@ -166,6 +166,11 @@ public final class QueueHandler implements EventHandler {
             if (input instanceof Input.CheckpointCommitted c) {
                 core.checkpointed(c);
             }
+        } else if (topic.equals(Topics.ADMISSION_SUSPENSION_EVENTS)) {
+            // the newest request per job stands, whatever the order with the queue's own topics
+            if (WireMapping.toInput(key, value) instanceof Input.SuspensionRequested r) {
+                core.suspension(r);
+            }
         }
     }
 

@@ -65,10 +65,12 @@ public class QueueProcessor implements AutoCloseable {
                                    DispatchPolicy policy, Duration tickEvery) {
         return new ServiceLoop(Service.QUEUE,
                 List.of(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
-                        Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS),
-                // checkpoints too: kept only while their job is live (dropped when it ends, whatever the order)
+                        Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
+                        Topics.ADMISSION_SUSPENSION_EVENTS),
+                // checkpoints and suspend/resume requests too: kept only while their job is live (dropped when it
+                // ends, whatever the order)
                 List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
-                        Topics.ADMISSION_CHECKPOINT_EVENTS),
+                        Topics.ADMISSION_CHECKPOINT_EVENTS, Topics.ADMISSION_SUSPENSION_EVENTS),
                 tickEvery,
                 // a fresh core each time the loop (re)starts: state always comes from the committed topics
                 () -> new QueueHandler(LiveConfig.startup(config, LiveConfig.history(configHistory.get()),

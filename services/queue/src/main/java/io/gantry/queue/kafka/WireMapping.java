@@ -36,6 +36,7 @@ import io.gantry.model.GpuShares;
 import io.gantry.queue.core.FailureReason;
 import io.gantry.queue.core.FreeCapacity;
 import io.gantry.queue.core.Input;
+import io.gantry.queue.core.Dependency;
 import io.gantry.queue.core.PreemptionReason;
 import io.gantry.queue.core.JobSpec;
 import io.gantry.queue.core.QueueFact;
@@ -57,6 +58,16 @@ public final class WireMapping {
             if (e.getPayload() instanceof io.gantry.events.CheckpointCommitted c) {
                 return new Input.CheckpointCommitted(e.getJobId(), c.getTenant(), c.getAttempt(), c.getStep(),
                         c.getPath(), c.getCommittedAt());
+            }
+            throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
+        }
+        if (value instanceof io.gantry.events.SuspensionEvent e) {
+            requireKey(key, e.getJobId());
+            if (e.getPayload() instanceof io.gantry.events.JobSuspendRequested r) {
+                return new Input.SuspensionRequested(e.getJobId(), r.getTenant(), true, r.getRequestedBy());
+            }
+            if (e.getPayload() instanceof io.gantry.events.JobResumeRequested r) {
+                return new Input.SuspensionRequested(e.getJobId(), r.getTenant(), false, r.getRequestedBy());
             }
             throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
         }
@@ -142,7 +153,10 @@ public final class WireMapping {
                 .map(t -> new TaskGroup(t.getName(), t.getReplicas(), t.getGpus(), t.getGpuModel(), t.getCpuMillis(),
                         t.getMemoryMiB(), t.getGpuModels(), t.getGpuTier(), t.getGpuMilli(), t.getMigProfile()))
                 .toList(), s.getQueue(), s.getPriorityClass(), s.getRetry() == null ? null
-                : new RetryPolicy(s.getRetry().getMaxRetries(), s.getRetry().getBackoffSeconds()));
+                : new RetryPolicy(s.getRetry().getMaxRetries(), s.getRetry().getBackoffSeconds()),
+                s.getDependencies() == null ? java.util.List.of() : s.getDependencies().stream()
+                        .map(d -> new Dependency(d.getJobId(), Dependency.Condition.valueOf(d.getCondition().name())))
+                        .toList(), Boolean.TRUE.equals(s.getSuspend()));
     }
 
     /**
@@ -187,7 +201,7 @@ public final class WireMapping {
             payload = new JobFailed(f.tenant(), f.attempt(), f.message(),
                     io.gantry.events.FailureReason.valueOf(f.reason().name()));
         } else if (fact instanceof QueueFact.JobCancelled c) {
-            payload = new JobCancelled(c.tenant(), c.attempt(), c.requestedBy());
+            payload = new JobCancelled(c.tenant(), c.attempt(), c.requestedBy(), c.message());
         } else {
             throw new IllegalArgumentException("unknown fact " + fact);
         }
@@ -276,7 +290,7 @@ public final class WireMapping {
                     FailureReason.valueOf(f.getReason().name()));
         }
         if (p instanceof JobCancelled c) {
-            return new QueueFact.JobCancelled(id, c.getTenant(), c.getAttempt(), c.getRequestedBy());
+            return new QueueFact.JobCancelled(id, c.getTenant(), c.getAttempt(), c.getRequestedBy(), c.getMessage());
         }
         throw new IllegalArgumentException("payload: unexpected " + describe(p));
     }

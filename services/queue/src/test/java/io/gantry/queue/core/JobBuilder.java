@@ -24,6 +24,8 @@ final class JobBuilder {
     private String migProfile;
     private String gpuTier;
     private RetryPolicy retry;
+    private final List<Dependency> dependencies = new java.util.ArrayList<>();
+    private boolean suspend;
 
     private JobBuilder(String jobId) {
         this.jobId = jobId;
@@ -89,6 +91,26 @@ final class JobBuilder {
         return this;
     }
 
+    /** Waits for each of {@code jobIds} to succeed (afterok). */
+    JobBuilder after(String... jobIds) {
+        for (String id : jobIds) {
+            dependencies.add(new Dependency(id, Dependency.Condition.AFTER_OK));
+        }
+        return this;
+    }
+
+    /** Waits for {@code jobId} under {@code condition}. */
+    JobBuilder after(Dependency.Condition condition, String jobId) {
+        dependencies.add(new Dependency(jobId, condition));
+        return this;
+    }
+
+    /** Submitted suspended. */
+    JobBuilder suspended() {
+        this.suspend = true;
+        return this;
+    }
+
     /** The job's retry policy for its own failures. */
     JobBuilder retry(int maxRetries, long backoffSeconds) {
         this.retry = new RetryPolicy(maxRetries, backoffSeconds);
@@ -136,7 +158,7 @@ final class JobBuilder {
     JobSpec spec() {
         return new JobSpec(jobId + "-name", priority, timeLimitSeconds,
                 List.of(new TaskGroup("worker", replicas, gpusPerTask, gpuModel, cpuMillis, memoryMiB, gpuModels, gpuTier,
-                        gpuMilli, migProfile)), queue, priorityClass, retry);
+                        gpuMilli, migProfile)), queue, priorityClass, retry, dependencies, suspend);
     }
 
     Instant submitTime() {

@@ -75,6 +75,14 @@ final class QueueDriver {
         return apply(new Input.CancelRequested(jobId, tenantOf(jobId), "a-user"));
     }
 
+    QueueDriver suspend(String jobId) {
+        return apply(new Input.SuspensionRequested(jobId, tenantOf(jobId), true, "alice"));
+    }
+
+    QueueDriver resume(String jobId) {
+        return apply(new Input.SuspensionRequested(jobId, tenantOf(jobId), false, "alice"));
+    }
+
     QueueDriver granted(String jobId, int attempt) {
         return apply(new Input.Granted(jobId, tenantOf(jobId), attempt));
     }
@@ -155,6 +163,16 @@ final class QueueDriver {
     /** A fresh core fed only the facts: what a restarted service would hold. */
     QueueCore rebuilt() {
         return rebuilt(config);
+    }
+
+    /** A fresh core given {@code first} (state restored from other services' topics), then fed the facts. */
+    QueueCore rebuilt(java.util.function.Consumer<QueueCore> first) {
+        QueueCore fresh = new QueueCore(config);
+        first.accept(fresh);
+        for (int i = 0; i < facts.size(); i++) {
+            fresh.replay(facts.get(i), times.get(i));
+        }
+        return fresh;
     }
 
     /** A fresh core with {@code with} fed only the facts, each at the time it was decided (as the service replays). */
