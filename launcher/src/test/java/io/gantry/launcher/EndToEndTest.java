@@ -160,7 +160,13 @@ class EndToEndTest {
         JsonNode running = awaitState(gamma, job, "RUNNING");
         String failedNode = running.path("placements").get(0).path("node").asText();
         Api placementAdmin = new Api(cluster.url("placement"), "admin-token-0005");
+        long failedAt = System.nanoTime();
         assertThat(placementAdmin.post("/v1/admin/simulation/nodes/" + failedNode + "/fail", "{}").status()).isLessThan(300);
+        await().atMost(LONG).pollInterval(Duration.ofMillis(50)).until(() -> gamma.get("/v1/jobs/" + job).body(),
+                j -> j.path("attempt").asInt() == 2 && "RUNNING".equals(j.path("state").asText()));
+        // the goal is 2 x the heartbeat timeout (3 s here); measured, not asserted
+        System.out.printf("node %s failed: its job ran again (attempt 2) %d ms later (heartbeat timeout 3000 ms)%n",
+                failedNode, (System.nanoTime() - failedAt) / 1_000_000);
 
         JsonNode done = awaitState(gamma, job, "SUCCEEDED");
         assertThat(done.path("attempt").asInt()).isEqualTo(2);

@@ -43,6 +43,11 @@ public final class ClusterState {
     private final Map<String, List<Inventory.Holding>> liveOnNode = new HashMap<>();
     /** Highest attempt of each job that was ever granted: a dispatch of that attempt or older is stale. */
     private final Map<String, Integer> grantedAttempt = new HashMap<>();
+    /**
+     * Job id to the nodes where infrastructure failed its earlier runs (a node failure, a hardware fault): its next
+     * grant goes elsewhere when it fits elsewhere. Forgotten at that grant and when the job ends.
+     */
+    private final Map<String, Set<String>> avoid = new HashMap<>();
     /** Cordoned nodes (from their registrations' control label). */
     private final TreeSet<String> cordoned = new TreeSet<>();
     /** Job id to the nodes drained for its capacity reservation (from the registrations' control labels). */
@@ -124,7 +129,18 @@ public final class ClusterState {
         if (grantedAttempt.getOrDefault(gang.jobId(), 0) >= gang.attempt()) {
             return List.of();
         }
-        PlacementDecision decision = decide(gang, now);
+        PlacementDecision decision = null;
+        Set<String> avoided = avoid.getOrDefault(gang.jobId(), Set.of());
+        if (!avoided.isEmpty()) {
+            // elsewhere if it fits there; else where it fits at all (a preference never makes a job wait)
+            Set<String> out = new TreeSet<>(cordoned);
+            out.addAll(avoided);
+            PlacementDecision elsewhere = decide(gang, now, out);
+            decision = elsewhere instanceof PlacementDecision.Placed ? elsewhere : null;
+        }
+        if (decision == null) {
+            decision = decide(gang, now);
+        }
         if (decision instanceof PlacementDecision.Deferred d) {
             return List.of(new PlacementFact.PlacementDeferred(gang.jobId(), gang.tenant(), gang.attempt(), d.reason(),
                     d.message()));
@@ -167,7 +183,15 @@ public final class ClusterState {
     }
 
     private PlacementDecision decide(GangRequest gang, Instant now) {
-        if (cordoned.isEmpty() && reservedNodes.isEmpty()) {
+        return decide(gang, now, cordoned);
+    }
+
+    /**
+     * The decision with {@code excluded} in the place of the cordoned nodes: out of the search, and named as cordoned
+     * when the gang would fit only with them.
+     */
+    private PlacementDecision decide(GangRequest gang, Instant now, Set<String> excluded) {
+        if (excluded.isEmpty() && reservedNodes.isEmpty()) {
             return placer.place(inventory, gang); // the common case costs nothing extra
         }
         TreeSet<String> own = activeReservation(gang.jobId()) ? reservedNodes.get(gang.jobId()) : null;
@@ -182,13 +206,13 @@ public final class ClusterState {
         if (own != null) {
             Set<String> outside = new HashSet<>(nodes.keySet());
             outside.removeAll(own);
-            outside.addAll(cordoned);
+            outside.addAll(excluded);
             PlacementDecision there = placeWithout(gang, outside);
             if (there instanceof PlacementDecision.Placed) {
                 return there;
             }
         }
-        Set<String> hidden = new TreeSet<>(cordoned);
+        Set<String> hidden = new TreeSet<>(excluded);
         hidden.addAll(reserved);
         PlacementDecision d = placeWithout(gang, hidden);
         if (d instanceof PlacementDecision.Placed || (own == null && hidden.isEmpty())) {
@@ -200,8 +224,8 @@ public final class ClusterState {
                     + r.domain() + " (" + estimatePhrase(estimate(gang.jobId(), now), now) + ")");
         }
         PlacementDecision whole = null; // the whole pool's answer, when already known
-        PlacementDecision withReserved = reserved.isEmpty() ? null : placeWithout(gang, cordoned);
-        if (cordoned.isEmpty()) {
+        PlacementDecision withReserved = reserved.isEmpty() ? null : placeWithout(gang, excluded);
+        if (excluded.isEmpty()) {
             whole = withReserved;
         }
         if (withReserved instanceof PlacementDecision.Placed) {
@@ -217,7 +241,7 @@ public final class ClusterState {
             m.append("; a run whose time limit ends before the drain may use it");
             return new PlacementDecision.Deferred(DeferralCause.RESERVED, m.toString());
         }
-        if (!cordoned.isEmpty()) {
+        if (!excluded.isEmpty()) {
             PlacementDecision withCordoned = placeWithout(gang, reserved);
             boolean needsBoth = false;
             if (!(withCordoned instanceof PlacementDecision.Placed) && !reserved.isEmpty()) {
@@ -225,7 +249,7 @@ public final class ClusterState {
                 needsBoth = true;
             }
             if (withCordoned instanceof PlacementDecision.Placed) {
-                List<String> names = new ArrayList<>(cordoned);
+                List<String> names = new ArrayList<>(excluded);
                 String list = String.join(", ", names.subList(0, Math.min(5, names.size())))
                         + (names.size() > 5 ? " and " + (names.size() - 5) + " more" : "");
                 return new PlacementDecision.Deferred(DeferralCause.CORDONED, "would fit only with cordoned nodes ("
@@ -732,6 +756,35 @@ public final class ClusterState {
         return facts;
     }
 
+    /**
+     * The nodes of an allocation infrastructure just failed: those failed or cordoned (wholly, or a GPU it held) now;
+     * all of them when none is (the release replayed before the failure at a restore: cross-topic order).
+     */
+    private Set<String> culprits(Allocation a) {
+        Set<String> on = new TreeSet<>();
+        Set<String> bad = new TreeSet<>();
+        for (PlacedTask p : a.placements()) {
+            on.add(p.nodeId());
+            NodeSpec n = nodes.get(p.nodeId());
+            if (failed.contains(p.nodeId()) || cordoned.contains(p.nodeId()) || n != null
+                    && (p.gpuIndices().stream().anyMatch(n.cordonedGpus()::contains)
+                    || p.gpuShares().stream().anyMatch(g -> n.cordonedGpus().contains(g.index())))) {
+                bad.add(p.nodeId());
+            }
+        }
+        return bad.isEmpty() ? on : bad;
+    }
+
+    /** The job ended: nothing of its earlier runs matters to a placement any more. */
+    public void forget(String jobId) {
+        avoid.remove(jobId);
+    }
+
+    /** The nodes the job's next grant avoids when it fits elsewhere (empty: none). */
+    public Set<String> avoiding(String jobId) {
+        return java.util.Collections.unmodifiableSet(avoid.getOrDefault(jobId, Set.of()));
+    }
+
     /** Whether the allocation holds GPU {@code gpuIndex} of the node, whole or shared (null: anything there). */
     private static boolean holds(Allocation a, String nodeId, Integer gpuIndex) {
         for (PlacedTask p : a.placements()) {
@@ -885,6 +938,7 @@ public final class ClusterState {
             failed.remove(f.nodeId());
             inventory.setHealthy(f.nodeId(), true);
         } else if (fact instanceof PlacementFact.AllocationGranted f) {
+            avoid.remove(f.allocation().jobId());
             grant(f.allocation());
         } else if (fact instanceof PlacementFact.RunStarted f) {
             Allocation a = liveById.get(f.allocation().allocationId());
@@ -902,6 +956,9 @@ public final class ClusterState {
                 deadlines.add(new Deadline(f.deadline(), a.allocationId(), true));
             }
         } else if (fact instanceof PlacementFact.AllocationReleased f) {
+            if (f.reason() == ReleaseCause.NODE_FAILED || f.reason() == ReleaseCause.DEVICE_FAULT) {
+                avoid.computeIfAbsent(f.allocation().jobId(), j -> new TreeSet<>()).addAll(culprits(f.allocation()));
+            }
             release(f.allocation().allocationId());
         }
         // PlacementDeferred, RunSucceeded and RunFailed hold nothing: the release that follows frees the devices.

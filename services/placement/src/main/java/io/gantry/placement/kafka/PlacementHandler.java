@@ -302,10 +302,12 @@ public final class PlacementHandler implements EventHandler {
                 dispatch(e.getJobId(), d, now, out);
             } else if (e.getPayload() instanceof JobCancelled c) {
                 deferredGangs.forget(e.getJobId());
+                state.forget(e.getJobId());
                 emit(state.cancel(e.getJobId(), c.getAttempt(), now), now, out);
             } else if (e.getPayload() instanceof io.gantry.events.JobSucceeded
                     || e.getPayload() instanceof io.gantry.events.JobFailed) {
                 deferredGangs.forget(e.getJobId());
+                state.forget(e.getJobId());
             }
         } else if (value instanceof NodeHealthEvent e) {
             if (e.getPayload() instanceof NodeFailed) {
