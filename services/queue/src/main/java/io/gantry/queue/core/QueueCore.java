@@ -44,6 +44,15 @@ public final class QueueCore {
     private final Map<String, Instant> held = new HashMap<>();
     /** Checkpoints the runs reported: state from admission's topic (restored from it), not from the queue's facts. */
     private final Checkpoints checkpoints = new Checkpoints();
+    /** Money budgets billing announced: state from billing's topic (restored from it), not from the queue's facts. */
+    private final BudgetHolds budgets = new BudgetHolds();
+    /**
+     * Queued jobs a budget holds, with the sentence why: kept out of the pending index (never dispatched, blocking
+     * nobody) until the budget allows. Derived from the jobs and {@link #budgets}.
+     */
+    private final Map<String, String> budgetHeld = new HashMap<>();
+    /** Jobs whose hold began or whose sentence changed since the last input: they get a JobWaiting BUDGET. */
+    private final Set<String> budgetNews = new TreeSet<>();
     private final Map<String, FinishedJob> finished = new HashMap<>();
     private final SortedSet<String> tenants = new TreeSet<>();
     /** The time of the latest input or replayed fact: usage accrues up to it. */
@@ -147,6 +156,7 @@ public final class QueueCore {
         }
         List<QueueFact> out = new ArrayList<>();
         releaseHeld(clock);
+        expireBudgets();
         if (input instanceof Input.Submitted s) {
             submitted(s, out);
         } else if (input instanceof Input.CancelRequested c) {
@@ -190,6 +200,8 @@ public final class QueueCore {
             }
         } else if (input instanceof Input.CheckpointCommitted c) {
             checkpointed(c);
+        } else if (input instanceof Input.BudgetChanged b) {
+            budgetChanged(b);
         } else if (input instanceof Input.CapacityChanged) {
             capacityChanges++;
             unpark(null, List.of());
@@ -199,11 +211,81 @@ public final class QueueCore {
             }
             scheduler.timePassed();
             reviewCapacityReservation(out);
-        } else if (!(input instanceof Input.Restored)) {
+        } else if (input instanceof Input.Restored) {
+            // budgets and facts were restored from different topics in any order: judge every hold afresh
+            reviewBudgetHolds(null);
+        } else {
             throw new IllegalArgumentException("unknown input " + input);
         }
+        explainBudgetHolds(out);
         dispatchCycle(input instanceof Input.Restored, out);
         return List.copyOf(out);
+    }
+
+    /**
+     * Billing announced a budget's state. Not a queue fact: the queue learns it from billing's topic and rebuilds it
+     * from there at a restart (call this while restoring; the {@link Input.Restored} cycle then judges the holds).
+     * Live, the tenant's queued jobs are held or released at once.
+     */
+    public void budgetChanged(Input.BudgetChanged b) {
+        if (budgets.record(b)) {
+            reviewBudgetHolds(b.tenant());
+        }
+    }
+
+    /** A month whose budget held ended: its holds end with it, whatever billing says later about the new month. */
+    private void expireBudgets() {
+        Instant end = budgets.nextEnd();
+        if (end != null && !clock.isBefore(end)) {
+            budgets.expire(clock).forEach(this::reviewBudgetHolds);
+        }
+    }
+
+    /**
+     * Why new jobs of {@code tenant} in queue {@code queue} would be held for budget now (the sentence of their
+     * JobWaiting BUDGET), or null when no budget holds them.
+     */
+    public String budgetHold(String tenant, String queue) {
+        return budgets.holdOf(tenant, queue, clock);
+    }
+
+    /** Holds or releases every queued job of {@code tenant} (all tenants when null) as the budgets say now. */
+    private void reviewBudgetHolds(String tenant) {
+        for (QueuedJob job : new TreeMap<>(live).values()) {
+            if (job.status() == JobState.QUEUED && (tenant == null || tenant.equals(job.tenant()))) {
+                syncIndex(job, job);
+            }
+        }
+    }
+
+    /** A JobWaiting BUDGET for each job newly held (or held for a new reason), so the tenant sees why. */
+    private void explainBudgetHolds(List<QueueFact> out) {
+        if (budgetNews.isEmpty()) {
+            return;
+        }
+        List<String> news = List.copyOf(budgetNews);
+        budgetNews.clear();
+        for (String id : news) {
+            QueuedJob job = live.get(id);
+            String why = budgetHeld.get(id);
+            if (job != null && why != null) {
+                waitIfChanged(job, new QueuedJob.Wait(WaitReason.BUDGET, why), out);
+            }
+        }
+    }
+
+    /** Whether a budget holds {@code job} now (only a queued job can be held); keeps {@link #budgetHeld} in step. */
+    private boolean heldForBudget(QueuedJob job) {
+        String why = job.status() == JobState.QUEUED
+                ? budgets.holdOf(job.tenant(), scheduler.queueNameOf(job), clock) : null;
+        if (why == null) {
+            budgetHeld.remove(job.jobId());
+            return false;
+        }
+        if (!why.equals(budgetHeld.put(job.jobId(), why))) {
+            budgetNews.add(job.jobId());
+        }
+        return true;
     }
 
     /**
@@ -612,6 +694,7 @@ public final class QueueCore {
             resumeFrom.remove(job.jobId());
             failureRetries.remove(job.jobId());
             held.remove(job.jobId());
+            budgetHeld.remove(job.jobId());
             checkpoints.forget(job.jobId());
             finished.put(job.jobId(), new FinishedJob(job.tenant(), job.status()));
             scheduler.sync(before, null);
@@ -621,9 +704,15 @@ public final class QueueCore {
         }
     }
 
-    /** The pending index follows the job, except while it waits out a retry's backoff (then it is not in it). */
+    /**
+     * The pending index follows the job, except while it waits out a retry's backoff or a budget holds it (then it is
+     * not in it).
+     */
     private void syncIndex(QueuedJob before, QueuedJob after) {
-        scheduler.sync(before, after != null && held.containsKey(after.jobId()) ? null : after);
+        boolean out = after != null && (heldForBudget(after) || held.containsKey(after.jobId()));
+        if (before != null || !out) {
+            scheduler.sync(before, out ? null : after);
+        }
     }
 
     /** Jobs whose backoff has run out by {@code now} enter the pending index. */
@@ -637,7 +726,7 @@ public final class QueueCore {
             held.remove(id);
             QueuedJob job = live.get(id);
             if (job != null) {
-                scheduler.sync(null, job);
+                syncIndex(null, job);
             }
         }
     }

@@ -7,5 +7,10 @@ public enum WaitReason {
     /** Placement deferred it; it is parked until cluster capacity changes. */
     CAPACITY,
     /** It could not be admitted even if its cohort tree were idle, or it has no queue, class or flavour. */
-    NEVER_FITS
+    NEVER_FITS,
+    /**
+     * A money budget of its tenant or queue is exhausted for the month with action HOLD: kept out of dispatch until
+     * billing announces it is no longer exhausted or the month ends.
+     */
+    BUDGET
 }
