@@ -57,6 +57,8 @@ final class JobText {
                     + "tried again when capacity frees";
             case "NEVER_FITS" -> "it asks for more than its queue could ever get, or for a queue or GPU flavour its "
                     + "tenant does not have; it cannot start unless the queue configuration changes";
+            case "BUDGET" -> "the monthly money budget of its tenant or queue is exhausted and set to hold new work; "
+                    + "it starts when the budget is raised or the month ends";
             default -> "waiting (" + reason + ")";
         };
     }
