@@ -184,8 +184,8 @@ public class BillingStore {
             }
             try (PreparedStatement ps = c.prepareStatement("""
                     INSERT INTO invoice_line (document_id, line_no, job_id, gpu_model, component, kind, reason,
-                                              unit_price, quantity, amount)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""")) {
+                                              unit_price, quantity, amount, mig_profile)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""")) {
                 int n = 0;
                 for (InvoiceLine l : inv.lines()) {
                     ps.setString(1, inv.documentId());
@@ -202,6 +202,7 @@ public class BillingStore {
                     }
                     ps.setLong(9, l.quantity());
                     ps.setBigDecimal(10, l.amount());
+                    ps.setString(11, l.migProfile());
                     ps.addBatch();
                 }
                 ps.executeBatch();
@@ -265,7 +266,8 @@ public class BillingStore {
     private static Invoice withLines(Connection c, Invoice d) throws SQLException {
         List<InvoiceLine> lines = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("""
-                SELECT job_id, gpu_model, component, kind, reason, unit_price, quantity, amount FROM invoice_line
+                SELECT job_id, gpu_model, component, kind, reason, unit_price, quantity, amount, mig_profile
+                FROM invoice_line
                 WHERE document_id = ? ORDER BY line_no""")) {
             ps.setString(1, d.documentId());
             try (ResultSet rs = ps.executeQuery()) {
@@ -274,7 +276,7 @@ public class BillingStore {
                     lines.add(new InvoiceLine(rs.getString(1), rs.getString(2), Component.valueOf(rs.getString(3)),
                             LineKind.valueOf(rs.getString(4)), rs.getString(5),
                             unit == null ? null : io.gantry.billing.core.Money.canonical(unit), rs.getLong(7),
-                            rs.getBigDecimal(8).setScale(d.minorDigits())));
+                            rs.getBigDecimal(8).setScale(d.minorDigits()), rs.getString(9)));
                 }
             }
         }

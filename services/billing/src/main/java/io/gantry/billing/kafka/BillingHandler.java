@@ -163,12 +163,16 @@ public final class BillingHandler implements EventHandler {
         List<Placement> placements = new ArrayList<>(tasks.size());
         for (TaskPlacement p : tasks) {
             long shares = 0;
+            java.util.Map<String, Integer> mig = new java.util.TreeMap<>();
             for (io.gantry.events.GpuShare s : p.getGpuShares()) {
                 shares += s.getMilli();
+                if (s.getMigProfile() != null) {
+                    mig.merge(s.getMigProfile(), 1, Integer::sum);
+                }
             }
             long milli = GpuShares.held(p.getGpuIndices().size(), shares);
             placements.add(new Placement(p.getNodeId(), p.getGpuModel(), p.getGpuIndices().size(), milli,
-                    p.getCpuMillis(), p.getMemoryMiB()));
+                    p.getCpuMillis(), p.getMemoryMiB(), io.gantry.billing.core.MigInstances.of(mig)));
         }
         return placements;
     }
