@@ -1,5 +1,7 @@
 package io.gantry.billing.kafka;
 
+import io.gantry.billing.core.Utilisation;
+
 import io.gantry.billing.core.JobTerms;
 import io.gantry.billing.core.LedgerEntry;
 import io.gantry.billing.core.Placement;
@@ -77,6 +79,15 @@ public final class BillingHandler implements EventHandler {
             }
             retryingTransient(() -> store.recordCheckpoint(cp.getEventId(), cp.getJobId(), c.getAttempt(),
                     c.getCommittedAt()));
+            return;
+        }
+        if (value instanceof io.gantry.events.UtilisationEvent u
+                && u.getPayload() instanceof io.gantry.events.RunUtilisationSampled w) {
+            // validated first (throws IllegalArgumentException -> dead letter); a redelivered window writes nothing
+            Utilisation.Window window = new Utilisation.Window(w.getTenant(), u.getJobId(), w.getAttempt(),
+                    w.getAllocationId(), w.getWindowFrom(), w.getWindowTo(), w.getHeldGpuMilli(), w.getUsedGpuMilli(),
+                    w.getSamples(), w.getIdleSince());
+            retryingTransient(() -> store.recordUtilisation(window));
             return;
         }
         if (value instanceof AllocationEvent granted && granted.getPayload() instanceof AllocationGranted g) {
