@@ -60,6 +60,8 @@ final class JobText {
             case "DEPENDENCY" -> "a job it depends on has not ended as it asks (afterok: succeeded, afterany: ended, "
                     + "afternotok: failed); it charges no quota meanwhile, and is cancelled if that can no longer happen";
             case "SUSPENDED" -> "it is suspended; `gantry resume` puts it back in its place in its queue";
+            case "BUDGET" -> "the monthly money budget of its tenant or queue is exhausted and set to hold new work; "
+                    + "it starts when the budget is raised or the month ends";
             default -> "waiting (" + reason + ")";
         };
     }

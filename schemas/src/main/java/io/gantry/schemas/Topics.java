@@ -20,6 +20,7 @@ import io.gantry.events.QueueReservationEvent;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.events.StopEvent;
 import io.gantry.events.UsageEvent;
+import io.gantry.events.UtilisationEvent;
 
 import java.util.List;
 
@@ -88,6 +89,13 @@ public final class Topics {
     public static final Topic<StopEvent> PLACEMENT_STOP_EVENTS =
             new Topic<>("placement.stop-events", Service.PLACEMENT, "jobId", StopEvent.class,
                     java.time.Duration.ofDays(7).toMillis());
+    /**
+     * How busy each run's GPUs were, per run and sampling window, where the backend reports utilisation. Thirty days:
+     * billing records every window in its database (FinOps: GPU time held vs used, idle allocations).
+     */
+    public static final Topic<UtilisationEvent> PLACEMENT_UTILISATION_EVENTS =
+            new Topic<>("placement.utilisation-events", Service.PLACEMENT, "jobId", UtilisationEvent.class,
+                    java.time.Duration.ofDays(30).toMillis());
     public static final Topic<NodeHealthEvent> RECOVERY_NODE_EVENTS =
             new Topic<>("recovery.node-events", Service.RECOVERY, "nodeId", NodeHealthEvent.class);
     public static final Topic<RecoveryJobEvent> RECOVERY_JOB_EVENTS =
@@ -114,7 +122,8 @@ public final class Topics {
         return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, ADMISSION_SUSPENSION_EVENTS, ADMISSION_ACCESS_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
                 QUEUE_CONFIG_EVENTS,
                 PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_CONFIG_EVENTS, PLACEMENT_NODE_EVENTS,
-                PLACEMENT_HEARTBEAT_EVENTS, PLACEMENT_DEVICE_EVENTS, PLACEMENT_STOP_EVENTS, RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS,
+                PLACEMENT_HEARTBEAT_EVENTS, PLACEMENT_DEVICE_EVENTS, PLACEMENT_STOP_EVENTS, PLACEMENT_UTILISATION_EVENTS,
+                RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS,
                 RECOVERY_DEVICE_EVENTS, BILLING_USAGE_EVENTS,
                 BILLING_PRICE_EVENTS, BILLING_BUDGET_EVENTS);
     }

@@ -125,6 +125,26 @@ class SchemaCompatibilityTest {
     }
 
     @Test
+    void aJobHeldForBudgetReadsAsWaitingForCapacityWithAReaderOfV1() throws java.io.IOException {
+        Schema oldWaiting = PublishedSchemas.parse(RELEASED.resolve("v1")).get("io.gantry.events.JobWaiting");
+        io.gantry.events.JobWaiting held = io.gantry.events.JobWaiting.newBuilder().setTenant("vision").setAttempt(1)
+                .setReason(io.gantry.events.WaitReason.BUDGET)
+                .setMessage("held: the monthly budget of tenant vision is exhausted").build();
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        org.apache.avro.io.BinaryEncoder encoder = org.apache.avro.io.EncoderFactory.get().binaryEncoder(bytes, null);
+        new org.apache.avro.specific.SpecificDatumWriter<io.gantry.events.JobWaiting>(
+                io.gantry.events.JobWaiting.getClassSchema()).write(held, encoder);
+        encoder.flush();
+
+        org.apache.avro.generic.GenericRecord read = new org.apache.avro.generic.GenericDatumReader<
+                org.apache.avro.generic.GenericRecord>(io.gantry.events.JobWaiting.getClassSchema(), oldWaiting)
+                .read(null, org.apache.avro.io.DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null));
+
+        assertThat(read.get("reason").toString()).isEqualTo("CAPACITY");
+        assertThat(read.get("message").toString()).startsWith("held: ");
+    }
+
+    @Test
     void everyRecordFieldAndEnumIsDocumentedAndEnumsHaveADefault() {
         List<String> missing = new ArrayList<>();
         PublishedSchemas.parse(CURRENT).values().forEach(s -> {

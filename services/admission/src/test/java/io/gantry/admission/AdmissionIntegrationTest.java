@@ -444,7 +444,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
-    void anExhaustedBudgetRefusesNewJobsWithTheReasonAndAWarningOnlyWarns() throws Exception {
+    void anExhaustedBudgetRefusesNewJobsWithTheReasonOrAcceptsThemForTheQueueToHoldAndAWarningOnlyWarns() throws Exception {
         // the admin's own tenant (ops), so no other test's jobs meet these budgets
         budget("EXHAUSTED", "REJECT", 100);
         Reply refused = await().atMost(Duration.ofSeconds(30)).until(() -> post(ADMIN, spec("over-budget", 1), null),
@@ -458,8 +458,9 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
 
         budget("EXHAUSTED", "HOLD", 100);
         Reply held = await().atMost(Duration.ofSeconds(30)).until(() -> post(ADMIN, spec("held", 1), null),
-                r -> r.status == 402 && r.raw.contains("held back"));
-        assertThat(held.header("Retry-After")).isNotBlank();
+                r -> r.status == 202 && r.header("Gantry-Budget-Hold") != null);
+        assertThat(held.header("Gantry-Budget-Hold")).contains("accepted and held in its queue");
+        assertThat(held.body()).containsEntry("state", "SUBMITTED");
 
         budget("WARNING", "REJECT", 80);
         Reply warned = await().atMost(Duration.ofSeconds(30)).until(() -> post(ADMIN, spec("warned", 1), null),

@@ -130,6 +130,58 @@ class BillingIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    @Order(1)
+    @SuppressWarnings("unchecked")
+    void utilisationWindowsShowHeldVersusUsedPerTenantAndTheIdleRunsStillHeld() {
+        String busy = "util-busy-" + UUID.randomUUID();
+        String idle = "util-idle-" + UUID.randomUUID();
+        Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        for (String job : List.of(busy, idle)) {
+            kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, job, AllocationEvent.newBuilder()
+                    .setEventId(UUID.randomUUID().toString()).setJobId(job).setOccurredAt(now)
+                    .setPayload(io.gantry.events.AllocationGranted.newBuilder().setAllocationId("alloc-" + job)
+                            .setTenant("nlp").setAttempt(1).setGrantedAt(now.minusSeconds(3600)).setBackend("simulated")
+                            .setPlacements(List.of(node("n1", "H100", 0, 1))).build())
+                    .build());
+        }
+        utilisation(busy, now.minusSeconds(600), now.minusSeconds(300), 2000, 1500, null);
+        utilisation(idle, now.minusSeconds(600), now.minusSeconds(300), 2000, 0, now.minusSeconds(2400));
+        utilisation(idle, now.minusSeconds(600), now.minusSeconds(300), 2000, 0, now.minusSeconds(2400)); // again
+
+        String window = "?from=" + now.minusSeconds(3600) + "&to=" + now.plusSeconds(60);
+        Map<String, Object> report = await().atMost(AWAIT).until(() -> get("/v1/finops/utilisation" + window, NLP),
+                r -> !((List<?>) r.get("tenants")).isEmpty());
+        assertThat((List<Map<String, Object>>) report.get("tenants")).singleElement().satisfies(t -> assertThat(t)
+                .containsEntry("tenant", "nlp").containsEntry("gpuSecondsSampled", "1200.000")
+                .containsEntry("gpuSecondsUsed", "450.000").containsEntry("usedPercent", "37.50"));
+        assertThat((List<?>) get("/v1/finops/utilisation" + window, VISION).get("tenants")).isEmpty();
+
+        List<Map<String, Object>> idleRuns = http.toBlocking().retrieve(HttpRequest.GET("/v1/finops/idle?minIdle=PT30M")
+                .bearerAuth(NLP), Argument.listOf(Argument.mapOf(String.class, Object.class)));
+        assertThat(idleRuns).singleElement().satisfies(i -> assertThat(i).containsEntry("jobId", idle)
+                .containsEntry("gpusHeld", "2.000").containsEntry("gpusUsed", "0.000"));
+        assertThat(http.toBlocking().retrieve(HttpRequest.GET("/v1/finops/idle?minIdle=PT1H").bearerAuth(NLP),
+                Argument.listOf(Argument.mapOf(String.class, Object.class)))).isEmpty();
+        assertProblem(() -> get("/v1/finops/idle?minIdle=soon", NLP), 400, "minIdle");
+        assertProblem(() -> get("/v1/finops/utilisation?tenant=vision", NLP), 403, "tenant");
+
+        // the idle run ends: it is no longer an idle allocation, its windows still count as held and unused
+        kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, idle, released(idle, "nlp", "alloc-" + idle,
+                now.minusSeconds(3600), now, node("n1", "H100", 0, 1)));
+        await().atMost(AWAIT).until(() -> http.toBlocking().retrieve(HttpRequest.GET("/v1/finops/idle")
+                .bearerAuth(NLP), Argument.listOf(Argument.mapOf(String.class, Object.class))).isEmpty());
+    }
+
+    private void utilisation(String job, Instant from, Instant to, long held, long used, Instant idleSince) {
+        kafka.send(Topics.PLACEMENT_UTILISATION_EVENTS, job, io.gantry.events.UtilisationEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setJobId(job).setOccurredAt(to)
+                .setPayload(io.gantry.events.RunUtilisationSampled.newBuilder().setTenant("nlp").setAttempt(1)
+                        .setAllocationId("alloc-" + job).setWindowFrom(from).setWindowTo(to).setHeldGpuMilli(held)
+                        .setUsedGpuMilli(used).setSamples(30).setIdleSince(idleSince).build())
+                .build());
+    }
+
+    @Test
     @Order(2)
     void aTenantSeesOnlyItsOwnUsageAndAnAdminSeesEveryone() {
         String visionJob = "job-" + UUID.randomUUID();

@@ -189,7 +189,13 @@ public class BackendFactory {
                 throw new ConfigurationException("gantry.placement.simulated.default-run-seconds must be >= 0 (0: a task "
                         + "without runSeconds runs until cancelled), was " + defaultRunSeconds);
             }
-            return simulatedFaults(new SimulatedBackend(nodes, defaultRunSeconds), env);
+            SimulatedBackend sim = simulatedFaults(new SimulatedBackend(nodes, defaultRunSeconds), env);
+            Integer busy = env.getProperty("gantry.placement.simulated.gpu-utilisation", Integer.class).orElse(null);
+            try {
+                return sim.withGpuUtilisation(busy);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException("gantry.placement.simulated.gpu-utilisation: " + e.getMessage(), e);
+            }
         }
         if (KubernetesBackend.NAME.equals(backendName)) {
             return kubernetes(env);

@@ -95,4 +95,40 @@ class QueueRestartIntegrationTest {
             second.close();
         }
     }
+    @Test
+    void aJobHeldForBudgetStaysHeldAcrossARestartAndIsDispatchedWhenBillingRaisesTheBudget() throws Exception {
+        String held = tenant + "-held";
+        String budgetTenant = tenant + "-b";
+        ApplicationContext first = startQueue();
+        try {
+            wire.budget(budgetTenant, "EXHAUSTED", "HOLD", "120.50");
+            // topics are not ordered with each other: a job submitted before the budget arrived would be dispatched
+            await().atMost(TIMEOUT).until(() -> first.getBean(QueueProcessor.class)
+                    .read(core -> core.budgetHold(budgetTenant, budgetTenant)) != null);
+            wire.submit(held, budgetTenant, 1, 1);
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(probe.payloads(budgetTenant, held, JobWaiting.class))
+                    .singleElement().satisfies(w -> {
+                        assertThat(w.getReason()).isEqualTo(io.gantry.events.WaitReason.BUDGET);
+                        assertThat(w.getMessage()).isEqualTo("held: the monthly budget of tenant " + budgetTenant
+                                + " is exhausted (120.50 EUR of 100.00 EUR); held until "
+                                + java.time.YearMonth.now(java.time.ZoneOffset.UTC).plusMonths(1).atDay(1)
+                                + " or the budget is raised");
+                    }));
+        } finally {
+            first.close();
+        }
+
+        ApplicationContext second = startQueue();
+        try {
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                assertThat(probe.payloads(budgetTenant, held, JobDispatched.class)).as("still held").isEmpty();
+                assertThat(probe.payloads(budgetTenant, held, JobWaiting.class)).as("not explained again").hasSize(1);
+            });
+            wire.budget(budgetTenant, "WARNING", "HOLD", "90.00");
+            await().atMost(TIMEOUT).untilAsserted(() ->
+                    assertThat(probe.payloads(budgetTenant, held, JobDispatched.class)).hasSize(1));
+        } finally {
+            second.close();
+        }
+    }
 }

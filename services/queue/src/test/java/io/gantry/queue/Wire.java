@@ -102,6 +102,21 @@ final class Wire implements AutoCloseable {
                 new AllocationEvent(UUID.randomUUID().toString(), jobId, Instant.now(), payload));
     }
 
+    /** billing's announcement of the tenant's budget for the current UTC month. */
+    void budget(String tenant, String state, String action, String spent) {
+        java.time.YearMonth month = java.time.YearMonth.now(java.time.ZoneOffset.UTC);
+        send(Topics.BILLING_BUDGET_EVENTS, tenant, io.gantry.events.BudgetEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setTenant(tenant).setOccurredAt(java.time.Instant.now())
+                .setPayload(io.gantry.events.BudgetStatusChanged.newBuilder().setTenant(tenant).setQueue(null)
+                        .setMonth(month.toString())
+                        .setPeriodFrom(month.atDay(1).atStartOfDay(java.time.ZoneOffset.UTC).toInstant())
+                        .setPeriodTo(month.plusMonths(1).atDay(1).atStartOfDay(java.time.ZoneOffset.UTC).toInstant())
+                        .setCurrency("EUR").setLimit("100.00").setSpent(spent).setThresholdPercent(100)
+                        .setState(io.gantry.events.BudgetState.valueOf(state))
+                        .setAction(io.gantry.events.BudgetAction.valueOf(action)).build())
+                .build());
+    }
+
     @Override
     public void close() {
         producer.close();

@@ -11,7 +11,8 @@ import java.util.Objects;
  * queue) and month; the newest announcement per (tenant, queue, month) stands. A job is gated by the tenant's
  * budget and by the budget of the queue it goes to, for the month that contains the submit time: once a budget is
  * exhausted its action applies (the strictest of the two: REJECT over HOLD over WARN); a budget past a warning
- * threshold only warns. Running jobs are not affected: this is a gate for new work only.
+ * threshold only warns. HOLD accepts the job: the queue, which reads the same announcements, holds it (wait reason
+ * BUDGET) until the budget allows. Running jobs are not affected: this is a gate for new work only.
  */
 public final class BudgetGate {
     public enum Verdict {
@@ -43,7 +44,7 @@ public final class BudgetGate {
 
     /**
      * @param field   the request field the verdict is about ({@code tenant} or {@code queue})
-     * @param retryAt for HOLD: when the budget's month ends (new work may be accepted again then)
+     * @param retryAt for HOLD: when the budget's month ends (the queue releases the hold then at the latest)
      */
     public record Decision(Verdict verdict, String field, String message, Instant retryAt) {
         static final Decision ALLOW = new Decision(Verdict.ALLOW, null, null, null);
@@ -92,8 +93,9 @@ public final class BudgetGate {
                     case "REJECT" -> new Decision(Verdict.REJECT, field, "the monthly budget of the " + s.scope()
                             + " is exhausted (" + amounts + "): new jobs are refused until it is raised", null);
                     case "HOLD" -> new Decision(Verdict.HOLD, field, "the monthly budget of the " + s.scope()
-                            + " is exhausted (" + amounts + "): new jobs are held back until it is raised or the "
-                            + "month ends at " + s.periodTo(), s.periodTo());
+                            + " is exhausted (" + amounts + "): the job is accepted and held in its queue (wait "
+                            + "reason BUDGET) until the budget is raised or the month ends at " + s.periodTo(),
+                            s.periodTo());
                     default -> new Decision(Verdict.WARN, field, "the monthly budget of the " + s.scope()
                             + " is exhausted (" + amounts + ")", null);
                 };

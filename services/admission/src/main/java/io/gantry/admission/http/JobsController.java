@@ -89,6 +89,9 @@ public class JobsController {
     /** Response header of an accepted job whose tenant or queue is near or over its money budget. */
     public static final String BUDGET_WARNING = "Gantry-Budget-Warning";
 
+    /** Response header of an accepted job that the queue will hold because its money budget is exhausted (HOLD). */
+    public static final String BUDGET_HOLD = "Gantry-Budget-Hold";
+
     @Post(consumes = MediaType.ALL)
     public HttpResponse<?> submit(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                   @Nullable @Header("Idempotency-Key") String idempotencyKey,
@@ -152,14 +155,9 @@ public class JobsController {
             eventId = UUID.randomUUID().toString();
         }
         // a repeated request for an accepted job was answered above; a new job meets the budget gate here
-        if (budget.verdict() == BudgetGate.Verdict.REJECT || budget.verdict() == BudgetGate.Verdict.HOLD) {
-            var refused = Problem.response(HttpStatus.PAYMENT_REQUIRED,
-                    budget.verdict() == BudgetGate.Verdict.HOLD ? "Held for budget" : "Budget exhausted",
+        if (budget.verdict() == BudgetGate.Verdict.REJECT) {
+            var refused = Problem.response(HttpStatus.PAYMENT_REQUIRED, "Budget exhausted",
                     budget.message(), List.of(new Problem.FieldError(budget.field(), budget.message())));
-            if (budget.retryAt() != null) {
-                refused.header(HttpHeaders.RETRY_AFTER, String.valueOf(Math.max(1,
-                        java.time.Duration.between(clock.instant(), budget.retryAt()).toSeconds())));
-            }
             releaseKey(tenant, idempotencyKey, requestHash);
             return refused;
         }
@@ -198,6 +196,9 @@ public class JobsController {
         HttpResponse<?> answer = HttpResponse.accepted(URI.create("/v1/jobs/" + jobId)).body(answer0);
         if (budget.verdict() == BudgetGate.Verdict.WARN) {
             ((io.micronaut.http.MutableHttpResponse<?>) answer).header(BUDGET_WARNING, budget.message());
+        } else if (budget.verdict() == BudgetGate.Verdict.HOLD) {
+            // accepted: the queue holds it (it reads the same budget announcements) until the budget allows
+            ((io.micronaut.http.MutableHttpResponse<?>) answer).header(BUDGET_HOLD, budget.message());
         }
         return answer;
     }

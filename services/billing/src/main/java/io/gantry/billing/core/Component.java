@@ -13,7 +13,12 @@ public enum Component {
     /** Millicores x milliseconds; priced per core-hour. */
     CPU("core-seconds", "core-hour", 3_600_000_000L, 1_000_000L),
     /** MiB x milliseconds; priced per GiB-hour. */
-    MEMORY("GiB-seconds", "GiB-hour", 1024L * 3_600_000L, 1024L * 1000L);
+    MEMORY("GiB-seconds", "GiB-hour", 1024L * 3_600_000L, 1024L * 1000L),
+    /**
+     * Instances of one MIG profile x milliseconds; priced per instance-hour, for a profile the price book prices on
+     * its own (otherwise an instance is GPU time: its share of the model's price).
+     */
+    MIG("instance-seconds", "instance-hour", 3_600_000L, 1000L);
 
     private final String quantityUnit;
     private final String priceUnit;

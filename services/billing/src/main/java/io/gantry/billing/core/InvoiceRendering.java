@@ -7,7 +7,7 @@ import java.util.List;
 public final class InvoiceRendering {
     public static final List<String> CSV_HEADER = List.of("documentId", "kind", "tenant", "month", "currency",
             "jobId", "gpuModel", "component", "lineKind", "reason", "quantity", "quantityUnit", "unitPrice",
-            "priceUnit", "amount");
+            "priceUnit", "amount", "migProfile");
 
     private InvoiceRendering() {
     }
@@ -19,7 +19,7 @@ public final class InvoiceRendering {
                     inv.month().toString(), inv.currency(), cell(l.jobId()), cell(l.gpuModel()), l.component().name(),
                     l.kind().name(), cell(l.reason()), l.displayQuantity().toPlainString(),
                     l.component().quantityUnit(), l.unitPrice() == null ? "" : l.unitPrice().toPlainString(),
-                    l.component().priceUnit(), l.amount().toPlainString())).append("\r\n");
+                    l.component().priceUnit(), l.amount().toPlainString(), cell(l.migProfile()))).append("\r\n");
         }
         return b.toString();
     }

@@ -35,7 +35,7 @@ public final class Invoicing {
                 continue;
             }
             fresh.put(r.key(), new InvoiceLine(r.jobId(), r.gpuModel(), r.component(), r.kind(), r.reason(),
-                    r.unitPrice(), r.quantity(), r.amount(digits)));
+                    r.unitPrice(), r.quantity(), r.amount(digits), r.migProfile()));
         }
         if (issued.isEmpty()) {
             if (fresh.isEmpty()) {
@@ -62,8 +62,7 @@ public final class Invoicing {
             long q = l.quantity() - issuedQty.getOrDefault(k, new long[1])[0];
             BigDecimal a = l.amount().subtract(issuedAmount.getOrDefault(k, zero));
             if (q != 0 || a.signum() != 0) {
-                diff.add(new InvoiceLine(l.jobId(), l.gpuModel(), l.component(), l.kind(), l.reason(), l.unitPrice(),
-                        q, a));
+                diff.add(l.with(q, a));
             }
         }
         for (Map.Entry<RatedLine.Key, InvoiceLine> e : sample.entrySet()) {
@@ -74,8 +73,7 @@ public final class Invoicing {
             BigDecimal a = issuedAmount.get(e.getKey());
             if (q != 0 || a.signum() != 0) {
                 InvoiceLine l = e.getValue();
-                diff.add(new InvoiceLine(l.jobId(), l.gpuModel(), l.component(), l.kind(), l.reason(), l.unitPrice(),
-                        -q, a.negate()));
+                diff.add(l.with(-q, a.negate()));
             }
         }
         if (diff.isEmpty()) {

@@ -21,12 +21,18 @@ import java.util.Objects;
  * @param memoryMiB      memory the node's tasks held, in MiB (what a memory price applies to)
  * @param releaseReason  why the allocation was released ({@code NODE_FAILED}, {@code PREEMPTED}, ...), or
  *                       {@code null} for rows recorded before the reason was kept (never credited)
+ * @param migInstances   the MIG instances among the node's shares, by profile (their thousandths are part of
+ *                       {@code gpuMilli}); empty for rows recorded before profiles were kept
  */
 public record LedgerEntry(String entryId, String tenant, String jobId, int attempt, String allocationId,
                           String nodeId, String gpuModel, int gpuCount, Instant startedAt, Instant endedAt,
                           long durationMillis, long gpuMillis, long gpuMilli, long gpuMicros, long cpuMillis,
-                          long memoryMiB, String releaseReason) {
+                          long memoryMiB, String releaseReason, java.util.SortedMap<String, Integer> migInstances) {
     public LedgerEntry {
+        migInstances = MigInstances.of(migInstances);
+        if (MigInstances.milli(migInstances) > gpuMilli - 1000L * gpuCount) {
+            throw new IllegalArgumentException(entryId + ": migInstances hold more than the shares in gpuMilli");
+        }
         if (cpuMillis < 0 || memoryMiB < 0) {
             throw new IllegalArgumentException(entryId + ": cpuMillis and memoryMiB must be >= 0");
         }
@@ -46,6 +52,16 @@ public record LedgerEntry(String entryId, String tenant, String jobId, int attem
         if (gpuMillis != gpuMicros / 1000) {
             throw new IllegalArgumentException(entryId + ": gpuMillis must be gpuMicros / 1000");
         }
+    }
+
+    /** Without MIG profiles (every share priced by its thousandths). */
+    public LedgerEntry(String entryId, String tenant, String jobId, int attempt, String allocationId,
+                       String nodeId, String gpuModel, int gpuCount, Instant startedAt, Instant endedAt,
+                       long durationMillis, long gpuMillis, long gpuMilli, long gpuMicros, long cpuMillis,
+                       long memoryMiB, String releaseReason) {
+        this(entryId, tenant, jobId, attempt, allocationId, nodeId, gpuModel, gpuCount, startedAt, endedAt,
+                durationMillis, gpuMillis, gpuMilli, gpuMicros, cpuMillis, memoryMiB, releaseReason,
+                java.util.Collections.emptySortedMap());
     }
 
     /** Without CPU, memory or release reason (GPU time only). */

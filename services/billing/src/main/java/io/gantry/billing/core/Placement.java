@@ -9,10 +9,12 @@ package io.gantry.billing.core;
  *                 instance's {@code milli}
  * @param cpuMillis CPU granted to the task, in millicores
  * @param memoryMiB memory granted to the task, in MiB
+ * @param migInstances the MIG instances among its shares, by profile (their {@code milli} is in {@code gpuMilli})
  */
 public record Placement(String nodeId, String gpuModel, int gpuCount, long gpuMilli, long cpuMillis,
-                        long memoryMiB) {
+                        long memoryMiB, java.util.SortedMap<String, Integer> migInstances) {
     public Placement {
+        migInstances = MigInstances.of(migInstances);
         if (cpuMillis < 0 || memoryMiB < 0) {
             throw new IllegalArgumentException("placements[].cpuMillis and memoryMiB must be >= 0");
         }
@@ -28,6 +30,11 @@ public record Placement(String nodeId, String gpuModel, int gpuCount, long gpuMi
         if (gpuMilli > 0 && (gpuModel == null || gpuModel.isBlank())) {
             throw new IllegalArgumentException("placements[].gpuModel is required when the task holds GPUs");
         }
+    }
+
+    /** No MIG instance. */
+    public Placement(String nodeId, String gpuModel, int gpuCount, long gpuMilli, long cpuMillis, long memoryMiB) {
+        this(nodeId, gpuModel, gpuCount, gpuMilli, cpuMillis, memoryMiB, java.util.Collections.emptySortedMap());
     }
 
     /** GPUs only, no CPU or memory. */

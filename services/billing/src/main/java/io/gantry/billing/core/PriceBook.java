@@ -22,9 +22,25 @@ import java.util.TreeSet;
  * @param cpu         price per core-hour (empty: CPU is not billed)
  * @param memory      price per GiB-hour (empty: memory is not billed)
  * @param multipliers factors per queue or priority class
+ * @param mig         prices per MIG profile of a model, per instance-hour (empty: an instance pays its share of the
+ *                    model's GPU price)
  */
 public record PriceBook(long version, String currency, List<GpuPrice> gpu, List<ResourcePrice> cpu,
-                        List<ResourcePrice> memory, List<Multiplier> multipliers) {
+                        List<ResourcePrice> memory, List<Multiplier> multipliers, List<MigPrice> mig) {
+
+    /**
+     * An instance of MIG profile {@code profile} on a GPU of {@code model} for an hour costs {@code perInstanceHour}
+     * from {@code effectiveFrom} on, instead of its share of the model's price.
+     */
+    public record MigPrice(String model, String profile, BigDecimal perInstanceHour, Instant effectiveFrom) {
+        public MigPrice {
+            Objects.requireNonNull(model, "model");
+            Objects.requireNonNull(profile, "profile");
+            Objects.requireNonNull(perInstanceHour, "perInstanceHour");
+            Objects.requireNonNull(effectiveFrom, "effectiveFrom");
+            perInstanceHour = Money.canonical(perInstanceHour);
+        }
+    }
 
     /** A whole GPU of {@code model} for an hour costs {@code perGpuHour} from {@code effectiveFrom} on. */
     public record GpuPrice(String model, String tier, BigDecimal perGpuHour, Instant effectiveFrom) {
@@ -63,6 +79,13 @@ public record PriceBook(long version, String currency, List<GpuPrice> gpu, List<
         cpu = List.copyOf(cpu);
         memory = List.copyOf(memory);
         multipliers = List.copyOf(multipliers);
+        mig = List.copyOf(mig);
+    }
+
+    /** A book without MIG profile prices. */
+    public PriceBook(long version, String currency, List<GpuPrice> gpu, List<ResourcePrice> cpu,
+                     List<ResourcePrice> memory, List<Multiplier> multipliers) {
+        this(version, currency, gpu, cpu, memory, multipliers, List.of());
     }
 
     /** The book before any version was applied: nothing is priced. */
@@ -75,7 +98,7 @@ public record PriceBook(long version, String currency, List<GpuPrice> gpu, List<
     }
 
     public PriceBook withVersion(long v) {
-        return new PriceBook(v, currency, gpu, cpu, memory, multipliers);
+        return new PriceBook(v, currency, gpu, cpu, memory, multipliers, mig);
     }
 
     /**
@@ -91,6 +114,19 @@ public record PriceBook(long version, String currency, List<GpuPrice> gpu, List<
             best = latest(gpu, p -> p.model().equals(model) && p.tier() == null, GpuPrice::effectiveFrom, at);
         }
         return best == null ? null : best.perGpuHour();
+    }
+
+    /**
+     * The own price of an instance of MIG profile {@code profile} on {@code model} at {@code at}, or {@code null}
+     * when none is in force (the instance then pays its share of {@link #gpuPrice}).
+     */
+    public BigDecimal migPrice(String model, String profile, Instant at) {
+        if (mig.isEmpty()) {
+            return null;
+        }
+        MigPrice p = latest(mig, x -> x.model().equals(model) && x.profile().equals(profile), MigPrice::effectiveFrom,
+                at);
+        return p == null ? null : p.perInstanceHour();
     }
 
     public BigDecimal cpuPrice(Instant at) {
@@ -128,6 +164,7 @@ public record PriceBook(long version, String currency, List<GpuPrice> gpu, List<
         cpu.forEach(p -> all.add(p.effectiveFrom()));
         memory.forEach(p -> all.add(p.effectiveFrom()));
         multipliers.forEach(p -> all.add(p.effectiveFrom()));
+        mig.forEach(p -> all.add(p.effectiveFrom()));
         return List.copyOf(all);
     }
 
@@ -151,6 +188,7 @@ public record PriceBook(long version, String currency, List<GpuPrice> gpu, List<
         compare("cpu", current.cpu(), next.cpu(), ResourcePrice::effectiveFrom, now, errors);
         compare("memory", current.memory(), next.memory(), ResourcePrice::effectiveFrom, now, errors);
         compare("multipliers", current.multipliers(), next.multipliers(), Multiplier::effectiveFrom, now, errors);
+        compare("mig", current.mig(), next.mig(), MigPrice::effectiveFrom, now, errors);
         if (!errors.isEmpty()) {
             throw new InvalidInput(errors);
         }

@@ -1,5 +1,7 @@
 package io.gantry.billing.core;
 
+import io.gantry.model.GpuShares;
+
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.Instant;
@@ -26,6 +28,8 @@ import java.util.regex.Pattern;
  * multipliers:
  *   - {priorityClass: preemptible, factor: "0.6", effectiveFrom: 2026-01-01T00:00:00Z}
  *   - {queue: research, factor: "0.9", effectiveFrom: 2026-01-01T00:00:00Z}
+ * mig:                                  # optional: a MIG profile priced per instance-hour, not by its share
+ *   - {model: A100, profile: 1g.10gb, perInstanceHour: "0.45", effectiveFrom: 2026-01-01T00:00:00Z}
  * </pre>
  */
 public final class PriceBookParser {
@@ -49,9 +53,9 @@ public final class PriceBookParser {
     public static PriceBook parse(Object tree, Set<String> knownModels) {
         List<InvalidInput.Field> errors = new ArrayList<>();
         if (!(tree instanceof Map<?, ?> root)) {
-            throw InvalidInput.of("body", "must be an object with currency, gpu, cpu, memory, multipliers");
+            throw InvalidInput.of("body", "must be an object with currency, gpu, cpu, memory, multipliers, mig");
         }
-        unknownKeys("", root, Set.of("currency", "gpu", "cpu", "memory", "multipliers"), errors);
+        unknownKeys("", root, Set.of("currency", "gpu", "cpu", "memory", "multipliers", "mig"), errors);
         String currency = currency(root.get("currency"), errors);
         List<PriceBook.GpuPrice> gpu = new ArrayList<>();
         Map<String, Integer> seen = new HashMap<>();
@@ -63,11 +67,7 @@ public final class PriceBookParser {
                 continue;
             }
             unknownKeys(path + ".", m, Set.of("model", "tier", "perGpuHour", "effectiveFrom"), errors);
-            String model = name(path + ".model", m.get("model"), true, errors);
-            if (model != null && !knownModels.isEmpty() && !knownModels.contains(model)) {
-                errors.add(new InvalidInput.Field(path + ".model", "unknown GPU model " + model
-                        + " (registered: " + String.join(", ", new java.util.TreeSet<>(knownModels)) + ")"));
-            }
+            String model = model(path, m.get("model"), knownModels, errors);
             String tier = name(path + ".tier", m.get("tier"), false, errors);
             BigDecimal price = decimal(path + ".perGpuHour", m.get("perGpuHour"), PRICE_DECIMALS, MAX_PRICE, errors);
             Instant from = instant(path + ".effectiveFrom", m.get("effectiveFrom"), errors);
@@ -102,10 +102,45 @@ public final class PriceBookParser {
                 multipliers.add(new PriceBook.Multiplier(queue, cls, factor, from));
             }
         }
+        List<PriceBook.MigPrice> mig = new ArrayList<>();
+        List<?> migList = list("mig", root.get("mig"), errors);
+        seen.clear();
+        for (int i = 0; i < migList.size(); i++) {
+            String path = "mig[" + i + "]";
+            Map<?, ?> m = object(path, migList.get(i), errors);
+            if (m == null) {
+                continue;
+            }
+            unknownKeys(path + ".", m, Set.of("model", "profile", "perInstanceHour", "effectiveFrom"), errors);
+            String model = model(path, m.get("model"), knownModels, errors);
+            String profile = name(path + ".profile", m.get("profile"), true, errors);
+            if (profile != null && !GpuShares.isMigProfile(profile)) {
+                errors.add(new InvalidInput.Field(path + ".profile", "unknown MIG profile " + profile
+                        + ": must be named <slices>g.<memory>gb with 1-7 slices, e.g. 1g.10gb"));
+                profile = null;
+            }
+            BigDecimal price = decimal(path + ".perInstanceHour", m.get("perInstanceHour"), PRICE_DECIMALS, MAX_PRICE,
+                    errors);
+            Instant from = instant(path + ".effectiveFrom", m.get("effectiveFrom"), errors);
+            if (model != null && profile != null && price != null && from != null) {
+                overlap(seen, "mig", model + "|" + profile + "|" + from, i, path, errors);
+                mig.add(new PriceBook.MigPrice(model, profile, price, from));
+            }
+        }
         if (!errors.isEmpty()) {
             throw new InvalidInput(errors);
         }
-        return new PriceBook(0, currency, gpu, cpu, memory, multipliers);
+        return new PriceBook(0, currency, gpu, cpu, memory, multipliers, mig);
+    }
+
+    /** A GPU model name at {@code path}.model, refused when nodes are known and none has it. */
+    private static String model(String path, Object v, Set<String> knownModels, List<InvalidInput.Field> errors) {
+        String model = name(path + ".model", v, true, errors);
+        if (model != null && !knownModels.isEmpty() && !knownModels.contains(model)) {
+            errors.add(new InvalidInput.Field(path + ".model", "unknown GPU model " + model
+                    + " (registered: " + String.join(", ", new java.util.TreeSet<>(knownModels)) + ")"));
+        }
+        return model;
     }
 
     /** The document of a book, in the shape {@link #parse} reads (amounts as exact decimal strings). */
@@ -135,6 +170,16 @@ public final class PriceBookParser {
             m.put("effectiveFrom", p.effectiveFrom().toString());
             return m;
         }).toList());
+        if (!book.mig().isEmpty()) {
+            root.put("mig", book.mig().stream().map(p -> {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("model", p.model());
+                m.put("profile", p.profile());
+                m.put("perInstanceHour", p.perInstanceHour().toPlainString());
+                m.put("effectiveFrom", p.effectiveFrom().toString());
+                return m;
+            }).toList());
+        }
         return root;
     }
 

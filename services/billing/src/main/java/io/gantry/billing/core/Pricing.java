@@ -1,5 +1,7 @@
 package io.gantry.billing.core;
 
+import io.gantry.model.GpuShares;
+
 import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -78,8 +80,21 @@ public final class Pricing {
         long sign = kind == LineKind.CREDIT ? -1 : 1;
         BigDecimal factor = book.factor(t.queue(), t.priorityClass(), at);
         if (e.gpuMilli() > 0 && e.gpuModel() != null) {
-            add(lines, e, Component.GPU, kind, reason, times(book.gpuPrice(e.gpuModel(), t.gpuTier(), at), factor),
-                    sign * Math.multiplyExact(e.gpuMilli(), millis));
+            // a MIG profile with a price of its own is billed per instance on its own line; the rest of what the
+            // node held (whole GPUs, fractions, other instances) by its thousandths at the model's price
+            long byShare = e.gpuMilli();
+            for (Map.Entry<String, Integer> m : e.migInstances().entrySet()) {
+                BigDecimal own = book.migPrice(e.gpuModel(), m.getKey(), at);
+                if (own != null) {
+                    byShare -= (long) GpuShares.migMilli(m.getKey()) * m.getValue();
+                    add(lines, new RatedLine(e.tenant(), e.jobId(), e.gpuModel(), Component.MIG, kind, reason,
+                            times(own, factor), sign * Math.multiplyExact((long) m.getValue(), millis), m.getKey()));
+                }
+            }
+            if (byShare > 0) {
+                add(lines, e, Component.GPU, kind, reason, times(book.gpuPrice(e.gpuModel(), t.gpuTier(), at), factor),
+                        sign * Math.multiplyExact(byShare, millis));
+            }
         }
         if (kind == LineKind.CREDIT) {
             // a fault credit gives back GPU time; CPU and memory on the failed node are not credited
@@ -102,7 +117,10 @@ public final class Pricing {
 
     private static void add(Map<RatedLine.Key, RatedLine> lines, LedgerEntry e, Component c, LineKind kind,
                             String reason, BigDecimal unitPrice, long quantity) {
-        RatedLine line = new RatedLine(e.tenant(), e.jobId(), e.gpuModel(), c, kind, reason, unitPrice, quantity);
+        add(lines, new RatedLine(e.tenant(), e.jobId(), e.gpuModel(), c, kind, reason, unitPrice, quantity));
+    }
+
+    private static void add(Map<RatedLine.Key, RatedLine> lines, RatedLine line) {
         lines.merge(line.key(), line, (old, neu) -> old.plus(neu.quantity()));
     }
 }

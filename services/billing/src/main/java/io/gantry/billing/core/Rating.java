@@ -33,7 +33,7 @@ public final class Rating {
                     share.gpuModel, share.gpuCount, Instant.ofEpochMilli(start), Instant.ofEpochMilli(end), duration,
                     Math.multiplyExact(share.gpuMilli, duration) / 1000, share.gpuMilli,
                     Math.multiplyExact(share.gpuMilli, duration), share.cpuMillis, share.memoryMiB,
-                    release.reason()));
+                    release.reason(), share.migInstances));
         }
         return entries;
     }
@@ -45,6 +45,7 @@ public final class Rating {
         long gpuMilli;
         long cpuMillis;
         long memoryMiB;
+        java.util.SortedMap<String, Integer> migInstances = java.util.Collections.emptySortedMap();
 
         NodeShare(String nodeId) {
             this.nodeId = nodeId;
@@ -64,6 +65,7 @@ public final class Rating {
             gpuModel = p.gpuModel();
             gpuCount = Math.addExact(gpuCount, p.gpuCount());
             gpuMilli = Math.addExact(gpuMilli, p.gpuMilli());
+            migInstances = MigInstances.plus(migInstances, p.migInstances());
         }
     }
 }

@@ -184,8 +184,8 @@ public class BillingStore {
             }
             try (PreparedStatement ps = c.prepareStatement("""
                     INSERT INTO invoice_line (document_id, line_no, job_id, gpu_model, component, kind, reason,
-                                              unit_price, quantity, amount)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""")) {
+                                              unit_price, quantity, amount, mig_profile)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""")) {
                 int n = 0;
                 for (InvoiceLine l : inv.lines()) {
                     ps.setString(1, inv.documentId());
@@ -202,6 +202,7 @@ public class BillingStore {
                     }
                     ps.setLong(9, l.quantity());
                     ps.setBigDecimal(10, l.amount());
+                    ps.setString(11, l.migProfile());
                     ps.addBatch();
                 }
                 ps.executeBatch();
@@ -265,7 +266,8 @@ public class BillingStore {
     private static Invoice withLines(Connection c, Invoice d) throws SQLException {
         List<InvoiceLine> lines = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("""
-                SELECT job_id, gpu_model, component, kind, reason, unit_price, quantity, amount FROM invoice_line
+                SELECT job_id, gpu_model, component, kind, reason, unit_price, quantity, amount, mig_profile
+                FROM invoice_line
                 WHERE document_id = ? ORDER BY line_no""")) {
             ps.setString(1, d.documentId());
             try (ResultSet rs = ps.executeQuery()) {
@@ -274,7 +276,7 @@ public class BillingStore {
                     lines.add(new InvoiceLine(rs.getString(1), rs.getString(2), Component.valueOf(rs.getString(3)),
                             LineKind.valueOf(rs.getString(4)), rs.getString(5),
                             unit == null ? null : io.gantry.billing.core.Money.canonical(unit), rs.getLong(7),
-                            rs.getBigDecimal(8).setScale(d.minorDigits())));
+                            rs.getBigDecimal(8).setScale(d.minorDigits()), rs.getString(9)));
                 }
             }
         }
@@ -356,6 +358,76 @@ public class BillingStore {
             }
             return null;
         });
+    }
+
+    /** Records a run's utilisation window once (by allocation and window start). */
+    public void recordUtilisation(io.gantry.billing.core.Utilisation.Window w) {
+        tx.executeWrite(s -> {
+            try (PreparedStatement ps = s.getConnection().prepareStatement("""
+                    INSERT INTO run_utilisation (allocation_id, window_from, window_to, tenant, job_id, attempt,
+                                                 held_gpu_milli, used_gpu_milli, samples, idle_since)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (allocation_id, window_from) DO NOTHING""")) {
+                ps.setString(1, w.allocationId());
+                ps.setObject(2, time(w.from()));
+                ps.setObject(3, time(w.to()));
+                ps.setString(4, w.tenant());
+                ps.setString(5, w.jobId());
+                ps.setInt(6, w.attempt());
+                ps.setLong(7, w.heldGpuMilli());
+                ps.setLong(8, w.usedGpuMilli());
+                ps.setInt(9, w.samples());
+                ps.setObject(10, w.idleSince() == null ? null : time(w.idleSince()));
+                return ps.executeUpdate();
+            }
+        });
+    }
+
+    /** Utilisation windows reaching into {@code [from, to)} ({@code tenant} null: every tenant's). */
+    public List<io.gantry.billing.core.Utilisation.Window> utilisation(String tenant, Instant from, Instant to) {
+        return tx.executeRead(s -> {
+            try (PreparedStatement ps = s.getConnection().prepareStatement("""
+                    SELECT tenant, job_id, attempt, allocation_id, window_from, window_to, held_gpu_milli,
+                           used_gpu_milli, samples, idle_since FROM run_utilisation
+                    WHERE (CAST(? AS TEXT) IS NULL OR tenant = ?) AND window_to > ? AND window_from < ?
+                    ORDER BY allocation_id, window_from""")) {
+                ps.setString(1, tenant);
+                ps.setString(2, tenant);
+                ps.setObject(3, time(from));
+                ps.setObject(4, time(to));
+                return utilisationRows(ps);
+            }
+        });
+    }
+
+    /** The newest window of every allocation still held ({@code open_allocation_node}), of {@code tenant} or all. */
+    public List<io.gantry.billing.core.Utilisation.Window> latestOpenUtilisation(String tenant) {
+        return tx.executeRead(s -> {
+            try (PreparedStatement ps = s.getConnection().prepareStatement("""
+                    SELECT DISTINCT ON (r.allocation_id) r.tenant, r.job_id, r.attempt, r.allocation_id,
+                           r.window_from, r.window_to, r.held_gpu_milli, r.used_gpu_milli, r.samples, r.idle_since
+                    FROM run_utilisation r
+                    WHERE (CAST(? AS TEXT) IS NULL OR r.tenant = ?)
+                      AND EXISTS (SELECT 1 FROM open_allocation_node o WHERE o.allocation_id = r.allocation_id)
+                    ORDER BY r.allocation_id, r.window_to DESC""")) {
+                ps.setString(1, tenant);
+                ps.setString(2, tenant);
+                return utilisationRows(ps);
+            }
+        });
+    }
+
+    private static List<io.gantry.billing.core.Utilisation.Window> utilisationRows(PreparedStatement ps)
+            throws SQLException {
+        List<io.gantry.billing.core.Utilisation.Window> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                OffsetDateTime idle = rs.getObject(10, OffsetDateTime.class);
+                out.add(new io.gantry.billing.core.Utilisation.Window(rs.getString(1), rs.getString(2), rs.getInt(3),
+                        rs.getString(4), instant(rs, 5), instant(rs, 6), rs.getLong(7), rs.getLong(8), rs.getInt(9),
+                        idle == null ? null : idle.toInstant()));
+            }
+        }
+        return out;
     }
 
     public void closeOpen(String allocationId) {

@@ -27,7 +27,8 @@ public class Ledger {
     public UsageEntryRow record(LedgerEntry e, Instant now) {
         int inserted = rows.insertIfAbsent(e.entryId(), e.tenant(), e.jobId(), e.attempt(), e.allocationId(),
                 e.nodeId(), e.gpuModel(), e.gpuCount(), e.startedAt(), e.endedAt(), e.durationMillis(),
-                e.gpuMillis(), e.gpuMilli(), e.gpuMicros(), now, e.cpuMillis(), e.memoryMiB(), e.releaseReason());
+                e.gpuMillis(), e.gpuMilli(), e.gpuMicros(), now, e.cpuMillis(), e.memoryMiB(), e.releaseReason(),
+                io.gantry.billing.core.MigInstances.encode(e.migInstances()));
         UsageEntryRow stored = rows.findById(e.entryId())
                 .orElseThrow(() -> new IllegalStateException("ledger row " + e.entryId() + " vanished"));
         if (inserted == 0 && !stored.toEntry().equals(e)) {

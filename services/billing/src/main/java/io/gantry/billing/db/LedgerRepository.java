@@ -18,15 +18,15 @@ public interface LedgerRepository extends GenericRepository<UsageEntryRow, Strin
     @Query("""
             INSERT INTO usage_entry (entry_id, tenant, job_id, attempt, allocation_id, node_id, gpu_model, gpu_count,
                                      started_at, ended_at, duration_millis, gpu_millis, gpu_milli, gpu_micros,
-                                     recorded_at, cpu_millis, memory_mib, release_reason)
+                                     recorded_at, cpu_millis, memory_mib, release_reason, mig_instances)
             VALUES (:entryId, :tenant, :jobId, :attempt, :allocationId, :nodeId, :gpuModel, :gpuCount,
                     :startedAt, :endedAt, :durationMillis, :gpuMillis, :gpuMilli, :gpuMicros, :recordedAt, :cpuMillis, :memoryMib,
-                    :releaseReason)
+                    :releaseReason, :migInstances)
             ON CONFLICT (entry_id) DO NOTHING""")
     int insertIfAbsent(String entryId, String tenant, String jobId, int attempt, String allocationId, String nodeId,
                        @Nullable String gpuModel, int gpuCount, Instant startedAt, Instant endedAt,
                        long durationMillis, long gpuMillis, long gpuMilli, long gpuMicros, Instant recordedAt,
-                       long cpuMillis, long memoryMib, @Nullable String releaseReason);
+                       long cpuMillis, long memoryMib, @Nullable String releaseReason, String migInstances);
 
     Optional<UsageEntryRow> findById(String entryId);
 

@@ -12,10 +12,12 @@ import java.time.Instant;
 public record UsageEntryRow(@Id String entryId, String tenant, String jobId, int attempt, String allocationId,
                             String nodeId, @Nullable String gpuModel, int gpuCount, Instant startedAt,
                             Instant endedAt, long durationMillis, long gpuMillis, long gpuMilli, long gpuMicros,
-                            Instant recordedAt, long cpuMillis, long memoryMib, @Nullable String releaseReason) {
+                            Instant recordedAt, long cpuMillis, long memoryMib, @Nullable String releaseReason,
+                            @Nullable String migInstances) {
 
     public LedgerEntry toEntry() {
         return new LedgerEntry(entryId, tenant, jobId, attempt, allocationId, nodeId, gpuModel, gpuCount, startedAt,
-                endedAt, durationMillis, gpuMillis, gpuMilli, gpuMicros, cpuMillis, memoryMib, releaseReason);
+                endedAt, durationMillis, gpuMillis, gpuMilli, gpuMicros, cpuMillis, memoryMib, releaseReason,
+                io.gantry.billing.core.MigInstances.decode(migInstances));
     }
 }

@@ -181,24 +181,11 @@ public class InvoiceController {
         if (bad.isPresent()) {
             return bad.get();
         }
-        UsageWindow window;
-        try {
-            Instant f = instant("from", from);
-            Instant t = instant("to", to);
-            if (f == null || t == null) {
-                BillingMonth m = BillingMonth.containing(Instant.now(), settings.zone());
-                f = f == null ? m.from() : f;
-                t = t == null ? m.to() : t;
-            }
-            window = new UsageWindow(f, t);
-        } catch (InvalidInput e) {
-            return Problems.of(e);
-        } catch (IllegalArgumentException e) {
-            String msg = String.valueOf(e.getMessage());
-            int colon = msg.indexOf(':');
-            return Problem.badRequest(List.of(colon > 0 ? new Problem.FieldError(msg.substring(0, colon),
-                    msg.substring(colon + 1).trim()) : new Problem.FieldError("query", msg)));
+        Window parsed = window(from, to);
+        if (parsed.problem() != null) {
+            return parsed.problem();
         }
+        UsageWindow window = parsed.window();
         String scope = caller.admin() ? blankToNull(tenant) : caller.tenant();
         return HttpResponse.ok(new FinOpsReport(window.from().toString(), window.to().toString(),
                 prices.current().currency(), finops.summarize(scope, window).stream().map(v -> new FinOpsView(
@@ -207,6 +194,97 @@ public class InvoiceController {
                         v.costOfUnsuccessfulJobs().toPlainString(),
                         v.costPerSuccessfulJob() == null ? null : v.costPerSuccessfulJob().toPlainString(),
                         v.allocationShare() == null ? null : v.allocationShare().toPlainString())).toList()));
+    }
+
+    /** A window from {@code from}/{@code to} (a missing end: the current month's), or the 400 naming the field. */
+    private record Window(UsageWindow window, HttpResponse<?> problem) {
+    }
+
+    private Window window(String from, String to) {
+        try {
+            Instant f = instant("from", from);
+            Instant t = instant("to", to);
+            if (f == null || t == null) {
+                BillingMonth m = BillingMonth.containing(Instant.now(), settings.zone());
+                f = f == null ? m.from() : f;
+                t = t == null ? m.to() : t;
+            }
+            return new Window(new UsageWindow(f, t), null);
+        } catch (InvalidInput e) {
+            return new Window(null, Problems.of(e));
+        } catch (IllegalArgumentException e) {
+            String msg = String.valueOf(e.getMessage());
+            int colon = msg.indexOf(':');
+            return new Window(null, Problem.badRequest(List.of(colon > 0 ? new Problem.FieldError(
+                    msg.substring(0, colon), msg.substring(colon + 1).trim()) : new Problem.FieldError("query", msg))));
+        }
+    }
+
+    @Serdeable
+    public record UtilisationView(String tenant, String gpuSecondsSampled, String gpuSecondsUsed,
+                                  @Nullable String usedPercent) {
+    }
+
+    @Serdeable
+    public record UtilisationReport(String from, String to, List<UtilisationView> tenants) {
+    }
+
+    /**
+     * Per tenant: GPU time held on GPUs the backends reported utilisation for, and how much of it was busy (from
+     * {@code placement.utilisation-events}); a window defaults to the current month.
+     */
+    @Get("/finops/utilisation")
+    public HttpResponse<?> utilisation(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                       @Nullable @QueryValue String from, @Nullable @QueryValue String to,
+                                       @Nullable @QueryValue String tenant) {
+        Optional<HttpResponse<?>> bad = checkTenant(caller, tenant);
+        if (bad.isPresent()) {
+            return bad.get();
+        }
+        Window parsed = window(from, to);
+        if (parsed.problem() != null) {
+            return parsed.problem();
+        }
+        String scope = caller.admin() ? blankToNull(tenant) : caller.tenant();
+        return HttpResponse.ok(new UtilisationReport(parsed.window().from().toString(),
+                parsed.window().to().toString(), finops.utilisation(scope, parsed.window()).stream()
+                .map(u -> new UtilisationView(u.tenant(),
+                        io.gantry.billing.core.Usage.secondsOfMicros(u.heldGpuMicros()).toPlainString(),
+                        io.gantry.billing.core.Usage.secondsOfMicros(u.usedGpuMicros()).toPlainString(),
+                        u.usedPercent() == null ? null : u.usedPercent().toPlainString())).toList()));
+    }
+
+    @Serdeable
+    public record IdleView(String tenant, String jobId, int attempt, String allocationId, String idleSince,
+                           long idleSeconds, String gpusHeld, String gpusUsed) {
+    }
+
+    /**
+     * Allocations still held whose GPUs have been idle (at most placement's idle percent of what they hold) for at
+     * least {@code minIdle} (ISO-8601 duration, default PT0S), longest idle first.
+     */
+    @Get("/finops/idle")
+    public HttpResponse<?> idle(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+                                @Nullable @QueryValue String tenant, @Nullable @QueryValue String minIdle) {
+        Optional<HttpResponse<?>> bad = checkTenant(caller, tenant);
+        if (bad.isPresent()) {
+            return bad.get();
+        }
+        java.time.Duration min;
+        try {
+            min = minIdle == null || minIdle.isBlank() ? java.time.Duration.ZERO : java.time.Duration.parse(minIdle);
+            if (min.isNegative()) {
+                throw new java.time.format.DateTimeParseException("negative", minIdle, 0);
+            }
+        } catch (java.time.format.DateTimeParseException e) {
+            return Problem.badRequest(List.of(new Problem.FieldError("minIdle",
+                    "must be a non-negative ISO-8601 duration such as PT30M, was " + minIdle)));
+        }
+        String scope = caller.admin() ? blankToNull(tenant) : caller.tenant();
+        return HttpResponse.ok(finops.idle(scope, min).stream().map(i -> new IdleView(i.tenant(), i.jobId(),
+                i.attempt(), i.allocationId(), i.idleSince().toString(), i.idleFor().toSeconds(),
+                java.math.BigDecimal.valueOf(i.heldGpuMilli(), 3).toPlainString(),
+                java.math.BigDecimal.valueOf(i.usedGpuMilli(), 3).toPlainString())).toList());
     }
 
     @Get("/reconciliation")

@@ -16,12 +16,13 @@ final class InvoiceViews {
     @Serdeable
     public record LineView(String jobId, @Nullable String gpuModel, String component, String kind,
                            @Nullable String reason, String description, String quantity, String quantityUnit,
-                           long quantityExact, @Nullable String unitPrice, String priceUnit, String amount) {
+                           long quantityExact, @Nullable String unitPrice, String priceUnit, String amount,
+                           @Nullable String migProfile) {
         static LineView of(InvoiceLine l) {
             return new LineView(l.jobId(), l.gpuModel(), l.component().name(), l.kind().name(), l.reason(),
                     l.description(), l.displayQuantity().toPlainString(), l.component().quantityUnit(), l.quantity(),
                     l.unitPrice() == null ? null : l.unitPrice().toPlainString(), l.component().priceUnit(),
-                    l.amount().toPlainString());
+                    l.amount().toPlainString(), l.migProfile());
         }
     }
 
@@ -51,12 +52,13 @@ final class InvoiceViews {
     @Serdeable
     public record CostLineView(String tenant, String jobId, @Nullable String gpuModel, String component, String kind,
                                @Nullable String reason, String quantity, String quantityUnit, long quantityExact,
-                               @Nullable String unitPrice, String priceUnit, String amount) {
+                               @Nullable String unitPrice, String priceUnit, String amount,
+                               @Nullable String migProfile) {
         static CostLineView of(RatedLine l, int digits) {
             return new CostLineView(l.tenant(), l.jobId(), l.gpuModel(), l.component().name(), l.kind().name(),
                     l.reason(), l.component().display(l.quantity()).toPlainString(), l.component().quantityUnit(),
                     l.quantity(), l.unitPrice() == null ? null : l.unitPrice().toPlainString(),
-                    l.component().priceUnit(), l.amount(digits).toPlainString());
+                    l.component().priceUnit(), l.amount(digits).toPlainString(), l.migProfile());
         }
     }
 }

@@ -1,5 +1,7 @@
 package io.gantry.billing.kafka;
 
+import io.gantry.billing.core.Utilisation;
+
 import io.gantry.billing.core.JobTerms;
 import io.gantry.billing.core.LedgerEntry;
 import io.gantry.billing.core.Placement;
@@ -77,6 +79,15 @@ public final class BillingHandler implements EventHandler {
             }
             retryingTransient(() -> store.recordCheckpoint(cp.getEventId(), cp.getJobId(), c.getAttempt(),
                     c.getCommittedAt()));
+            return;
+        }
+        if (value instanceof io.gantry.events.UtilisationEvent u
+                && u.getPayload() instanceof io.gantry.events.RunUtilisationSampled w) {
+            // validated first (throws IllegalArgumentException -> dead letter); a redelivered window writes nothing
+            Utilisation.Window window = new Utilisation.Window(w.getTenant(), u.getJobId(), w.getAttempt(),
+                    w.getAllocationId(), w.getWindowFrom(), w.getWindowTo(), w.getHeldGpuMilli(), w.getUsedGpuMilli(),
+                    w.getSamples(), w.getIdleSince());
+            retryingTransient(() -> store.recordUtilisation(window));
             return;
         }
         if (value instanceof AllocationEvent granted && granted.getPayload() instanceof AllocationGranted g) {
@@ -163,12 +174,16 @@ public final class BillingHandler implements EventHandler {
         List<Placement> placements = new ArrayList<>(tasks.size());
         for (TaskPlacement p : tasks) {
             long shares = 0;
+            java.util.Map<String, Integer> mig = new java.util.TreeMap<>();
             for (io.gantry.events.GpuShare s : p.getGpuShares()) {
                 shares += s.getMilli();
+                if (s.getMigProfile() != null) {
+                    mig.merge(s.getMigProfile(), 1, Integer::sum);
+                }
             }
             long milli = GpuShares.held(p.getGpuIndices().size(), shares);
             placements.add(new Placement(p.getNodeId(), p.getGpuModel(), p.getGpuIndices().size(), milli,
-                    p.getCpuMillis(), p.getMemoryMiB()));
+                    p.getCpuMillis(), p.getMemoryMiB(), io.gantry.billing.core.MigInstances.of(mig)));
         }
         return placements;
     }

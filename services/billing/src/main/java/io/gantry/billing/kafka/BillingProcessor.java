@@ -26,7 +26,7 @@ public class BillingProcessor implements AutoCloseable {
         Clock clock = Clock.systemUTC();
         this.processor = EventProcessor.builder(Service.BILLING, bootstrap)
                 .inputs(Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.ADMISSION_JOB_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
-                        Topics.PLACEMENT_NODE_EVENTS)
+                        Topics.PLACEMENT_NODE_EVENTS, Topics.PLACEMENT_UTILISATION_EVENTS)
                 .restoreFrom(Topics.PLACEMENT_NODE_EVENTS)
                 .transactional(false)
                 .handler(() -> new BillingHandler(ledger, store, models, clock))

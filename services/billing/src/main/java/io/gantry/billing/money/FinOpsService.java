@@ -34,9 +34,13 @@ public class FinOpsService {
     private final MeterRegistry meters;
     private final Clock clock;
     private final Map<String, AtomicReference<FinOps.TenantView>> gauges = new ConcurrentHashMap<>();
+    private final Map<String, AtomicReference<long[]>> utilisationGauges = new ConcurrentHashMap<>();
+    private final io.gantry.billing.db.BillingStore store;
 
     public FinOpsService(Ledger ledger, InvoiceService invoices, PriceBookService prices, KnownModels nodes,
-                         BillingSettings settings, MeterRegistry meters, Clock clock) {
+                         BillingSettings settings, MeterRegistry meters, Clock clock,
+                         io.gantry.billing.db.BillingStore store) {
+        this.store = store;
         this.ledger = ledger;
         this.invoices = invoices;
         this.prices = prices;
@@ -51,6 +55,17 @@ public class FinOpsService {
                 .toList();
         return FinOps.summarize(entries, invoices.rateEntries(entries, window), window, nodes.clusterGpuMilli(),
                 prices.current().minorDigits());
+    }
+
+    /** GPU time held vs used per tenant in {@code window}, from the utilisation windows placement reported. */
+    public List<io.gantry.billing.core.Utilisation.TenantUtilisation> utilisation(String tenant, UsageWindow window) {
+        return io.gantry.billing.core.Utilisation.heldVsUsed(store.utilisation(tenant, window.from(), window.to()),
+                window);
+    }
+
+    /** Allocations still held whose GPUs have been idle for at least {@code minIdle}, longest idle first. */
+    public List<io.gantry.billing.core.Utilisation.IdleAllocation> idle(String tenant, java.time.Duration minIdle) {
+        return io.gantry.billing.core.Utilisation.idle(store.latestOpenUtilisation(tenant), clock.instant(), minIdle);
     }
 
     @Scheduled(fixedDelay = "${gantry.billing.finops.check-every:1m}", initialDelay = "10s")
@@ -74,6 +89,22 @@ public class FinOpsService {
                                     : r.get().allocationShare().doubleValue());
                     return ref;
                 }).set(v);
+            }
+            Map<String, long[]> idleCount = new java.util.TreeMap<>();
+            for (var i : idle(null, java.time.Duration.ZERO)) {
+                idleCount.computeIfAbsent(i.tenant(), t -> new long[1])[0]++;
+            }
+            for (var u : utilisation(null, new UsageWindow(month.from(), to))) {
+                long[] figures = {u.heldGpuMicros(), u.usedGpuMicros(), idleCount.getOrDefault(u.tenant(), new long[1])[0]};
+                utilisationGauges.computeIfAbsent(u.tenant(), t -> {
+                    AtomicReference<long[]> ref = new AtomicReference<>(figures);
+                    Tags tags = Tags.of("tenant", t);
+                    // GPU time the backends reported on, and how much of it was busy; the idle runs now
+                    meters.gauge("gantry.billing.month.gpu.sampled.seconds", tags, ref, r -> r.get()[0] / 1e6);
+                    meters.gauge("gantry.billing.month.gpu.used.seconds", tags, ref, r -> r.get()[1] / 1e6);
+                    meters.gauge("gantry.billing.idle.allocations", tags, ref, r -> r.get()[2]);
+                    return ref;
+                }).set(figures);
             }
         } catch (RuntimeException e) {
             LOG.warn("FinOps gauges not refreshed; the next run retries: {}", e.toString());

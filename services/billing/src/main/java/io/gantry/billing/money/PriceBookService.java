@@ -163,6 +163,10 @@ public class PriceBookService {
                                 .setQueue(m.queue()).setPriorityClass(m.priorityClass())
                                 .setFactor(m.factor().toPlainString()).setEffectiveFrom(m.effectiveFrom()).build())
                                 .toList())
+                        .setMigPrices(book.mig().stream().map(m -> io.gantry.events.MigPrice.newBuilder()
+                                .setModel(m.model()).setProfile(m.profile())
+                                .setPerInstanceHour(m.perInstanceHour().toPlainString())
+                                .setEffectiveFrom(m.effectiveFrom()).build()).toList())
                         .build())
                 .build();
     }

@@ -31,8 +31,11 @@ class MoneyProperties {
                 Arbitraries.longs().between(0, 64_000),
                 Arbitraries.of("RUN_SUCCEEDED", "NODE_FAILED", "PREEMPTED"),
                 Arbitraries.integers().between(0, 1_000_000))
+                // 142 and 1642 thousandths are a 1g.10gb MIG instance (H100 prices it per instance from T0+5h)
                 .as((job, model, milli, start, length, cpu, reason, id) -> PricingTest.entry("a" + id + "/n1", job,
-                        milli == 0 ? null : model, milli, start, start + length, cpu, cpu * 16, reason));
+                        milli == 0 ? null : model, milli, start, start + length, cpu, cpu * 16, reason,
+                        milli % 1000 == 142 ? new java.util.TreeMap<>(Map.of("1g.10gb", 1))
+                                : new java.util.TreeMap<>()));
         return entry.list().ofMaxSize(20);
     }
 

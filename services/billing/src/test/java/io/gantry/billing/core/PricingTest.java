@@ -17,7 +17,10 @@ class PricingTest {
     static final Instant T0 = Instant.parse("2026-03-01T00:00:00Z");
     static final long HOUR = 3_600_000L;
 
-    /** {@code EUR, H100 2.50/GPU-hour from T0, 3.00 from T0+10h; A100 1.20; premium tier of H100 4.00}. */
+    /**
+     * {@code EUR, H100 2.50/GPU-hour from T0, 3.00 from T0+10h; A100 1.20; premium tier of H100 4.00}; an H100
+     * 1g.10gb MIG instance 0.40/instance-hour from T0+5h (entries without MIG instances never meet it).
+     */
     static PriceBook book() {
         return new PriceBook(1, "EUR", List.of(
                 new PriceBook.GpuPrice("H100", null, new BigDecimal("2.50"), T0),
@@ -27,7 +30,8 @@ class PricingTest {
                 List.of(new PriceBook.ResourcePrice(new BigDecimal("0.04"), T0)),
                 List.of(new PriceBook.ResourcePrice(new BigDecimal("0.01"), T0)),
                 List.of(new PriceBook.Multiplier(null, "preemptible", new BigDecimal("0.6"), T0),
-                        new PriceBook.Multiplier("research", null, new BigDecimal("0.5"), T0)));
+                        new PriceBook.Multiplier("research", null, new BigDecimal("0.5"), T0)),
+                List.of(new PriceBook.MigPrice("H100", "1g.10gb", new BigDecimal("0.40"), T0.plusMillis(5 * HOUR))));
     }
 
     static LedgerEntry entry(String id, String job, String model, long gpuMilli, long fromMillis, long toMillis,
@@ -35,6 +39,15 @@ class PricingTest {
         long d = toMillis - fromMillis;
         return new LedgerEntry(id, "vision", job, 1, id, "n1", model, (int) (gpuMilli / 1000), T0.plusMillis(fromMillis),
                 T0.plusMillis(toMillis), d, gpuMilli * d / 1000, gpuMilli, gpuMilli * d, cpuMillis, memMiB, reason);
+    }
+
+    /** The same with MIG instances among the shares. */
+    static LedgerEntry entry(String id, String job, String model, long gpuMilli, long fromMillis, long toMillis,
+                             long cpuMillis, long memMiB, String reason, java.util.SortedMap<String, Integer> mig) {
+        LedgerEntry e = entry(id, job, model, gpuMilli, fromMillis, toMillis, cpuMillis, memMiB, reason);
+        return new LedgerEntry(e.entryId(), e.tenant(), e.jobId(), e.attempt(), e.allocationId(), e.nodeId(),
+                e.gpuModel(), e.gpuCount(), e.startedAt(), e.endedAt(), e.durationMillis(), e.gpuMillis(),
+                e.gpuMilli(), e.gpuMicros(), e.cpuMillis(), e.memoryMiB(), e.releaseReason(), mig);
     }
 
     static LedgerEntry gpus(String model, long gpuMilli, long fromMillis, long toMillis) {

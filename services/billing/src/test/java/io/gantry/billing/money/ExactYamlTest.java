@@ -23,6 +23,8 @@ class ExactYamlTest {
         assertThat(book.memoryPrice(Instant.parse("2026-03-01T00:00:00Z")).toPlainString()).isEqualTo("0.005");
         assertThat(book.factor("research", "preemptible", Instant.parse("2026-03-01T00:00:00Z")).toPlainString())
                 .isEqualTo("0.54");
+        assertThat(book.migPrice("A100", "1g.10gb", Instant.parse("2026-03-01T00:00:00Z")).toPlainString())
+                .isEqualTo("0.2");
     }
 
     @Test

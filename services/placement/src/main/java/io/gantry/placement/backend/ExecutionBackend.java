@@ -83,6 +83,14 @@ public interface ExecutionBackend extends AutoCloseable {
     }
 
     /**
+     * How busy each GPU is now, by node and GPU index, in percent (0-100), where the backend can tell; empty when it
+     * cannot (then no utilisation facts are written). A sample describes the time since the previous one.
+     */
+    default java.util.Map<String, java.util.Map<Integer, Integer>> gpuUtilisation(Instant now) {
+        return java.util.Map.of();
+    }
+
+    /**
      * The pre-flight check of a node, run before a gang starts on it: empty when it passed, else why it failed (the
      * node is then cordoned and the gang placed again elsewhere). Default: every node passes.
      */

@@ -474,6 +474,23 @@ public final class LocalBackend implements ExecutionBackend {
 
         /** Kernel log text written since the previous call (empty when there is none or no log is configured). */
         String kernelLog();
+
+        /**
+         * A {@code nvidia-smi} utilisation sample ({@link io.gantry.placement.backend.health.GpuUtilisation#QUERY_ARGS}),
+         * or empty when none could be taken (default: utilisation is not reported).
+         */
+        default Optional<String> utilisation() {
+            return Optional.empty();
+        }
+    }
+
+    /** The latest utilisation sample of this node's GPUs (index -> percent), written by the health reader. */
+    private volatile java.util.Map<Integer, Integer> latestUtilisation = java.util.Map.of();
+
+    @Override
+    public java.util.Map<String, java.util.Map<Integer, Integer>> gpuUtilisation(Instant now) {
+        java.util.Map<Integer, Integer> latest = latestUtilisation;
+        return latest.isEmpty() ? java.util.Map.of() : java.util.Map.of(node.nodeId(), latest);
     }
 
     private final FaultQueue faults = new FaultQueue();
@@ -497,6 +514,8 @@ public final class LocalBackend implements ExecutionBackend {
             try {
                 source.query().ifPresent(sample -> monitor.onQuery(sample).forEach(faults::offer));
                 monitor.onKernelLog(source.kernelLog()).forEach(faults::offer);
+                source.utilisation().ifPresent(sample -> latestUtilisation =
+                        io.gantry.placement.backend.health.GpuUtilisation.parse(sample));
             } catch (RuntimeException e) {
                 LOG.warn("GPU health sample failed: {}", e.toString());
             }
@@ -587,6 +606,30 @@ public final class LocalBackend implements ExecutionBackend {
                 } catch (IOException e) {
                     smiWorks = false;
                     LOG.info("GPU health: {} cannot run ({}); only the kernel log is watched", nvidiaSmi, e.getMessage());
+                    return Optional.empty();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return Optional.empty();
+                }
+            }
+
+            @Override
+            public Optional<String> utilisation() {
+                if (!smiWorks) {
+                    return Optional.empty();
+                }
+                List<String> cmd = new ArrayList<>();
+                cmd.add(nvidiaSmi);
+                cmd.addAll(io.gantry.placement.backend.health.GpuUtilisation.QUERY_ARGS);
+                try {
+                    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+                    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                    if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                        p.destroyForcibly();
+                        return Optional.empty();
+                    }
+                    return Optional.of(out);
+                } catch (IOException e) {
                     return Optional.empty();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();

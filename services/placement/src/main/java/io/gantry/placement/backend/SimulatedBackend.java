@@ -92,6 +92,36 @@ public final class SimulatedBackend implements ExecutionBackend {
      * a run resumed from a checkpoint has only the rest of its work to do; a negative answer falls back to the
      * spec). For the simulator; the service never sets it.
      */
+    /**
+     * Every GPU of every heartbeating node reports {@code percent} busy (null: utilisation is not reported, the
+     * default). A test or a what-if run injects the figure it wants to see billed as used.
+     */
+    public SimulatedBackend withGpuUtilisation(Integer percent) {
+        if (percent != null && (percent < 0 || percent > 100)) {
+            throw new IllegalArgumentException("GPU utilisation must be 0-100 percent, was " + percent);
+        }
+        this.gpuUtilisation = percent;
+        return this;
+    }
+
+    private Integer gpuUtilisation;
+
+    @Override
+    public java.util.Map<String, java.util.Map<Integer, Integer>> gpuUtilisation(Instant now) {
+        if (gpuUtilisation == null) {
+            return java.util.Map.of();
+        }
+        java.util.Map<String, java.util.Map<Integer, Integer>> out = new java.util.TreeMap<>();
+        for (NodeSpec n : nodes.values()) {
+            if (heartbeating(n.nodeId())) {
+                java.util.Map<Integer, Integer> gpus = new java.util.TreeMap<>();
+                n.gpus().forEach(g -> gpus.put(g.index(), gpuUtilisation));
+                out.put(n.nodeId(), gpus);
+            }
+        }
+        return out;
+    }
+
     public SimulatedBackend withRunTimes(RunTimes millis) {
         this.runMillis = millis;
         return this;

@@ -90,6 +90,28 @@ public final class PlacementHandler implements EventHandler {
     private boolean dirty = true;
     private volatile double fragmentation;
     private Instant nextHeartbeat = Instant.MIN;
+    /** Per-run utilisation windows from the backend's samples (nothing when the backend reports none). */
+    private io.gantry.placement.core.UtilisationSampler utilisation =
+            new io.gantry.placement.core.UtilisationSampler(UtilisationSettings.DEFAULT.window(),
+                    UtilisationSettings.DEFAULT.idlePercent());
+    private java.time.Duration utilisationEvery = UtilisationSettings.DEFAULT.sampleEvery();
+    private Instant nextUtilisation = Instant.MIN;
+
+    /**
+     * How often the backend's GPU utilisation is sampled, how long a window of a run's facts is, and at most what
+     * percent of what it holds a run may use to count as idle.
+     */
+    public record UtilisationSettings(java.time.Duration sampleEvery, java.time.Duration window, int idlePercent) {
+        public static final UtilisationSettings DEFAULT =
+                new UtilisationSettings(java.time.Duration.ofSeconds(10), java.time.Duration.ofMinutes(5), 5);
+    }
+
+    /** Samples utilisation as {@code settings} say (defaults: every 10 s, 5-minute windows, idle at 5 %). */
+    public PlacementHandler utilisation(UtilisationSettings settings) {
+        this.utilisation = new io.gantry.placement.core.UtilisationSampler(settings.window(), settings.idlePercent());
+        this.utilisationEvery = settings.sampleEvery();
+        return this;
+    }
     /** How stale the fragmentation gauge may get while allocations change. */
     static final Duration FRAGMENTATION_EVERY = Duration.ofSeconds(5);
     private Instant nextFragmentation = Instant.MIN;
@@ -447,6 +469,15 @@ public final class PlacementHandler implements EventHandler {
             dirty = false;
             nextFragmentation = now.plus(FRAGMENTATION_EVERY);
             fragmentation = state.inventory().fragmentation(typicalRequests);
+        }
+        if (!now.isBefore(nextUtilisation)) {
+            nextUtilisation = now.plus(utilisationEvery);
+            var busy = backend.gpuUtilisation(now);
+            if (!busy.isEmpty() || utilisation.watched() > 0) {
+                for (var w : utilisation.observe(now, busy, state.liveAllocations())) {
+                    out.send(Topics.PLACEMENT_UTILISATION_EVENTS, w.jobId(), WireMapping.utilisationEvent(w, now));
+                }
+            }
         }
         if (!wallNow.isBefore(nextHeartbeat)) {
             nextHeartbeat = wallNow.plus(heartbeatInterval);

@@ -45,13 +45,17 @@ public class PlacementProcessor implements AutoCloseable {
                             HeartbeatInterval heartbeat,
                             @Value("${gantry.placement.restore-dispatches:true}") boolean restoreDispatches,
                             @Value("${gantry.placement.fragmentation.typical-gpus:8}") List<Integer> typicalGpus,
-                            @Value("${gantry.placement.reservations.grace-period:30s}") Duration drainGrace) {
+                            @Value("${gantry.placement.reservations.grace-period:30s}") Duration drainGrace,
+                            @Value("${gantry.placement.utilisation.sample-every:10s}") Duration utilisationEvery,
+                            @Value("${gantry.placement.utilisation.window:5m}") Duration utilisationWindow,
+                            @Value("${gantry.placement.utilisation.idle-percent:5}") int idlePercent) {
         this.backend = backend;
         this.placer = placer;
         this.typicalGpus = List.copyOf(typicalGpus);
         this.processor = EventProcessor.builder(Service.PLACEMENT, bootstrap)
                 .loop(loop(backend, clock, placer, heartbeat.interval(), restoreDispatches, this.typicalGpus,
-                        tickInterval, (int) drainGrace.toSeconds())
+                        tickInterval, (int) drainGrace.toSeconds(), new PlacementHandler.UtilisationSettings(
+                                utilisationEvery, utilisationWindow, idlePercent))
                         .observed(h -> current = (PlacementHandler) h))
                 .partitions(partitions)
                 .build()
@@ -78,6 +82,15 @@ public class PlacementProcessor implements AutoCloseable {
     public static ServiceLoop loop(ExecutionBackend backend, VirtualClock clock, GangPlacer placer,
                                    Duration heartbeatInterval, boolean restoreDispatches, List<Integer> typicalGpus,
                                    Duration tickInterval, int drainGraceSeconds) {
+        return loop(backend, clock, placer, heartbeatInterval, restoreDispatches, typicalGpus, tickInterval,
+                drainGraceSeconds, PlacementHandler.UtilisationSettings.DEFAULT);
+    }
+
+    /** The loop with its utilisation sampling ({@code gantry.placement.utilisation.*}). */
+    public static ServiceLoop loop(ExecutionBackend backend, VirtualClock clock, GangPlacer placer,
+                                   Duration heartbeatInterval, boolean restoreDispatches, List<Integer> typicalGpus,
+                                   Duration tickInterval, int drainGraceSeconds,
+                                   PlacementHandler.UtilisationSettings utilisation) {
         List<Topic<?>> restore = new ArrayList<>(List.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
                 Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS,
                 Topics.PLACEMENT_CONFIG_EVENTS));
@@ -92,7 +105,7 @@ public class PlacementProcessor implements AutoCloseable {
                     ClusterState state = new ClusterState(backend.name(), placer);
                     state.drainGrace(drainGraceSeconds);
                     return new PlacementHandler(state, backend, clock, heartbeatInterval)
-                            .typicalRequests(List.copyOf(typicalGpus));
+                            .typicalRequests(List.copyOf(typicalGpus)).utilisation(utilisation);
                 });
     }
 

@@ -306,4 +306,16 @@ public final class WireMapping {
                 .toList();
         return new Allocation(allocationId, jobId, tenant, attempt, tasks, grantedAt, backend, timeLimitSeconds);
     }
+
+    /** A closed utilisation window of a run, as published on {@code placement.utilisation-events}. */
+    static io.gantry.events.UtilisationEvent utilisationEvent(io.gantry.placement.core.UtilisationSampler.Window w,
+                                                              java.time.Instant now) {
+        return io.gantry.events.UtilisationEvent.newBuilder().setEventId(java.util.UUID.randomUUID().toString())
+                .setJobId(w.jobId()).setOccurredAt(now)
+                .setPayload(io.gantry.events.RunUtilisationSampled.newBuilder().setTenant(w.tenant())
+                        .setAttempt(w.attempt()).setAllocationId(w.allocationId()).setWindowFrom(w.from())
+                        .setWindowTo(w.to()).setHeldGpuMilli(w.heldGpuMilli()).setUsedGpuMilli(w.usedGpuMilli())
+                        .setSamples(w.samples()).setIdleSince(w.idleSince()).build())
+                .build();
+    }
 }

@@ -135,6 +135,32 @@ public sealed interface Input {
         }
     }
 
+    /**
+     * billing: the state of a money budget of {@code tenant} (of its queue {@code queue}, or of the whole tenant when
+     * null) for the month {@code [periodFrom, periodTo)}; {@code holds} when it is exhausted with action HOLD, which
+     * keeps the scope's jobs that are not yet dispatched out of dispatch. {@code limit} and {@code spent} are decimal
+     * amounts in {@code currency}, for the sentence. Not a queue fact: the queue rebuilds it from billing's topic.
+     */
+    record BudgetChanged(String tenant, String queue, java.time.YearMonth month, Instant periodFrom, Instant periodTo,
+                         boolean holds, java.math.BigDecimal limit, java.math.BigDecimal spent, String currency)
+            implements Input {
+        public BudgetChanged {
+            requireId(tenant, "tenant");
+            if (queue != null && queue.isBlank()) {
+                throw new IllegalArgumentException("queue must not be blank");
+            }
+            Objects.requireNonNull(month, "month");
+            Objects.requireNonNull(periodFrom, "periodFrom");
+            Objects.requireNonNull(periodTo, "periodTo");
+            if (!periodFrom.isBefore(periodTo)) {
+                throw new IllegalArgumentException("periodTo must be after periodFrom");
+            }
+            Objects.requireNonNull(limit, "limit");
+            Objects.requireNonNull(spent, "spent");
+            requireId(currency, "currency");
+        }
+    }
+
     /** A node registered or recovered: what placement deferred may fit now. */
     record CapacityChanged(String cause) implements Input {
         public CapacityChanged {

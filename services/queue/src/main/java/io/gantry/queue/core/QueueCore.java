@@ -51,6 +51,15 @@ public final class QueueCore {
     private final Map<String, Set<String>> dependents = new HashMap<>();
     /** Checkpoints the runs reported: state from admission's topic (restored from it), not from the queue's facts. */
     private final Checkpoints checkpoints = new Checkpoints();
+    /** Money budgets billing announced: state from billing's topic (restored from it), not from the queue's facts. */
+    private final BudgetHolds budgets = new BudgetHolds();
+    /**
+     * Queued jobs a budget holds, with the sentence why: kept out of the pending index (never dispatched, blocking
+     * nobody) until the budget allows. Derived from the jobs and {@link #budgets}.
+     */
+    private final Map<String, String> budgetHeld = new HashMap<>();
+    /** Jobs whose hold began or whose sentence changed since the last input: they get a JobWaiting BUDGET. */
+    private final Set<String> budgetNews = new TreeSet<>();
     private final Map<String, FinishedJob> finished = new HashMap<>();
     private final SortedSet<String> tenants = new TreeSet<>();
     /** The time of the latest input or replayed fact: usage accrues up to it. */
@@ -154,6 +163,7 @@ public final class QueueCore {
         }
         List<QueueFact> out = new ArrayList<>();
         releaseHeld(clock);
+        expireBudgets();
         if (input instanceof Input.Submitted s) {
             submitted(s, out);
         } else if (input instanceof Input.CancelRequested c) {
@@ -205,6 +215,8 @@ public final class QueueCore {
             }
         } else if (input instanceof Input.CheckpointCommitted c) {
             checkpointed(c);
+        } else if (input instanceof Input.BudgetChanged b) {
+            budgetChanged(b);
         } else if (input instanceof Input.CapacityChanged) {
             capacityChanges++;
             unpark(null, List.of());
@@ -216,12 +228,82 @@ public final class QueueCore {
             scheduler.timePassed();
             reviewCapacityReservation(out);
         } else if (input instanceof Input.Restored) {
+            // budgets and facts were restored from different topics in any order: judge every hold afresh
+            reviewBudgetHolds(null);
             restoredReview(out);
         } else {
             throw new IllegalArgumentException("unknown input " + input);
         }
+        explainBudgetHolds(out);
         dispatchCycle(input instanceof Input.Restored, out);
         return List.copyOf(out);
+    }
+
+    /**
+     * Billing announced a budget's state. Not a queue fact: the queue learns it from billing's topic and rebuilds it
+     * from there at a restart (call this while restoring; the {@link Input.Restored} cycle then judges the holds).
+     * Live, the tenant's queued jobs are held or released at once.
+     */
+    public void budgetChanged(Input.BudgetChanged b) {
+        if (budgets.record(b)) {
+            reviewBudgetHolds(b.tenant());
+        }
+    }
+
+    /** A month whose budget held ended: its holds end with it, whatever billing says later about the new month. */
+    private void expireBudgets() {
+        Instant end = budgets.nextEnd();
+        if (end != null && !clock.isBefore(end)) {
+            budgets.expire(clock).forEach(this::reviewBudgetHolds);
+        }
+    }
+
+    /**
+     * Why new jobs of {@code tenant} in queue {@code queue} would be held for budget now (the sentence of their
+     * JobWaiting BUDGET), or null when no budget holds them.
+     */
+    public String budgetHold(String tenant, String queue) {
+        return budgets.holdOf(tenant, queue, clock);
+    }
+
+    /** Holds or releases every queued job of {@code tenant} (all tenants when null) as the budgets say now. */
+    private void reviewBudgetHolds(String tenant) {
+        for (QueuedJob job : new TreeMap<>(live).values()) {
+            if (job.status() == JobState.QUEUED && (tenant == null || tenant.equals(job.tenant()))) {
+                syncIndex(job, job);
+            }
+        }
+    }
+
+    /** A JobWaiting BUDGET for each job newly held (or held for a new reason), so the tenant sees why. */
+    private void explainBudgetHolds(List<QueueFact> out) {
+        if (budgetNews.isEmpty()) {
+            return;
+        }
+        List<String> news = List.copyOf(budgetNews);
+        budgetNews.clear();
+        for (String id : news) {
+            QueuedJob job = live.get(id);
+            String why = budgetHeld.get(id);
+            // a suspended job, or one waiting for a dependency, says so first: that wait is its owner's to end
+            if (job != null && why != null && !blocked(job)) {
+                waitIfChanged(job, new QueuedJob.Wait(WaitReason.BUDGET, why), out);
+            }
+        }
+    }
+
+    /** Whether a budget holds {@code job} now (only a queued job can be held); keeps {@link #budgetHeld} in step. */
+    private boolean heldForBudget(QueuedJob job) {
+        String why = job.status() == JobState.QUEUED
+                ? budgets.holdOf(job.tenant(), scheduler.queueNameOf(job), clock) : null;
+        if (why == null) {
+            budgetHeld.remove(job.jobId());
+            return false;
+        }
+        if (!why.equals(budgetHeld.put(job.jobId(), why))) {
+            budgetNews.add(job.jobId());
+        }
+        return true;
     }
 
     /**
@@ -803,6 +885,7 @@ public final class QueueCore {
             resumeFrom.remove(job.jobId());
             failureRetries.remove(job.jobId());
             held.remove(job.jobId());
+            budgetHeld.remove(job.jobId());
             checkpoints.forget(job.jobId());
             suspensions.remove(job.jobId());
             for (Dependency d : job.spec().dependencies()) {
@@ -832,11 +915,12 @@ public final class QueueCore {
     }
 
     /**
-     * The pending index follows the job, except while it waits out a retry's backoff, is suspended or waits for a
-     * dependency (then it is not in it, and charges and blocks nothing).
+     * The pending index follows the job, except while it waits out a retry's backoff, is suspended, waits for a
+     * dependency or a budget holds it (then it is not in it, and charges and blocks nothing).
      */
     private void syncIndex(QueuedJob before, QueuedJob after) {
-        QueuedJob in = after != null && (held.containsKey(after.jobId()) || blocked(after)) ? null : after;
+        QueuedJob in = after != null && (held.containsKey(after.jobId()) || blocked(after) || heldForBudget(after))
+                ? null : after;
         if (before != null || in != null) {
             scheduler.sync(before, in);
         }

@@ -11,5 +11,10 @@ public enum WaitReason {
     /** A job it depends on has not ended as its condition asks; it is kept out of the queue order meanwhile. */
     DEPENDENCY,
     /** It was submitted suspended or its owner suspended it; it is not dispatched until resumed. */
-    SUSPENDED
+    SUSPENDED,
+    /**
+     * A money budget of its tenant or queue is exhausted for the month with action HOLD: kept out of dispatch until
+     * billing announces it is no longer exhausted or the month ends.
+     */
+    BUDGET
 }

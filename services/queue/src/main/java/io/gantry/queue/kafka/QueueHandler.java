@@ -171,6 +171,16 @@ public final class QueueHandler implements EventHandler {
             if (WireMapping.toInput(key, value) instanceof Input.SuspensionRequested r) {
                 core.suspension(r);
             }
+        } else if (topic.equals(Topics.BILLING_BUDGET_EVENTS)) {
+            // the newest state of each budget; the Restored cycle then holds or releases jobs by it. A malformed
+            // record went to the dead letter when it was input; here it is skipped, not a reason to stop the start
+            try {
+                if (WireMapping.toInput(key, value) instanceof Input.BudgetChanged b) {
+                    core.budgetChanged(b);
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("skipping a budget record that cannot be read ({}): {}", key, e.toString());
+            }
         }
     }
 

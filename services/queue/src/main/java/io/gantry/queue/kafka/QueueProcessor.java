@@ -49,7 +49,8 @@ public class QueueProcessor implements AutoCloseable {
     }
 
     /**
-     * The queue's event loop, declared once: submissions, allocations, recovery decisions and node facts in; its own
+     * The queue's event loop, declared once: submissions, allocations, recovery decisions, node facts and money
+     * budgets in; its own
      * topics to restore from; a tick every second (config file, parked re-checks, reservations). Each (re)start
      * decides the live configuration afresh from the committed history on {@code queue.config-events}.
      */
@@ -66,11 +67,13 @@ public class QueueProcessor implements AutoCloseable {
         return new ServiceLoop(Service.QUEUE,
                 List.of(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
                         Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
-                        Topics.ADMISSION_SUSPENSION_EVENTS),
+                        Topics.ADMISSION_SUSPENSION_EVENTS, Topics.BILLING_BUDGET_EVENTS),
                 // checkpoints and suspend/resume requests too: kept only while their job is live (dropped when it
-                // ends, whatever the order)
+                // ends, whatever the order); budgets: billing's newest state of each, which holds jobs of an
+                // exhausted HOLD budget
                 List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
-                        Topics.ADMISSION_CHECKPOINT_EVENTS, Topics.ADMISSION_SUSPENSION_EVENTS),
+                        Topics.ADMISSION_CHECKPOINT_EVENTS, Topics.ADMISSION_SUSPENSION_EVENTS,
+                        Topics.BILLING_BUDGET_EVENTS),
                 tickEvery,
                 // a fresh core each time the loop (re)starts: state always comes from the committed topics
                 () -> new QueueHandler(LiveConfig.startup(config, LiveConfig.history(configHistory.get()),

@@ -71,6 +71,20 @@ public final class WireMapping {
             }
             throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
         }
+        if (value instanceof io.gantry.events.BudgetEvent e) {
+            requireKey(key, e.getTenant());
+            if (!(e.getPayload() instanceof io.gantry.events.BudgetStatusChanged b)) {
+                throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
+            }
+            if (!b.getTenant().equals(e.getTenant())) {
+                throw new IllegalArgumentException("tenant: payload names " + b.getTenant() + ", envelope "
+                        + e.getTenant());
+            }
+            return new Input.BudgetChanged(b.getTenant(), b.getQueue(), java.time.YearMonth.parse(b.getMonth()),
+                    b.getPeriodFrom(), b.getPeriodTo(), b.getState() == io.gantry.events.BudgetState.EXHAUSTED
+                    && b.getAction() == io.gantry.events.BudgetAction.HOLD, new java.math.BigDecimal(b.getLimit()),
+                    new java.math.BigDecimal(b.getSpent()), b.getCurrency());
+        }
         if (value instanceof AdmissionJobEvent e) {
             requireKey(key, e.getJobId());
             if (e.getPayload() instanceof JobSubmitted s) {
