@@ -68,12 +68,43 @@ class SchemaCompatibilityTest {
                 org.apache.avro.io.DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null));
 
         assertThat(read.getSuccessPolicy()).isNull();
+        assertThat(read.getPool()).as("no pool named: the queue chooses").isNull();
         io.gantry.events.TaskSpec t = read.getTasks().get(0);
         assertThat(t.getEnv()).isEmpty();
         assertThat(t.getWorkingDir()).isNull();
         assertThat(t.getImage()).isNull();
         assertThat(t.getMounts()).isEmpty();
         assertThat(t.getCommand()).containsExactly("python", "train.py");
+    }
+
+    @Test
+    void aNodeRegisteredBeforePoolsReadsAsThePoolDefaultAndANodeOfAPoolReadsWithV1() throws java.io.IOException {
+        Schema old = PublishedSchemas.parse(RELEASED.resolve("v1")).get("io.gantry.events.NodeRegistered");
+        org.apache.avro.generic.GenericRecord before = new org.apache.avro.generic.GenericRecordBuilder(old)
+                .set("gpus", List.of()).set("cpuMillis", 1000).set("memoryMiB", 1024L).set("labels", Map.of())
+                .set("backend", "simulated").build();
+        io.gantry.events.NodeRegistered read = read(old, before, io.gantry.events.NodeRegistered.getClassSchema());
+        assertThat(read.getPool()).isEqualTo("default");
+
+        io.gantry.events.NodeRegistered inPool = io.gantry.events.NodeRegistered.newBuilder(read).setPool("gpu").build();
+        org.apache.avro.generic.GenericRecord v1 = read(io.gantry.events.NodeRegistered.getClassSchema(), inPool, old);
+        assertThat(v1.get("backend").toString()).isEqualTo("simulated");
+    }
+
+    /**
+     * Writes {@code record} with {@code writer} and reads it back with {@code reader}, as a consumer would: into the
+     * generated class when the reader is the current schema, else into a generic record.
+     */
+    @SuppressWarnings("unchecked")
+    private static <T> T read(Schema writer, Object record, Schema reader) throws java.io.IOException {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        org.apache.avro.io.BinaryEncoder encoder = org.apache.avro.io.EncoderFactory.get().binaryEncoder(bytes, null);
+        new org.apache.avro.generic.GenericDatumWriter<Object>(writer).write(record, encoder);
+        encoder.flush();
+        org.apache.avro.io.DatumReader<Object> datumReader = reader.equals(io.gantry.events.NodeRegistered.getClassSchema())
+                ? new org.apache.avro.specific.SpecificDatumReader<>(writer, reader)
+                : new org.apache.avro.generic.GenericDatumReader<>(writer, reader);
+        return (T) datumReader.read(null, org.apache.avro.io.DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null));
     }
 
     @Test
