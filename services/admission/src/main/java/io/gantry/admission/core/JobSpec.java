@@ -12,10 +12,19 @@ import java.util.List;
  * @param checkpoint    where the job saves its state and how often, or null when it declares no checkpoints
  * @param successPolicy when the gang succeeds before all its tasks ended, or null: when every task exited 0
  * @param retry         how often a run failed by the job's own fault is tried again, or null: never
+ * @param pool          the placement pool to run in, or null: the queue's flavour -> pool map chooses
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
                       String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
-                      SuccessPolicy successPolicy, Retry retry) {
+                      SuccessPolicy successPolicy, Retry retry, String pool) {
+
+    /** In the pool the queue chooses. */
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
+                   SuccessPolicy successPolicy, Retry retry) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
+                successPolicy, retry, null);
+    }
 
     /**
      * Up to {@code maxRetries} more runs after a run failed by the job's own fault (a non-zero exit), the first

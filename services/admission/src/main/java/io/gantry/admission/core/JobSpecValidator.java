@@ -43,7 +43,7 @@ public final class JobSpecValidator {
 
     private static final Set<String> JOB_FIELDS =
             Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology",
-                    "placementPolicy", "checkpoint", "successPolicy", "retry");
+                    "placementPolicy", "checkpoint", "successPolicy", "retry", "pool");
     private static final Set<String> CHECKPOINT_FIELDS = Set.of("dir", "intervalSeconds");
     /** Paths: what a file system takes, bounded so any service can store them. */
     public static final int MAX_PATH_LENGTH = 1024;
@@ -116,11 +116,16 @@ public final class JobSpecValidator {
         JobSpec.Checkpoint checkpoint = checkpoint(job.get("checkpoint"), errors);
         JobSpec.SuccessPolicy successPolicy = successPolicy(job.get("successPolicy"), job.get("tasks"), errors);
         JobSpec.Retry retry = retry(job.get("retry"), errors);
+        String pool = identifier(job.get("pool"), "pool", errors);
         envTotal(tasks, errors);
         if (errors.isEmpty()) {
             String queueProblem = catalog.queueProblem(tenant, queue);
             if (queueProblem != null) {
                 errors.add(new FieldError("queue", queueProblem));
+            }
+            String poolProblem = pool == null ? null : catalog.poolProblem(pool);
+            if (poolProblem != null) {
+                errors.add(new FieldError("pool", poolProblem));
             }
             String classProblem = priorityClass == null ? null : catalog.priorityClassProblem(priorityClass);
             if (classProblem != null) {
@@ -132,7 +137,7 @@ public final class JobSpecValidator {
             return Validated.invalid(errors);
         }
         return Validated.ok(new JobSpec(name, priority == null ? DEFAULT_PRIORITY : priority.intValue(), timeLimit,
-                tasks, queue, priorityClass, topology, policy, checkpoint, successPolicy, retry));
+                tasks, queue, priorityClass, topology, policy, checkpoint, successPolicy, retry, pool));
     }
 
     /** {@code {"maxRetries": 0-10, "backoffSeconds": 0-3600 (default 10)}}, or null. */
