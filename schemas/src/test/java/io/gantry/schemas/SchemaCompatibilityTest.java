@@ -68,6 +68,7 @@ class SchemaCompatibilityTest {
                 org.apache.avro.io.DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null));
 
         assertThat(read.getSuccessPolicy()).isNull();
+        assertThat(read.getPool()).as("no pool named: the queue chooses").isNull();
         io.gantry.events.TaskSpec t = read.getTasks().get(0);
         assertThat(t.getEnv()).isEmpty();
         assertThat(t.getWorkingDir()).isNull();
@@ -118,7 +119,9 @@ class SchemaCompatibilityTest {
         new org.apache.avro.generic.GenericDatumWriter<Object>(writer).write(datum, encoder);
         encoder.flush();
         var decoder = org.apache.avro.io.DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null);
-        if (reader == io.gantry.events.JobSpec.getClassSchema()) {
+        // into the generated class when the reader is a current schema, else into a generic record
+        Class<?> generated = org.apache.avro.specific.SpecificData.get().getClass(reader);
+        if (generated != null && org.apache.avro.specific.SpecificData.get().getSchema(generated) == reader) {
             return (T) new org.apache.avro.specific.SpecificDatumReader<Object>(writer, reader).read(null, decoder);
         }
         return (T) new org.apache.avro.generic.GenericDatumReader<Object>(writer, reader).read(null, decoder);
@@ -142,6 +145,20 @@ class SchemaCompatibilityTest {
 
         assertThat(read.get("reason").toString()).isEqualTo("CAPACITY");
         assertThat(read.get("message").toString()).startsWith("held: ");
+    }
+
+    @Test
+    void aNodeRegisteredBeforePoolsReadsAsThePoolDefaultAndANodeOfAPoolReadsWithV1() throws java.io.IOException {
+        Schema old = PublishedSchemas.parse(RELEASED.resolve("v1")).get("io.gantry.events.NodeRegistered");
+        org.apache.avro.generic.GenericRecord before = new org.apache.avro.generic.GenericRecordBuilder(old)
+                .set("gpus", List.of()).set("cpuMillis", 1000).set("memoryMiB", 1024L).set("labels", Map.of())
+                .set("backend", "simulated").build();
+        io.gantry.events.NodeRegistered read = readAs(old, before, io.gantry.events.NodeRegistered.getClassSchema());
+        assertThat(read.getPool()).isEqualTo("default");
+
+        io.gantry.events.NodeRegistered inPool = io.gantry.events.NodeRegistered.newBuilder(read).setPool("gpu").build();
+        org.apache.avro.generic.GenericRecord v1 = readAs(io.gantry.events.NodeRegistered.getClassSchema(), inPool, old);
+        assertThat(v1.get("backend").toString()).isEqualTo("simulated");
     }
 
     @Test

@@ -48,6 +48,7 @@ final class JobFileSchema {
             "priorityClass", Field.of(Type.STRING),
             "topology", Field.of(Type.OBJECT),
             "placementPolicy", Field.of(Type.STRING),
+            "pool", Field.of(Type.STRING),
             "checkpoint", Field.of(Type.OBJECT),
             "successPolicy", Field.of(Type.OBJECT),
             "retry", Field.of(Type.OBJECT),

@@ -48,6 +48,12 @@ class JobFileTest {
     }
 
     @Test
+    void aPoolNamedInTheFileGoesIntoTheApiBody() throws Exception {
+        JobFile file = JobFile.parse("job.yaml", "name: a\npool: gpu\ntasks:\n  - name: w\n    command: [x]\n");
+        assertThat(file.body()).containsEntry("pool", "gpu");
+    }
+
+    @Test
     void environmentWorkingDirectoryImageMountsAndASuccessPolicyGoIntoTheApiBodyAsWritten() throws Exception {
         JobFile file = JobFile.parse("job.yaml", """
                 name: mpi

@@ -126,7 +126,9 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 .build());
         send(Topics.PLACEMENT_CONFIG_EVENTS, "placement-config", PlacementConfigEvent.newBuilder()
                 .setEventId(UUID.randomUUID().toString()).setOccurredAt(Instant.now())
-                .setPayload(new PlacementConfigApplied(Map.of("training", List.of("H100")))).build());
+                .setPayload(new PlacementConfigApplied(Map.of("training", List.of("H100")),
+                        Map.of("default", new io.gantry.events.PlacementPool("simulated"),
+                                "k8s", new io.gantry.events.PlacementPool("kubernetes")))).build());
         Map<String, String> props = new HashMap<>(EmbeddedPostgres.shared().newDatasource("admission"));
         props.put("kafka.bootstrap.servers", bootstrap);
         props.put("micronaut.server.port", "-1");
@@ -404,6 +406,8 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 request("an unknown GPU tier", "POST", "/v1/jobs", "application/json",
                         "{\"name\":\"a\",\"tasks\":[{\"name\":\"w\",\"command\":[\"x\"],\"gpus\":1,\"gpuTier\":\"nope\"}]}",
                         400, "tasks[0].gpuTier"),
+                request("a pool placement does not have", "POST", "/v1/jobs", "application/json",
+                        "{\"name\":\"a\",\"pool\":\"tpu\"," + task + "}", 400, "pool"),
                 request("an unknown priority class", "POST", "/v1/jobs", "application/json",
                         "{\"name\":\"a\",\"priorityClass\":\"gold\"," + task + "}", 400, "priorityClass"),
                 request("another tenant's queue", "POST", "/v1/jobs", "application/json",

@@ -24,6 +24,9 @@ import io.gantry.placement.core.PlacementPolicy;
 import io.gantry.placement.core.RdmaNic;
 import io.gantry.placement.core.TopologyPlacer;
 import io.micronaut.context.env.Environment;
+import io.micronaut.core.value.PropertyResolver;
+import io.gantry.placement.core.Pools;
+import java.util.LinkedHashMap;
 import io.gantry.placement.kafka.PlacementProcessor;
 import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Value;
@@ -51,14 +54,72 @@ import java.util.TreeMap;
 public class BackendFactory {
     private static final Logger LOG = LoggerFactory.getLogger(BackendFactory.class);
 
-    @Value("${gantry.placement.backend:simulated}")
-    String backendName;
-
+    /**
+     * The configured pools: {@code gantry.placement.pools.<name>.backend} for each, else one pool {@code default}
+     * with {@code gantry.placement.backend}. A pool's keys are {@code gantry.placement.pools.<name>.<key>}, falling
+     * back to {@code gantry.placement.<key>} ({@link PoolProperties}); tiers are global. Every backend is started
+     * here, so a node id listed by two pools refuses the start before any event is read or written.
+     */
     @Singleton
-    GangPlacer placer(Environment env,
-                      @Value("${gantry.placement.placer:topology}") String name,
-                      @Value("${gantry.placement.policy:binpack}") String policy,
-                      @Value("${gantry.placement.gpu-overcommit:1.0}") String overcommit) {
+    PlacementProcessor.Configured pools(Environment env, VirtualClock clock) throws IOException {
+        Map<String, String> backends = poolBackends(env);
+        List<PlacementProcessor.Pool> pools = new ArrayList<>();
+        try {
+            for (Map.Entry<String, String> pool : backends.entrySet()) {
+                PropertyResolver p = env.getPropertyEntries(POOLS).isEmpty() ? env
+                        : new PoolProperties(env, pool.getKey());
+                ExecutionBackend backend = backend(pool.getValue(), clock, p);
+                pools.add(new PlacementProcessor.Pool(pool.getKey(), backend, placer(p, env),
+                        p.getProperty("gantry.placement." + pool.getValue() + ".heartbeat-interval", Duration.class)
+                                .orElse(Duration.ofSeconds(1))));
+            }
+            Map<String, List<String>> nodes = new LinkedHashMap<>();
+            pools.forEach(pool -> nodes.put(pool.name(), pool.backend().nodes().stream().map(NodeSpec::nodeId).toList()));
+            Pools.duplicateNode(nodes).ifPresent(refusal -> {
+                throw new ConfigurationException("gantry.placement.pools: " + refusal);
+            });
+        } catch (RuntimeException | IOException e) {
+            pools.forEach(pool -> pool.backend().close());
+            throw e;
+        }
+        return new PlacementProcessor.Configured(pools);
+    }
+
+    static final String POOLS = "gantry.placement.pools";
+
+    /**
+     * Pool name to backend name, by pool name ({@code default} first when configured: the pool of jobs naming
+     * none); one pool {@code default} with {@code gantry.placement.backend} (simulated) when no pool is configured.
+     */
+    static Map<String, String> poolBackends(PropertyResolver env) {
+        Map<String, String> pools = new LinkedHashMap<>();
+        java.util.SortedSet<String> names = new java.util.TreeSet<>(env.getPropertyEntries(POOLS));
+        if (names.isEmpty()) {
+            pools.put(Pools.DEFAULT, env.getProperty("gantry.placement.backend", String.class).orElse(SimulatedBackend.NAME));
+            return pools;
+        }
+        if (names.remove(Pools.DEFAULT)) {
+            pools.put(Pools.DEFAULT, null);
+        }
+        names.forEach(name -> pools.put(name, null));
+        for (String name : pools.keySet()) {
+            try {
+                Pools.checkName(name);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException(POOLS + ": " + e.getMessage());
+            }
+            pools.put(name, env.getProperty(POOLS + "." + name + ".backend", String.class).map(String::trim)
+                    .orElseThrow(() -> new ConfigurationException(POOLS + "." + name + ".backend is missing: "
+                            + "`simulated`, `local`, `kubernetes` or `slurm`")));
+        }
+        return pools;
+    }
+
+    /** A pool's placer: {@code placer}, {@code policy}, {@code gpu-overcommit}, {@code mig.*} of the pool; tiers global. */
+    static GangPlacer placer(PropertyResolver pool, PropertyResolver env) {
+        String name = pool.getProperty("gantry.placement.placer", String.class).orElse("topology");
+        String policy = pool.getProperty("gantry.placement.policy", String.class).orElse("binpack");
+        String overcommit = pool.getProperty("gantry.placement.gpu-overcommit", String.class).orElse("1.0");
         if ("first-fit".equals(name)) {
             return new FirstFitPlacer(tiers(env.getProperties("gantry.placement.tiers")));
         }
@@ -72,7 +133,7 @@ public class BackendFactory {
             throw new ConfigurationException("gantry.placement.policy must be `binpack` or `spread`, was `" + policy + "`");
         }
         return new TopologyPlacer(p, tiers(env.getProperties("gantry.placement.tiers")),
-                sharing(overcommit, env.getProperties("gantry.placement.mig")));
+                sharing(overcommit, pool.getProperties("gantry.placement.mig")));
     }
 
     /** {@code gantry.placement.gpu-overcommit} (factor >= 1.0) and {@code gantry.placement.mig.<model>=<shape>}. */
@@ -115,22 +176,14 @@ public class BackendFactory {
         return tiers;
     }
 
+    /**
+     * Placement's one clock, shared by its pools. Real processes, pods and Slurm jobs run in real time: the speed-up
+     * applies only when every pool is simulated.
+     */
     @Singleton
-    VirtualClock clock(@Value("${gantry.placement.simulated.speedup:1.0}") double speedup) {
-        // real processes run in real time: the speed-up only applies to the simulated backend
-        // real processes, pods and Slurm jobs run in real time: the speed-up only applies to the simulated backend
-        return new VirtualClock(Clock.systemUTC(), SimulatedBackend.NAME.equals(backendName) ? speedup : 1.0);
-    }
-
-    @Singleton
-    PlacementProcessor.HeartbeatInterval heartbeat(
-            @Value("${gantry.placement.simulated.heartbeat-interval:1s}") Duration simulated,
-            @Value("${gantry.placement.local.heartbeat-interval:1s}") Duration local,
-            @Value("${gantry.placement.kubernetes.heartbeat-interval:1s}") Duration kubernetes,
-            @Value("${gantry.placement.slurm.heartbeat-interval:1s}") Duration slurm) {
-        return new PlacementProcessor.HeartbeatInterval(LocalBackend.NAME.equals(backendName) ? local
-                : KubernetesBackend.NAME.equals(backendName) ? kubernetes
-                : SlurmBackend.NAME.equals(backendName) ? slurm : simulated);
+    VirtualClock clock(Environment env, @Value("${gantry.placement.simulated.speedup:1.0}") double speedup) {
+        boolean simulated = poolBackends(env).values().stream().allMatch(SimulatedBackend.NAME::equals);
+        return new VirtualClock(Clock.systemUTC(), simulated ? speedup : 1.0);
     }
 
     /**
@@ -139,7 +192,7 @@ public class BackendFactory {
      * {@code gantry.placement.simulated.preflight-seed} (42). Read here, not as parameters, so the factory's signature
      * stays that of every backend.
      */
-    static SimulatedBackend simulatedFaults(SimulatedBackend sim, Environment env) throws IOException {
+    static SimulatedBackend simulatedFaults(SimulatedBackend sim, PropertyResolver env) throws IOException {
         String faultFile = env.getProperty("gantry.placement.simulated.fault-file", String.class).orElse("");
         if (!faultFile.isBlank()) {
             try {
@@ -160,24 +213,12 @@ public class BackendFactory {
         }
     }
 
-    @Singleton
-    ExecutionBackend backend(VirtualClock clock, Environment env,
-                             @Value("${gantry.placement.simulated.cluster-file:}") String clusterFile,
-                             @Value("${gantry.placement.simulated.default-run-seconds:60}") long defaultRunSeconds,
-                             @Value("${gantry.placement.local.gpus:0}") int gpus,
-                             @Value("${gantry.placement.local.gpu-model:generic}") String gpuModel,
-                             @Value("${gantry.placement.local.gpu-memory-mib:0}") long gpuMemory,
-                             @Value("${gantry.placement.local.gpu-mig-capable:false}") boolean migCapable,
-                             @Value("${gantry.placement.local.cpu-millis:0}") int cpuMillis,
-                             @Value("${gantry.placement.local.memory-mib:0}") long memoryMiB,
-                             @Value("${gantry.placement.local.work-dir:}") String workDir,
-                             @Value("${gantry.placement.local.run-as:nobody}") String runAs,
-                             @Value("${gantry.placement.local.rdma-nics:}") String rdmaNics,
-                             @Value("${gantry.placement.local.pin-cpus:false}") boolean pinCpus,
-                             @Value("${gantry.placement.local.api-url:}") String apiUrl,
-                             @Value("${gantry.placement.local.nvidia-smi:nvidia-smi}") String nvidiaSmi)
-            throws IOException {
+    /** A pool's execution backend, from the pool's keys ({@code env}: the pool's view of the configuration). */
+    static ExecutionBackend backend(String backendName, VirtualClock clock, PropertyResolver env) throws IOException {
         if (SimulatedBackend.NAME.equals(backendName)) {
+            String clusterFile = string(env, "simulated.cluster-file", "");
+            long defaultRunSeconds = env.getProperty("gantry.placement.simulated.default-run-seconds", Long.class)
+                    .orElse(60L);
             List<NodeSpec> nodes;
             try {
                 nodes = clusterFile.isBlank() ? ClusterFile.defaultCluster() : ClusterFile.load(Path.of(clusterFile));
@@ -207,6 +248,18 @@ public class BackendFactory {
             throw new ConfigurationException("gantry.placement.backend must be `simulated`, `local`, `kubernetes` or "
                     + "`slurm`, was `" + backendName + "`");
         }
+        String nvidiaSmi = string(env, "local.nvidia-smi", "nvidia-smi");
+        int gpus = env.getProperty("gantry.placement.local.gpus", Integer.class).orElse(0);
+        String gpuModel = string(env, "local.gpu-model", "generic");
+        long gpuMemory = env.getProperty("gantry.placement.local.gpu-memory-mib", Long.class).orElse(0L);
+        boolean migCapable = env.getProperty("gantry.placement.local.gpu-mig-capable", Boolean.class).orElse(false);
+        int cpuMillis = env.getProperty("gantry.placement.local.cpu-millis", Integer.class).orElse(0);
+        long memoryMiB = env.getProperty("gantry.placement.local.memory-mib", Long.class).orElse(0L);
+        String workDir = string(env, "local.work-dir", "");
+        String runAs = string(env, "local.run-as", "nobody");
+        String rdmaNics = string(env, "local.rdma-nics", "");
+        boolean pinCpus = env.getProperty("gantry.placement.local.pin-cpus", Boolean.class).orElse(false);
+        String apiUrl = string(env, "local.api-url", "");
         Optional<NodeTopology.Discovered> discovered = HostTopology.discover(nvidiaSmi, HostTopology.SYS_NODES,
                 Duration.ofSeconds(20));
         NodeSpec node = localNode(gpus, gpuModel, gpuMemory, migCapable, cpuMillis, memoryMiB, rdmaNics, discovered);
@@ -228,7 +281,7 @@ public class BackendFactory {
      * {@code gantry.placement.local.preflight-command} (none: every check passes; split on spaces, run without a
      * shell) with {@code gantry.placement.local.preflight-timeout} (10s). Read here so the factory's signature stays.
      */
-    static LocalBackend localHealth(LocalBackend local, Environment env, String nvidiaSmi) {
+    static LocalBackend localHealth(LocalBackend local, PropertyResolver env, String nvidiaSmi) {
         Duration every = env.getProperty("gantry.placement.local.health-interval", Duration.class)
                 .orElse(Duration.ofSeconds(10));
         String kernelLog = env.getProperty("gantry.placement.local.kernel-log", String.class).orElse("").trim();
@@ -245,7 +298,7 @@ public class BackendFactory {
     }
 
     /** The Slurm backend: reads the controller's nodes at start; refuses to start without them (with the reason). */
-    private static ExecutionBackend slurm(Environment environment, VirtualClock clock) {
+    private static ExecutionBackend slurm(PropertyResolver environment, VirtualClock clock) {
         SlurmConfig config;
         try {
             config = SlurmSettings.config(environment);
@@ -265,7 +318,7 @@ public class BackendFactory {
      * context {@code gantry.placement.kubernetes.context} or the current one). Nothing of the configuration is
      * logged but the API server's address and the namespace.
      */
-    static KubernetesBackend kubernetes(Environment env) {
+    static KubernetesBackend kubernetes(PropertyResolver env) {
         java.util.function.BiFunction<String, String, String> get = (key, def) ->
                 env.getProperty("gantry.placement.kubernetes." + key, String.class).orElse(def).trim();
         Config config;
@@ -357,6 +410,11 @@ public class BackendFactory {
         } catch (IllegalArgumentException e) {
             throw new ConfigurationException("gantry.placement.local: " + e.getMessage(), e);
         }
+    }
+
+    /** {@code gantry.placement.<key>}, or {@code def} when unset. */
+    private static String string(PropertyResolver env, String key, String def) {
+        return env.getProperty("gantry.placement." + key, String.class).orElse(def);
     }
 
     private static long number(java.util.function.BiFunction<String, String, String> get, String key, long def) {

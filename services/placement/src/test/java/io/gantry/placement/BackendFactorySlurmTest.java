@@ -69,7 +69,6 @@ class BackendFactorySlurmTest {
         Map<String, Object> all = new HashMap<>(properties);
         all.put("gantry.placement.backend", "slurm");
         BackendFactory factory = new BackendFactory();
-        factory.backendName = "slurm";
         ENVIRONMENTS.put(factory, environment(all));
         return factory;
     }
@@ -78,7 +77,6 @@ class BackendFactorySlurmTest {
             new java.util.IdentityHashMap<>();
 
     private static Object backend(BackendFactory factory) throws Exception {
-        return factory.backend(new VirtualClock(Clock.systemUTC(), 1.0), ENVIRONMENTS.get(factory), "", 60, 0,
-                "generic", 0, false, 0, 0, "", "nobody", "", false, "", "");
+        return BackendFactory.backend("slurm", new VirtualClock(Clock.systemUTC(), 1.0), ENVIRONMENTS.get(factory));
     }
 }

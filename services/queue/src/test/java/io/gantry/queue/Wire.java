@@ -60,7 +60,7 @@ final class Wire implements AutoCloseable {
         JobSpec spec = new JobSpec(jobId + "-name", 0, null, List.of(
                 new TaskSpec("worker", replicas, List.of("train.py"), gpusPerTask, null, 1000, 1024L, 60L, List.of(), null, null, null, null,
                         java.util.Map.of(), null, null, List.of())), null, null, null, null, null, null, null,
-                dependencies, suspend);
+                dependencies, suspend, null);
         send(Topics.ADMISSION_JOB_EVENTS, jobId, new AdmissionJobEvent(UUID.randomUUID().toString(), jobId,
                 Instant.now(), new JobSubmitted(tenant, spec, null)));
     }
@@ -70,7 +70,7 @@ final class Wire implements AutoCloseable {
         String allocationId = jobId + "-alloc-" + attempt;
         Instant t0 = Instant.now();
         List<TaskPlacement> placements = List.of(new TaskPlacement("worker", 0, "node-1", "H100", List.of(0), 1000, 1024L, List.of(), null, List.of(), List.of()));
-        allocation(jobId, new AllocationGranted(allocationId, tenant, attempt, placements, t0, "simulated", null, null));
+        allocation(jobId, new AllocationGranted(allocationId, tenant, attempt, placements, t0, "simulated", null, null, "default"));
         allocation(jobId, new JobRunStarted(allocationId, tenant, attempt, t0));
         allocation(jobId, new JobRunSucceeded(allocationId, tenant, attempt, t0.plusSeconds(60)));
         allocation(jobId, new AllocationReleased(allocationId, tenant, attempt, ReleaseReason.RUN_SUCCEEDED, t0,
@@ -82,7 +82,7 @@ final class Wire implements AutoCloseable {
         String allocationId = jobId + "-alloc-" + attempt;
         Instant t0 = Instant.now();
         List<TaskPlacement> placements = List.of(new TaskPlacement("worker", 0, "node-1", "H100", List.of(0), 1000, 1024L, List.of(), null, List.of(), List.of()));
-        allocation(jobId, new AllocationGranted(allocationId, tenant, attempt, placements, t0, "simulated", null, null));
+        allocation(jobId, new AllocationGranted(allocationId, tenant, attempt, placements, t0, "simulated", null, null, "default"));
         allocation(jobId, new JobRunFailed(allocationId, tenant, attempt, t0.plusSeconds(5), 1, "task worker exited 1",
                 io.gantry.events.FailureReason.RUN_FAILED));
         allocation(jobId, new AllocationReleased(allocationId, tenant, attempt, ReleaseReason.RUN_FAILED, t0,

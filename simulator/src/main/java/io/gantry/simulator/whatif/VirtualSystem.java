@@ -5,6 +5,7 @@ import io.gantry.placement.core.GangPlacer;
 import io.gantry.placement.core.PlacementPolicy;
 import io.gantry.placement.core.TopologyPlacer;
 import io.gantry.placement.kafka.PlacementHandler;
+import io.gantry.placement.kafka.PoolRouter;
 import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.queue.config.QueueConfig;
 import io.gantry.queue.kafka.QueueProcessor;
@@ -69,7 +70,8 @@ public record VirtualSystem(Duration placementTick, Duration heartbeat, Recovery
                         dispatch, queueTick))
                 .service(PlacementProcessor.loop(cluster, new io.gantry.placement.backend.VirtualClock(clock, 1.0),
                         placer, heartbeat, false, List.of(8), placementTick)
-                        .observed(h -> placementStarted.accept((PlacementHandler) h)))
+                        // one pool: its handler is the whole of placement
+                        .observed(h -> placementStarted.accept(((PoolRouter) h).fallback())))
                 .service(RecoveryProcessor.loop(recovery, clock, recoveryCheck))
                 .build();
         holder[0] = driver;

@@ -14,10 +14,12 @@ import java.util.List;
  * @param retry         how often a run failed by the job's own fault is tried again, or null: never
  * @param dependencies  jobs of the same tenant this one waits for (the queue decides when they are met); empty: none
  * @param suspend       submitted suspended: it waits until resumed (Kubernetes Job {@code spec.suspend})
+ * @param pool          the placement pool to run in, or null: the queue's flavour -> pool map chooses
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
                       String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
-                      SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend) {
+                      SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend,
+                      String pool) {
 
     /**
      * A job this one waits for: {@code condition} is {@code afterok} (it succeeded), {@code afterany} (it ended) or
@@ -29,11 +31,28 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
     /** Dependency conditions, as job files write them; the first is the default. */
     public static final List<String> DEPENDENCY_CONDITIONS = List.of("afterok", "afterany", "afternotok");
 
+    /** Without dependencies, not suspended, in the pool the queue chooses. */
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
                    String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
                    SuccessPolicy successPolicy, Retry retry) {
         this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
-                successPolicy, retry, List.of(), false);
+                successPolicy, retry, List.of(), false, null);
+    }
+
+    /** With dependencies or suspended, in the pool the queue chooses. */
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
+                   SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
+                successPolicy, retry, dependencies, suspend, null);
+    }
+
+    /** In {@code pool}, without dependencies, not suspended. */
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
+                   SuccessPolicy successPolicy, Retry retry, String pool) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
+                successPolicy, retry, List.of(), false, pool);
     }
 
     /**

@@ -31,6 +31,9 @@ public final class JobSpecTree {
         if (spec.placementPolicy() != null) {
             job.put("placementPolicy", spec.placementPolicy());
         }
+        if (spec.pool() != null) {
+            job.put("pool", spec.pool());
+        }
         if (spec.checkpoint() != null) {
             Map<String, Object> checkpoint = new LinkedHashMap<>();
             checkpoint.put("dir", spec.checkpoint().dir());

@@ -18,13 +18,21 @@ import java.util.TreeSet;
  *                        after it (the queue's implicit configuration) or when the queues are unknown
  * @param priorityClasses the configured priority class names, or null when unknown
  * @param tiers           GPU tier name to its models in order of preference, or null when unknown
+ * @param pools           placement's pools, or null when unknown (no placement configuration read yet)
  */
 public record SchedulingCatalog(Map<String, String> queueTenants, Set<String> priorityClasses,
-                                Map<String, List<String>> tiers, boolean queuesKnown) {
+                                Map<String, List<String>> tiers, boolean queuesKnown, Set<String> pools) {
     public SchedulingCatalog {
         queueTenants = queueTenants == null ? null : Map.copyOf(queueTenants);
         priorityClasses = priorityClasses == null ? null : Set.copyOf(priorityClasses);
         tiers = tiers == null ? null : Map.copyOf(tiers);
+        pools = pools == null ? null : Set.copyOf(pools);
+    }
+
+    /** Pools unknown. */
+    public SchedulingCatalog(Map<String, String> queueTenants, Set<String> priorityClasses,
+                             Map<String, List<String>> tiers, boolean queuesKnown) {
+        this(queueTenants, priorityClasses, tiers, queuesKnown, null);
     }
 
     /** An explicit queue configuration (queues known). */
@@ -44,12 +52,24 @@ public record SchedulingCatalog(Map<String, String> queueTenants, Set<String> pr
     }
 
     public SchedulingCatalog withQueues(Map<String, String> queueTenants, Set<String> priorityClasses) {
-        return new SchedulingCatalog(queueTenants, priorityClasses, tiers, true);
+        return new SchedulingCatalog(queueTenants, priorityClasses, tiers, true, pools);
     }
 
     public SchedulingCatalog withTiers(Map<String, List<String>> tiers) {
-        return new SchedulingCatalog(queueTenants, priorityClasses, tiers, queuesKnown);
+        return new SchedulingCatalog(queueTenants, priorityClasses, tiers, queuesKnown, pools);
     }
+
+    /**
+     * Placement's pools as it published them; empty (a configuration published before pools) stands for the one
+     * pool {@code default}.
+     */
+    public SchedulingCatalog withPools(Set<String> pools) {
+        return new SchedulingCatalog(queueTenants, priorityClasses, tiers, queuesKnown,
+                pools.isEmpty() ? Set.of(DEFAULT_POOL) : pools);
+    }
+
+    /** The pool of a placement configured without pools. */
+    public static final String DEFAULT_POOL = "default";
 
     /**
      * Why a job of {@code tenant} asking for queue {@code requested} (null: the queue named after the tenant, as the
@@ -89,6 +109,14 @@ public record SchedulingCatalog(Map<String, String> queueTenants, Set<String> pr
         }
         return "unknown priority class '" + priorityClass + "'; classes: "
                 + (priorityClasses.isEmpty() ? "none are configured" : String.join(", ", new TreeSet<>(priorityClasses)));
+    }
+
+    /** Why {@code pool} (non-null) is refused, or null. */
+    String poolProblem(String pool) {
+        if (pools == null || pools.contains(pool)) {
+            return null;
+        }
+        return "unknown pool '" + pool + "'; pools: " + String.join(", ", new TreeSet<>(pools));
     }
 
     /** Why {@code tier} (non-null) is refused, or null. */

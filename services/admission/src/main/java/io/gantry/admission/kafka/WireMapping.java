@@ -80,6 +80,7 @@ public final class WireMapping {
                 .setQueue(spec.queue())
                 .setPriorityClass(spec.priorityClass())
                 .setPlacementPolicy(spec.placementPolicy())
+                .setPool(spec.pool())
                 .setCheckpoint(spec.checkpoint() == null ? null : new io.gantry.events.CheckpointPolicy(
                         spec.checkpoint().dir(), spec.checkpoint().intervalSeconds()))
                 .setTopology(spec.topology() == null ? null : new TopologyConstraint(
@@ -107,7 +108,7 @@ public final class WireMapping {
                 spec.getDependencies() == null ? List.of() : spec.getDependencies().stream().map(d ->
                         new JobSpec.Dependency(d.getJobId(), d.getCondition().name().replace("_", "")
                                 .toLowerCase(java.util.Locale.ROOT))).toList(),
-                Boolean.TRUE.equals(spec.getSuspend()));
+                Boolean.TRUE.equals(spec.getSuspend()), spec.getPool());
     }
 
     /** {@code afternotok} → {@code AFTER_NOT_OK}: the wire enum's symbol for a condition as job files write it. */
@@ -147,10 +148,10 @@ public final class WireMapping {
         java.util.Set<String> classes = applied.getPriorityClasses() == null ? null
                 : new java.util.HashSet<>(applied.getPriorityClasses());
         if ("implicit".equals(applied.getSource())) {
-            return new SchedulingCatalog(null, classes, catalog.tiers(), true);
+            return new SchedulingCatalog(null, classes, catalog.tiers(), true, catalog.pools());
         }
         if (applied.getQueues() == null) {
-            return new SchedulingCatalog(null, classes, catalog.tiers(), false);
+            return new SchedulingCatalog(null, classes, catalog.tiers(), false, catalog.pools());
         }
         java.util.Map<String, String> queues = new java.util.HashMap<>();
         applied.getQueues().forEach(q -> queues.put(q.getName(), q.getTenant()));
@@ -163,7 +164,8 @@ public final class WireMapping {
         }
         java.util.Map<String, List<String>> tiers = new java.util.HashMap<>();
         applied.getTiers().forEach((tier, models) -> tiers.put(tier, List.copyOf(models)));
-        return catalog.withTiers(tiers);
+        return catalog.withTiers(tiers).withPools(applied.getPools() == null ? java.util.Set.of()
+                : applied.getPools().keySet());
     }
 
     /** The model of each GPU of a registered node, one entry per device. */

@@ -260,6 +260,12 @@ class JobSpecValidatorTest {
                 arguments("a tenant without any queue", aJob().build(),
                         new SchedulingCatalog(Map.of("nlp", "nlp"), null, null), "queue",
                         "tenant vision has no queue in the current configuration"),
+                arguments("a pool placement does not have", aJob().set("pool", "tpu").build(),
+                        CATALOG.withPools(Set.of("default", "k8s")), "pool",
+                        "unknown pool 'tpu'; pools: default, k8s"),
+                arguments("a pool when placement published a configuration written before pools",
+                        aJob().set("pool", "k8s").build(), CATALOG.withPools(Set.of()), "pool",
+                        "unknown pool 'k8s'; pools: default"),
                 arguments("a queue other than its own where every tenant has one queue named after it",
                         aJob().set("queue", "shared").build(), SchedulingCatalog.implicitQueues(), "queue",
                         "tenant vision has no queue 'shared'; its queues: vision"));
@@ -289,6 +295,19 @@ class JobSpecValidatorTest {
         assertThat(validator.validate(aJob().build(), CLUSTER, SchedulingCatalog.implicitQueues(), "vision").errors())
                 .isEmpty();
         assertThat(validator.validate(anything, CLUSTER, SchedulingCatalog.unknown(), "vision").errors()).isEmpty();
+    }
+
+    @Test
+    void aJobNamingAPoolPlacementHasKeepsItAndShowsItInTheJobView() {
+        Validated v = validator.validate(aJob().set("pool", "k8s").build(), CLUSTER,
+                CATALOG.withPools(Set.of("default", "k8s")), "vision");
+        Validated unknownYet = validator.validate(aJob().set("pool", "slurm").build(), CLUSTER, CATALOG, "vision");
+
+        assertThat(v.errors()).isEmpty();
+        assertThat(v.spec().pool()).isEqualTo("k8s");
+        assertThat(JobSpecTree.toTree(v.spec())).containsEntry("pool", "k8s");
+        assertThat(unknownYet.errors()).as("pools not published yet: placement decides").isEmpty();
+        assertThat(validator.validate(aJob().build(), CLUSTER, CATALOG, "vision").spec().pool()).isNull();
     }
 
     @Test

@@ -54,7 +54,7 @@ public class NodesController {
     }
 
     @Serdeable
-    public record NodeBody(String nodeId, String backend, boolean healthy, Map<String, String> labels, String spine,
+    public record NodeBody(String nodeId, String backend, String pool, boolean healthy, Map<String, String> labels, String spine,
                            String rack, List<GpuView> gpus, int freeGpus, int cpuMillis, long memoryMiB,
                            int freeCpuMillis, long freeMemoryMiB, List<SocketView> sockets, boolean cordoned,
                            @Nullable String reservedFor, List<NicView> rdmaNics, int foreignGpus,
@@ -67,12 +67,21 @@ public class NodesController {
             return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", "placement is restoring its state",
                     List.of());
         }
-        record Snapshot(List<NodeView> nodes, Map<String, String> tenants) {
+        record Snapshot(List<NodeView> nodes, Map<String, String> pools, Map<String, String> tenants) {
         }
-        Snapshot s = placement.query(h -> {
+        Snapshot s = placement.query(router -> {
             Map<String, String> tenants = new HashMap<>();
-            h.state().liveAllocations().forEach(a -> tenants.put(a.jobId(), a.tenant()));
-            return new Snapshot(h.state().snapshot().nodes(), tenants);
+            Map<String, String> pools = new HashMap<>();
+            List<NodeView> nodes = new java.util.ArrayList<>();
+            router.pools().forEach((pool, h) -> {
+                h.state().liveAllocations().forEach(a -> tenants.put(a.jobId(), a.tenant()));
+                h.state().snapshot().nodes().forEach(n -> {
+                    nodes.add(n);
+                    pools.put(n.nodeId(), pool);
+                });
+            });
+            nodes.sort(java.util.Comparator.comparing(NodeView::nodeId));
+            return new Snapshot(nodes, pools, tenants);
         }).get(10, TimeUnit.SECONDS);
         List<NodeBody> body = s.nodes().stream().map(n -> {
             List<GpuView> gpus = n.spec().gpus().stream().map((Gpu g) -> {
@@ -113,7 +122,7 @@ public class NodesController {
             }
             List<NicView> nics = n.spec().rdmaNics().stream()
                     .map(x -> new NicView(x.name(), x.numaNode(), x.pcieSwitch(), x.gbps())).toList();
-            return new NodeBody(n.nodeId(), n.spec().backend(), n.healthy(), labels, n.spec().spine(),
+            return new NodeBody(n.nodeId(), n.spec().backend(), s.pools().get(n.nodeId()), n.healthy(), labels, n.spec().spine(),
                     n.spec().rack(), gpus, n.freeGpuCount(), n.spec().cpuMillis(), n.spec().memoryMiB(),
                     n.freeCpuMillis(), n.freeMemoryMiB(), sockets, n.spec().cordoned(), reservedFor, nics,
                     n.foreignGpus().size(), foreignHolders);

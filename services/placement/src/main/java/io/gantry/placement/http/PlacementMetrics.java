@@ -36,14 +36,12 @@ import java.util.concurrent.TimeUnit;
  *       ({@code gantry.placement.fragmentation.typical-gpus})</li>
  *   <li>{@code gantry_placement_node_gpus{node,pool,state}}: the same states per node (per-node GPU health)</li>
  * </ul>
- * The pool is the node's {@code pool} label ({@link #POOL_LABEL}), or {@code default}. Labels are bounded by the
+ * The pool is the placement pool the node is in ({@code default} without pools). Labels are bounded by the
  * inventory; job ids are never labels.
  */
 @Context
 public class PlacementMetrics {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementMetrics.class);
-    static final String POOL_LABEL = "pool";
-    static final String DEFAULT_POOL = "default";
     static final List<String> STATES = List.of("allocated", "free", "cordoned", "foreign", "unhealthy");
 
     private final PlacementProcessor placement;
@@ -78,42 +76,48 @@ public class PlacementMetrics {
             return;
         }
         try {
-            List<NodeView> nodes = placement.query(h -> h.state().snapshot().nodes()).get(10, TimeUnit.SECONDS);
+            Map<String, List<NodeView>> nodes = placement.query(router -> {
+                Map<String, List<NodeView>> byPool = new TreeMap<>();
+                router.pools().forEach((pool, h) -> byPool.put(pool, h.state().snapshot().nodes()));
+                return byPool;
+            }).get(10, TimeUnit.SECONDS);
             publish(nodes, placement.typicalGpus());
         } catch (Exception e) {
             LOG.warn("placement metrics not refreshed; the next run retries: {}", e.toString());
         }
     }
 
-    private void publish(List<NodeView> nodes, List<Integer> typicalSizes) {
+    private void publish(Map<String, List<NodeView>> nodesByPool, List<Integer> typicalSizes) {
         Map<List<String>, Integer> byPoolModelState = new TreeMap<>(java.util.Comparator.comparing(Object::toString));
         List<MultiGauge.Row<?>> nodeRows = new ArrayList<>();
         Map<Integer, Integer> strandedBySize = new TreeMap<>();
         typicalSizes.forEach(k -> strandedBySize.put(k, 0));
-        for (NodeView n : nodes) {
-            String pool = n.labels().getOrDefault(POOL_LABEL, DEFAULT_POOL);
-            Map<String, Integer> nodeCounts = new HashMap<>();
-            STATES.forEach(s -> nodeCounts.put(s, 0));
-            Map<String, Integer> freeByModel = new HashMap<>();
-            List<Gpu> free = n.freeGpus();
-            for (Gpu g : n.spec().gpus()) {
-                String state = !n.healthy() ? "unhealthy"
-                        : n.foreignGpus().contains(g.index()) ? "foreign"
-                        : !free.contains(g) ? "allocated"
-                        : n.spec().cordoned() || !n.eligible() ? "cordoned" : "free";
-                byPoolModelState.merge(List.of(pool, g.model(), state), 1, Integer::sum);
-                nodeCounts.merge(state, 1, Integer::sum);
-                if (state.equals("free")) {
-                    freeByModel.merge(g.model(), 1, Integer::sum);
+        for (Map.Entry<String, List<NodeView>> inPool : nodesByPool.entrySet()) {
+            String pool = inPool.getKey();
+            for (NodeView n : inPool.getValue()) {
+                Map<String, Integer> nodeCounts = new HashMap<>();
+                STATES.forEach(s -> nodeCounts.put(s, 0));
+                Map<String, Integer> freeByModel = new HashMap<>();
+                List<Gpu> free = n.freeGpus();
+                for (Gpu g : n.spec().gpus()) {
+                    String state = !n.healthy() ? "unhealthy"
+                            : n.foreignGpus().contains(g.index()) ? "foreign"
+                            : !free.contains(g) ? "allocated"
+                            : n.spec().cordoned() || !n.eligible() ? "cordoned" : "free";
+                    byPoolModelState.merge(List.of(pool, g.model(), state), 1, Integer::sum);
+                    nodeCounts.merge(state, 1, Integer::sum);
+                    if (state.equals("free")) {
+                        freeByModel.merge(g.model(), 1, Integer::sum);
+                    }
                 }
-            }
-            STATES.forEach(s -> nodeRows.add(MultiGauge.Row.of(
-                    Tags.of("node", n.nodeId(), "pool", pool, "state", s), nodeCounts.get(s))));
-            int freeHere = freeByModel.values().stream().mapToInt(Integer::intValue).sum();
-            int maxOneModel = freeByModel.values().stream().mapToInt(Integer::intValue).max().orElse(0);
-            for (int k : typicalSizes) {
-                if (freeHere > 0 && maxOneModel < k) {
-                    strandedBySize.merge(k, freeHere, Integer::sum);
+                STATES.forEach(s -> nodeRows.add(MultiGauge.Row.of(
+                        Tags.of("node", n.nodeId(), "pool", pool, "state", s), nodeCounts.get(s))));
+                int freeHere = freeByModel.values().stream().mapToInt(Integer::intValue).sum();
+                int maxOneModel = freeByModel.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+                for (int k : typicalSizes) {
+                    if (freeHere > 0 && maxOneModel < k) {
+                        strandedBySize.merge(k, freeHere, Integer::sum);
+                    }
                 }
             }
         }

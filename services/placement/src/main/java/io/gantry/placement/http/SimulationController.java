@@ -90,9 +90,9 @@ public class SimulationController {
             return Problem.response(HttpStatus.BAD_REQUEST, "Invalid request", bad.getMessage(),
                     List.of(new Problem.FieldError(field, bad.getMessage())));
         }
-        SimulatedBackend sim = (SimulatedBackend) placement.backend();
         Boolean known = placement.query(h -> {
-            if (!sim.knows(nodeId)) {
+            SimulatedBackend sim = simulated(nodeId);
+            if (sim == null) {
                 return false;
             }
             sim.inject(fault);
@@ -114,9 +114,9 @@ public class SimulationController {
         if (refused != null) {
             return refused;
         }
-        SimulatedBackend sim = (SimulatedBackend) placement.backend();
         Boolean known = placement.query(h -> {
-            if (!sim.knows(nodeId)) {
+            SimulatedBackend sim = simulated(nodeId);
+            if (sim == null) {
                 return false;
             }
             sim.failPreflight(nodeId, body.fail());
@@ -129,30 +129,48 @@ public class SimulationController {
         return HttpResponse.ok(new PreflightState(nodeId, body.fail()));
     }
 
-    /** 403 for a non-admin, 409 when the backend is not simulated; null when the request may go on. */
+    /** 403 for a non-admin, 409 when no pool is simulated; null when the request may go on. */
     private HttpResponse<?> refuse(Caller caller) {
         if (caller == null || !caller.admin()) {
             return Problem.response(HttpStatus.FORBIDDEN, "Forbidden", "the admin role is required", List.of());
         }
-        if (!(placement.backend() instanceof SimulatedBackend)) {
+        if (simulatedBackends().isEmpty()) {
             return Problem.response(HttpStatus.CONFLICT, "Not simulated",
-                    "the active backend is " + placement.backend().name() + "; only simulated nodes take injected faults",
+                    "the active backend is " + backends() + "; only simulated nodes take injected faults",
                     List.of());
         }
         return null;
+    }
+
+    private List<SimulatedBackend> simulatedBackends() {
+        return placement.pools().stream().map(PlacementProcessor.Pool::backend)
+                .filter(b -> b instanceof SimulatedBackend).map(b -> (SimulatedBackend) b).toList();
+    }
+
+    /** The simulated backend that has the node, or null. */
+    private SimulatedBackend simulated(String nodeId) {
+        return simulatedBackends().stream().filter(b -> b.knows(nodeId)).findFirst().orElse(null);
+    }
+
+    /** The pools' backends, as a sentence names them (the backend alone when there is one pool). */
+    private String backends() {
+        List<PlacementProcessor.Pool> pools = placement.pools();
+        return pools.size() == 1 ? pools.get(0).backend().name() : String.join(", ", pools.stream()
+                .map(p -> p.backend().name() + " (pool " + p.name() + ")").toList());
     }
 
     private HttpResponse<?> change(Caller caller, String nodeId, boolean fail) throws Exception {
         if (caller == null || !caller.admin()) {
             return Problem.response(HttpStatus.FORBIDDEN, "Forbidden", "the admin role is required", List.of());
         }
-        if (!(placement.backend() instanceof SimulatedBackend sim)) {
+        if (simulatedBackends().isEmpty()) {
             return Problem.response(HttpStatus.CONFLICT, "Not simulated",
-                    "the active backend is " + placement.backend().name() + "; only simulated nodes can be failed",
+                    "the active backend is " + backends() + "; only simulated nodes can be failed",
                     List.of());
         }
         Boolean known = placement.query(h -> {
-            if (!sim.knows(nodeId)) {
+            SimulatedBackend sim = simulated(nodeId);
+            if (sim == null) {
                 return false;
             }
             if (fail) {

@@ -18,8 +18,6 @@ import io.gantry.events.NodeHeartbeat;
 import io.gantry.events.NodeHeartbeatEvent;
 import io.gantry.events.NodeRecovered;
 import io.gantry.events.NodeRegistered;
-import io.gantry.events.PlacementConfigApplied;
-import io.gantry.events.PlacementConfigEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.placement.backend.DeviceFault;
@@ -52,15 +50,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The event-loop adapter: maps records to calls on {@link ClusterState}, replays and publishes the facts it
- * returns, and drives the execution backend. One instance per processor incarnation; a Kafka failure discards it
- * and a fresh one restores from the topics.
+ * The event-loop adapter of one pool: maps records to calls on the pool's {@link ClusterState}, replays and
+ * publishes the facts it returns (each naming the pool), and drives the pool's execution backend. {@link PoolRouter}
+ * hands it the records of its pool. One instance per pool and processor incarnation; a Kafka failure discards it and
+ * a fresh one restores from the topics.
  */
 public final class PlacementHandler implements EventHandler {
     /** The gangs of the capacity reservations, as requested (transient; after a restore, from their dispatches). */
@@ -71,6 +69,11 @@ public final class PlacementHandler implements EventHandler {
     private final ExecutionBackend backend;
     private final VirtualClock clock;
     private final Duration heartbeatInterval;
+    private String pool = io.gantry.placement.core.Pools.DEFAULT;
+    /** The other pool that has a node id, if any: such a node is never registered here. */
+    private java.util.function.Function<String, Optional<String>> elsewhere = id -> Optional.empty();
+    /** Nodes this backend lists that another pool has, already logged. */
+    private final java.util.Set<String> foreign = new java.util.HashSet<>();
     /** Specs of dispatched runs seen during restore, keyed by job id; only needed to re-create live runs. */
     private final Map<String, JobDispatched> restoredDispatches = new HashMap<>();
     /** Preemptions read back at restore, by job id, the first per attempt; applied once allocations are known. */
@@ -84,8 +87,6 @@ public final class PlacementHandler implements EventHandler {
     /** Registrations read back at restore that were invalid, node id to why. */
     private final Map<String, String> rejectedRegistrations = new HashMap<>();
     private Instant newestRestored;
-    /** The tiers of the newest {@code PlacementConfigApplied} read back; null when none was ever published. */
-    private Map<String, List<String>> publishedTiers;
     private List<Integer> typicalRequests = List.of(8);
     private boolean dirty = true;
     private volatile double fragmentation;
@@ -129,6 +130,26 @@ public final class PlacementHandler implements EventHandler {
 
     public ClusterState state() {
         return state;
+    }
+
+    /** This handler's pool: it publishes every registration, grant, deferral and free capacity under that name. */
+    public PlacementHandler inPool(String name) {
+        this.pool = io.gantry.placement.core.Pools.checkName(name);
+        return this;
+    }
+
+    public String pool() {
+        return pool;
+    }
+
+    public ExecutionBackend backend() {
+        return backend;
+    }
+
+    /** Which other pool has a node id, if any: a node this backend lists that another pool has is not registered. */
+    PlacementHandler nodesElsewhere(java.util.function.Function<String, Optional<String>> otherPool) {
+        this.elsewhere = otherPool;
+        return this;
     }
 
     /** The request sizes (GPUs) the fragmentation metric is computed for. */
@@ -183,9 +204,6 @@ public final class PlacementHandler implements EventHandler {
             } else if (e.getPayload() instanceof NodeHeartbeat h) {
                 heartbeatSequence.merge(e.getNodeId(), h.getSequence(), Math::max);
             }
-        } else if (value instanceof PlacementConfigEvent e && e.getPayload() instanceof PlacementConfigApplied c) {
-            seen(e.getOccurredAt());
-            publishedTiers = tiers(c.getTiers()); // one key, one partition: the last read is the newest
         } else if (value instanceof NodeHealthEvent e) {
             if (e.getPayload() instanceof NodeFailed) {
                 state.replay(new PlacementFact.NodeFailed(e.getNodeId()));
@@ -200,7 +218,7 @@ public final class PlacementHandler implements EventHandler {
         }
     }
 
-    private void seen(Instant at) {
+    void seen(Instant at) {
         if (at != null && (newestRestored == null || at.isAfter(newestRestored))) {
             newestRestored = at;
         }
@@ -210,9 +228,10 @@ public final class PlacementHandler implements EventHandler {
     public void restored(Output out) {
         clock.notBefore(newestRestored);
         Instant now = clock.instant();
-        publishConfig(now, out);
         for (NodeSpec node : backend.nodes()) {
-            emit(state.register(node), now, out);
+            if (state.knows(node.nodeId()) || elsewhere.apply(node.nodeId()).isEmpty()) {
+                emit(state.register(node), now, out);
+            }
         }
         // a preemption pending at the restart: its grace period counts from the request's time
         restoredPreemptions.values().stream().flatMap(m -> m.values().stream())
@@ -252,32 +271,6 @@ public final class PlacementHandler implements EventHandler {
             reservedGangs.put(gang.jobId(), gang);
             emit(state.stopDrainBlockers(gang, now), now, out);
         }
-    }
-
-    /**
-     * Tells the other services the GPU tiers placement resolves (admission refuses an unknown {@code gpuTier}),
-     * only when they differ from the newest published, so a restart with the same configuration adds nothing and
-     * the topic reads as the history of configurations.
-     */
-    private void publishConfig(Instant now, Output out) {
-        Map<String, List<String>> configured = tiers(state.placer().tiers().tiers());
-        if (configured.equals(publishedTiers)) {
-            return;
-        }
-        out.send(Topics.PLACEMENT_CONFIG_EVENTS, "placement-config", PlacementConfigEvent.newBuilder()
-                .setEventId(UUID.randomUUID().toString()).setOccurredAt(now)
-                .setPayload(PlacementConfigApplied.newBuilder().setTiers(new HashMap<>(configured)).build()).build());
-        publishedTiers = configured;
-        LOG.info("published the GPU tiers {} on {}", configured.keySet(), Topics.PLACEMENT_CONFIG_EVENTS.name());
-    }
-
-    /** Tier name to models, as plain strings and lists whatever the decoder handed over, for comparing. */
-    private static Map<String, List<String>> tiers(Map<? extends CharSequence, ? extends List<? extends CharSequence>> raw) {
-        Map<String, List<String>> out = new TreeMap<>();
-        if (raw != null) {
-            raw.forEach((tier, models) -> out.put(tier.toString(), models.stream().map(CharSequence::toString).toList()));
-        }
-        return out;
     }
 
     // ---------------------------------------------------------------- inputs
@@ -345,6 +338,11 @@ public final class PlacementHandler implements EventHandler {
             LOG.info("device fault on {}: {} ({} facts)", e.getNodeId(), d.getMessage(), facts.size());
             emit(facts, now, out);
         }
+    }
+
+    /** The job is no longer deferred here (the queue dispatched it to another pool). */
+    void forgetDeferred(String jobId) {
+        deferredGangs.forget(jobId);
     }
 
     /**
@@ -484,7 +482,7 @@ public final class PlacementHandler implements EventHandler {
             List<NodeSpec> listed = backend.nodes();
             syncNodes(listed, now, out);
             for (NodeSpec node : listed) {
-                if (backend.heartbeating(node.nodeId())) {
+                if (!foreign.contains(node.nodeId()) && backend.heartbeating(node.nodeId())) {
                     long seq = heartbeatSequence.merge(node.nodeId(), 1L, Long::sum);
                     out.send(Topics.PLACEMENT_HEARTBEAT_EVENTS, node.nodeId(), NodeHeartbeatEvent.newBuilder()
                             .setEventId(UUID.randomUUID().toString()).setNodeId(node.nodeId()).setOccurredAt(now)
@@ -503,6 +501,15 @@ public final class PlacementHandler implements EventHandler {
     private void syncNodes(List<NodeSpec> listed, Instant now, Output out) {
         java.util.Set<String> ids = new java.util.HashSet<>();
         for (NodeSpec node : listed) {
+            Optional<String> other = state.knows(node.nodeId()) ? Optional.empty() : elsewhere.apply(node.nodeId());
+            if (other.isPresent()) {
+                if (foreign.add(node.nodeId())) {
+                    LOG.warn("node {} of pool {} is not registered: pool {} has a node with that id (node ids must be "
+                            + "unique across pools)", node.nodeId(), pool, other.get());
+                }
+                continue;
+            }
+            foreign.remove(node.nodeId());
             ids.add(node.nodeId());
             List<PlacementFact> facts = state.sync(node);
             if (!facts.isEmpty()) {
@@ -586,7 +593,8 @@ public final class PlacementHandler implements EventHandler {
             state.replay(f);
             dirty = true;
             if (f instanceof PlacementFact.NodeRegistered r) {
-                out.send(Topics.PLACEMENT_NODE_EVENTS, r.node().nodeId(), WireMapping.nodeRegistered(r.node(), now));
+                out.send(Topics.PLACEMENT_NODE_EVENTS, r.node().nodeId(),
+                        WireMapping.inPool(WireMapping.nodeRegistered(r.node(), now), pool));
                 continue;
             }
             if (f instanceof PlacementFact.PreemptionRequested p) {
@@ -606,7 +614,7 @@ public final class PlacementHandler implements EventHandler {
                     release ? state.checkDeferred(deferredGangs.oldestFirst(), now, DEFERRED_CHECKS) : List.of(),
                     token == null ? null : RunTokens.sha256(token));
             if (event != null) {
-                out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), event);
+                out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), WireMapping.inPool(event, pool));
             }
             if (f instanceof PlacementFact.AllocationReleased r) {
                 backend.stop(r.allocation().allocationId());

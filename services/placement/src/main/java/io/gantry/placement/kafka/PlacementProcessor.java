@@ -33,34 +33,51 @@ public class PlacementProcessor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementProcessor.class);
 
     private final EventProcessor processor;
-    private final ExecutionBackend backend;
-    private final GangPlacer placer;
+    private final List<Pool> pools;
     private final List<Integer> typicalGpus;
-    private volatile PlacementHandler current;
+    private volatile PoolRouter current;
 
     public PlacementProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
                             @Value("${gantry.kafka.partitions:1}") int partitions,
                             @Value("${gantry.placement.tick-interval:200ms}") Duration tickInterval,
-                            ExecutionBackend backend, VirtualClock clock, GangPlacer placer,
-                            HeartbeatInterval heartbeat,
+                            Configured pools, VirtualClock clock,
                             @Value("${gantry.placement.restore-dispatches:true}") boolean restoreDispatches,
                             @Value("${gantry.placement.fragmentation.typical-gpus:8}") List<Integer> typicalGpus,
                             @Value("${gantry.placement.reservations.grace-period:30s}") Duration drainGrace,
                             @Value("${gantry.placement.utilisation.sample-every:10s}") Duration utilisationEvery,
                             @Value("${gantry.placement.utilisation.window:5m}") Duration utilisationWindow,
                             @Value("${gantry.placement.utilisation.idle-percent:5}") int idlePercent) {
-        this.backend = backend;
-        this.placer = placer;
+        this.pools = pools.pools();
         this.typicalGpus = List.copyOf(typicalGpus);
         this.processor = EventProcessor.builder(Service.PLACEMENT, bootstrap)
-                .loop(loop(backend, clock, placer, heartbeat.interval(), restoreDispatches, this.typicalGpus,
-                        tickInterval, (int) drainGrace.toSeconds(), new PlacementHandler.UtilisationSettings(
-                                utilisationEvery, utilisationWindow, idlePercent))
-                        .observed(h -> current = (PlacementHandler) h))
+                .loop(loop(this.pools, clock, restoreDispatches, this.typicalGpus, tickInterval,
+                        (int) drainGrace.toSeconds(), new PlacementHandler.UtilisationSettings(utilisationEvery,
+                                utilisationWindow, idlePercent))
+                        .observed(h -> current = (PoolRouter) h))
                 .partitions(partitions)
                 .build()
                 .start();
-        LOG.info("placement started with the {} backend and the {} placer", backend.name(), placer);
+        for (Pool p : this.pools) {
+            LOG.info("placement pool {} started with the {} backend and the {} placer", p.name(), p.backend().name(),
+                    p.placer());
+        }
+    }
+
+    /**
+     * One pool of the cluster: its name, execution backend, placer (its policy included) and the heartbeat period
+     * of its backend's nodes.
+     */
+    public record Pool(String name, ExecutionBackend backend, GangPlacer placer, Duration heartbeatInterval) {
+        public Pool {
+            io.gantry.placement.core.Pools.checkName(name);
+        }
+    }
+
+    /** The configured pools, in configuration order (one pool {@code default} without pools). */
+    public record Configured(List<Pool> pools) {
+        public Configured {
+            pools = List.copyOf(pools);
+        }
     }
 
     /**
@@ -82,14 +99,20 @@ public class PlacementProcessor implements AutoCloseable {
     public static ServiceLoop loop(ExecutionBackend backend, VirtualClock clock, GangPlacer placer,
                                    Duration heartbeatInterval, boolean restoreDispatches, List<Integer> typicalGpus,
                                    Duration tickInterval, int drainGraceSeconds) {
-        return loop(backend, clock, placer, heartbeatInterval, restoreDispatches, typicalGpus, tickInterval,
-                drainGraceSeconds, PlacementHandler.UtilisationSettings.DEFAULT);
+        return loop(List.of(new Pool(io.gantry.placement.core.Pools.DEFAULT, backend, placer, heartbeatInterval)),
+                clock, restoreDispatches, typicalGpus, tickInterval, drainGraceSeconds);
     }
 
-    /** The loop with its utilisation sampling ({@code gantry.placement.utilisation.*}). */
-    public static ServiceLoop loop(ExecutionBackend backend, VirtualClock clock, GangPlacer placer,
-                                   Duration heartbeatInterval, boolean restoreDispatches, List<Integer> typicalGpus,
-                                   Duration tickInterval, int drainGraceSeconds,
+    /** The loop of a cluster of pools: one core per pool behind a {@link PoolRouter}, on one clock. */
+    public static ServiceLoop loop(List<Pool> pools, VirtualClock clock, boolean restoreDispatches,
+                                   List<Integer> typicalGpus, Duration tickInterval, int drainGraceSeconds) {
+        return loop(pools, clock, restoreDispatches, typicalGpus, tickInterval, drainGraceSeconds,
+                PlacementHandler.UtilisationSettings.DEFAULT);
+    }
+
+    /** The loop with its utilisation sampling ({@code gantry.placement.utilisation.*}), each pool its own. */
+    public static ServiceLoop loop(List<Pool> pools, VirtualClock clock, boolean restoreDispatches,
+                                   List<Integer> typicalGpus, Duration tickInterval, int drainGraceSeconds,
                                    PlacementHandler.UtilisationSettings utilisation) {
         List<Topic<?>> restore = new ArrayList<>(List.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
                 Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS,
@@ -101,31 +124,32 @@ public class PlacementProcessor implements AutoCloseable {
                 List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
                         Topics.RECOVERY_NODE_EVENTS, Topics.RECOVERY_DEVICE_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS),
                 restore, tickInterval,
-                () -> {
-                    ClusterState state = new ClusterState(backend.name(), placer);
+                () -> new PoolRouter(pools.stream().map(p -> {
+                    ClusterState state = new ClusterState(p.backend().name(), p.placer());
                     state.drainGrace(drainGraceSeconds);
-                    return new PlacementHandler(state, backend, clock, heartbeatInterval)
+                    return new PlacementHandler(state, p.backend(), clock, p.heartbeatInterval()).inPool(p.name())
                             .typicalRequests(List.copyOf(typicalGpus)).utilisation(utilisation);
-                });
+                }).toList()));
     }
 
     /** Runs {@code query} against the live state on the loop thread. */
-    public <T> CompletableFuture<T> query(Function<PlacementHandler, T> query) {
+    public <T> CompletableFuture<T> query(Function<PoolRouter, T> query) {
         return processor.submit(out -> query.apply(current));
     }
 
     /** Runs {@code command} on the loop thread; what it sends commits in the loop's transaction. */
-    public <T> CompletableFuture<T> command(java.util.function.BiFunction<PlacementHandler, io.gantry.runtime.kafka.Output, T> command) {
+    public <T> CompletableFuture<T> command(java.util.function.BiFunction<PoolRouter, io.gantry.runtime.kafka.Output, T> command) {
         return processor.submit(out -> command.apply(current, out));
     }
 
-    public GangPlacer placer() {
-        return placer;
+    /** The configured pools, in configuration order. */
+    public List<Pool> pools() {
+        return pools;
     }
 
-    /** Fragmentation as of the last tick; 0 before the first. */
+    /** Fragmentation over the pools as of their last ticks; 0 before the first. */
     public double fragmentation() {
-        PlacementHandler h = current;
+        PoolRouter h = current;
         return h == null ? 0.0 : h.fragmentation();
     }
 
@@ -137,18 +161,10 @@ public class PlacementProcessor implements AutoCloseable {
         return processor.isReady();
     }
 
-    public ExecutionBackend backend() {
-        return backend;
-    }
-
-    /** The heartbeat period of the active backend's nodes. */
-    public record HeartbeatInterval(Duration interval) {
-    }
-
     @PreDestroy
     @Override
     public void close() {
         processor.close();
-        backend.close();
+        pools.forEach(p -> p.backend().close());
     }
 }

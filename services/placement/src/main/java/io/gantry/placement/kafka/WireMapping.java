@@ -188,6 +188,31 @@ public final class WireMapping {
                 .setOccurredAt(now).setPayload(payload).build();
     }
 
+    /**
+     * The event as published by the pool {@code pool}: a grant, deferral or release names it (a release's free
+     * capacity is that pool's); other payloads have no pool.
+     */
+    static AllocationEvent inPool(AllocationEvent e, String pool) {
+        Object payload = e.getPayload();
+        if (payload instanceof AllocationGranted g) {
+            payload = AllocationGranted.newBuilder(g).setPool(pool).build();
+        } else if (payload instanceof PlacementDeferred d) {
+            payload = PlacementDeferred.newBuilder(d).setPool(pool).build();
+        } else if (payload instanceof AllocationReleased r) {
+            payload = AllocationReleased.newBuilder(r).setFreeCapacity(r.getFreeCapacity().stream()
+                    .map(f -> FreeGpus.newBuilder(f).setPool(pool).build()).toList()).build();
+        } else {
+            return e;
+        }
+        return AllocationEvent.newBuilder(e).setPayload(payload).build();
+    }
+
+    /** The registration as published by the pool whose backend lists the node. */
+    static NodeEvent inPool(NodeEvent e, String pool) {
+        return e.getPayload() instanceof NodeRegistered r
+                ? NodeEvent.newBuilder(e).setPayload(NodeRegistered.newBuilder(r).setPool(pool).build()).build() : e;
+    }
+
     static List<FreeGpus> freeGpus(List<FreeCapacity> free) {
         List<FreeGpus> out = new ArrayList<>(free.size());
         for (FreeCapacity c : free) {

@@ -206,7 +206,8 @@ public final class WireMapping {
                     w.message());
         } else if (fact instanceof QueueFact.JobDispatched d) {
             payload = new JobDispatched(d.tenant(), d.attempt(), forward(submitted, d.spec()),
-                    wholeGpus(d.gpuMilli()), d.resumeFrom(), d.gpuMilli(), d.flavour());
+                    wholeGpus(d.gpuMilli()), d.resumeFrom(), d.gpuMilli(), d.flavour(),
+                    null); // the queue chooses no pool yet: placement takes the spec's, else `default`
         } else if (fact instanceof QueueFact.QuotaReleased r) {
             payload = new QuotaReleased(r.tenant(), r.attempt(), wholeGpus(r.gpuMilli()), r.reason(), r.gpuMilli());
         } else if (fact instanceof QueueFact.JobSucceeded s) {

@@ -1,0 +1,311 @@
+package io.gantry.placement.kafka;
+
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.CapacityReservationRequested;
+import io.gantry.events.DeferralReason;
+import io.gantry.events.DeviceHealthEvent;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeHealthEvent;
+import io.gantry.events.NodeRegistered;
+import io.gantry.events.PlacementConfigApplied;
+import io.gantry.events.PlacementConfigEvent;
+import io.gantry.events.PlacementDeferred;
+import io.gantry.events.PlacementPool;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.events.QueueReservationEvent;
+import io.gantry.placement.core.Pools;
+import io.gantry.runtime.kafka.EventHandler;
+import io.gantry.runtime.kafka.Output;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * Placement's event handler: one {@link PlacementHandler} (core, backend, deferred gangs, reservations) per pool,
+ * and the routing of each record to the pool it concerns. A dispatch goes to {@code JobDispatched.pool}, else the
+ * spec's {@code pool}, else the pool {@code default} (or the first configured); a reservation request to the pool
+ * the job was last dispatched to; node health and device faults to the pool that has the node (node ids are unique
+ * across pools); at restore, registrations, grants and deferrals to the pool they name and the rest of a job's
+ * allocation history to the pool of its grant. Everything a pool without the job or node ignores anyway
+ * (cancellations, preemptions, checkpoints, a dispatch read back at restore) goes to every pool. Each pool decides
+ * alone, on its own state: a pool whose backend answers nothing (no nodes, no outcomes) never delays another.
+ * With one pool every record goes to it, so a configuration without pools behaves as placement always did.
+ *
+ * <p>It also publishes {@code PlacementConfigApplied} (the GPU tiers and the pools) once state is restored, only
+ * when it differs from the newest one on the topic.
+ */
+public final class PoolRouter implements EventHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(PoolRouter.class);
+    private final Map<String, PlacementHandler> pools = new LinkedHashMap<>();
+    private final PlacementHandler fallback;
+    /** The pool of each job's latest dispatch, grant or deferral (restored from grants and deferrals). */
+    private final Map<String, String> jobPool = new HashMap<>();
+    /** The pool each registration read back at restore named, by node id. */
+    private final Map<String, String> nodePool = new HashMap<>();
+    /** The newest {@code PlacementConfigApplied} read back; null when none was ever published. */
+    private Map<String, List<String>> publishedTiers;
+    private Map<String, String> publishedPools;
+
+    /** @param handlers one per pool, each {@link PlacementHandler#inPool named}, in configuration order */
+    public PoolRouter(List<PlacementHandler> handlers) {
+        if (handlers.isEmpty()) {
+            throw new IllegalArgumentException("placement needs at least one pool");
+        }
+        for (PlacementHandler h : handlers) {
+            if (pools.putIfAbsent(h.pool(), h) != null) {
+                throw new IllegalArgumentException("pool " + h.pool() + " is configured twice");
+            }
+        }
+        fallback = pools.getOrDefault(Pools.DEFAULT, handlers.get(0));
+        for (PlacementHandler h : handlers) {
+            h.nodesElsewhere(nodeId -> pools.values().stream().filter(o -> o != h && o.state().knows(nodeId))
+                    .map(PlacementHandler::pool).findFirst());
+        }
+    }
+
+    /** The pools' handlers, in configuration order. */
+    public Map<String, PlacementHandler> pools() {
+        return java.util.Collections.unmodifiableMap(pools);
+    }
+
+    /** The pool a job naming none runs in: {@code default}, else the first configured. */
+    public PlacementHandler fallback() {
+        return fallback;
+    }
+
+    /** The handler of the pool that has the node, if any. */
+    public Optional<PlacementHandler> owner(String nodeId) {
+        return pools.values().stream().filter(h -> h.state().knows(nodeId)).findFirst();
+    }
+
+    /** Free-GPU-weighted fragmentation over the pools (exact: each pool's is a share of its free GPUs). */
+    public double fragmentation() {
+        double stranded = 0;
+        long free = 0;
+        for (PlacementHandler h : pools.values()) {
+            int f = h.state().inventory().eligibleFreeGpus();
+            stranded += h.fragmentation() * f;
+            free += f;
+        }
+        return free == 0 ? 0.0 : stranded / free;
+    }
+
+    /** Cordons or uncordons a node in its pool; empty when no pool has it. */
+    public Optional<Boolean> cordon(String nodeId, boolean cordon, Output out) {
+        return owner(nodeId).flatMap(h -> h.cordon(nodeId, cordon, out));
+    }
+
+    /** Returns cordoned GPUs of a node to service, in its pool; empty when no pool has it. */
+    public Optional<java.util.SortedSet<Integer>> uncordonGpus(String nodeId, java.util.Set<Integer> gpus, Output out) {
+        return owner(nodeId).flatMap(h -> h.uncordonGpus(nodeId, gpus, out));
+    }
+
+    // ---------------------------------------------------------------- restore
+
+    @Override
+    public void restore(Topic<?> topic, String key, Object value) {
+        if (value instanceof PlacementConfigEvent e) {
+            fallback.seen(e.getOccurredAt());
+            if (e.getPayload() instanceof PlacementConfigApplied c) {
+                // one key, one partition: the last read is the newest
+                publishedTiers = tiers(c.getTiers());
+                publishedPools = backends(c.getPools());
+            }
+        } else if (value instanceof AllocationEvent e) {
+            String pool;
+            if (e.getPayload() instanceof AllocationGranted g) {
+                pool = known(g.getPool(), g.getBackend());
+            } else if (e.getPayload() instanceof PlacementDeferred d) {
+                pool = known(d.getPool(), null);
+            } else {
+                pool = jobPool.getOrDefault(e.getJobId(), fallback.pool());
+            }
+            if (pool == null) {
+                LOG.warn("ignoring an allocation event of job {} read back at restore: no configured pool matches it",
+                        e.getJobId());
+                return;
+            }
+            if (e.getPayload() instanceof AllocationGranted || e.getPayload() instanceof PlacementDeferred) {
+                jobPool.put(e.getJobId(), pool);
+            }
+            pools.get(pool).restore(topic, key, value);
+        } else if (value instanceof NodeEvent e) {
+            String pool = e.getPayload() instanceof NodeRegistered r ? known(r.getPool(), r.getBackend())
+                    : nodePool.getOrDefault(e.getNodeId(), fallback.pool());
+            if (pool == null) {
+                LOG.warn("ignoring the registration of node {} read back at restore: no configured pool matches it",
+                        e.getNodeId());
+                return;
+            }
+            nodePool.put(e.getNodeId(), pool);
+            pools.get(pool).restore(topic, key, value);
+        } else {
+            // node health, dispatches and preemptions may come before the registration or grant they concern
+            // (no order across topics): every pool keeps them, each uses only what concerns its own nodes and jobs
+            pools.values().forEach(h -> h.restore(topic, key, value));
+        }
+    }
+
+    /**
+     * The configured pool a record read back names; a record of a pool no longer configured goes to the only pool,
+     * else to the only pool of its backend (a configuration that gave the pool of today a name); null when none.
+     */
+    private String known(CharSequence pool, CharSequence backend) {
+        if (pool != null && pools.containsKey(pool.toString())) {
+            return pool.toString();
+        }
+        if (pools.size() == 1) {
+            return fallback.pool();
+        }
+        if (backend != null) {
+            List<String> same = pools.values().stream().filter(h -> h.backend().name().equals(backend.toString()))
+                    .map(PlacementHandler::pool).toList();
+            if (same.size() == 1) {
+                return same.get(0);
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void restored(Output out) {
+        for (PlacementHandler h : pools.values()) {
+            h.restored(out);
+        }
+        publishConfig(fallback.now(), out);
+    }
+
+    /**
+     * Tells the other services the GPU tiers placement resolves and its pools (admission refuses an unknown
+     * {@code gpuTier} or {@code pool}), only when they differ from the newest published, so a restart with the same
+     * configuration adds nothing and the topic reads as the history of configurations. A record written before
+     * pools stands for the one pool {@code default}.
+     */
+    private void publishConfig(Instant now, Output out) {
+        Map<String, List<String>> tiers = tiers(fallback.state().placer().tiers().tiers());
+        Map<String, String> backends = new TreeMap<>();
+        pools.values().forEach(h -> backends.put(h.pool(), h.backend().name()));
+        boolean samePools = backends.equals(publishedPools) || (publishedPools != null && publishedPools.isEmpty()
+                && backends.keySet().equals(java.util.Set.of(Pools.DEFAULT)));
+        if (tiers.equals(publishedTiers) && samePools) {
+            return;
+        }
+        Map<String, PlacementPool> wire = new HashMap<>();
+        backends.forEach((pool, backend) -> wire.put(pool, PlacementPool.newBuilder().setBackend(backend).build()));
+        out.send(Topics.PLACEMENT_CONFIG_EVENTS, "placement-config", PlacementConfigEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setOccurredAt(now)
+                .setPayload(PlacementConfigApplied.newBuilder().setTiers(new HashMap<>(tiers)).setPools(wire).build())
+                .build());
+        publishedTiers = tiers;
+        publishedPools = backends;
+        LOG.info("published the GPU tiers {} and the pools {} on {}", tiers.keySet(), backends,
+                Topics.PLACEMENT_CONFIG_EVENTS.name());
+    }
+
+    /** Tier name to models, as plain strings and lists whatever the decoder handed over, for comparing. */
+    private static Map<String, List<String>> tiers(Map<? extends CharSequence, ? extends List<? extends CharSequence>> raw) {
+        Map<String, List<String>> out = new TreeMap<>();
+        if (raw != null) {
+            raw.forEach((tier, models) -> out.put(tier.toString(), models.stream().map(CharSequence::toString).toList()));
+        }
+        return out;
+    }
+
+    private static Map<String, String> backends(Map<String, PlacementPool> raw) {
+        Map<String, String> out = new TreeMap<>();
+        if (raw != null) {
+            raw.forEach((pool, p) -> out.put(pool, p.getBackend()));
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- inputs
+
+    @Override
+    public void handle(Topic<?> topic, String key, Object value, Output out) {
+        if (value instanceof QueueJobEvent e && e.getPayload() instanceof JobDispatched d) {
+            WireMapping.gang(e.getJobId(), d); // throws on a malformed spec before anything changes
+            String pool = d.getPool() != null ? d.getPool().toString()
+                    : d.getSpec().getPool() != null ? d.getSpec().getPool().toString() : fallback.pool();
+            PlacementHandler h = pools.get(pool);
+            if (h == null) {
+                deferUnknownPool(e.getJobId(), d, pool, out);
+                return;
+            }
+            jobPool.put(e.getJobId(), pool);
+            pools.values().stream().filter(o -> o != h).forEach(o -> o.forgetDeferred(e.getJobId()));
+            h.handle(topic, key, value, out);
+        } else if (value instanceof QueueReservationEvent e && e.getPayload() instanceof CapacityReservationRequested r) {
+            String pool = jobPool.getOrDefault(e.getJobId(), r.getSpec() != null && r.getSpec().getPool() != null
+                    ? r.getSpec().getPool().toString() : fallback.pool());
+            PlacementHandler h = pools.get(pool);
+            if (h == null) {
+                LOG.info("no capacity reserved for job {}: its pool {} is not configured", e.getJobId(), pool);
+                return;
+            }
+            h.handle(topic, key, value, out);
+        } else if (value instanceof NodeHealthEvent e) {
+            route(e.getNodeId(), topic, key, value, out);
+        } else if (value instanceof DeviceHealthEvent e) {
+            route(e.getNodeId(), topic, key, value, out);
+        } else {
+            // cancellations, job ends, preemptions, reservation cancellations, checkpoints: only the pool holding
+            // the job's allocation, reservation or deferred gang acts on them
+            pools.values().forEach(h -> h.handle(topic, key, value, out));
+        }
+    }
+
+    /** A node's record to the pool that has the node; to every pool while none has it (each ignores it then). */
+    private void route(String nodeId, Topic<?> topic, String key, Object value, Output out) {
+        Optional<PlacementHandler> owner = owner(nodeId);
+        if (owner.isPresent()) {
+            owner.get().handle(topic, key, value, out);
+        } else {
+            pools.values().forEach(h -> h.handle(topic, key, value, out));
+        }
+    }
+
+    /** A dispatch to a pool placement does not have (configured away since admission accepted the job). */
+    private void deferUnknownPool(String jobId, JobDispatched d, String pool, Output out) {
+        String message = "pool " + pool + " is not configured (pools: " + String.join(", ", pools.keySet()) + ")";
+        LOG.info("job {} attempt {} deferred: {}", jobId, d.getAttempt(), message);
+        out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, jobId, AllocationEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setJobId(jobId).setOccurredAt(fallback.now())
+                .setPayload(PlacementDeferred.newBuilder().setTenant(d.getTenant()).setAttempt(d.getAttempt())
+                        .setReason(DeferralReason.NO_HEALTHY_NODES).setMessage(message).setPool(pool).build())
+                .build());
+    }
+
+    @Override
+    public void tick(Instant wallNow, Output out) {
+        for (PlacementHandler h : pools.values()) {
+            h.tick(wallNow, out);
+        }
+    }
+
+    /** The earliest of the pools' next ticks; null (tick every interval) when any pool cannot tell. */
+    @Override
+    public Instant nextTickAt(Instant wallNow) {
+        Instant next = null;
+        for (PlacementHandler h : pools.values()) {
+            Instant at = h.nextTickAt(wallNow);
+            if (at == null) {
+                return null;
+            }
+            next = next == null || at.isBefore(next) ? at : next;
+        }
+        return next;
+    }
+}
