@@ -24,13 +24,13 @@ import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 
 /**
- * A job's output. No API serves task output yet, so this reads the files the local backend writes
- * ({@code <runs-dir>/<job>/<attempt>/<task>-<replica>.log}); it works where placement runs (the dev machine). The
- * simulated backend runs no processes and has no output.
+ * A job's output, from placement's {@code GET /v1/jobs/{id}/logs} (the local backend keeps it; the simulated one runs
+ * no processes), or, with {@code --runs-dir}, straight from the local backend's files
+ * ({@code <runs-dir>/<job>/<attempt>/<task>-<replica>.log}) on the machine placement runs on.
  */
 @Command(name = "logs", mixinStandardHelpOptions = true,
-        description = {"A job's task output (local backend: read from its run directory, so on the "
-        + "machine placement runs on).", "Several tasks: each line starts with [task-replica]."})
+        description = {"A job's task output (from placement's API; --runs-dir reads the local backend's files "
+        + "directly).", "Several tasks: each line starts with [task-replica]."})
 final class LogsCommand implements Callable<Integer> {
     @ParentCommand
     Cli root;
@@ -50,40 +50,46 @@ final class LogsCommand implements Callable<Integer> {
     @Option(names = {"-f", "--follow"}, description = "keep printing new output until the job ends")
     boolean follow;
 
-    @Option(names = "--runs-dir", paramLabel = "DIR",
-            description = "where the local backend keeps runs (default: runs-dir of the config, else the dev "
-                    + "installation's .gantry/runs)")
+    @Option(names = "--runs-dir", paramLabel = "DIR", arity = "0..1", fallbackValue = "",
+            description = "read the local backend's files under DIR (alone: the config's runs-dir) instead of "
+                    + "asking the API; on the machine placement runs on")
     Path runsDir;
 
-    private final Map<Path, Long> offsets = new LinkedHashMap<>();
-    private final Map<Path, StringBuilder> partial = new LinkedHashMap<>();
+    private final Map<String, StringBuilder> partial = new LinkedHashMap<>();
+
+    /** Where the output comes from: placement's API, or the local backend's files. */
+    private interface Source {
+        /** The labels ({@code task-replica}) of the logs wanted, sorted; empty when the run has none (yet). */
+        List<String> labels();
+
+        /** What log {@code label} gained since the last read. */
+        byte[] read(String label);
+    }
 
     @Override
     public Integer call() {
         JsonNode job = root.job(jobId);
-        Path runs = runsDir != null ? runsDir : root.config().runsDir();
-        int run = attempt != null ? attempt : Math.max(1, job.path("attempt").asInt());
-        Path dir = runs.resolve(job.path("jobId").asText()).resolve(Integer.toString(run));
-        while (follow && !Files.isDirectory(dir) && !JobText.terminal(job) && !"RUNNING".equals(JobText.state(job))) {
+        while (follow && !JobText.terminal(job) && job.path("placements").isEmpty()
+                && !"RUNNING".equals(JobText.state(job))) {
             // not started yet: wait for its run
             Watcher.pause(Duration.ofMillis(500));
             job = root.job(jobId);
         }
-        if (!Files.isDirectory(dir)) {
-            throw new CliException(ExitCode.NOT_FOUND, noLogs(job, dir));
-        }
-        List<Path> files = files(dir);
-        if (files.isEmpty()) {
+        int run = attempt != null ? attempt : Math.max(1, job.path("attempt").asInt());
+        Path runs = runsDir == null || !runsDir.toString().isEmpty() ? runsDir : root.config().runsDir();
+        Source source = runs != null ? files(runs.resolve(job.path("jobId").asText())
+                .resolve(Integer.toString(run))) : api(job, run);
+        List<String> labels = source.labels();
+        if (labels.isEmpty()) {
             throw new CliException(ExitCode.NOT_FOUND, "no log of " + (task == null ? "any task" : "task " + task
-                    + (replica == null ? "" : " replica " + replica)) + " in " + dir + " (there are: "
-                    + String.join(", ", labels(files(dir, true))) + ")");
+                    + (replica == null ? "" : " replica " + replica)) + " in run " + run + " of job " + jobId);
         }
-        boolean prefix = files.size() > 1;
-        drain(files, prefix, false);
+        boolean prefix = labels.size() > 1;
+        drain(source, labels, prefix, false);
         while (follow) {
             boolean ended = JobText.terminal(root.job(jobId));
             // after the end, one last read takes what the tasks wrote last
-            drain(prefix ? files(dir) : files, prefix, ended);
+            drain(source, prefix ? source.labels() : labels, prefix, ended);
             if (ended) {
                 break;
             }
@@ -93,7 +99,83 @@ final class LogsCommand implements Callable<Integer> {
         return ExitCode.OK;
     }
 
-    private String noLogs(JsonNode job, Path dir) {
+    /** Placement's API: the run's logs, then each one from the offset it was read to. */
+    private Source api(JsonNode job, int run) {
+        String base = "/v1/jobs/" + job.path("jobId").asText() + "/logs?attempt=" + run;
+        try {
+            root.client().get(ApiClient.Service.PLACEMENT, base);
+        } catch (ApiError e) {
+            if (e.status() == 404) {
+                throw new CliException(ExitCode.NOT_FOUND, noLogs(job, e.lines().get(0)));
+            }
+            throw e;
+        }
+        Map<String, Long> at = new LinkedHashMap<>();
+        return new Source() {
+            @Override
+            public List<String> labels() {
+                List<String> out = new ArrayList<>();
+                for (JsonNode l : root.client().get(ApiClient.Service.PLACEMENT, base).path("logs")) {
+                    String t = l.path("task").asText();
+                    int r = l.path("replica").asInt();
+                    if ((task == null || task.equals(t)) && (replica == null || replica == r)) {
+                        out.add(t + "-" + r);
+                    }
+                }
+                return out.stream().sorted().toList();
+            }
+
+            @Override
+            public byte[] read(String label) {
+                int dash = label.lastIndexOf('-');
+                java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+                while (true) {
+                    long from = at.getOrDefault(label, 0L);
+                    JsonNode piece = root.client().get(ApiClient.Service.PLACEMENT, base + "&task="
+                            + java.net.URLEncoder.encode(label.substring(0, dash), StandardCharsets.UTF_8)
+                            + "&replica=" + label.substring(dash + 1) + "&offset=" + from);
+                    long next = piece.path("nextOffset").asLong(from);
+                    got.writeBytes(piece.path("text").asText("").getBytes(StandardCharsets.UTF_8));
+                    at.put(label, next);
+                    if (next <= from || next >= piece.path("sizeBytes").asLong(next)) {
+                        return got.toByteArray();
+                    }
+                }
+            }
+        };
+    }
+
+    /** The local backend's files of one run. */
+    private Source files(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            throw new CliException(ExitCode.NOT_FOUND, "no run directory " + dir);
+        }
+        Map<String, Long> at = new LinkedHashMap<>();
+        return new Source() {
+            @Override
+            public List<String> labels() {
+                return LogsCommand.labels(files(dir, false));
+            }
+
+            @Override
+            public byte[] read(String label) {
+                Path f = dir.resolve(label + ".log");
+                long from = at.getOrDefault(label, 0L);
+                try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "r")) {
+                    long len = raf.length();
+                    byte[] bytes = len <= from ? new byte[0] : new byte[(int) Math.min(len - from, 8L << 20)];
+                    raf.seek(from);
+                    raf.readFully(bytes);
+                    at.put(label, from + bytes.length);
+                    return bytes;
+                } catch (IOException e) {
+                    throw new CliException(ExitCode.ERROR, "cannot read " + f + ": " + e.getMessage());
+                }
+            }
+        };
+    }
+
+    private String noLogs(JsonNode job, String apiSentence) {
         Set<String> nodes = new TreeSet<>();
         job.path("placements").forEach(p -> nodes.add(p.path("node").asText()));
         try {
@@ -109,12 +191,7 @@ final class LogsCommand implements Callable<Integer> {
         if (!JobText.terminal(job) && job.path("placements").isEmpty()) {
             return "job " + jobId + " has not started yet (" + JobText.state(job) + "); `gantry logs -f` waits for it";
         }
-        return "no output of job " + jobId + " under " + dir + ": the local backend writes it on the machine "
-                + "placement runs on; run the CLI there, or set runs-dir in the config (no API serves logs yet)";
-    }
-
-    private List<Path> files(Path dir) {
-        return files(dir, false);
+        return apiSentence;
     }
 
     private List<Path> files(Path dir, boolean all) {
@@ -145,26 +222,11 @@ final class LogsCommand implements Callable<Integer> {
         return out;
     }
 
-    /** Prints what each file gained since the last read, whole lines only until the end. */
-    private void drain(List<Path> files, boolean prefix, boolean last) {
-        for (Path f : files) {
-            String label = f.getFileName().toString().replaceFirst("\\.log$", "");
-            long from = offsets.getOrDefault(f, 0L);
-            byte[] bytes;
-            try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "r")) {
-                long len = raf.length();
-                if (len <= from) {
-                    bytes = new byte[0];
-                } else {
-                    bytes = new byte[(int) Math.min(len - from, 8L << 20)];
-                    raf.seek(from);
-                    raf.readFully(bytes);
-                }
-            } catch (IOException e) {
-                throw new CliException(ExitCode.ERROR, "cannot read " + f + ": " + e.getMessage());
-            }
-            offsets.put(f, from + bytes.length);
-            StringBuilder buf = partial.computeIfAbsent(f, k -> new StringBuilder());
+    /** Prints what each log gained since the last read, whole lines only until the end. */
+    private void drain(Source source, List<String> labels, boolean prefix, boolean last) {
+        for (String label : labels) {
+            byte[] bytes = source.read(label);
+            StringBuilder buf = partial.computeIfAbsent(label, k -> new StringBuilder());
             buf.append(new String(bytes, StandardCharsets.UTF_8));
             int nl;
             while ((nl = buf.indexOf("\n")) >= 0) {

@@ -123,6 +123,13 @@ class CliAgainstRunningStackTest {
 
         CliRunner.Result one = alpha.run("logs", gangJob, "--task", "node", "--replica", "1");
         assertThat(one.out()).isEqualTo("hello from node-1\ndone\n");
+        // through placement's API; the files themselves give the same
+        assertThat(alpha.run("logs", gangJob, "--task", "node", "--replica", "1", "--runs-dir").out())
+                .isEqualTo(one.out());
+        CliRunner other = new CliRunner(home, home).env("GANTRY_API", cluster.url("admission"))
+                .env("GANTRY_TOKEN", "tiny-token-0002").env("GANTRY_CONFIG", home.resolve("none.yaml").toString());
+        assertThat(other.run("logs", gangJob).code()).as("another tenant's job is not there for it")
+                .isEqualTo(ExitCode.NOT_FOUND);
 
         CliRunner.Result ps = alpha.run("ps");
         assertThat(ps.code()).isZero();

@@ -107,6 +107,58 @@ public interface ExecutionBackend extends AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * The task output this backend keeps of a job's run ({@code attempt} null: its newest run here): who owns it and
+     * which task replicas wrote any. Empty when the backend keeps none (the simulated one runs no processes) or has
+     * none of that job. Called on an HTTP thread, not the event loop: must only read what is safe to read.
+     */
+    default Optional<RunLogs> logs(String jobId, Integer attempt) {
+        return Optional.empty();
+    }
+
+    /**
+     * Up to {@code maxBytes} of one task replica's output from byte {@code offset}, ending on a whole UTF-8
+     * character; empty when there is no such log. Same thread rule as {@link #logs}.
+     */
+    default Optional<LogChunk> readLog(String jobId, int attempt, String task, int replica, long offset,
+                                       int maxBytes) {
+        return Optional.empty();
+    }
+
+    /** A run's logs: its tenant (null: unknown, so only an admin reads them), attempt, and the replicas with a log. */
+    record RunLogs(String tenant, int attempt, List<LogName> logs) {
+    }
+
+    /** One task replica's log and its size in bytes now. */
+    record LogName(String task, int replica, long size) {
+    }
+
+    /** A piece of a log: the bytes from {@code offset} to {@code nextOffset} as text, and the log's size now. */
+    record LogChunk(long offset, long nextOffset, long size, String text) {
+    }
+
+    /**
+     * The chunk of {@code bytes} (read from {@code offset}) cut back to a whole UTF-8 character, so the next read
+     * starts on one: at most three bytes of a character split by the read are left for it.
+     */
+    static LogChunk chunk(byte[] bytes, int length, long offset, long size) {
+        int end = length;
+        // step back over continuation bytes (10xxxxxx) to the start of the last character, then keep it only if whole
+        int start = end;
+        while (start > 0 && end - start < 4 && (bytes[start - 1] & 0xC0) == 0x80) {
+            start--;
+        }
+        if (start > 0 && end > 0 && start <= end) {
+            int lead = bytes[start - 1] & 0xFF;
+            int need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+            if (need > 1 && end - (start - 1) < need) {
+                end = start - 1;
+            }
+        }
+        return new LogChunk(offset, offset + end,
+                size, new String(bytes, 0, end, java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     @Override
     default void close() {
     }

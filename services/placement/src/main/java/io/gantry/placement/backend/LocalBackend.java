@@ -203,6 +203,7 @@ public final class LocalBackend implements ExecutionBackend {
                 try {
                     Files.createDirectories(dir);
                     giveTo(dir);
+                    writeOwner(dir, allocation);
                     ProcessBuilder pb = new ProcessBuilder(wrap(pin(command, p.cpuSet())));
                     Map<String, String> env = pb.environment();
                     String path = env.getOrDefault("PATH", "/usr/local/bin:/usr/bin:/bin");
@@ -377,6 +378,81 @@ public final class LocalBackend implements ExecutionBackend {
             }
         } catch (IOException | UnsupportedOperationException e) {
             LOG.debug("cannot hand {} to {}: {}", dir, runAs.user(), e.toString());
+        }
+    }
+
+    /** Who a run's logs belong to, beside them: {@code GET /v1/jobs/{id}/logs} shows them to that tenant only. */
+    static final String OWNER_FILE = "gantry-run.properties";
+
+    private static void writeOwner(Path dir, Allocation allocation) throws IOException {
+        Path owner = dir.resolve(OWNER_FILE);
+        if (!Files.exists(owner)) {
+            Files.writeString(owner, "tenant=" + allocation.tenant() + "\njob=" + allocation.jobId() + "\nattempt="
+                    + allocation.attempt() + "\n");
+        }
+    }
+
+    @Override
+    public Optional<RunLogs> logs(String jobId, Integer attempt) {
+        if (!io.gantry.runtime.http.Ids.plausible(jobId)) {
+            return Optional.empty();
+        }
+        Path job = workDir.resolve(jobId);
+        Integer run = attempt;
+        if (run == null) {
+            try (var dirs = Files.list(job)) {
+                run = dirs.map(d -> d.getFileName().toString()).filter(n -> n.matches("[1-9][0-9]{0,8}"))
+                        .map(Integer::parseInt).max(Integer::compare).orElse(null);
+            } catch (IOException e) {
+                return Optional.empty();
+            }
+        }
+        if (run == null || !Files.isDirectory(job.resolve(Integer.toString(run)))) {
+            return Optional.empty();
+        }
+        Path dir = job.resolve(Integer.toString(run));
+        String tenant = null;
+        try {
+            java.util.Properties p = new java.util.Properties();
+            try (var in = Files.newBufferedReader(dir.resolve(OWNER_FILE))) {
+                p.load(in);
+            }
+            tenant = p.getProperty("tenant");
+        } catch (IOException e) {
+            // a run from before owners were recorded: an admin's only
+        }
+        List<LogName> logs = new ArrayList<>();
+        try (var files = Files.list(dir)) {
+            for (Path f : files.sorted().toList()) {
+                String name = f.getFileName().toString();
+                int dash = name.lastIndexOf('-');
+                if (name.endsWith(".log") && dash > 0 && name.substring(dash + 1, name.length() - 4).matches("[0-9]{1,9}")) {
+                    logs.add(new LogName(name.substring(0, dash), Integer.parseInt(name.substring(dash + 1,
+                            name.length() - 4)), Files.size(f)));
+                }
+            }
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        return Optional.of(new RunLogs(tenant, run, logs));
+    }
+
+    @Override
+    public Optional<LogChunk> readLog(String jobId, int attempt, String task, int replica, long offset, int maxBytes) {
+        if (!io.gantry.runtime.http.Ids.plausible(jobId) || task == null || task.contains("/") || task.contains("\\")
+                || task.startsWith(".") || replica < 0 || offset < 0) {
+            return Optional.empty();
+        }
+        Path f = workDir.resolve(jobId).resolve(Integer.toString(attempt)).resolve(task + "-" + replica + ".log");
+        try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "r")) {
+            long size = raf.length();
+            long from = Math.min(offset, size);
+            byte[] bytes = new byte[(int) Math.min(size - from, Math.max(0, maxBytes))];
+            raf.seek(from);
+            raf.readFully(bytes);
+            return Optional.of(ExecutionBackend.chunk(bytes, bytes.length, from, size));
+        } catch (IOException e) {
+            return Optional.empty();
         }
     }
 

@@ -308,6 +308,35 @@ class LocalBackendTest {
     }
 
     @Test
+    void aRunsLogsAreListedWithTheirOwnerAndReadFromAnOffset() throws Exception {
+        LocalBackend b = backend();
+        Allocation a = allocation("job-logs", task("main", 0, 0), task("main", 1, 1));
+        RunPlan plan = new RunPlan(Map.of("main", new RunPlan.Task(List.of("sh", "-c",
+                "echo line-one-$GANTRY_REPLICA; echo line-two"), null)));
+        assertThat(b.start(a, plan, Instant.now())).isEmpty();
+        awaitOutcome();
+
+        ExecutionBackend.RunLogs run = b.logs("job-logs", null).orElseThrow();
+        assertThat(run.tenant()).isEqualTo("vision");
+        assertThat(run.attempt()).as("the newest run").isEqualTo(2);
+        assertThat(run.logs()).extracting(ExecutionBackend.LogName::task, ExecutionBackend.LogName::replica)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("main", 0),
+                        org.assertj.core.groups.Tuple.tuple("main", 1));
+        ExecutionBackend.LogChunk whole = b.readLog("job-logs", 2, "main", 1, 0, 1 << 20).orElseThrow();
+        assertThat(whole.text()).endsWith("line-one-1\nline-two\n");
+        assertThat(whole.nextOffset()).isEqualTo(whole.size());
+        ExecutionBackend.LogChunk rest = b.readLog("job-logs", 2, "main", 1, whole.size() - 9, 4).orElseThrow();
+        assertThat(rest.text()).isEqualTo("line");
+        assertThat(rest.nextOffset()).isEqualTo(whole.size() - 5);
+
+        assertThat(b.logs("job-logs", 1)).as("no such run").isEmpty();
+        assertThat(b.logs("no-job", null)).isEmpty();
+        assertThat(b.logs("../etc", null)).isEmpty();
+        assertThat(b.readLog("job-logs", 2, "../../x", 0, 0, 10)).isEmpty();
+        assertThat(b.readLog("job-logs", 2, "main", 7, 0, 10)).isEmpty();
+    }
+
+    @Test
     void aNoticeForARunThatIsNotRunningHereWritesNothing() {
         LocalBackend b = backend();
         Instant now = Instant.now();
