@@ -16,6 +16,12 @@ final class CliArgs {
      */
     static Map<String, String> parse(String[] args, int from, Collection<String> known, Collection<String> flags,
                                      String usage, Consumer<String> fail) {
+        return parse(args, from, known, flags, java.util.List.of(), usage, fail);
+    }
+
+    /** The same, where each of {@code repeatable} may be given more than once: its values joined with ','. */
+    static Map<String, String> parse(String[] args, int from, Collection<String> known, Collection<String> flags,
+                                     Collection<String> repeatable, String usage, Consumer<String> fail) {
         Map<String, String> opts = new HashMap<>();
         for (int i = from; i < args.length; i++) {
             String a = args[i];
@@ -47,7 +53,11 @@ final class CliArgs {
                 fail.accept("unknown option --" + key);
                 return opts;
             }
-            opts.put(key, value);
+            if (repeatable.contains(key)) {
+                opts.merge(key, value, (a, b) -> a + "," + b);
+            } else {
+                opts.put(key, value);
+            }
         }
         return opts;
     }

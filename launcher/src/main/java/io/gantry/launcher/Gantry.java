@@ -26,6 +26,9 @@ public final class Gantry {
               --backend NAME          simulated (default), local (runs tenants' commands on this host!),
                                       kubernetes (pods on the cluster of --kubeconfig) or slurm (batch jobs on the
                                       controller of --slurm-conf); see services/placement/README.md
+              --pool NAME=BACKEND     a pool of the cluster with its own backend and placement core; repeatable
+                                      (e.g. --pool sim=simulated --pool gpu=local); the backend options below
+                                      apply to the pools of that backend; without it one pool `default` (--backend)
               --cluster FILE          cluster YAML for the simulated backend (default: 4 nodes x 8 H100)
               --local-gpus N          GPUs of the local node when nvidia-smi does not describe them (default 0)
               --local-gpu-model M     their model (default generic)
@@ -114,6 +117,8 @@ public final class Gantry {
         Map<String, String> placement = new LinkedHashMap<>();
         String backend = opts.getOrDefault("backend", "simulated");
         placement.put("gantry.placement.backend", backend);
+        Map<String, String> pools = pools(opts);
+        pools.forEach((name, b) -> placement.put("gantry.placement.pools." + name + ".backend", b));
         placement.put("gantry.placement.simulated.speedup", opts.getOrDefault("speedup", "1"));
         Map.of("local-gpus", "gantry.placement.local.gpus", "local-gpu-model", "gantry.placement.local.gpu-model",
                 "namespace", "gantry.placement.kubernetes.namespace", "image", "gantry.placement.kubernetes.image",
@@ -134,7 +139,7 @@ public final class Gantry {
                         placement.put(key, file.toString());
                     }
                 });
-        if (backend.equals("slurm")) {
+        if (backend.equals("slurm") || pools.containsValue("slurm")) {
             // the jobs report checkpoints to admission on whatever port it got, as local tasks do, and log under the
             // data directory (the dev controller's slurmd runs on this host, so it can write there)
             placement.put("gantry.placement.slurm.api-url", "http://127.0.0.1:" + port);
@@ -142,6 +147,29 @@ public final class Gantry {
         }
         return placement;
     }
+
+    /** {@code --pool NAME=BACKEND} options, in the order given; a malformed one stops here. */
+    static Map<String, String> pools(Map<String, String> opts) {
+        Map<String, String> pools = new LinkedHashMap<>();
+        if (!opts.containsKey("pool")) {
+            return pools;
+        }
+        for (String p : opts.get("pool").split(",")) {
+            int eq = p.indexOf('=');
+            String name = eq < 0 ? p : p.substring(0, eq);
+            String b = eq < 0 ? "" : p.substring(eq + 1);
+            if (!name.matches("[a-z0-9-]{1,32}")) {
+                fail("--pool " + p + ": a pool name is 1-32 lower-case letters, digits or '-'");
+            } else if (!BACKENDS.contains(b)) {
+                fail("--pool " + p + ": the backend must be one of " + String.join(", ", BACKENDS));
+            } else if (pools.put(name, b) != null) {
+                fail("--pool " + name + " is given twice");
+            }
+        }
+        return pools;
+    }
+
+    private static final List<String> BACKENDS = List.of("simulated", "local", "kubernetes", "slurm");
 
     /** Restarts a service that died on its own, at most 5 times a minute each. */
     private static void supervise(DevCluster cluster, CountDownLatch stopped) throws InterruptedException {
@@ -177,15 +205,14 @@ public final class Gantry {
     static Map<String, String> parse(String[] args) {
         List<String> known = List.of("data-dir", "port", "kafka-port", "postgres-port", "backend", "cluster", "speedup",
                 "heartbeat-timeout", "gpu-quota", "queue-config", "service-heap", "local-gpus", "local-gpu-model",
-                "kubeconfig", "namespace", "image", "slurm-conf", "slurm-partition");
-        Map<String, String> opts = CliArgs.parse(args, 1, known, List.of(), USAGE, Gantry::fail);
+                "kubeconfig", "namespace", "image", "slurm-conf", "slurm-partition", "pool");
+        Map<String, String> opts = CliArgs.parse(args, 1, known, List.of(), List.of("pool"), USAGE, Gantry::fail);
         for (String numeric : List.of("port", "kafka-port", "postgres-port", "gpu-quota", "local-gpus")) {
             if (opts.containsKey(numeric) && !opts.get(numeric).matches("\\d{1,5}")) {
                 fail("--" + numeric + " must be a number");
             }
         }
-        if (opts.containsKey("backend")
-                && !List.of("simulated", "local", "kubernetes", "slurm").contains(opts.get("backend"))) {
+        if (opts.containsKey("backend") && !BACKENDS.contains(opts.get("backend"))) {
             fail("--backend must be simulated, local, kubernetes or slurm");
         }
         if (opts.containsKey("speedup") && !opts.get("speedup").matches("\\d+(\\.\\d+)?")) {

@@ -50,4 +50,20 @@ class GantryOptionsTest {
                 .containsEntry("gantry.placement.kubernetes.namespace", "ml")
                 .allSatisfy((key, value) -> assertThat(key).doesNotStartWith("gantry.placement.slurm."));
     }
+
+    @Test
+    void eachPoolGetsItsBackendAndTheBackendsOptionsApplyToItsPools() {
+        Map<String, String> placement = Gantry.placementProperties(Gantry.parse(new String[] {"dev", "--pool",
+            "sim=simulated", "--pool=gpu=local", "--local-gpus", "2"}), dir, 8080);
+
+        assertThat(placement).containsEntry("gantry.placement.pools.sim.backend", "simulated")
+                .containsEntry("gantry.placement.pools.gpu.backend", "local")
+                .containsEntry("gantry.placement.local.gpus", "2")
+                .allSatisfy((key, value) -> assertThat(key).doesNotStartWith("gantry.placement.slurm."));
+        assertThat(Gantry.pools(Gantry.parse(new String[] {"dev", "--pool", "a=slurm", "--pool", "b=kubernetes"})))
+                .containsExactly(Map.entry("a", "slurm"), Map.entry("b", "kubernetes"));
+        assertThat(Gantry.placementProperties(Gantry.parse(new String[] {"dev", "--pool", "hpc=slurm"}), dir, 8080))
+                .as("a slurm pool reports to admission like the slurm backend")
+                .containsEntry("gantry.placement.slurm.api-url", "http://127.0.0.1:8080");
+    }
 }

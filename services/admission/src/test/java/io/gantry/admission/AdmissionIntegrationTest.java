@@ -279,6 +279,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
             Reply job = get(VISION, "/v1/jobs/" + jobId);
             assertThat(job.body()).containsEntry("state", "RUNNING").containsEntry("waitReason", null);
             assertThat(job.body().get("placements").toString()).contains(NODE).contains("gpuIndices=[0, 1]");
+            assertThat(job.body().get("pool")).as("granted before pools were named: the pool default").isEqualTo("default");
             assertThat(history(job)).containsExactly("JobSubmitted", "JobQueued", "JobWaiting", "JobDispatched",
                     "AllocationGranted", "JobRunStarted");
         });

@@ -13,7 +13,8 @@ import java.util.stream.Collectors;
  * @param kind       which event it was
  * @param attempt    the attempt it is about (for JobRequeued and JobRecoveryAbandoned: the interrupted one);
  *                   null for events that carry none (JobSubmitted, JobCancelRequested)
- * @param reason     an enum symbol where the event has one (wait, deferral or release reason), else null
+ * @param reason     an enum symbol where the event has one (wait, deferral or release reason); for AllocationGranted
+ *                   the pool it was granted in; else null
  * @param message    a human sentence where the event has one, else null
  * @param placements for AllocationGranted: where each task replica was placed; else empty
  * @param deadline   for RunStopRequested: when placement kills what still runs of the attempt; else null

@@ -129,6 +129,11 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
                 && (s == JobState.SUBMITTED || s == JobState.QUEUED || s == JobState.DISPATCHED);
     }
 
+    /** The pool the current attempt was granted in; null before the grant or once a new attempt began. */
+    public String pool() {
+        return grant != null && grant.attempt() == attempt() ? grant.reason() : null;
+    }
+
     /** Where the current attempt's tasks were placed; empty before the grant or once a new attempt began. */
     public List<Placement> placements() {
         return grant != null && grant.attempt() == attempt() ? grant.placements() : List.of();
@@ -184,7 +189,7 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
         if (f.kind() != AdmissionFact.Kind.ALLOCATION_GRANTED) {
             return null;
         }
-        return new Mark(f.attemptOrZero(), f.occurredAt(), 0, f.eventId(), true, null, null, f.placements());
+        return new Mark(f.attemptOrZero(), f.occurredAt(), 0, f.eventId(), true, f.reason(), null, f.placements());
     }
 
     private static Mark mark(AdmissionFact f, int order, boolean set, String reason, String message) {

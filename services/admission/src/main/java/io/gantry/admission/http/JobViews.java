@@ -37,6 +37,7 @@ final class JobViews {
         Map<String, Object> m = summary(r);
         m.put("spec", r.spec());
         m.put("suspended", suspended(r, history));
+        m.put("pool", r.status().pool());
         m.put("placements", r.status().placements().stream().map(JobViews::placement).toList());
         m.put("checkpoints", checkpoints);
         m.put("history", history.stream().map(h -> {

@@ -233,7 +233,8 @@ public final class WireMapping {
         Object payload = e.getPayload();
         if (payload instanceof AllocationGranted p) {
             return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.ALLOCATION_GRANTED, p.getAttempt())
-                    .withPlacements(p.getPlacements().stream().map(WireMapping::placement).toList()),
+                    .withPlacements(p.getPlacements().stream().map(WireMapping::placement).toList())
+                    .withReason(p.getPool()),
                     null, null, source);
         }
         if (payload instanceof PlacementDeferred p) {

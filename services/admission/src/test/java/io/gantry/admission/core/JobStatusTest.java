@@ -144,6 +144,15 @@ class JobStatusTest {
     }
 
     @Test
+    void thePoolIsTheCurrentAttemptsGrants() {
+        Facts f = new Facts();
+        JobStatus first = Facts.fold(List.of(f.dispatched(1), f.granted(1, "node-a", 0).withReason("k8s")));
+        assertThat(first.pool()).isEqualTo("k8s");
+        assertThat(first.apply(f.runStarted(1)).apply(f.released(1, "NODE_FAILED")).apply(f.requeued(1)).pool())
+                .as("the next attempt has no grant yet").isNull();
+    }
+
+    @Test
     void placementsAreThoseOfTheLatestGrantOfTheCurrentAttempt() {
         Facts f = new Facts();
         JobStatus first = Facts.fold(List.of(f.dispatched(1), f.granted(1, "node-a", 0, 1), f.runStarted(1)));

@@ -39,6 +39,12 @@ final class Explainer {
                 ? "(any)" : String.join(", ", models));
     }
 
+    /** The job asked for a pool none of whose GPU flavours the queue has quota for. */
+    String noFlavourInPool(ClusterQueue q, String pool, List<String> flavours) {
+        return "never fits: the job asks for pool " + pool + ", and queue " + q.name() + " has quota for no GPU "
+                + "flavour of it (its flavours: " + String.join(", ", flavours) + ")";
+    }
+
     /** The job needs more of resource {@code r} than {@code q} could get even in an idle cohort tree. */
     String neverEnough(ClusterQueue q, int r, long need) {
         if (r == tree.cpu) {

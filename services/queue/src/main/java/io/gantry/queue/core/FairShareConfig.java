@@ -31,13 +31,15 @@ import java.util.regex.Pattern;
  *                        it with this GPU quota on {@link #ANY_GPU}, in no cohort
  * @param preemption      when running jobs may be preempted for pending ones
  * @param ordering        how jobs of equal priority are ordered inside a queue (a queue may choose its own policy)
+ * @param flavourPools    GPU flavour to the placement pool that has it (a flavour not named: pool {@code default});
+ *                        empty: one pool, the queue chooses none
  * @param maxDrain        how long a capacity reservation for a starving gang may wait for runs to end by themselves
  *                        before placement stops the ones in the way; null (the default): only wait
  */
 public record FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
                               Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
                               Duration starvationWait, Quotas implicitQuotas, Preemption preemption,
-                              Ordering ordering, Duration maxDrain) {
+                              Ordering ordering, Duration maxDrain, Map<String, String> flavourPools) {
     /**
      * The default {@link #maxDrain}: null, a drain only waits. A bound (placement then stops checkpointed runs in the
      * way) cuts the tail of waits but, measured on Philly, raises the average (docs/design/topology-placement.md,
@@ -164,6 +166,37 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 implicitQuotas, preemption, Ordering.DEFAULT);
     }
 
+    /** A configuration without pools (one pool; the queue chooses none). */
+    public FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
+                           Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
+                           Duration starvationWait, Quotas implicitQuotas, Preemption preemption, Ordering ordering,
+                           Duration maxDrain) {
+        this(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife, starvationWait,
+                implicitQuotas, preemption, ordering, maxDrain, Map.of());
+    }
+
+    /** The pool a job is offered to: the one it asked for, else its flavour's; null: placement's {@code default}. */
+    public String poolOf(String asked, String flavour) {
+        if (asked != null) {
+            return asked;
+        }
+        return flavour == null ? null : flavourPools.get(flavour);
+    }
+
+    /**
+     * Whether a job asking for {@code pool} may be admitted on {@code flavour}: the flavour is that pool's (one not
+     * in the map is {@code default}'s); always, when the configuration maps no flavour (one pool).
+     */
+    boolean inPool(String pool, String flavour) {
+        return pool == null || flavourPools.isEmpty() || pool.equals(flavourPools.getOrDefault(flavour, "default"));
+    }
+
+    /** The same configuration with another flavour -> pool map. */
+    public FairShareConfig withFlavourPools(Map<String, String> pools) {
+        return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
+                starvationWait, implicitQuotas, preemption, ordering, maxDrain, pools);
+    }
+
     /** A configuration with the default drain bound. */
     public FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
                            Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
@@ -197,6 +230,9 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         p.put("minRunTime", preemption.minRunTime().toString());
         doc.put("preemption", p);
         doc.put("ordering", orderingDocument(ordering));
+        if (!flavourPools.isEmpty()) {
+            doc.put("pools", new LinkedHashMap<>(flavourPools));
+        }
         if (!flavours.isEmpty()) {
             doc.put("flavours", new ArrayList<>(flavours));
         }
@@ -272,19 +308,19 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
     /** The same configuration with another preemption policy. */
     public FairShareConfig withPreemption(Preemption p) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, p, ordering, maxDrain);
+                starvationWait, implicitQuotas, p, ordering, maxDrain, flavourPools);
     }
 
     /** The same configuration with another ordering inside queues. */
     public FairShareConfig withOrdering(Ordering o) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, preemption, o, maxDrain);
+                starvationWait, implicitQuotas, preemption, o, maxDrain, flavourPools);
     }
 
     /** The same configuration with another drain bound (null: drains only wait). */
     public FairShareConfig withMaxDrain(Duration d) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, preemption, ordering, d);
+                starvationWait, implicitQuotas, preemption, ordering, d, flavourPools);
     }
 
     public FairShareConfig {
@@ -296,6 +332,8 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         priorityClasses = Collections.unmodifiableMap(new LinkedHashMap<>(priorityClasses));
         Objects.requireNonNull(halfLife, "halfLife");
         Objects.requireNonNull(starvationWait, "starvationWait");
+        flavourPools = flavourPools == null ? Map.of()
+                : Collections.unmodifiableMap(new LinkedHashMap<>(flavourPools));
     }
 
     /** Without a configuration file: an implicit queue per tenant, GPU quota from {@code quotas}, no borrowing. */
@@ -356,7 +394,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             throw new ConfigException(r.problems.isEmpty() ? List.of("(root): must be a mapping") : r.problems);
         }
         r.onlyKeys(root, "", Set.of("flavours", "cohorts", "queues", "priorityClasses", "halfLife", "starvationWait",
-                "tenants", "preemption", "implicit", "ordering", "maxDrain"));
+                "tenants", "preemption", "implicit", "ordering", "maxDrain", "pools"));
         Duration halfLife = r.duration(root.get("halfLife"), "halfLife", Duration.ofDays(7));
         Duration starvation = r.duration(root.get("starvationWait"), "starvationWait", Duration.ofMinutes(30));
         if (starvation != null && starvation.isZero()) {
@@ -541,11 +579,27 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         }
         Preemption preemption = preemption(r, root.get("preemption"));
         Ordering ordering = ordering(r, root.get("ordering"));
+        Map<String, String> pools = new LinkedHashMap<>();
+        Map<String, Object> pm = root.get("pools") == null ? null : r.map(root.get("pools"), "pools");
+        if (pm != null) {
+            pm.forEach((flavour, pool) -> {
+                String path = "pools." + flavour;
+                String name = r.string(pool, path);
+                if (!flavours.contains(flavour)) {
+                    r.problem(path, "'" + flavour + "' is not a GPU flavour of this configuration (flavours: "
+                            + String.join(", ", flavours) + ")");
+                } else if (name != null && !name.matches("[a-z0-9-]{1,32}")) {
+                    r.problem(path, "a pool name is 1-32 lower-case letters, digits or '-'");
+                } else if (name != null) {
+                    pools.put(flavour, name);
+                }
+            });
+        }
         if (!r.problems.isEmpty()) {
             throw new ConfigException(r.problems);
         }
         return new FairShareConfig(flavours, cohorts, queues, classes, defaultClass, halfLife, starvation, null,
-                preemption, ordering, maxDrain);
+                preemption, ordering, maxDrain, pools);
     }
 
     /**
@@ -555,7 +609,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
      */
     private static FairShareConfig implicitFromYaml(Reader r, Map<String, Object> root, Duration halfLife,
                                                     Duration starvation) {
-        for (String k : List.of("flavours", "cohorts", "queues", "priorityClasses", "tenants")) {
+        for (String k : List.of("flavours", "cohorts", "queues", "priorityClasses", "tenants", "pools")) {
             if (root.containsKey(k)) {
                 r.problem(k, "not allowed with implicit (implicit queues are one per tenant, named after it)");
             }

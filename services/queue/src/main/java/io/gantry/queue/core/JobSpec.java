@@ -15,9 +15,16 @@ import java.util.Objects;
  * @param retry         the job's retry policy for its own failures, or null: a failed run fails the job
  * @param dependencies  jobs this one waits for (all must be met before it is offered to placement); empty: none
  * @param suspend       whether it was submitted suspended (it waits until resumed)
+ * @param pool          the placement pool it asked for, or null: its flavour's pool (the configuration's map)
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                      String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend) {
+                      String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend,
+                      String pool) {
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
+                   String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, retry, dependencies, suspend, null);
+    }
 
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
                    String priorityClass, RetryPolicy retry) {
@@ -49,7 +56,7 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
     /** The same spec with other tasks (the queue pins a flavour onto them). */
     JobSpec withTasks(List<TaskGroup> newTasks) {
         return new JobSpec(name, priority, timeLimitSeconds, newTasks, queue, priorityClass, retry, dependencies,
-                suspend);
+                suspend, pool);
     }
 
     /**

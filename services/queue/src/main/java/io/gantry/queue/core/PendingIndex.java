@@ -192,6 +192,14 @@ final class PendingIndex {
             if (c.isEmpty()) {
                 return new Admissibility.NeverFits(explainer.noFlavourQuota(q, models));
             }
+            if (spec.pool() != null) {
+                // a job that names a pool is charged only on that pool's flavours
+                List<String> names = c.stream().map(tree.resources::get).toList();
+                c.removeIf(f -> !config.inPool(spec.pool(), tree.resources.get(f)));
+                if (c.isEmpty()) {
+                    return new Admissibility.NeverFits(explainer.noFlavourInPool(q, spec.pool(), names));
+                }
+            }
             List<Integer> possible = c.stream().filter(f -> tree.maxAvailable(q, f) >= gpuMilli).toList();
             if (possible.isEmpty()) {
                 return new Admissibility.NeverFits(explainer.neverEnough(q, c.get(0), gpuMilli));

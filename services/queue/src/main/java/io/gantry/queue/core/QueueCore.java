@@ -463,7 +463,7 @@ public final class QueueCore {
             public void dispatch(String jobId, String flavour) {
                 QueuedJob job = live.get(jobId);
                 emit(new QueueFact.JobDispatched(jobId, job.tenant(), job.attempt(), assigned(job.spec(), flavour),
-                        job.gpuMilli(), resumeFrom.get(jobId), flavour), out);
+                        job.gpuMilli(), resumeFrom.get(jobId), flavour, config.poolOf(job.spec().pool(), flavour)), out);
                 dispatchedAtChange.put(jobId, capacityChanges);
             }
 

@@ -61,11 +61,18 @@ public sealed interface QueueFact {
      * Offered to placement; {@code gpuMilli} (thousandths of a GPU) are reserved against the tenant's quota until
      * released, on the GPU flavour {@code flavour} (null: none, or the one the spec's first GPU task names, as in
      * facts written before the flavour was recorded). {@code resumeFrom}: the checkpoint the run resumes from, or null.
+     * {@code pool}: the placement pool it goes to (the one it asked for, else its flavour's), or null: placement's
+     * {@code default}.
      */
     record JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, long gpuMilli, String resumeFrom,
-                         String flavour) implements QueueFact {
+                         String flavour, String pool) implements QueueFact {
         public JobDispatched {
             Objects.requireNonNull(spec, "spec");
+        }
+
+        public JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, long gpuMilli, String resumeFrom,
+                             String flavour) {
+            this(jobId, tenant, attempt, spec, gpuMilli, resumeFrom, flavour, null);
         }
 
         public JobDispatched(String jobId, String tenant, int attempt, JobSpec spec, long gpuMilli) {

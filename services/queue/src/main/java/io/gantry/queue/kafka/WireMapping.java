@@ -170,7 +170,7 @@ public final class WireMapping {
                 : new RetryPolicy(s.getRetry().getMaxRetries(), s.getRetry().getBackoffSeconds()),
                 s.getDependencies() == null ? java.util.List.of() : s.getDependencies().stream()
                         .map(d -> new Dependency(d.getJobId(), Dependency.Condition.valueOf(d.getCondition().name())))
-                        .toList(), Boolean.TRUE.equals(s.getSuspend()));
+                        .toList(), Boolean.TRUE.equals(s.getSuspend()), s.getPool());
     }
 
     /**
@@ -206,8 +206,7 @@ public final class WireMapping {
                     w.message());
         } else if (fact instanceof QueueFact.JobDispatched d) {
             payload = new JobDispatched(d.tenant(), d.attempt(), forward(submitted, d.spec()),
-                    wholeGpus(d.gpuMilli()), d.resumeFrom(), d.gpuMilli(), d.flavour(),
-                    null); // the queue chooses no pool yet: placement takes the spec's, else `default`
+                    wholeGpus(d.gpuMilli()), d.resumeFrom(), d.gpuMilli(), d.flavour(), d.pool());
         } else if (fact instanceof QueueFact.QuotaReleased r) {
             payload = new QuotaReleased(r.tenant(), r.attempt(), wholeGpus(r.gpuMilli()), r.reason(), r.gpuMilli());
         } else if (fact instanceof QueueFact.JobSucceeded s) {
@@ -291,7 +290,7 @@ public final class WireMapping {
         }
         if (p instanceof JobDispatched d) {
             return new QueueFact.JobDispatched(id, d.getTenant(), d.getAttempt(), toSpec(d.getSpec()),
-                    milli(d.getGpuMilli(), d.getGpus()), d.getResumeFrom(), d.getFlavour());
+                    milli(d.getGpuMilli(), d.getGpus()), d.getResumeFrom(), d.getFlavour(), d.getPool());
         }
         if (p instanceof QuotaReleased r) {
             return new QueueFact.QuotaReleased(id, r.getTenant(), r.getAttempt(), milli(r.getGpuMilli(), r.getGpus()),

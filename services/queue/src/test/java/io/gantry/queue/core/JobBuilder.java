@@ -26,6 +26,7 @@ final class JobBuilder {
     private RetryPolicy retry;
     private final List<Dependency> dependencies = new java.util.ArrayList<>();
     private boolean suspend;
+    private String pool;
 
     private JobBuilder(String jobId) {
         this.jobId = jobId;
@@ -105,6 +106,12 @@ final class JobBuilder {
         return this;
     }
 
+    /** Asks for a placement pool. */
+    JobBuilder pool(String pool) {
+        this.pool = pool;
+        return this;
+    }
+
     /** Submitted suspended. */
     JobBuilder suspended() {
         this.suspend = true;
@@ -158,7 +165,7 @@ final class JobBuilder {
     JobSpec spec() {
         return new JobSpec(jobId + "-name", priority, timeLimitSeconds,
                 List.of(new TaskGroup("worker", replicas, gpusPerTask, gpuModel, cpuMillis, memoryMiB, gpuModels, gpuTier,
-                        gpuMilli, migProfile)), queue, priorityClass, retry, dependencies, suspend);
+                        gpuMilli, migProfile)), queue, priorityClass, retry, dependencies, suspend, pool);
     }
 
     Instant submitTime() {
