@@ -13,7 +13,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 import java.io.IOException;
 import java.math.BigDecimal;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,8 +54,8 @@ class CliAgainstRunningStackTest {
                     token: admin-token-0003
                 """);
         Path repo = Path.of("..").toAbsolutePath().normalize();
-        int base = freePortRange(5);
-        cluster = new DevCluster(new DevCluster.Config(dataDir, repo, freePort(), freePort(), base,
+        int base = DevCluster.freePortRange(5);
+        cluster = new DevCluster(new DevCluster.Config(dataDir, repo, DevCluster.freePort(), DevCluster.freePort(), base,
                 Map.of("placement", Map.of("gantry.placement.backend", "local",
                                 "gantry.placement.local.gpus", "16",
                                 "gantry.placement.local.gpu-model", "H100",
@@ -381,33 +380,5 @@ class CliAgainstRunningStackTest {
         CliRunner.Result heldRun = assertTimeoutPreemptively(Duration.ofMinutes(3),
                 () -> alpha.run("watch", held, "--interval", "500ms"));
         assertThat(heldRun.code()).as(heldRun.toString()).isEqualTo(ExitCode.OK);
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
-    /** The first of n consecutive free ports (the services take base..base+4). */
-    static int freePortRange(int n) throws IOException {
-        for (int attempt = 0; attempt < 50; attempt++) {
-            int base = freePort();
-            if (base + n > 65535) {
-                continue;
-            }
-            boolean free = true;
-            for (int p = base; p < base + n && free; p++) {
-                try (ServerSocket s = new ServerSocket(p)) {
-                    s.setReuseAddress(true);
-                } catch (IOException e) {
-                    free = false;
-                }
-            }
-            if (free) {
-                return base;
-            }
-        }
-        throw new IOException("no " + n + " consecutive free ports");
     }
 }

@@ -67,6 +67,10 @@ public final class EmbeddedKafka implements AutoCloseable {
     public static EmbeddedKafka start(Path dataDir, int port, Map<String, String> overrides) throws Exception {
         int clientPort = port == 0 ? freePort() : port;
         int controllerPort = freePort();
+        // nothing is bound to the client port yet, so the system may hand the same port out again
+        for (int i = 0; i < 20 && controllerPort == clientPort; i++) {
+            controllerPort = freePort();
+        }
         boolean temporary = dataDir == null;
         Path logDir = temporary ? Files.createTempDirectory("gantry-kafka-") : dataDir;
         Files.createDirectories(logDir);

@@ -54,7 +54,7 @@ final class CliArgs {
                 return opts;
             }
             if (repeatable.contains(key)) {
-                opts.merge(key, value, (a, b) -> a + "," + b);
+                opts.merge(key, value, (was, more) -> was + "," + more);
             } else {
                 opts.put(key, value);
             }

@@ -27,6 +27,16 @@ import java.util.concurrent.TimeUnit;
  * Used by {@code gantry dev} and by the end-to-end test.
  */
 public final class DevCluster implements AutoCloseable {
+    /** A free port for a stack's Kafka or PostgreSQL (tests outside this package start stacks too). */
+    public static int freePort() throws java.io.IOException {
+        return EmbeddedStack.freePort();
+    }
+
+    /** The first of {@code n} consecutive free ports below the ephemeral range, for the services of a stack. */
+    public static int freePortRange(int n) throws java.io.IOException {
+        return EmbeddedStack.freePortRange(n);
+    }
+
 
     /** Where things go and how the system is tuned. */
     public record Config(Path dataDir, Path repoRoot, int kafkaPort, int postgresPort, int basePort,

@@ -204,7 +204,9 @@ final class EmbeddedStack implements Stack {
     /** The first of n consecutive free ports. */
     static int freePortRange(int n) throws IOException {
         for (int attempt = 0; attempt < 50; attempt++) {
-            int base = 20000 + new SecureRandom().nextInt(20000);
+            // below Linux's ephemeral range (32768-60999), so no outgoing connection takes a port between the
+            // check and the service's bind
+            int base = 20000 + new SecureRandom().nextInt(12000);
             boolean free = true;
             for (int p = base; p < base + n && free; p++) {
                 try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
