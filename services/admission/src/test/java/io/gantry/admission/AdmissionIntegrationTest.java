@@ -612,18 +612,9 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
      */
     @Test
     void aRunReportsItsCheckpointsWithItsOwnTokenAndNothingElseCan() throws Exception {
-        Reply submitted = post(VISION, """
-                {"name":"ckpt","checkpoint":{"dir":"/ckpt/resnet","intervalSeconds":1800},
-                 "tasks":[{"name":"worker","command":["python","train.py"],"gpus":1}]}""", null);
-        assertThat(submitted.status).as(submitted.raw).isEqualTo(202);
-        String jobId = (String) submitted.body().get("jobId");
         String token = io.gantry.runtime.http.RunTokens.newToken();
-        Instant t = Instant.now();
-        grantWithToken(jobId, token, t);
-        sendPlacement(jobId, t.plusMillis(5), JobRunStarted.newBuilder().setAllocationId("a-" + jobId)
-                .setTenant("vision").setAttempt(1).setStartedAt(t.plusMillis(5)).build());
-        await().atMost(Duration.ofSeconds(30)).until(() -> "RUNNING".equals(get(VISION, "/v1/jobs/" + jobId).body()
-                .get("state")));
+        String jobId = runningWithToken("ckpt", """
+                {"dir":"/ckpt/resnet","intervalSeconds":1800}""", token);
         long before = endOffset(Topics.ADMISSION_CHECKPOINT_EVENTS);
         String report = """
                 {"step":1200,"path":"/ckpt/resnet/step-1200.pt","sizeBytes":524288000,"saveSeconds":12.5}""";
@@ -701,17 +692,10 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
      */
     @Test
     void aRunBeingPreemptedReadsItsNoticeWithItsOwnTokenAndTheJobShowsIt() throws Exception {
-        Reply submitted = post(VISION, """
-                {"name":"noticed","checkpoint":{"dir":"/ckpt/n"},
-                 "tasks":[{"name":"worker","command":["python","train.py"],"gpus":1}]}""", null);
-        String jobId = (String) submitted.body().get("jobId");
         String token = io.gantry.runtime.http.RunTokens.newToken();
         Instant t = Instant.now();
-        grantWithToken(jobId, token, t);
-        sendPlacement(jobId, t.plusMillis(5), JobRunStarted.newBuilder().setAllocationId("a-" + jobId)
-                .setTenant("vision").setAttempt(1).setStartedAt(t.plusMillis(5)).build());
-        await().atMost(Duration.ofSeconds(30)).until(() -> "RUNNING".equals(get(VISION, "/v1/jobs/" + jobId).body()
-                .get("state")));
+        String jobId = runningWithToken("noticed", """
+                {"dir":"/ckpt/n"}""", token);
         assertThat(get(token, "/v1/jobs/" + jobId + "/preemption").body()).containsEntry("preempting", false)
                 .containsEntry("attempt", 1).doesNotContainKey("deadline");
 
@@ -750,6 +734,23 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 .get("preemption") == null);
         assertThat(get(VISION, "/v1/jobs/" + jobId + "/preemption").body()).containsEntry("preempting", false);
         assertThat(get(token, "/v1/jobs/" + jobId + "/preemption").status).as("a stale run's token").isEqualTo(403);
+    }
+
+    /** A job of tenant vision with {@code checkpoint}, whose first run holds {@code token} and is running. */
+    private String runningWithToken(String name, String checkpoint, String token) throws Exception {
+        Reply submitted = post(VISION, """
+                {"name":"%s","checkpoint":%s,
+                 "tasks":[{"name":"worker","command":["python","train.py"],"gpus":1}]}""".formatted(name, checkpoint),
+                null);
+        assertThat(submitted.status).as(submitted.raw).isEqualTo(202);
+        String jobId = (String) submitted.body().get("jobId");
+        Instant t = Instant.now();
+        grantWithToken(jobId, token, t);
+        sendPlacement(jobId, t.plusMillis(5), JobRunStarted.newBuilder().setAllocationId("a-" + jobId)
+                .setTenant("vision").setAttempt(1).setStartedAt(t.plusMillis(5)).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> "RUNNING".equals(get(VISION, "/v1/jobs/" + jobId).body()
+                .get("state")));
+        return jobId;
     }
 
     /** Placement granted the job's first run, whose tasks hold {@code token}. */

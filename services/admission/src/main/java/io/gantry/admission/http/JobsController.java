@@ -284,19 +284,12 @@ public class JobsController {
 
     @Delete("/{id}")
     public HttpResponse<?> cancel(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String id) {
-        if (!JobIds.plausible(id)) {
-            return JobIds.badId("id", id);
+        Live live = live(caller, id, "cancelled");
+        if (live.refusal() != null) {
+            return live.refusal();
         }
-        var found = visible(caller, id);
-        if (found.isEmpty()) {
-            return notFound(id);
-        }
-        JobRecord job = found.get();
+        JobRecord job = live.job();
         JobState state = job.status().state();
-        if (state.isTerminal()) {
-            return Problem.response(HttpStatus.CONFLICT, "Job already finished",
-                    "job " + id + " is already " + state + " and cannot be cancelled", List.of());
-        }
         try {
             publisher.publish(AdmissionJobEvent.newBuilder()
                     .setEventId(UUID.randomUUID().toString())
@@ -315,6 +308,27 @@ public class JobsController {
         answer.put("jobId", id);
         answer.put("state", state.name());
         return HttpResponse.accepted().body(answer);
+    }
+
+    /** A job the caller may act on and that has not ended, or the refusal to answer with. */
+    private record Live(JobRecord job, HttpResponse<?> refusal) {
+    }
+
+    /** 400 for an implausible id, 404 for a job the caller cannot see, 409 for one that ended ("cannot be {@code done}"). */
+    private Live live(Caller caller, String id, String done) {
+        if (!JobIds.plausible(id)) {
+            return new Live(null, JobIds.badId("id", id));
+        }
+        var found = visible(caller, id);
+        if (found.isEmpty()) {
+            return new Live(null, notFound(id));
+        }
+        JobState state = found.get().status().state();
+        if (state.isTerminal()) {
+            return new Live(null, Problem.response(HttpStatus.CONFLICT, "Job already finished",
+                    "job " + id + " is already " + state + " and cannot be " + done, List.of()));
+        }
+        return new Live(found.get(), null);
     }
 
     /**
@@ -337,19 +351,12 @@ public class JobsController {
      * request (or, without one, its spec) already asks for the same; 409 for an ended job; 404 as for any job.
      */
     private HttpResponse<?> suspension(Caller caller, String id, boolean suspend) {
-        if (!JobIds.plausible(id)) {
-            return JobIds.badId("id", id);
+        Live live = live(caller, id, suspend ? "suspended" : "resumed");
+        if (live.refusal() != null) {
+            return live.refusal();
         }
-        var found = visible(caller, id);
-        if (found.isEmpty()) {
-            return notFound(id);
-        }
-        JobRecord job = found.get();
+        JobRecord job = live.job();
         JobState state = job.status().state();
-        if (state.isTerminal()) {
-            return Problem.response(HttpStatus.CONFLICT, "Job already finished", "job " + id + " is already " + state
-                    + " and cannot be " + (suspend ? "suspended" : "resumed"), List.of());
-        }
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("jobId", id);
         answer.put("state", state.name());

@@ -669,22 +669,10 @@ public final class LocalBackend implements ExecutionBackend {
                     return Optional.empty();
                 }
                 try {
-                    List<String> cmd = new ArrayList<>();
-                    cmd.add(nvidiaSmi);
-                    cmd.addAll(io.gantry.placement.backend.health.GpuHealth.QUERY_ARGS);
-                    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-                    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-                    if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
-                        p.destroyForcibly();
-                        return Optional.empty();
-                    }
-                    return Optional.of(out);
+                    return run(io.gantry.placement.backend.health.GpuHealth.QUERY_ARGS);
                 } catch (IOException e) {
                     smiWorks = false;
                     LOG.info("GPU health: {} cannot run ({}); only the kernel log is watched", nvidiaSmi, e.getMessage());
-                    return Optional.empty();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
                     return Optional.empty();
                 }
             }
@@ -694,19 +682,26 @@ public final class LocalBackend implements ExecutionBackend {
                 if (!smiWorks) {
                     return Optional.empty();
                 }
+                try {
+                    return run(io.gantry.placement.backend.health.GpuUtilisation.QUERY_ARGS);
+                } catch (IOException e) {
+                    return Optional.empty();
+                }
+            }
+
+            /** nvidia-smi's output with {@code args}; empty when it does not answer within 10 s. */
+            private Optional<String> run(List<String> args) throws IOException {
                 List<String> cmd = new ArrayList<>();
                 cmd.add(nvidiaSmi);
-                cmd.addAll(io.gantry.placement.backend.health.GpuUtilisation.QUERY_ARGS);
+                cmd.addAll(args);
+                Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
                 try {
-                    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
                     String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
                     if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
                         p.destroyForcibly();
                         return Optional.empty();
                     }
                     return Optional.of(out);
-                } catch (IOException e) {
-                    return Optional.empty();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return Optional.empty();
