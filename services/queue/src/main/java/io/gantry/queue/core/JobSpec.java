@@ -15,9 +15,17 @@ import java.util.Objects;
  * @param retry         the job's retry policy for its own failures, or null: a failed run fails the job
  * @param dependencies  jobs this one waits for (all must be met before it is offered to placement); empty: none
  * @param suspend       whether it was submitted suspended (it waits until resumed)
+ * @param interactive   whether a queue with an idle timeout may stop its runs when their GPUs stay idle (false: batch
+ *                      work, never stopped for idling)
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                      String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend) {
+                      String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend,
+                      boolean interactive) {
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
+                   String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, retry, dependencies, suspend, true);
+    }
 
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
                    String priorityClass, RetryPolicy retry) {
@@ -49,7 +57,7 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
     /** The same spec with other tasks (the queue pins a flavour onto them). */
     JobSpec withTasks(List<TaskGroup> newTasks) {
         return new JobSpec(name, priority, timeLimitSeconds, newTasks, queue, priorityClass, retry, dependencies,
-                suspend);
+                suspend, interactive);
     }
 
     /**

@@ -26,6 +26,7 @@ final class JobBuilder {
     private RetryPolicy retry;
     private final List<Dependency> dependencies = new java.util.ArrayList<>();
     private boolean suspend;
+    private boolean interactive = true;
 
     private JobBuilder(String jobId) {
         this.jobId = jobId;
@@ -105,6 +106,12 @@ final class JobBuilder {
         return this;
     }
 
+    /** A batch job (JobSpec.interactive false): never stopped for idling. */
+    JobBuilder batch() {
+        this.interactive = false;
+        return this;
+    }
+
     /** Submitted suspended. */
     JobBuilder suspended() {
         this.suspend = true;
@@ -158,7 +165,8 @@ final class JobBuilder {
     JobSpec spec() {
         return new JobSpec(jobId + "-name", priority, timeLimitSeconds,
                 List.of(new TaskGroup("worker", replicas, gpusPerTask, gpuModel, cpuMillis, memoryMiB, gpuModels, gpuTier,
-                        gpuMilli, migProfile)), queue, priorityClass, retry, dependencies, suspend);
+                        gpuMilli, migProfile)), queue, priorityClass, retry, dependencies, suspend,
+                interactive);
     }
 
     Instant submitTime() {
