@@ -14,10 +14,21 @@ import java.util.List;
  * @param retry         how often a run failed by the job's own fault is tried again, or null: never
  * @param dependencies  jobs of the same tenant this one waits for (the queue decides when they are met); empty: none
  * @param suspend       submitted suspended: it waits until resumed (Kubernetes Job {@code spec.suspend})
+ * @param interactive   whether a queue with an idle timeout may stop its runs when their GPUs stay idle (absent:
+ *                      true); false declares batch work, never stopped for idling
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
                       String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
-                      SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend) {
+                      SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend,
+                      boolean interactive) {
+
+    /** An interactive job (the default): a queue with an idle timeout may stop its idle runs. */
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
+                   SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
+                successPolicy, retry, dependencies, suspend, true);
+    }
 
     /**
      * A job this one waits for: {@code condition} is {@code afterok} (it succeeded), {@code afterany} (it ended) or
