@@ -7,6 +7,7 @@ import io.gantry.events.BudgetEvent;
 import io.gantry.events.CheckpointEvent;
 import io.gantry.events.DeviceEvent;
 import io.gantry.events.DeviceHealthEvent;
+import io.gantry.events.IdleEvent;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.NodeHeartbeatEvent;
@@ -60,6 +61,12 @@ public final class Topics {
     /** Capacity the queue asks placement to reserve (drain) for starving gangs. */
     public static final Topic<QueueReservationEvent> QUEUE_RESERVATION_EVENTS =
             new Topic<>("queue.reservation-events", Service.QUEUE, "jobId", QueueReservationEvent.class);
+    /**
+     * Idle-reclamation warnings (JobIdleWarned, JobIdleCleared): a topic of its own so readers of the released queue
+     * topics stay valid; admission shows the standing warning on the job, the queue restores it at start.
+     */
+    public static final Topic<IdleEvent> QUEUE_IDLE_EVENTS =
+            new Topic<>("queue.idle-events", Service.QUEUE, "jobId", IdleEvent.class);
     /** Every applied queue configuration; the newest is the live one after a restart. */
     public static final Topic<QueueConfigEvent> QUEUE_CONFIG_EVENTS =
             new Topic<>("queue.config-events", Service.QUEUE, "queue-config", QueueConfigEvent.class);
@@ -120,7 +127,7 @@ public final class Topics {
     /** The event topics, in pipeline order. */
     public static List<Topic<?>> eventTopics() {
         return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, ADMISSION_SUSPENSION_EVENTS, ADMISSION_ACCESS_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
-                QUEUE_CONFIG_EVENTS,
+                QUEUE_IDLE_EVENTS, QUEUE_CONFIG_EVENTS,
                 PLACEMENT_ALLOCATION_EVENTS, PLACEMENT_CONFIG_EVENTS, PLACEMENT_NODE_EVENTS,
                 PLACEMENT_HEARTBEAT_EVENTS, PLACEMENT_DEVICE_EVENTS, PLACEMENT_STOP_EVENTS, PLACEMENT_UTILISATION_EVENTS,
                 RECOVERY_NODE_EVENTS, RECOVERY_JOB_EVENTS,

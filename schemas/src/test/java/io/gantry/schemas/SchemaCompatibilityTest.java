@@ -162,6 +162,49 @@ class SchemaCompatibilityTest {
     }
 
     @Test
+    void aJobSpecWrittenBeforeInteractiveReadsAsInteractiveSoOnlyQueuesThatOptedInReclaimIt() throws java.io.IOException {
+        Map<String, Schema> released = PublishedSchemas.parse(RELEASED.resolve("v1"));
+        Schema oldJob = released.get("io.gantry.events.JobSpec");
+        org.apache.avro.generic.GenericRecord task = new org.apache.avro.generic.GenericRecordBuilder(
+                released.get("io.gantry.events.TaskSpec")).set("name", "worker").set("replicas", 1)
+                .set("command", List.of("true")).set("gpus", 1).set("gpuModel", null).set("cpuMillis", 1000)
+                .set("memoryMiB", 1024L).set("runSeconds", null).build();
+        org.apache.avro.generic.GenericRecord job = new org.apache.avro.generic.GenericRecordBuilder(oldJob)
+                .set("name", "old").set("priority", 0).set("timeLimitSeconds", null).set("tasks", List.of(task))
+                .build();
+
+        io.gantry.events.JobSpec read = readAs(oldJob, job, io.gantry.events.JobSpec.getClassSchema());
+
+        assertThat(read.getInteractive()).isTrue();
+    }
+
+    @Test
+    void aReaderOfV1SeesAnIdleReleaseAsRunFailedAndTheIdleReasonsHaveTheirDocumentedDefaults()
+            throws java.io.IOException {
+        Map<String, Schema> released = PublishedSchemas.parse(RELEASED.resolve("v1"));
+        Schema current = io.gantry.events.ReleaseReason.getClassSchema();
+        Object read = readAs(current, new org.apache.avro.generic.GenericData.EnumSymbol(current, "IDLE"),
+                released.get("io.gantry.events.ReleaseReason"));
+        assertThat(read.toString()).isEqualTo("RUN_FAILED");
+        // PreemptionReason and FailureReason came after v1: a reader from before IDLE falls back to its default
+        assertThat(io.gantry.events.PreemptionReason.getClassSchema().getEnumDefault()).isEqualTo("PRIORITY");
+        assertThat(io.gantry.events.FailureReason.getClassSchema().getEnumDefault()).isEqualTo("RUN_FAILED");
+        Schema failure = io.gantry.events.FailureReason.getClassSchema();
+        Schema beforeIdle = new Schema.Parser().parse(failure.toString().replace(",\"IDLE\"", ""));
+        assertThat(readAs(failure, new org.apache.avro.generic.GenericData.EnumSymbol(failure, "IDLE"), beforeIdle)
+                .toString()).isEqualTo("RUN_FAILED");
+    }
+
+    @Test
+    void idleWarningsTravelOnATopicOfTheirOwnSoNoReleasedEnvelopeGainsAUnionBranch() {
+        assertThat(Topics.QUEUE_IDLE_EVENTS.name()).isEqualTo("queue.idle-events");
+        assertThat(io.gantry.events.IdleEvent.getClassSchema().getField("payload").schema().getTypes())
+                .extracting(Schema::getName).containsExactly("JobIdleWarned", "JobIdleCleared");
+        assertThat(io.gantry.events.QueueJobEvent.getClassSchema().getField("payload").schema().getTypes())
+                .extracting(Schema::getName).doesNotContain("JobIdleWarned", "JobIdleCleared");
+    }
+
+    @Test
     void everyRecordFieldAndEnumIsDocumentedAndEnumsHaveADefault() {
         List<String> missing = new ArrayList<>();
         PublishedSchemas.parse(CURRENT).values().forEach(s -> {

@@ -54,6 +54,7 @@ final class JobFileSchema {
             "retry", Field.of(Type.OBJECT),
             "dependencies", Field.of(Type.DEPENDENCIES),
             "suspend", Field.of(Type.BOOLEAN),
+            "interactive", Field.of(Type.BOOLEAN),
             "tasks", Field.required(Type.TASKS));
     private static final Map<String, Field> DEPENDENCY = fields(
             "jobId", Field.required(Type.STRING),

@@ -78,6 +78,7 @@ class JobFileTest {
                   - jobId: prep-1
                   - {jobId: probe-2, condition: afternotok}
                 suspend: true
+                interactive: false
                 """);
 
         Map<String, Object> body = file.body();
@@ -87,6 +88,7 @@ class JobFileTest {
         assertThat(body.get("dependencies")).isEqualTo(List.of(Map.of("jobId", "prep-1"),
                 Map.of("jobId", "probe-2", "condition", "afternotok")));
         assertThat(body.get("suspend")).isEqualTo(true);
+        assertThat(body.get("interactive")).as("a batch job: never stopped for idling").isEqualTo(false);
         @SuppressWarnings("unchecked")
         Map<String, Object> launcher = ((List<Map<String, Object>>) body.get("tasks")).get(0);
         assertThat(launcher).containsEntry("image", "nvcr.io/nvidia/pytorch:24.05-py3")
@@ -145,6 +147,13 @@ class JobFileTest {
                           - name: w
                             command: [run]
                         """, "job.yaml:2: suspend: must be true or false, not \"yes\""),
+                bad("interactive must be a boolean", """
+                        name: x
+                        interactive: "no"
+                        tasks:
+                          - name: w
+                            command: [run]
+                        """, "job.yaml:2: interactive: must be true or false, not \"no\""),
                 bad("a retry policy's misspelt field is named", """
                         name: x
                         retry: {maxRetries: 2, limit: 3}

@@ -191,7 +191,7 @@ class QueueIntegrationTest implements TestPropertyProvider {
         wire.send(Topics.ADMISSION_JOB_EVENTS, negativeKey, new AdmissionJobEvent(UUID.randomUUID().toString(),
                 negativeKey, Instant.now(), new JobSubmitted(other, new JobSpec("bad", 0, null, List.of(
                 new TaskSpec("worker", 1, List.of("x"), -2, null, 100, 64L, null, List.of(), null, null, null, null,
-                        java.util.Map.of(), null, null, List.of())), null, null, null, null, null, null, null, List.of(), false, null), null)));
+                        java.util.Map.of(), null, null, List.of())), null, null, null, null, null, null, null, List.of(), false, null, true), null)));
         wire.submit(good, other, 1, 1);
 
         await().atMost(TIMEOUT).untilAsserted(() -> {

@@ -60,7 +60,7 @@ final class Wire implements AutoCloseable {
         JobSpec spec = new JobSpec(jobId + "-name", 0, null, List.of(
                 new TaskSpec("worker", replicas, List.of("train.py"), gpusPerTask, null, 1000, 1024L, 60L, List.of(), null, null, null, null,
                         java.util.Map.of(), null, null, List.of())), null, null, null, null, null, null, null,
-                dependencies, suspend, null);
+                dependencies, suspend, null, true);
         send(Topics.ADMISSION_JOB_EVENTS, jobId, new AdmissionJobEvent(UUID.randomUUID().toString(), jobId,
                 Instant.now(), new JobSubmitted(tenant, spec, null)));
     }

@@ -17,7 +17,8 @@ import java.util.stream.Collectors;
  *                   the pool it was granted in; else null
  * @param message    a human sentence where the event has one, else null
  * @param placements for AllocationGranted: where each task replica was placed; else empty
- * @param deadline   for RunStopRequested: when placement kills what still runs of the attempt; else null
+ * @param deadline   for RunStopRequested: when placement kills what still runs of the attempt; for JobIdleWarned:
+ *                   when the queue stops the run if its GPUs stay idle; else null
  */
 public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integer attempt, String reason, String message,
                       List<Placement> placements, Instant deadline) {
@@ -43,7 +44,9 @@ public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integ
         JOB_RECOVERY_ABANDONED("JobRecoveryAbandoned"),
         RUN_STOP_REQUESTED("RunStopRequested"),
         JOB_SUSPEND_REQUESTED("JobSuspendRequested"),
-        JOB_RESUME_REQUESTED("JobResumeRequested");
+        JOB_RESUME_REQUESTED("JobResumeRequested"),
+        JOB_IDLE_WARNED("JobIdleWarned"),
+        JOB_IDLE_CLEARED("JobIdleCleared");
 
         private final String eventType;
 

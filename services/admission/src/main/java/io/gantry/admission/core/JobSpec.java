@@ -15,11 +15,31 @@ import java.util.List;
  * @param dependencies  jobs of the same tenant this one waits for (the queue decides when they are met); empty: none
  * @param suspend       submitted suspended: it waits until resumed (Kubernetes Job {@code spec.suspend})
  * @param pool          the placement pool to run in, or null: the queue's flavour -> pool map chooses
+ * @param interactive   whether a queue with an idle timeout may stop its runs when their GPUs stay idle (absent:
+ *                      true); false declares batch work, never stopped for idling
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
                       String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
                       SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend,
-                      String pool) {
+                      String pool, boolean interactive) {
+
+    /** An interactive job (the default) in the pool the queue chooses. */
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
+                   SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend,
+                   boolean interactive) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
+                successPolicy, retry, dependencies, suspend, null, interactive);
+    }
+
+    /** An interactive job (the default) in {@code pool}. */
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
+                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
+                   SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend,
+                   String pool) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
+                successPolicy, retry, dependencies, suspend, pool, true);
+    }
 
     /**
      * A job this one waits for: {@code condition} is {@code afterok} (it succeeded), {@code afterany} (it ended) or
@@ -36,7 +56,7 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
                    String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
                    SuccessPolicy successPolicy, Retry retry) {
         this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
-                successPolicy, retry, List.of(), false, null);
+                successPolicy, retry, List.of(), false, null, true);
     }
 
     /** With dependencies or suspended, in the pool the queue chooses. */
@@ -44,7 +64,7 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
                    String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
                    SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend) {
         this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
-                successPolicy, retry, dependencies, suspend, null);
+                successPolicy, retry, dependencies, suspend, null, true);
     }
 
     /** In {@code pool}, without dependencies, not suspended. */
@@ -52,7 +72,7 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
                    String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
                    SuccessPolicy successPolicy, Retry retry, String pool) {
         this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
-                successPolicy, retry, List.of(), false, pool);
+                successPolicy, retry, List.of(), false, pool, true);
     }
 
     /**

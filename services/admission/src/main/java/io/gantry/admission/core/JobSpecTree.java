@@ -61,6 +61,9 @@ public final class JobSpecTree {
             }
             job.put("dependencies", dependencies);
         }
+        if (!spec.interactive()) {
+            job.put("interactive", false);
+        }
         if (spec.suspend()) {
             job.put("suspend", true);
         }

@@ -43,7 +43,8 @@ public final class JobSpecValidator {
 
     private static final Set<String> JOB_FIELDS =
             Set.of("name", "priority", "timeLimitSeconds", "tasks", "queue", "priorityClass", "topology",
-                    "placementPolicy", "checkpoint", "successPolicy", "retry", "dependencies", "suspend", "pool");
+                    "placementPolicy", "checkpoint", "successPolicy", "retry", "dependencies", "suspend", "pool",
+                    "interactive");
     private static final Set<String> DEPENDENCY_FIELDS = Set.of("jobId", "condition");
     /** At most this many dependencies per job (Slurm has no fixed bound; this keeps a spec small and a check cheap). */
     public static final int MAX_DEPENDENCIES = 64;
@@ -146,6 +147,7 @@ public final class JobSpecValidator {
         List<JobSpec.Dependency> dependencies = dependencies(job.get("dependencies"), ownJobs, selfId, errors);
         boolean suspend = bool(job.get("suspend"), "suspend", errors);
         String pool = identifier(job.get("pool"), "pool", errors);
+        boolean interactive = job.get("interactive") == null || bool(job.get("interactive"), "interactive", errors);
         envTotal(tasks, errors);
         if (errors.isEmpty()) {
             String queueProblem = catalog.queueProblem(tenant, queue);
@@ -167,7 +169,7 @@ public final class JobSpecValidator {
         }
         return Validated.ok(new JobSpec(name, priority == null ? DEFAULT_PRIORITY : priority.intValue(), timeLimit,
                 tasks, queue, priorityClass, topology, policy, checkpoint, successPolicy, retry, dependencies,
-                suspend, pool));
+                suspend, pool, interactive));
     }
 
     /** {@code true}/{@code false}, or absent (false). */

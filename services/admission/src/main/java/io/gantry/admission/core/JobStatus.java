@@ -17,11 +17,13 @@ import java.util.Objects;
  *       the protocol, two differ, the higher (attempt, state) wins so that the answer is still deterministic);</li>
  *   <li>{@code waiting}: the latest wait-setting or wait-clearing event, by (attempt, time, protocol order, id);</li>
  *   <li>{@code grant}: the latest AllocationGranted, by the same key;</li>
- *   <li>{@code notice}: the latest RunStopRequested (the preemption notice), by (attempt, time, id).</li>
+ *   <li>{@code notice}: the latest RunStopRequested (the preemption notice), by (attempt, time, id);</li>
+ *   <li>{@code idle}: the latest JobIdleWarned or JobIdleCleared (the queue's idle warning), by (attempt, time,
+ *       protocol order, id).</li>
  * </ul>
  */
 public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark grant, Instant updatedAt,
-                        Notice notice) {
+                        Notice notice, Mark idle) {
 
     /** A non-terminal state reached in an attempt. */
     public record Progress(int attempt, JobState state) {
@@ -74,7 +76,7 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
 
     /** A job that has been submitted and nothing else is known about yet. */
     public static JobStatus submitted() {
-        return new JobStatus(new Progress(0, JobState.SUBMITTED), null, null, null, null, null);
+        return new JobStatus(new Progress(0, JobState.SUBMITTED), null, null, null, null, null, null);
     }
 
     /** This status joined with what {@code fact} implies. */
@@ -85,7 +87,18 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
                 max(waiting, waitOf(fact), MARK),
                 max(grant, grantOf(fact), MARK),
                 updatedAt == null || fact.occurredAt().isAfter(updatedAt) ? fact.occurredAt() : updatedAt,
-                max(notice, noticeOf(fact), NOTICE));
+                max(notice, noticeOf(fact), NOTICE),
+                max(idle, idleOf(fact), MARK));
+    }
+
+    /**
+     * The queue's idle warning of the current run while it runs and the warning stands (its message says when the
+     * run is stopped unless its GPUs become busy); null otherwise.
+     */
+    public Mark idleWarning() {
+        JobState s = state();
+        return idle != null && idle.set() && idle.attempt() == attempt()
+                && (s == JobState.DISPATCHED || s == JobState.RUNNING) ? idle : null;
     }
 
     /**
@@ -154,7 +167,8 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
             case JOB_REQUEUED -> new Progress(a + 1, JobState.QUEUED);
             // requests are history: the queue's JobWaiting (SUSPENDED) and JobPreempted say what they did
             case JOB_CANCEL_REQUESTED, QUOTA_RELEASED, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED,
-                 JOB_SUSPEND_REQUESTED, JOB_RESUME_REQUESTED, RUN_STOP_REQUESTED -> null;
+                 JOB_SUSPEND_REQUESTED, JOB_RESUME_REQUESTED, RUN_STOP_REQUESTED, JOB_IDLE_WARNED,
+                 JOB_IDLE_CLEARED -> null;
         };
     }
 
@@ -183,6 +197,14 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
             return null;
         }
         return new Notice(f.attemptOrZero(), f.occurredAt(), f.eventId(), f.reason(), f.message(), f.deadline());
+    }
+
+    private static Mark idleOf(AdmissionFact f) {
+        return switch (f.kind()) {
+            case JOB_IDLE_WARNED -> mark(f, 0, true, "IDLE", f.message());
+            case JOB_IDLE_CLEARED -> mark(f, 1, false, null, f.message());
+            default -> null;
+        };
     }
 
     private static Mark grantOf(AdmissionFact f) {

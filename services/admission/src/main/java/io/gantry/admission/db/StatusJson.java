@@ -29,6 +29,9 @@ final class StatusJson {
         if (s.grant() != null) {
             m.put("grant", mark(s.grant()));
         }
+        if (s.idle() != null) {
+            m.put("idle", mark(s.idle()));
+        }
         if (s.updatedAt() != null) {
             m.put("updatedAt", s.updatedAt().toEpochMilli());
         }
@@ -55,7 +58,8 @@ final class StatusJson {
                 mark((Map<?, ?>) m.get("waiting")),
                 mark((Map<?, ?>) m.get("grant")),
                 m.get("updatedAt") == null ? null : Instant.ofEpochMilli(num(m.get("updatedAt")).longValue()),
-                notice((Map<?, ?>) m.get("notice")));
+                notice((Map<?, ?>) m.get("notice")),
+                mark((Map<?, ?>) m.get("idle"))); // rows written before idle warnings have none
     }
 
     /** Rows written before preemption notices have none. */

@@ -27,6 +27,7 @@ final class JobViews {
         m.put("waitReason", s.waitReason());
         m.put("waitMessage", s.waitMessage());
         m.put("preemption", s.preemption() == null ? null : notice(s.preemption()));
+        m.put("idleWarning", s.idleWarning() == null ? null : idleWarning(s.idleWarning()));
         m.put("submittedAt", text(r.submittedAt()));
         m.put("updatedAt", text(r.updatedAt()));
         return m;
@@ -48,6 +49,15 @@ final class JobViews {
             e.put("detail", h.detail());
             return e;
         }).toList());
+        return m;
+    }
+
+    /** The queue's idle warning of the current run: the sentence says since when and when it is stopped. */
+    static Map<String, Object> idleWarning(JobStatus.Mark w) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("attempt", w.attempt());
+        m.put("message", w.message());
+        m.put("warnedAt", text(w.at()));
         return m;
     }
 

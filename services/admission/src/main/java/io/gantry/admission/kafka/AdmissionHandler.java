@@ -157,6 +157,9 @@ final class AdmissionHandler implements EventHandler {
         if (value instanceof io.gantry.events.SuspensionEvent e) {
             return WireMapping.fromSuspension(e, source);
         }
+        if (value instanceof io.gantry.events.IdleEvent e) {
+            return WireMapping.fromIdle(e, source);
+        }
         throw new IllegalArgumentException("unexpected record " + value.getClass().getName() + " on " + topic);
     }
 
@@ -184,7 +187,7 @@ final class AdmissionHandler implements EventHandler {
                 Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS, Topics.PLACEMENT_NODE_EVENTS,
                 Topics.QUEUE_CONFIG_EVENTS, Topics.PLACEMENT_CONFIG_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
                 Topics.ADMISSION_SUSPENSION_EVENTS, Topics.BILLING_BUDGET_EVENTS, Topics.BILLING_PRICE_EVENTS,
-                Topics.PLACEMENT_STOP_EVENTS};
+                Topics.PLACEMENT_STOP_EVENTS, Topics.QUEUE_IDLE_EVENTS};
     }
 
     /** Rebuilt from their beginning at every start; newer records then arrive as input. */

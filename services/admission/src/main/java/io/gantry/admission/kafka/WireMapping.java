@@ -77,6 +77,7 @@ public final class WireMapping {
                 .setDependencies(spec.dependencies().stream().map(d -> new io.gantry.events.JobDependency(d.jobId(),
                         io.gantry.events.DependencyCondition.valueOf(condition(d.condition())))).toList())
                 .setSuspend(spec.suspend())
+                .setInteractive(spec.interactive())
                 .setQueue(spec.queue())
                 .setPriorityClass(spec.priorityClass())
                 .setPlacementPolicy(spec.placementPolicy())
@@ -108,7 +109,7 @@ public final class WireMapping {
                 spec.getDependencies() == null ? List.of() : spec.getDependencies().stream().map(d ->
                         new JobSpec.Dependency(d.getJobId(), d.getCondition().name().replace("_", "")
                                 .toLowerCase(java.util.Locale.ROOT))).toList(),
-                Boolean.TRUE.equals(spec.getSuspend()), spec.getPool());
+                Boolean.TRUE.equals(spec.getSuspend()), spec.getPool(), !Boolean.FALSE.equals(spec.getInteractive()));
     }
 
     /** {@code afternotok} → {@code AFTER_NOT_OK}: the wire enum's symbol for a condition as job files write it. */
@@ -285,6 +286,22 @@ public final class WireMapping {
                     AdmissionFact.of(e.getEventId(), e.getOccurredAt(), Kind.RUN_STOP_REQUESTED, p.getAttempt())
                             .withReason(p.getReason().name()).withMessage(p.getMessage())
                             .withDeadline(p.getDeadline()), null, null, source);
+        }
+        throw unknown(e.getPayload());
+    }
+
+    /** The queue's idle warning of a run (with when it stops the run), or the end of that warning. */
+    public static JobEvent fromIdle(io.gantry.events.IdleEvent e, String source) {
+        if (e.getPayload() instanceof io.gantry.events.JobIdleWarned w) {
+            return new JobEvent(e.getJobId(), w.getTenant(),
+                    AdmissionFact.of(e.getEventId(), e.getOccurredAt(), Kind.JOB_IDLE_WARNED, w.getAttempt())
+                            .withReason("IDLE").withMessage(w.getMessage()).withDeadline(w.getStopAt()), null, null,
+                    source);
+        }
+        if (e.getPayload() instanceof io.gantry.events.JobIdleCleared c) {
+            return new JobEvent(e.getJobId(), c.getTenant(),
+                    AdmissionFact.of(e.getEventId(), e.getOccurredAt(), Kind.JOB_IDLE_CLEARED, c.getAttempt())
+                            .withMessage(c.getMessage()), null, null, source);
         }
         throw unknown(e.getPayload());
     }

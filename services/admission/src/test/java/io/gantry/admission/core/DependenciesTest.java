@@ -18,7 +18,10 @@ import static io.gantry.admission.core.SpecTrees.gpus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
-/** Dependencies and suspend at submit: validated naming the field, carried into the spec and shown back. */
+/**
+ * Dependencies, suspend and interactive (idle reclamation's opt-out) at submit: validated naming the field, carried
+ * into the spec and shown back.
+ */
 class DependenciesTest {
     private static final ClusterLimits CLUSTER = cluster(List.of(gpus(8, "H100")));
     /** Tenant a's jobs; "theirs" exists too, but belongs to another tenant, so the lookup never returns it. */
@@ -94,6 +97,22 @@ class DependenciesTest {
                 Map.of("jobId", "prep", "condition", "afterok"), Map.of("jobId", "j-1", "condition", "afterany"),
                 Map.of("jobId", "j-2", "condition", "afternotok")));
         assertThat(JobSpecTree.toTree(v.spec()).get("suspend")).isEqualTo(true);
+    }
+
+    @Test
+    void aBatchJobDeclaresItselfNotInteractiveAndAnythingButABooleanIsRefusedNamingTheField() {
+        JobSpec batch = validate(aJob().set("interactive", false).build()).spec();
+        assertThat(batch.interactive()).isFalse();
+        assertThat(JobSpecTree.toTree(batch).get("interactive")).isEqualTo(false);
+        assertThat(io.gantry.admission.kafka.WireMapping.toAvro(batch).getInteractive()).isFalse();
+
+        JobSpec unsaid = validate(aJob().build()).spec();
+        assertThat(unsaid.interactive()).as("the default: reclaimable where the queue opted in").isTrue();
+        assertThat(JobSpecTree.toTree(unsaid)).doesNotContainKey("interactive");
+        assertThat(io.gantry.admission.kafka.WireMapping.toAvro(unsaid).getInteractive()).isTrue();
+
+        assertThat(validate(aJob().set("interactive", "no").build()).errors())
+                .anySatisfy(e -> assertThat(e.field()).isEqualTo("interactive"));
     }
 
     @Test

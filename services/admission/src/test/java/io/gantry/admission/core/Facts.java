@@ -73,6 +73,14 @@ final class Facts {
         return f.withDeadline(f.occurredAt().plusSeconds(graceSeconds));
     }
 
+    AdmissionFact idleWarned(int attempt, String message) {
+        return fact(Kind.JOB_IDLE_WARNED, attempt).withReason("IDLE").withMessage(message);
+    }
+
+    AdmissionFact idleCleared(int attempt) {
+        return fact(Kind.JOB_IDLE_CLEARED, attempt).withMessage("GPUs busy again; the idle warning no longer stands");
+    }
+
     AdmissionFact cancelRequested() {
         return fact(Kind.JOB_CANCEL_REQUESTED, null);
     }

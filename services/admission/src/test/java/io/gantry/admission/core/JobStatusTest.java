@@ -153,6 +153,34 @@ class JobStatusTest {
     }
 
     @Test
+    void aRunWarnedForIdlingShowsTheWarningUntilItIsClearedEndsOrTheJobRunsAgain() {
+        Facts f = new Facts();
+        AdmissionFact warned = f.idleWarned(1, "GPUs idle for 15 min; the run is stopped at 2030-01-01T00:30:00Z"
+                + " (idle timeout 30 min of queue vision) unless they become busy");
+        JobStatus running = Facts.fold(List.of(f.dispatched(1), f.granted(1, "n1", 0), f.runStarted(1)));
+        assertThat(running.idleWarning()).isNull();
+
+        JobStatus shown = running.apply(warned);
+        assertThat(shown.state()).isEqualTo(JobState.RUNNING);
+        assertThat(shown.idleWarning()).satisfies(w -> {
+            assertThat(w.attempt()).isEqualTo(1);
+            assertThat(w.reason()).isEqualTo("IDLE");
+            assertThat(w.message()).startsWith("GPUs idle for 15 min; the run is stopped at");
+        });
+        assertThat(Facts.fold(List.of(warned, f.runStarted(1), f.dispatched(1))).idleWarning()).as("in any order")
+                .isNotNull();
+
+        AdmissionFact cleared = f.idleCleared(1);
+        assertThat(shown.apply(cleared).idleWarning()).as("busy again").isNull();
+        assertThat(Facts.fold(List.of(cleared, f.runStarted(1), warned)).idleWarning()).as("the later one stands")
+                .isNull();
+        assertThat(shown.apply(f.idleWarned(1, "GPUs idle for 15 min again")).idleWarning().message())
+                .as("a new stretch warned again").isEqualTo("GPUs idle for 15 min again");
+        assertThat(shown.apply(f.failed(1)).idleWarning()).as("ended").isNull();
+        assertThat(shown.apply(f.queued(2)).idleWarning()).as("another run").isNull();
+    }
+
+    @Test
     void placementsAreThoseOfTheLatestGrantOfTheCurrentAttempt() {
         Facts f = new Facts();
         JobStatus first = Facts.fold(List.of(f.dispatched(1), f.granted(1, "node-a", 0, 1), f.runStarted(1)));

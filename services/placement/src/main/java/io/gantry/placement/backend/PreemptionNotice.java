@@ -12,7 +12,7 @@ import java.util.Objects;
  * which puts it where the tasks can read it without the network (the local backend's notice file, a pod
  * annotation). A task that commits a checkpoint before {@code deadline} resumes from it.
  *
- * @param reason   the release reason the run will end with ({@code PREEMPTED})
+ * @param reason   the release reason the run will end with ({@code PREEMPTED}, or {@code IDLE} for an idle stop)
  * @param message  the sentence: who takes the GPUs and why
  * @param noticeAt when the stop was asked
  * @param deadline when what still runs is killed
@@ -33,7 +33,7 @@ public record PreemptionNotice(String jobId, int attempt, String reason, String 
 
     /** The notice of {@code stop}, asked at {@code now}. */
     public static PreemptionNotice of(PlacementFact.PreemptionRequested stop, Instant now) {
-        return new PreemptionNotice(stop.allocation().jobId(), stop.allocation().attempt(), "PREEMPTED", stop.why(),
+        return new PreemptionNotice(stop.allocation().jobId(), stop.allocation().attempt(), stop.reason().name(), stop.why(),
                 now, stop.deadline());
     }
 

@@ -35,6 +35,8 @@ public final class ClusterState {
     private final Map<String, Instant> started = new HashMap<>();
     /** Allocation id to the end of its preemption grace period, for runs being preempted. */
     private final Map<String, Instant> stopDeadline = new HashMap<>();
+    /** The release reason of each pending stop (PREEMPTED unless the queue stopped the run for idling). */
+    private final Map<String, ReleaseCause> stopCause = new HashMap<>();
     /** Every pending deadline (grace ends, time limits), earliest first: a tick reads only the due head. */
     private final TreeSet<Deadline> deadlines = new TreeSet<>();
     /** The free-capacity index placers search; kept in step with every replayed fact. */
@@ -682,7 +684,7 @@ public final class ClusterState {
             return List.of(new PlacementFact.RunSucceeded(a, at), new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, at));
         }
         if (stopDeadline.containsKey(allocationId)) {
-            return List.of(new PlacementFact.AllocationReleased(a, ReleaseCause.PREEMPTED, at));
+            return List.of(new PlacementFact.AllocationReleased(a, stopCause(allocationId), at));
         }
         return List.of(new PlacementFact.RunFailed(a, result.exitCode(), result.message(), at),
                 new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_FAILED, at));
@@ -859,12 +861,25 @@ public final class ClusterState {
      * @param from when the grace period starts: the handling instant live, the request's time at restore
      */
     public List<PlacementFact> preempt(String jobId, int attempt, int graceSeconds, Instant from) {
+        return preempt(jobId, attempt, graceSeconds, from, ReleaseCause.PREEMPTED);
+    }
+
+    /**
+     * {@link #preempt(String, int, int, Instant)} released with {@code reason}: {@code PREEMPTED}, or {@code IDLE}
+     * when the queue stops the run because its GPUs stayed idle (the job then ends instead of being requeued).
+     */
+    public List<PlacementFact> preempt(String jobId, int attempt, int graceSeconds, Instant from, ReleaseCause reason) {
         Allocation a = liveByJob.get(jobId);
         if (a == null || a.attempt() != attempt || stopDeadline.containsKey(a.allocationId())) {
             return List.of();
         }
         Instant start = from.isBefore(a.grantedAt()) ? a.grantedAt() : from;
-        return List.of(new PlacementFact.PreemptionRequested(a, TimeMath.plusSeconds(start, graceSeconds)));
+        return List.of(new PlacementFact.PreemptionRequested(a, TimeMath.plusSeconds(start, graceSeconds), null,
+                reason));
+    }
+
+    private ReleaseCause stopCause(String allocationId) {
+        return stopCause.getOrDefault(allocationId, ReleaseCause.PREEMPTED);
     }
 
     /**
@@ -899,7 +914,7 @@ public final class ClusterState {
                 continue;
             }
             if (d.preemption()) {
-                facts.add(new PlacementFact.AllocationReleased(a, ReleaseCause.PREEMPTED, d.at()));
+                facts.add(new PlacementFact.AllocationReleased(a, stopCause(a.allocationId()), d.at()));
             } else {
                 facts.add(new PlacementFact.RunFailed(a, null, "time limit " + a.timeLimitSeconds() + " s reached", d.at(),
                         FailureCause.TIME_LIMIT));
@@ -953,6 +968,7 @@ public final class ClusterState {
             Allocation a = liveById.get(f.allocation().allocationId());
             if (a != null && !stopDeadline.containsKey(a.allocationId())) {
                 stopDeadline.put(a.allocationId(), f.deadline());
+                stopCause.put(a.allocationId(), f.reason());
                 deadlines.add(new Deadline(f.deadline(), a.allocationId(), true));
             }
         } else if (fact instanceof PlacementFact.AllocationReleased f) {
@@ -1019,6 +1035,7 @@ public final class ClusterState {
             deadlines.remove(new Deadline(limit, allocationId, false));
         }
         Instant grace = stopDeadline.remove(allocationId);
+        stopCause.remove(allocationId);
         if (grace != null) {
             deadlines.remove(new Deadline(grace, allocationId, true));
         }

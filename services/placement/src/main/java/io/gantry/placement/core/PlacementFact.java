@@ -47,16 +47,24 @@ public sealed interface PlacementFact {
     }
 
     /**
-     * The queue preempted the run: its tasks were asked to stop (SIGTERM) and the allocation is released
-     * {@code PREEMPTED} at {@code deadline} unless the run ends before; {@code why} is the sentence the run's
+     * The queue preempted the run: its tasks were asked to stop (SIGTERM) and the allocation is released with
+     * {@code reason} ({@code PREEMPTED}, or {@code IDLE} for an idle stop) at {@code deadline} unless the run ends
+     * before; {@code why} is the sentence the run's
      * preemption notice gives (null: the caller words it). Published as the run's preemption notice
      * ({@code RunStopRequested}); not rebuilt from it: a restore derives it again from {@code queue.preemption-events}
      * (a bounded drain's stops start over).
      */
-    record PreemptionRequested(Allocation allocation, Instant deadline, String why) implements PlacementFact {
+    record PreemptionRequested(Allocation allocation, Instant deadline, String why, ReleaseCause reason)
+            implements PlacementFact {
         public PreemptionRequested {
             Objects.requireNonNull(allocation, "allocation");
             Objects.requireNonNull(deadline, "deadline");
+            Objects.requireNonNull(reason, "reason");
+        }
+
+        /** A stop released {@code PREEMPTED}. */
+        public PreemptionRequested(Allocation allocation, Instant deadline, String why) {
+            this(allocation, deadline, why, ReleaseCause.PREEMPTED);
         }
 
         /** A stop whose reason the caller words (the queue's preemption sentence). */
@@ -66,7 +74,7 @@ public sealed interface PlacementFact {
 
         /** The same stop, told to the run with {@code sentence}. */
         public PreemptionRequested because(String sentence) {
-            return new PreemptionRequested(allocation, deadline, sentence);
+            return new PreemptionRequested(allocation, deadline, sentence, reason);
         }
     }
 

@@ -11,5 +11,10 @@ public enum ReleaseCause {
     /** The run reached its job's time limit and was stopped. */
     TIME_LIMIT,
     /** Recovery found a hardware fault on a GPU (or node) the run held; recovery decides whether it runs again. */
-    DEVICE_FAULT
+    DEVICE_FAULT,
+    /**
+     * The queue stopped the run because its GPUs stayed idle for its queue's idle timeout (JobPreempted reason IDLE):
+     * its grace period ended, or its tasks stopped during it.
+     */
+    IDLE
 }

@@ -237,8 +237,8 @@ public final class PlacementHandler implements EventHandler {
         restoredPreemptions.values().stream().flatMap(m -> m.values().stream())
                 .sorted(Comparator.comparing(QueuePreemptionEvent::getOccurredAt)).forEach(e -> {
                     JobPreempted p = (JobPreempted) e.getPayload();
-                    state.preempt(e.getJobId(), p.getAttempt(), p.getGraceSeconds(), e.getOccurredAt())
-                            .forEach(state::replay);
+                    state.preempt(e.getJobId(), p.getAttempt(), p.getGraceSeconds(), e.getOccurredAt(),
+                            WireMapping.stopCause(p.getReason())).forEach(state::replay);
                 });
         restoredPreemptions.clear();
         List<ExecutionBackend.LiveRun> live = new ArrayList<>();
@@ -280,7 +280,8 @@ public final class PlacementHandler implements EventHandler {
         Instant now = clock.instant();
         if (value instanceof QueuePreemptionEvent e && e.getPayload() instanceof JobPreempted p) {
             // the run's notice gives the queue's own sentence
-            emit(state.preempt(e.getJobId(), p.getAttempt(), p.getGraceSeconds(), now).stream()
+            emit(state.preempt(e.getJobId(), p.getAttempt(), p.getGraceSeconds(), now,
+                            WireMapping.stopCause(p.getReason())).stream()
                     .map(f -> f instanceof PlacementFact.PreemptionRequested r ? r.because(p.getMessage()) : f)
                     .toList(), now, out);
         } else if (value instanceof QueueReservationEvent e) {

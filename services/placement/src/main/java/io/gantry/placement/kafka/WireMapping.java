@@ -235,6 +235,15 @@ public final class WireMapping {
     }
 
     /** The run's preemption notice, as published. */
+    /**
+     * The release reason of a run the queue preempts: {@code IDLE} when it stops the run for idling (the job then
+     * ends), else {@code PREEMPTED}.
+     */
+    static io.gantry.placement.core.ReleaseCause stopCause(io.gantry.events.PreemptionReason reason) {
+        return reason == io.gantry.events.PreemptionReason.IDLE ? io.gantry.placement.core.ReleaseCause.IDLE
+                : io.gantry.placement.core.ReleaseCause.PREEMPTED;
+    }
+
     static io.gantry.events.StopEvent stopEvent(PlacementFact.PreemptionRequested stop,
                                                 io.gantry.placement.backend.PreemptionNotice notice, Instant now) {
         return io.gantry.events.StopEvent.newBuilder().setEventId(UUID.randomUUID().toString())

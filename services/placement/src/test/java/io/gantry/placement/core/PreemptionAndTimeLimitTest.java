@@ -50,6 +50,22 @@ class PreemptionAndTimeLimitTest {
     }
 
     @Test
+    void aRunStoppedForIdlingIsReleasedIdleAtItsDeadlineOrWhenItsTasksExitOnSigterm() {
+        Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
+        Allocation a = live(c, "j");
+        c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100), ReleaseCause.IDLE));
+        assertThat(c.apply(c.state.expire(T0.plusSeconds(130))))
+                .containsExactly(new PlacementFact.AllocationReleased(a, ReleaseCause.IDLE, T0.plusSeconds(130)));
+
+        Fixtures.Cluster d = running(aGang("k").task("w", 1, 8));
+        Allocation b = live(d, "k");
+        d.apply(d.state.preempt("k", 1, 30, T0.plusSeconds(100), ReleaseCause.IDLE));
+        assertThat(d.apply(d.state.runEnded(b.allocationId(),
+                RunResult.failed(143, "task w-0 exited with 143", T0.plusSeconds(104)))))
+                .containsExactly(new PlacementFact.AllocationReleased(b, ReleaseCause.IDLE, T0.plusSeconds(104)));
+    }
+
+    @Test
     void aRunThatSucceedsDuringItsGracePeriodIsANormalSuccess() {
         Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
         Allocation a = live(c, "j");

@@ -43,7 +43,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** What a restarted placement does with the runs that were live when it stopped. */
 class PlacementHandlerRestartTest {
-    private static final Instant GRANTED = Instant.parse("2030-01-01T00:00:00Z");
+    static final Instant GRANTED = Instant.parse("2030-01-01T00:00:00Z");
 
     /** Records what the handler sends. */
     static final class Recorded implements Output {
@@ -170,12 +170,12 @@ class PlacementHandlerRestartTest {
                 r -> assertThat(r.getReason()).isEqualTo(ReleaseReason.RUN_FAILED));
     }
 
-    private static PlacementHandler simulatedHandler(MutableClock wall) {
+    static PlacementHandler simulatedHandler(MutableClock wall) {
         return new PlacementHandler(new ClusterState("simulated", new FirstFitPlacer()),
                 new SimulatedBackend(ClusterFile.defaultCluster()), new VirtualClock(wall, 1), Duration.ofSeconds(1));
     }
 
-    private static void restoreGrant(PlacementHandler h, Long runSeconds, Long timeLimitSeconds) {
+    static void restoreGrant(PlacementHandler h, Long runSeconds, Long timeLimitSeconds) {
         TaskPlacement p = TaskPlacement.newBuilder().setTask("w").setReplica(0).setNodeId("sim-0").setGpuModel("H100")
                 .setGpuIndices(List.of(0, 1)).setCpuMillis(1000).setMemoryMiB(1024).setRunSeconds(runSeconds).build();
         String id = ClusterState.allocationId("job-1", 1);

@@ -7,5 +7,7 @@ public enum FailureReason {
     /** The run reached the job's time limit and placement stopped it. */
     TIME_LIMIT,
     /** The run was interrupted by a failure and recovery will not run it again. */
-    RECOVERY_ABANDONED
+    RECOVERY_ABANDONED,
+    /** The queue stopped the run because its GPUs stayed idle for its queue's idle timeout; not requeued. */
+    IDLE
 }

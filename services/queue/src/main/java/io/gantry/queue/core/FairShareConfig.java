@@ -35,17 +35,26 @@ import java.util.regex.Pattern;
  *                        empty: one pool, the queue chooses none
  * @param maxDrain        how long a capacity reservation for a starving gang may wait for runs to end by themselves
  *                        before placement stops the ones in the way; null (the default): only wait
+ * @param idleTimeout     idle reclamation for every queue that does not set its own: a run of an interactive job whose
+ *                        GPUs stay idle this long is stopped (reason IDLE), warned at half of it; null (the default):
+ *                        never
  */
 public record FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
                               Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
                               Duration starvationWait, Quotas implicitQuotas, Preemption preemption,
-                              Ordering ordering, Duration maxDrain, Map<String, String> flavourPools) {
+                              Ordering ordering, Duration maxDrain, Map<String, String> flavourPools,
+                              Duration idleTimeout) {
     /**
      * The default {@link #maxDrain}: null, a drain only waits. A bound (placement then stops checkpointed runs in the
      * way) cuts the tail of waits but, measured on Philly, raises the average (docs/design/topology-placement.md,
      * "Bounding the drain").
      */
     public static final Duration DEFAULT_MAX_DRAIN = null;
+    /**
+     * The shortest idle timeout accepted: utilisation comes in windows (5 min by default), and the warning at half the
+     * timeout must have a chance to come before the stop.
+     */
+    public static final Duration MIN_IDLE_TIMEOUT = Duration.ofMinutes(1);
 
     public static final String ANY_GPU = "gpu";
     public static final String CPU = "cpu";
@@ -62,12 +71,18 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
 
     /**
      * One queue: owned by {@code tenant}, in {@code cohort} (or none), with quotas per resource name; {@code ordering}
-     * is its own policy inside the queue, or null for the configuration's.
+     * is its own policy inside the queue, or null for the configuration's; {@code idleTimeout} its own idle timeout,
+     * null for the configuration's, {@link Duration#ZERO} for never (written {@code never}).
      */
     public record QueueDef(String name, String tenant, String cohort, double weight,
-                           Map<String, ResourceQuota> quotas, OrderingPolicy ordering) {
+                           Map<String, ResourceQuota> quotas, OrderingPolicy ordering, Duration idleTimeout) {
         public QueueDef {
             quotas = Collections.unmodifiableMap(new LinkedHashMap<>(quotas));
+        }
+
+        public QueueDef(String name, String tenant, String cohort, double weight, Map<String, ResourceQuota> quotas,
+                        OrderingPolicy ordering) {
+            this(name, tenant, cohort, weight, quotas, ordering, null);
         }
 
         public QueueDef(String name, String tenant, String cohort, double weight, Map<String, ResourceQuota> quotas) {
@@ -166,13 +181,22 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 implicitQuotas, preemption, Ordering.DEFAULT);
     }
 
-    /** A configuration without pools (one pool; the queue chooses none). */
+    /** A configuration without pools (one pool; the queue chooses none) and without idle reclamation. */
     public FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
                            Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
                            Duration starvationWait, Quotas implicitQuotas, Preemption preemption, Ordering ordering,
                            Duration maxDrain) {
         this(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife, starvationWait,
-                implicitQuotas, preemption, ordering, maxDrain, Map.of());
+                implicitQuotas, preemption, ordering, maxDrain, Map.of(), null);
+    }
+
+    /** A configuration without pools (one pool; the queue chooses none). */
+    public FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
+                           Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
+                           Duration starvationWait, Quotas implicitQuotas, Preemption preemption, Ordering ordering,
+                           Duration maxDrain, Duration idleTimeout) {
+        this(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife, starvationWait,
+                implicitQuotas, preemption, ordering, maxDrain, Map.of(), idleTimeout);
     }
 
     /** The pool a job is offered to: the one it asked for, else its flavour's; null: placement's {@code default}. */
@@ -194,7 +218,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
     /** The same configuration with another flavour -> pool map. */
     public FairShareConfig withFlavourPools(Map<String, String> pools) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, preemption, ordering, maxDrain, pools);
+                starvationWait, implicitQuotas, preemption, ordering, maxDrain, pools, idleTimeout);
     }
 
     /** A configuration with the default drain bound. */
@@ -203,6 +227,24 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                            Duration starvationWait, Quotas implicitQuotas, Preemption preemption, Ordering ordering) {
         this(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife, starvationWait,
                 implicitQuotas, preemption, ordering, DEFAULT_MAX_DRAIN);
+    }
+
+
+    /**
+     * The idle timeout of queue {@code queueName} (its own, else the configuration's), or null when its runs are never
+     * stopped for idling (also for a queue this configuration does not have).
+     */
+    public Duration idleTimeoutOf(String queueName) {
+        if (isImplicit()) {
+            return idleTimeout;
+        }
+        for (QueueDef q : queues) {
+            if (q.name().equals(queueName)) {
+                Duration own = q.idleTimeout() != null ? q.idleTimeout() : idleTimeout;
+                return own == null || own.isZero() ? null : own;
+            }
+        }
+        return null;
     }
 
     /**
@@ -218,6 +260,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         doc.put("halfLife", halfLife.toString());
         doc.put("starvationWait", starvationWait.toString());
         doc.put("maxDrain", maxDrain == null ? "never" : maxDrain.toString());
+        doc.put("idleTimeout", idleTimeout == null ? "never" : idleTimeout.toString());
         Map<String, Object> p = new LinkedHashMap<>();
         p.put("reclaimWithinCohort", switch (preemption.reclaim()) {
             case NEVER -> "never";
@@ -259,6 +302,9 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             m.put("weight", q.weight());
             if (q.ordering() != null) {
                 m.put("ordering", q.ordering().name().toLowerCase(java.util.Locale.ROOT));
+            }
+            if (q.idleTimeout() != null) {
+                m.put("idleTimeout", q.idleTimeout().isZero() ? "never" : q.idleTimeout().toString());
             }
             Map<String, Object> quotas = new LinkedHashMap<>();
             q.quotas().forEach((resource, rq) -> {
@@ -308,19 +354,25 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
     /** The same configuration with another preemption policy. */
     public FairShareConfig withPreemption(Preemption p) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, p, ordering, maxDrain, flavourPools);
+                starvationWait, implicitQuotas, p, ordering, maxDrain, flavourPools, idleTimeout);
     }
 
     /** The same configuration with another ordering inside queues. */
     public FairShareConfig withOrdering(Ordering o) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, preemption, o, maxDrain, flavourPools);
+                starvationWait, implicitQuotas, preemption, o, maxDrain, flavourPools, idleTimeout);
     }
 
     /** The same configuration with another drain bound (null: drains only wait). */
     public FairShareConfig withMaxDrain(Duration d) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, preemption, ordering, d, flavourPools);
+                starvationWait, implicitQuotas, preemption, ordering, d, flavourPools, idleTimeout);
+    }
+
+    /** The same configuration with another idle timeout for queues that set none (null: never). */
+    public FairShareConfig withIdleTimeout(Duration d) {
+        return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
+                starvationWait, implicitQuotas, preemption, ordering, maxDrain, flavourPools, d);
     }
 
     public FairShareConfig {
@@ -394,7 +446,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             throw new ConfigException(r.problems.isEmpty() ? List.of("(root): must be a mapping") : r.problems);
         }
         r.onlyKeys(root, "", Set.of("flavours", "cohorts", "queues", "priorityClasses", "halfLife", "starvationWait",
-                "tenants", "preemption", "implicit", "ordering", "maxDrain", "pools"));
+                "tenants", "preemption", "implicit", "ordering", "maxDrain", "pools", "idleTimeout"));
         Duration halfLife = r.duration(root.get("halfLife"), "halfLife", Duration.ofDays(7));
         Duration starvation = r.duration(root.get("starvationWait"), "starvationWait", Duration.ofMinutes(30));
         if (starvation != null && starvation.isZero()) {
@@ -406,8 +458,12 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         } else if (root.get("maxDrain") != null) {
             maxDrain = r.duration(root.get("maxDrain"), "maxDrain", null);
         }
+        Duration idleTimeout = idleTimeout(r, root.get("idleTimeout"), "idleTimeout");
+        if (idleTimeout != null && idleTimeout.isZero()) {
+            idleTimeout = null;
+        }
         if (root.containsKey("implicit")) {
-            return implicitFromYaml(r, root, halfLife, starvation).withMaxDrain(maxDrain);
+            return implicitFromYaml(r, root, halfLife, starvation).withMaxDrain(maxDrain).withIdleTimeout(idleTimeout);
         }
 
         List<String> flavours = new ArrayList<>();
@@ -489,7 +545,8 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             if (q == null) {
                 continue;
             }
-            r.onlyKeys(q, path, Set.of("name", "tenant", "cohort", "weight", "quotas", "ordering"));
+            r.onlyKeys(q, path, Set.of("name", "tenant", "cohort", "weight", "quotas", "ordering", "idleTimeout"));
+            Duration queueIdle = idleTimeout(r, q.get("idleTimeout"), path + ".idleTimeout");
             OrderingPolicy queueOrdering = q.get("ordering") == null ? null
                     : orderingPolicy(r, q.get("ordering"), path + ".ordering");
             String name = r.name(q.get("name"), path + ".name");
@@ -545,7 +602,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 }
             }
             if (name != null && tenant != null) {
-                queues.add(new QueueDef(name, tenant, cohort, weight, quotas, queueOrdering));
+                queues.add(new QueueDef(name, tenant, cohort, weight, quotas, queueOrdering, queueIdle));
             }
         }
 
@@ -599,7 +656,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             throw new ConfigException(r.problems);
         }
         return new FairShareConfig(flavours, cohorts, queues, classes, defaultClass, halfLife, starvation, null,
-                preemption, ordering, maxDrain, pools);
+                preemption, ordering, maxDrain, pools, idleTimeout);
     }
 
     /**
@@ -640,6 +697,25 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         }
         return implicit(new Quotas(defaultMilli, perTenant), halfLife, starvation).withPreemption(preemption)
                 .withOrdering(ordering);
+    }
+
+    /**
+     * An {@code idleTimeout}: null when absent, {@link Duration#ZERO} for {@code never}, else at least
+     * {@link #MIN_IDLE_TIMEOUT}.
+     */
+    private static Duration idleTimeout(Reader r, Object o, String path) {
+        if (o == null) {
+            return null;
+        }
+        if ("never".equals(o)) {
+            return Duration.ZERO;
+        }
+        Duration d = r.duration(o, path, null);
+        if (d != null && d.compareTo(MIN_IDLE_TIMEOUT) < 0) {
+            r.problem(path, "must be at least 1m, or never, was '" + o + "'");
+            return null;
+        }
+        return d;
     }
 
     private static OrderingPolicy orderingPolicy(Reader r, Object o, String path) {

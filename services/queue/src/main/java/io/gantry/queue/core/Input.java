@@ -161,6 +161,22 @@ public sealed interface Input {
         }
     }
 
+    /**
+     * placement: how busy the GPUs of this attempt were over one window ending at {@code windowTo} (placement's
+     * clock); {@code idleSince} is when they last became idle, or null when the latest sample was busy. Amounts in
+     * thousandths of a GPU. Idle reclamation decides on it; nothing is kept of it but the queue's own facts.
+     */
+    record UtilisationSampled(String jobId, String tenant, int attempt, Instant windowTo, Instant idleSince,
+                              long heldGpuMilli, long usedGpuMilli) implements Input {
+        public UtilisationSampled {
+            requireJob(jobId, tenant, attempt);
+            Objects.requireNonNull(windowTo, "windowTo");
+            if (heldGpuMilli < 0 || usedGpuMilli < 0) {
+                throw new IllegalArgumentException("heldGpuMilli and usedGpuMilli must be >= 0");
+            }
+        }
+    }
+
     /** A node registered or recovered: what placement deferred may fit now. */
     record CapacityChanged(String cause) implements Input {
         public CapacityChanged {

@@ -16,14 +16,29 @@ import java.util.Objects;
  * @param dependencies  jobs this one waits for (all must be met before it is offered to placement); empty: none
  * @param suspend       whether it was submitted suspended (it waits until resumed)
  * @param pool          the placement pool it asked for, or null: its flavour's pool (the configuration's map)
+ * @param interactive   whether a queue with an idle timeout may stop its runs when their GPUs stay idle (false: batch
+ *                      work, never stopped for idling)
  */
 public record JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
                       String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend,
-                      String pool) {
+                      String pool, boolean interactive) {
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
+                   String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend,
+                   boolean interactive) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, retry, dependencies, suspend, null,
+                interactive);
+    }
+
+    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
+                   String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend,
+                   String pool) {
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, retry, dependencies, suspend, pool, true);
+    }
 
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
                    String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend) {
-        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, retry, dependencies, suspend, null);
+        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, retry, dependencies, suspend, null, true);
     }
 
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
@@ -56,7 +71,7 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
     /** The same spec with other tasks (the queue pins a flavour onto them). */
     JobSpec withTasks(List<TaskGroup> newTasks) {
         return new JobSpec(name, priority, timeLimitSeconds, newTasks, queue, priorityClass, retry, dependencies,
-                suspend, pool);
+                suspend, pool, interactive);
     }
 
     /**

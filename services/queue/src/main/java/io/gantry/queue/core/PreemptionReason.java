@@ -14,5 +14,10 @@ public enum PreemptionReason {
      */
     SERVICE_LEVEL,
     /** Its owner (or an admin) suspended the running job: stopped like a preemption and kept queued until resumed. */
-    SUSPENDED
+    SUSPENDED,
+    /**
+     * The run's GPUs stayed idle for its queue's idle timeout (an interactive job): stopped like a preemption, then the
+     * job fails with reason IDLE instead of being requeued.
+     */
+    IDLE
 }

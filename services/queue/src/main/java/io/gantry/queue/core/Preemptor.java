@@ -67,6 +67,12 @@ final class Preemptor {
         }
     }
 
+    /** The attempt's pending stop (a JobPreempted fact not yet released), or null. */
+    PreemptedRun preemption(String jobId, int attempt) {
+        PreemptedRun p = preempting.get(jobId);
+        return p != null && p.attempt() == attempt ? p : null;
+    }
+
     /** Why a run that placement released with reason PREEMPTED is queued again. */
     String preemptionText(String jobId, int attempt) {
         PreemptedRun p = preempting.get(jobId);
@@ -344,6 +350,7 @@ final class Preemptor {
             case FAIR_SHARE -> "queue " + c.queue().name() + " is above its fair share; queue " + p.queue().name()
                     + " needs " + what + " for job " + p.jobId();
             case SUSPENDED -> "suspended"; // never a victim's reason: suspension is asked for, not chosen
+            case IDLE -> "idle"; // never a victim's reason either: decided from the run's utilisation
             case SERVICE_LEVEL -> "job " + p.jobId() + " at service level " + p.view().level() + " in queue "
                     + p.queue().name() + " needs " + what + "; this run reached level " + c.queue().level(c, t) + " with "
                     + String.format(java.util.Locale.ROOT, "%.1f", (c.attainedBefore() + c.gpuMilli()

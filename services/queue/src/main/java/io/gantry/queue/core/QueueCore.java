@@ -61,6 +61,8 @@ public final class QueueCore {
     /** Jobs whose hold began or whose sentence changed since the last input: they get a JobWaiting BUDGET. */
     private final Set<String> budgetNews = new TreeSet<>();
     private final Map<String, FinishedJob> finished = new HashMap<>();
+    /** The standing idle warning of each warned run (from the queue's JobIdleWarned / JobIdleCleared facts). */
+    private final Map<String, IdleWarning> idleWarned = new HashMap<>();
     private final SortedSet<String> tenants = new TreeSet<>();
     /** The time of the latest input or replayed fact: usage accrues up to it. */
     private Instant clock = Instant.EPOCH;
@@ -217,6 +219,8 @@ public final class QueueCore {
             checkpointed(c);
         } else if (input instanceof Input.BudgetChanged b) {
             budgetChanged(b);
+        } else if (input instanceof Input.UtilisationSampled u) {
+            utilisation(u, out);
         } else if (input instanceof Input.CapacityChanged) {
             capacityChanges++;
             unpark(null, List.of());
@@ -411,11 +415,21 @@ public final class QueueCore {
         QueuedJob job = known(r.jobId(), r.tenant());
         // any attempt: an old attempt's reservation must end too, or the quota leaks
         if (job != null && job.reservations().containsKey(r.attempt())) {
-            String because = r.reason() == ReleaseCause.PREEMPTED ? scheduler.preemptionText(job.jobId(), r.attempt()) : null;
-            boolean requeue = because != null && r.attempt() == job.attempt() && job.status() == JobState.DISPATCHED;
+            PreemptedRun stop = scheduler.preemption(job.jobId(), r.attempt());
+            boolean current = r.attempt() == job.attempt() && job.status() == JobState.DISPATCHED;
+            // an idle stop ends the job; also when an older placement released it PREEMPTED (it knows no IDLE)
+            boolean idle = current && (r.reason() == ReleaseCause.IDLE || r.reason() == ReleaseCause.PREEMPTED
+                    && stop != null && stop.reason() == PreemptionReason.IDLE);
+            String because = r.reason() == ReleaseCause.PREEMPTED && !idle
+                    ? scheduler.preemptionText(job.jobId(), r.attempt()) : null;
+            boolean requeue = because != null && current;
             emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), r.attempt(),
                     job.reservations().get(r.attempt()), r.reason()), out);
-            if (requeue) {
+            if (idle) {
+                emit(new QueueFact.JobFailed(job.jobId(), job.tenant(), job.attempt(), stop != null
+                        && stop.reason() == PreemptionReason.IDLE ? stop.message()
+                        : "stopped: its GPUs stayed idle for the idle timeout of its queue", FailureReason.IDLE), out);
+            } else if (requeue) {
                 // back in its queue with its original submit time, so it keeps its place
                 emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(),
                         job.submittedAt(), job.gpuMilli(), because, checkpoints.resumePoint(job.jobId(), r.attempt()),
@@ -776,6 +790,8 @@ public final class QueueCore {
      */
     private void restoredReview(List<QueueFact> out) {
         suspensions.keySet().removeIf(finished::containsKey);
+        // idle facts restored before their job's end (topics replay in any interleaving)
+        idleWarned.keySet().removeIf(id -> !live.containsKey(id));
         for (QueuedJob job : new TreeMap<>(live).values()) {
             QueuedJob now = live.get(job.jobId());
             if (now != null && now.status() == JobState.QUEUED && (!now.spec().dependencies().isEmpty()
@@ -785,6 +801,69 @@ public final class QueueCore {
             }
         }
         reviewSuspendedRuns(out);
+    }
+
+    // ------------------------------------------------------------------ idle reclamation
+
+    /** A standing idle warning: for which attempt, and the idle stretch (its start) it was given for. */
+    private record IdleWarning(int attempt, Instant idleSince) {
+    }
+
+    /**
+     * A utilisation window of a running attempt: idle reclamation. Only for an interactive job in a queue with an
+     * idle timeout. Decided on the window alone (it says since when the GPUs have been idle, on placement's clock) and
+     * the queue's own facts, so nothing of the utilisation topic needs restoring: a warning at half the timeout (once
+     * per idle stretch), a stop at the full timeout (the first window that reaches it), and a warning cleared by a busy
+     * window, a new idle stretch, or a timeout that no longer applies.
+     */
+    private void utilisation(Input.UtilisationSampled u, List<QueueFact> out) {
+        QueuedJob job = current(u.jobId(), u.tenant(), u.attempt());
+        if (job == null || job.status() != JobState.DISPATCHED) {
+            return;
+        }
+        IdleWarning warned = idleWarned.get(job.jobId());
+        if (warned != null && warned.attempt() != job.attempt()) {
+            warned = null;
+        }
+        java.time.Duration timeout = job.spec().interactive() ? config.idleTimeoutOf(scheduler.queueNameOf(job))
+                : null;
+        Instant since = u.idleSince();
+        if (warned != null && (since == null || !since.equals(warned.idleSince()) || timeout == null)) {
+            emit(new QueueFact.JobIdleCleared(job.jobId(), job.tenant(), job.attempt(), since == null
+                    ? "GPUs busy again (" + GpuShares.format(u.usedGpuMilli()) + " of " + GpuShares.format(
+                    u.heldGpuMilli()) + " GPUs used); the idle warning no longer stands"
+                    : timeout == null ? "its queue no longer stops idle runs; the idle warning no longer stands"
+                    : "GPUs were busy in between; the idle warning no longer stands"), out);
+            warned = null;
+        }
+        if (timeout == null || since == null || scheduler.beingPreempted(job.jobId(), job.attempt(), clock)) {
+            return;
+        }
+        java.time.Duration idle = java.time.Duration.between(since, u.windowTo());
+        String queue = scheduler.queueNameOf(job);
+        if (idle.compareTo(timeout) >= 0) {
+            emit(new QueueFact.JobPreempted(job.jobId(), job.tenant(), job.attempt(), PreemptionReason.IDLE, null,
+                    (int) config.preemption().gracePeriod().toSeconds(), "GPUs idle for " + length(idle) + " since "
+                    + since + " (idle timeout " + length(timeout) + " of queue " + queue + "); the run is stopped and"
+                    + " the job ends (IDLE), it is not requeued"), out);
+        } else if (warned == null && idle.multipliedBy(2).compareTo(timeout) >= 0) {
+            Instant stopAt = since.plus(timeout);
+            emit(new QueueFact.JobIdleWarned(job.jobId(), job.tenant(), job.attempt(), since, timeout, stopAt,
+                    "GPUs idle for " + length(idle) + "; the run is stopped at " + stopAt + " (idle timeout "
+                            + length(timeout) + " of queue " + queue + ") unless they become busy"), out);
+        }
+    }
+
+    /** {@code 30 min}, or {@code 90 s} when not whole minutes. */
+    private static String length(java.time.Duration d) {
+        return d.toSeconds() % 60 == 0 ? d.toMinutes() + " min" : d.toSeconds() + " s";
+    }
+
+    /** Since when the job's current run has been idle, if the queue warned it and the warning stands; else null. */
+    public Instant idleWarnedSince(String jobId) {
+        IdleWarning w = idleWarned.get(jobId);
+        QueuedJob job = live.get(jobId);
+        return w != null && job != null && job.attempt() == w.attempt() ? w.idleSince() : null;
     }
 
     /** {@link #replay(QueueFact, Instant)} at the time of the latest input or fact. */
@@ -833,6 +912,19 @@ public final class QueueCore {
             }
             live.put(q.jobId(), after);
             syncIndex(job, after);
+            return;
+        }
+        if (fact instanceof QueueFact.JobIdleWarned w) {
+            if (!finished.containsKey(w.jobId())) {
+                idleWarned.put(w.jobId(), new IdleWarning(w.attempt(), w.idleSince()));
+            }
+            return;
+        }
+        if (fact instanceof QueueFact.JobIdleCleared c) {
+            IdleWarning w = idleWarned.get(c.jobId());
+            if (w != null && w.attempt() == c.attempt()) {
+                idleWarned.remove(c.jobId());
+            }
             return;
         }
         if (fact instanceof QueueFact.CapacityReservationRequested c) {
@@ -888,6 +980,7 @@ public final class QueueCore {
             budgetHeld.remove(job.jobId());
             checkpoints.forget(job.jobId());
             suspensions.remove(job.jobId());
+            idleWarned.remove(job.jobId());
             for (Dependency d : job.spec().dependencies()) {
                 Set<String> w = dependents.get(d.jobId());
                 if (w != null && w.remove(job.jobId()) && w.isEmpty()) {

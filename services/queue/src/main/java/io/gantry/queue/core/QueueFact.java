@@ -140,6 +140,28 @@ public sealed interface QueueFact {
     }
 
     /**
+     * The attempt's GPUs have been idle since {@code idleSince} for half its queue's {@code idleTimeout}: unless a
+     * window says busy first, the run is stopped (JobPreempted reason IDLE) once it has been idle the whole timeout,
+     * at {@code stopAt}. Published on {@code queue.idle-events}; once per idle stretch.
+     */
+    record JobIdleWarned(String jobId, String tenant, int attempt, Instant idleSince,
+                         java.time.Duration idleTimeout, Instant stopAt, String message) implements QueueFact {
+        public JobIdleWarned {
+            Objects.requireNonNull(idleSince, "idleSince");
+            Objects.requireNonNull(idleTimeout, "idleTimeout");
+            Objects.requireNonNull(stopAt, "stopAt");
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /** The warning of {@code attempt} no longer stands: its GPUs were busy again, or the timeout no longer applies. */
+    record JobIdleCleared(String jobId, String tenant, int attempt, String message) implements QueueFact {
+        public JobIdleCleared {
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /**
      * Terminal. {@code attempt} is the last attempt that was dispatched, 0 if none was. {@code message}: why, when the
      * queue cancelled the job itself (a dependency that can no longer be met); null when someone asked.
      */

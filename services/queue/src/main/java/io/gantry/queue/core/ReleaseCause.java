@@ -13,7 +13,9 @@ public enum ReleaseCause {
     PREEMPTED,
     TIME_LIMIT,
     /** A hardware fault on a device the run held (recovery stopped the run and decides whether it runs again). */
-    DEVICE_FAULT;
+    DEVICE_FAULT,
+    /** The queue stopped the run for idling (JobPreempted reason IDLE): the job ends, reason IDLE. */
+    IDLE;
 
     /** Whether recovery decides what happens next (requeue or give up), not the queue. */
     public boolean recoveryDecides() {

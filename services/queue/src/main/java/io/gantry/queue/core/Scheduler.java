@@ -123,6 +123,11 @@ final class Scheduler {
         return pending.parked;
     }
 
+    /** The attempt's pending stop (asked, not released yet), or null. */
+    PreemptedRun preemption(String jobId, int attempt) {
+        return preemptor.preemption(jobId, attempt);
+    }
+
     /** Why a run that placement released with reason PREEMPTED is queued again. */
     String preemptionText(String jobId, int attempt) {
         return preemptor.preemptionText(jobId, attempt);

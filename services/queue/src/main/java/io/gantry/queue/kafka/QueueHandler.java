@@ -156,6 +156,10 @@ public final class QueueHandler implements EventHandler {
             QueuePreemptionEvent e = (QueuePreemptionEvent) value;
             core.replay(WireMapping.fromPreemptionEnvelope(e), e.getOccurredAt());
             restoredFacts++;
+        } else if (topic.equals(Topics.QUEUE_IDLE_EVENTS)) {
+            io.gantry.events.IdleEvent e = (io.gantry.events.IdleEvent) value;
+            core.replay(WireMapping.fromIdleEnvelope(e), e.getOccurredAt());
+            restoredFacts++;
         } else if (topic.equals(Topics.QUEUE_RESERVATION_EVENTS)) {
             QueueReservationEvent e = (QueueReservationEvent) value;
             core.replay(WireMapping.fromReservationEnvelope(e), e.getOccurredAt());
@@ -261,6 +265,9 @@ public final class QueueHandler implements EventHandler {
             if (fact instanceof QueueFact.JobPreempted p) {
                 out.send(Topics.QUEUE_PREEMPTION_EVENTS, p.jobId(),
                         WireMapping.toPreemptionEnvelope(p, UUID.randomUUID().toString(), now));
+            } else if (fact instanceof QueueFact.JobIdleWarned || fact instanceof QueueFact.JobIdleCleared) {
+                out.send(Topics.QUEUE_IDLE_EVENTS, fact.jobId(),
+                        WireMapping.toIdleEnvelope(fact, UUID.randomUUID().toString(), now));
             } else if (fact instanceof QueueFact.CapacityReservationRequested
                     || fact instanceof QueueFact.CapacityReservationCancelled) {
                 out.send(Topics.QUEUE_RESERVATION_EVENTS, fact.jobId(), WireMapping.toReservationEnvelope(fact,

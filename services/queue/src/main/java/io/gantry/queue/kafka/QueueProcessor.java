@@ -67,12 +67,15 @@ public class QueueProcessor implements AutoCloseable {
         return new ServiceLoop(Service.QUEUE,
                 List.of(Topics.ADMISSION_JOB_EVENTS, Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.RECOVERY_JOB_EVENTS,
                         Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
-                        Topics.ADMISSION_SUSPENSION_EVENTS, Topics.BILLING_BUDGET_EVENTS),
+                        Topics.ADMISSION_SUSPENSION_EVENTS, Topics.BILLING_BUDGET_EVENTS,
+                        Topics.PLACEMENT_UTILISATION_EVENTS),
+                // utilisation windows are input only: each says since when the run is idle, and the warnings are
+                // the queue's own facts (queue.idle-events), so nothing of them needs restoring.
                 // checkpoints and suspend/resume requests too: kept only while their job is live (dropped when it
                 // ends, whatever the order); budgets: billing's newest state of each, which holds jobs of an
                 // exhausted HOLD budget
                 List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS, Topics.QUEUE_RESERVATION_EVENTS,
-                        Topics.ADMISSION_CHECKPOINT_EVENTS, Topics.ADMISSION_SUSPENSION_EVENTS,
+                        Topics.QUEUE_IDLE_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS, Topics.ADMISSION_SUSPENSION_EVENTS,
                         Topics.BILLING_BUDGET_EVENTS),
                 tickEvery,
                 // a fresh core each time the loop (re)starts: state always comes from the committed topics

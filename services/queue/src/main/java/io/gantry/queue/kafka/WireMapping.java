@@ -85,6 +85,14 @@ public final class WireMapping {
                     && b.getAction() == io.gantry.events.BudgetAction.HOLD, new java.math.BigDecimal(b.getLimit()),
                     new java.math.BigDecimal(b.getSpent()), b.getCurrency());
         }
+        if (value instanceof io.gantry.events.UtilisationEvent e) {
+            requireKey(key, e.getJobId());
+            if (e.getPayload() instanceof io.gantry.events.RunUtilisationSampled u) {
+                return new Input.UtilisationSampled(e.getJobId(), u.getTenant(), u.getAttempt(), u.getWindowTo(),
+                        u.getIdleSince(), u.getHeldGpuMilli(), u.getUsedGpuMilli());
+            }
+            throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
+        }
         if (value instanceof AdmissionJobEvent e) {
             requireKey(key, e.getJobId());
             if (e.getPayload() instanceof JobSubmitted s) {
@@ -170,7 +178,8 @@ public final class WireMapping {
                 : new RetryPolicy(s.getRetry().getMaxRetries(), s.getRetry().getBackoffSeconds()),
                 s.getDependencies() == null ? java.util.List.of() : s.getDependencies().stream()
                         .map(d -> new Dependency(d.getJobId(), Dependency.Condition.valueOf(d.getCondition().name())))
-                        .toList(), Boolean.TRUE.equals(s.getSuspend()), s.getPool());
+                        .toList(), Boolean.TRUE.equals(s.getSuspend()), s.getPool(),
+                        !Boolean.FALSE.equals(s.getInteractive()));
     }
 
     /**
@@ -239,6 +248,31 @@ public final class WireMapping {
         return new QueuePreemptionEvent(eventId, p.jobId(), occurredAt, new JobPreempted(p.tenant(), p.attempt(),
                 io.gantry.events.PreemptionReason.valueOf(p.reason().name()), p.preemptorJobId(), p.graceSeconds(),
                 p.message()));
+    }
+
+    /** An idle-reclamation fact on {@code queue.idle-events}. */
+    public static io.gantry.events.IdleEvent toIdleEnvelope(QueueFact fact, String eventId, Instant occurredAt) {
+        Object payload;
+        if (fact instanceof QueueFact.JobIdleWarned w) {
+            payload = new io.gantry.events.JobIdleWarned(w.tenant(), w.attempt(), w.idleSince(),
+                    w.idleTimeout().toSeconds(), w.stopAt(), w.message());
+        } else if (fact instanceof QueueFact.JobIdleCleared c) {
+            payload = new io.gantry.events.JobIdleCleared(c.tenant(), c.attempt(), c.message());
+        } else {
+            throw new IllegalArgumentException("not an idle fact: " + fact);
+        }
+        return new io.gantry.events.IdleEvent(eventId, fact.jobId(), occurredAt, payload);
+    }
+
+    public static QueueFact fromIdleEnvelope(io.gantry.events.IdleEvent e) {
+        if (e.getPayload() instanceof io.gantry.events.JobIdleWarned w) {
+            return new QueueFact.JobIdleWarned(e.getJobId(), w.getTenant(), w.getAttempt(), w.getIdleSince(),
+                    java.time.Duration.ofSeconds(w.getIdleTimeoutSeconds()), w.getStopAt(), w.getMessage());
+        }
+        if (e.getPayload() instanceof io.gantry.events.JobIdleCleared c) {
+            return new QueueFact.JobIdleCleared(e.getJobId(), c.getTenant(), c.getAttempt(), c.getMessage());
+        }
+        throw new IllegalArgumentException("payload: unexpected " + describe(e.getPayload()));
     }
 
     public static QueueReservationEvent toReservationEnvelope(QueueFact fact, String eventId, Instant occurredAt,

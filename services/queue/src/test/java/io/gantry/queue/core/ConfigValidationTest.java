@@ -80,7 +80,16 @@ class ConfigValidationTest {
                         "halfLife: must be a duration >= 0 such as 7d, 12h, 30m, 45s or PT1H, was 'soon'"),
                 new Case("unknown keys are refused rather than ignored",
                         base().queue(aQueue("q").quota("H100", 4).set("wieght", 2)),
-                        "queues[0].wieght: unknown key (allowed: [cohort, name, ordering, quotas, tenant, weight])"),
+                        "queues[0].wieght: unknown key (allowed: [cohort, idleTimeout, name, ordering, quotas, tenant, weight])"),
+                new Case("an idle timeout must be a duration",
+                        base().set("idleTimeout", "soon").queue(aQueue("q").quota("H100", 4)),
+                        "idleTimeout: must be a duration >= 0 such as 7d, 12h, 30m, 45s or PT1H, was 'soon'"),
+                new Case("an idle timeout shorter than a minute is refused (never switches it off)",
+                        base().queue(aQueue("q").quota("H100", 4).set("idleTimeout", "30s")),
+                        "queues[0].idleTimeout: must be at least 1m, or never, was '30s'"),
+                new Case("an idle timeout of 0 is refused rather than read as never",
+                        base().set("idleTimeout", "0").queue(aQueue("q").quota("H100", 4)),
+                        "idleTimeout: must be at least 1m, or never, was '0'"),
                 new Case("tenant names follow the tenant name rules",
                         base().queue(aQueue("q").tenant("Team A").quota("H100", 4)),
                         "queues[0].tenant: must be a lower-case name ([a-z0-9][a-z0-9-]{0,62}), was 'Team A'"));
@@ -117,6 +126,21 @@ class ConfigValidationTest {
         assertThat(config.starvationWait()).isEqualTo(Duration.ofMinutes(30));
         assertThat(config.queues().get(0).quotas().get("H100"))
                 .isEqualTo(new FairShareConfig.ResourceQuota(16_000, 8_000L, 8_000L)); // GPUs kept in thousandths
+        // idle reclamation: the root timeout for queues that set none, a queue's own, a queue that opted out
+        assertThat(config.idleTimeoutOf("vision")).isEqualTo(Duration.ofHours(2));
+        assertThat(config.idleTimeoutOf("platform")).isEqualTo(Duration.ofMinutes(30));
+        assertThat(config.idleTimeoutOf("nlp-batch")).isNull();
+        assertThat(config.idleTimeoutOf("no-such-queue")).isNull();
+    }
+
+    @Test
+    void withoutAnIdleTimeoutNoQueueStopsIdleRunsAndTheImplicitFormTakesOneForEveryTenant() {
+        assertThat(base().queue(aQueue("q").quota("H100", 4)).build().idleTimeoutOf("q")).isNull();
+        assertThat(base().set("idleTimeout", "never").queue(aQueue("q").quota("H100", 4)).build().idleTimeoutOf("q"))
+                .isNull();
+        FairShareConfig implicit = FairShareConfig.fromYaml(java.util.Map.of("implicit",
+                java.util.Map.of("defaultGpuQuota", 8), "idleTimeout", "45m"));
+        assertThat(implicit.idleTimeoutOf("any-tenant")).isEqualTo(Duration.ofMinutes(45));
     }
 
     @Test

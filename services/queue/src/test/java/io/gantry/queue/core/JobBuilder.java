@@ -27,6 +27,7 @@ final class JobBuilder {
     private final List<Dependency> dependencies = new java.util.ArrayList<>();
     private boolean suspend;
     private String pool;
+    private boolean interactive = true;
 
     private JobBuilder(String jobId) {
         this.jobId = jobId;
@@ -112,6 +113,12 @@ final class JobBuilder {
         return this;
     }
 
+    /** A batch job (JobSpec.interactive false): never stopped for idling. */
+    JobBuilder batch() {
+        this.interactive = false;
+        return this;
+    }
+
     /** Submitted suspended. */
     JobBuilder suspended() {
         this.suspend = true;
@@ -165,7 +172,8 @@ final class JobBuilder {
     JobSpec spec() {
         return new JobSpec(jobId + "-name", priority, timeLimitSeconds,
                 List.of(new TaskGroup("worker", replicas, gpusPerTask, gpuModel, cpuMillis, memoryMiB, gpuModels, gpuTier,
-                        gpuMilli, migProfile)), queue, priorityClass, retry, dependencies, suspend, pool);
+                        gpuMilli, migProfile)), queue, priorityClass, retry, dependencies, suspend, pool,
+                interactive);
     }
 
     Instant submitTime() {

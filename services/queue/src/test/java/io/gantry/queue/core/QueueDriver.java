@@ -83,6 +83,17 @@ final class QueueDriver {
         return apply(new Input.SuspensionRequested(jobId, tenantOf(jobId), false, "alice"));
     }
 
+    /**
+     * Placement's utilisation window of the attempt ending at {@code windowToSecond} (seconds after the test epoch):
+     * idle since {@code idleSinceSecond}, or busy when that is null. One GPU held.
+     */
+    QueueDriver window(String jobId, int attempt, long windowToSecond, Long idleSinceSecond) {
+        return apply(new Input.UtilisationSampled(jobId, tenantOf(jobId), attempt,
+                JobBuilder.EPOCH.plusSeconds(windowToSecond),
+                idleSinceSecond == null ? null : JobBuilder.EPOCH.plusSeconds(idleSinceSecond), 1000,
+                idleSinceSecond == null ? 800 : 0));
+    }
+
     QueueDriver granted(String jobId, int attempt) {
         return apply(new Input.Granted(jobId, tenantOf(jobId), attempt));
     }
