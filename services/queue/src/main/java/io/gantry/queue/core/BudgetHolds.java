@@ -53,6 +53,11 @@ final class BudgetHolds {
         return applies(b, now) ? sentence(b) : null;
     }
 
+    /** Whether any budget holds now or later in its month. */
+    boolean holdsAny() {
+        return holding > 0;
+    }
+
     /** The earliest end of a month whose budget holds, or null: the core reviews its holds then. */
     Instant nextEnd() {
         if (holding == 0) {

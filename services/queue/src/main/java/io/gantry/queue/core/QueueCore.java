@@ -272,6 +272,9 @@ public final class QueueCore {
 
     /** Holds or releases every queued job of {@code tenant} (all tenants when null) as the budgets say now. */
     private void reviewBudgetHolds(String tenant) {
+        if (budgetHeld.isEmpty() && !budgets.holdsAny()) {
+            return; // nothing is held and nothing holds: the common case, at no cost
+        }
         for (QueuedJob job : new TreeMap<>(live).values()) {
             if (job.status() == JobState.QUEUED && (tenant == null || tenant.equals(job.tenant()))) {
                 syncIndex(job, job);
@@ -792,10 +795,18 @@ public final class QueueCore {
         suspensions.keySet().removeIf(finished::containsKey);
         // idle facts restored before their job's end (topics replay in any interleaving)
         idleWarned.keySet().removeIf(id -> !live.containsKey(id));
-        for (QueuedJob job : new TreeMap<>(live).values()) {
-            QueuedJob now = live.get(job.jobId());
-            if (now != null && now.status() == JobState.QUEUED && (!now.spec().dependencies().isEmpty()
-                    || suspended(now))) {
+        // only jobs with dependencies or suspended can be blocked: pick them out, then in id order (a restart over
+        // many jobs must not sort them all)
+        List<String> review = new ArrayList<>();
+        for (QueuedJob job : live.values()) {
+            if (job.status() == JobState.QUEUED && (!job.spec().dependencies().isEmpty() || suspended(job))) {
+                review.add(job.jobId());
+            }
+        }
+        review.sort(null);
+        for (String id : review) {
+            QueuedJob now = live.get(id);
+            if (now != null && now.status() == JobState.QUEUED) {
                 syncIndex(now, now);
                 reviewBlocked(now, out);
             }
