@@ -56,7 +56,8 @@ final class RawHttp {
     private static Reply parse(byte[] raw) {
         String text = new String(raw, StandardCharsets.UTF_8);
         int end = text.indexOf("\r\n\r\n");
-        if (!text.startsWith("HTTP/1.1 ") || end < 0) {
+        // Netty answers a request line over its limit itself, as HTTP/1.0
+        if (!text.startsWith("HTTP/1.") || end < 0) {
             return new Reply(-1, "", abbreviate(text));
         }
         int status = Integer.parseInt(text.substring(9, 12));
