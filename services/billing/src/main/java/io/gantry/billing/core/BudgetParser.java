@@ -102,7 +102,8 @@ public final class BudgetParser {
         BigDecimal d = null;
         if (v instanceof String s) {
             try {
-                d = new BigDecimal(s.trim());
+                // trim() would also drop control characters (a NUL, a bell) and accept what the client did not mean
+                d = s.chars().anyMatch(Character::isISOControl) ? null : new BigDecimal(s.strip());
             } catch (NumberFormatException e) {
                 d = null;
             }

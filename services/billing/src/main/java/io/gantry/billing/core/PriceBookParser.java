@@ -293,7 +293,11 @@ public final class PriceBookParser {
             return null;
         } else if (v instanceof String s) {
             try {
-                d = new BigDecimal(s.trim());
+                if (s.chars().anyMatch(Character::isISOControl)) {
+                    // trim() would drop them and accept what the client did not mean
+                    throw new NumberFormatException("control character");
+                }
+                d = new BigDecimal(s.strip());
             } catch (NumberFormatException e) {
                 errors.add(new InvalidInput.Field(path, "is not a decimal number: " + s));
                 return null;

@@ -6,7 +6,10 @@ import io.gantry.runtime.http.Problem;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
+import io.gantry.runtime.http.JsonBody;
+import io.micronaut.http.MediaType;
 import io.micronaut.http.annotation.Body;
+import io.micronaut.http.annotation.Header;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.PathVariable;
 import io.micronaut.http.annotation.Post;
@@ -61,9 +64,10 @@ public class NodeAdminController {
      * Returns GPUs cordoned after a device fault to service (after repair). The node's own cordon (a drain, a failed
      * pre-flight check) is lifted separately with {@code /uncordon}.
      */
-    @Post("/gpus/uncordon")
+    @Post(value = "/gpus/uncordon", consumes = MediaType.ALL)
     public HttpResponse<?> uncordonGpus(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
-                                        @PathVariable String nodeId, @Nullable @Body GpuUncordon body) throws Exception {
+                                        @PathVariable String nodeId, @Nullable @Header("Content-Type") String contentType,
+                                        @Nullable @Body byte[] raw) throws Exception {
         if (caller == null || !caller.admin()) {
             return Problem.response(HttpStatus.FORBIDDEN, "Forbidden", "the admin role is required", List.of());
         }
@@ -71,10 +75,15 @@ public class NodeAdminController {
             return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", "placement is restoring its state",
                     List.of());
         }
-        List<Integer> gpus = body == null || body.gpus() == null ? List.of() : body.gpus();
-        if (gpus.stream().anyMatch(g -> g == null || g < 0)) {
-            return Problem.response(HttpStatus.BAD_REQUEST, "Invalid request", "GPU indices must be >= 0",
-                    List.of(new Problem.FieldError("gpus", "every index must be >= 0")));
+        List<Integer> gpus;
+        try {
+            // no body at all: every cordoned GPU; a body is read strictly (one JSON object, {"gpus": [indices]})
+            gpus = raw == null || raw.length == 0 ? List.of()
+                    : AdminBody.parse(contentType, raw, java.util.Set.of("gpus")).integers("gpus", 0, 1023);
+        } catch (JsonBody.Rejected r) {
+            return Problem.of(r);
+        } catch (AdminBody.Invalid e) {
+            return e.problem();
         }
         Optional<java.util.SortedSet<Integer>> left = placement.command((h, out) ->
                 h.uncordonGpus(nodeId, new java.util.TreeSet<>(gpus), out)).get(10, TimeUnit.SECONDS);

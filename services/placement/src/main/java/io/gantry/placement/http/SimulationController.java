@@ -8,7 +8,10 @@ import io.gantry.runtime.http.Problem;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
+import io.gantry.runtime.http.JsonBody;
+import io.micronaut.http.MediaType;
 import io.micronaut.http.annotation.Body;
+import io.micronaut.http.annotation.Header;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.PathVariable;
 import io.micronaut.http.annotation.Post;
@@ -68,12 +71,24 @@ public class SimulationController {
     }
 
     /** Injects a device fault: published on placement.device-events at the next tick, then decided by recovery. */
-    @Post("/faults")
+    @Post(value = "/faults", consumes = MediaType.ALL)
     public HttpResponse<?> fault(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
-                                 @PathVariable String nodeId, @Body FaultBody body) throws Exception {
+                                 @PathVariable String nodeId, @Nullable @Header("Content-Type") String contentType,
+                                 @Nullable @Body byte[] raw) throws Exception {
         HttpResponse<?> refused = refuse(caller);
         if (refused != null) {
             return refused;
+        }
+        FaultBody body;
+        try {
+            AdminBody b = AdminBody.parse(contentType, raw, java.util.Set.of("gpu", "kind", "xid", "message"));
+            // Xid codes are positive; GPU indices are small (a node has at most a few dozen)
+            body = new FaultBody(b.integer("gpu", 0, 1023), b.text("kind", 64), b.integer("xid", 1, 100_000),
+                    b.text("message", 1000));
+        } catch (JsonBody.Rejected r) {
+            return Problem.of(r);
+        } catch (AdminBody.Invalid e) {
+            return e.problem();
         }
         DeviceFault.Kind kind;
         try {
@@ -107,12 +122,21 @@ public class SimulationController {
     }
 
     /** Makes the node's pre-flight check fail (or pass again). */
-    @Post("/preflight")
+    @Post(value = "/preflight", consumes = MediaType.ALL)
     public HttpResponse<?> preflight(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
-                                     @PathVariable String nodeId, @Body PreflightBody body) throws Exception {
+                                     @PathVariable String nodeId, @Nullable @Header("Content-Type") String contentType,
+                                     @Nullable @Body byte[] raw) throws Exception {
         HttpResponse<?> refused = refuse(caller);
         if (refused != null) {
             return refused;
+        }
+        PreflightBody body;
+        try {
+            body = new PreflightBody(AdminBody.parse(contentType, raw, java.util.Set.of("fail")).bool("fail"));
+        } catch (JsonBody.Rejected r) {
+            return Problem.of(r);
+        } catch (AdminBody.Invalid e) {
+            return e.problem();
         }
         Boolean known = placement.query(h -> {
             SimulatedBackend sim = simulated(nodeId);

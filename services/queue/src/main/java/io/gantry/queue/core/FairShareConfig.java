@@ -950,7 +950,11 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
 
     /** {@code 7d}, {@code 12h}, {@code 30m}, {@code 45s}, {@code 0} or ISO-8601 ({@code PT1H}); null if malformed. */
     public static Duration parseDuration(String s) {
-        String t = s.trim();
+        if (s.chars().anyMatch(Character::isISOControl)) {
+            // invalid: trim() would drop a trailing NUL or bell and accept a value the client did not write
+            return null;
+        }
+        String t = s.strip();
         try {
             if (t.equals("0")) {
                 return Duration.ZERO;
