@@ -79,17 +79,7 @@ class SchemaCompatibilityTest {
 
     @Test
     void aJobSpecWrittenBeforeDependenciesAndSuspendReadsAsNoDependenciesAndNotSuspended() throws java.io.IOException {
-        Map<String, Schema> released = PublishedSchemas.parse(RELEASED.resolve("v1"));
-        Schema oldJob = released.get("io.gantry.events.JobSpec");
-        org.apache.avro.generic.GenericRecord task = new org.apache.avro.generic.GenericRecordBuilder(
-                released.get("io.gantry.events.TaskSpec")).set("name", "worker").set("replicas", 1)
-                .set("command", List.of("true")).set("gpus", 1).set("gpuModel", null).set("cpuMillis", 1000)
-                .set("memoryMiB", 1024L).set("runSeconds", null).build();
-        org.apache.avro.generic.GenericRecord job = new org.apache.avro.generic.GenericRecordBuilder(oldJob)
-                .set("name", "old").set("priority", 0).set("timeLimitSeconds", null).set("tasks", List.of(task))
-                .build();
-
-        io.gantry.events.JobSpec read = readAs(oldJob, job, io.gantry.events.JobSpec.getClassSchema());
+        io.gantry.events.JobSpec read = aV1JobSpecReadNow();
 
         assertThat(read.getDependencies()).isEmpty();
         assertThat(read.getSuspend()).isFalse();
@@ -110,6 +100,20 @@ class SchemaCompatibilityTest {
         }
         // PreemptionReason came after v1; a reader from before SUSPENDED falls back to its default
         assertThat(io.gantry.events.PreemptionReason.getClassSchema().getEnumDefault()).isEqualTo("PRIORITY");
+    }
+
+    /** A one-task job spec written with the released v1 schema, read with the current one. */
+    private static io.gantry.events.JobSpec aV1JobSpecReadNow() throws java.io.IOException {
+        Map<String, Schema> released = PublishedSchemas.parse(RELEASED.resolve("v1"));
+        Schema oldJob = released.get("io.gantry.events.JobSpec");
+        org.apache.avro.generic.GenericRecord task = new org.apache.avro.generic.GenericRecordBuilder(
+                released.get("io.gantry.events.TaskSpec")).set("name", "worker").set("replicas", 1)
+                .set("command", List.of("true")).set("gpus", 1).set("gpuModel", null).set("cpuMillis", 1000)
+                .set("memoryMiB", 1024L).set("runSeconds", null).build();
+        org.apache.avro.generic.GenericRecord job = new org.apache.avro.generic.GenericRecordBuilder(oldJob)
+                .set("name", "old").set("priority", 0).set("timeLimitSeconds", null).set("tasks", List.of(task))
+                .build();
+        return readAs(oldJob, job, io.gantry.events.JobSpec.getClassSchema());
     }
 
     @SuppressWarnings("unchecked")
@@ -163,19 +167,10 @@ class SchemaCompatibilityTest {
 
     @Test
     void aJobSpecWrittenBeforeInteractiveReadsAsInteractiveSoOnlyQueuesThatOptedInReclaimIt() throws java.io.IOException {
-        Map<String, Schema> released = PublishedSchemas.parse(RELEASED.resolve("v1"));
-        Schema oldJob = released.get("io.gantry.events.JobSpec");
-        org.apache.avro.generic.GenericRecord task = new org.apache.avro.generic.GenericRecordBuilder(
-                released.get("io.gantry.events.TaskSpec")).set("name", "worker").set("replicas", 1)
-                .set("command", List.of("true")).set("gpus", 1).set("gpuModel", null).set("cpuMillis", 1000)
-                .set("memoryMiB", 1024L).set("runSeconds", null).build();
-        org.apache.avro.generic.GenericRecord job = new org.apache.avro.generic.GenericRecordBuilder(oldJob)
-                .set("name", "old").set("priority", 0).set("timeLimitSeconds", null).set("tasks", List.of(task))
-                .build();
-
-        io.gantry.events.JobSpec read = readAs(oldJob, job, io.gantry.events.JobSpec.getClassSchema());
+        io.gantry.events.JobSpec read = aV1JobSpecReadNow();
 
         assertThat(read.getInteractive()).isTrue();
+        assertThat(read.getPool()).as("no pool named: the queue's map chooses").isNull();
     }
 
     @Test
