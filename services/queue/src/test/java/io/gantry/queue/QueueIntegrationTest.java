@@ -9,6 +9,7 @@ import io.gantry.events.JobSubmitted;
 import io.gantry.events.JobSucceeded;
 import io.gantry.events.JobWaiting;
 import io.gantry.events.QuotaReleased;
+import io.gantry.events.ReleaseReason;
 import io.gantry.events.TaskSpec;
 import io.gantry.events.WaitReason;
 import io.gantry.schemas.Topics;
@@ -142,6 +143,57 @@ class QueueIntegrationTest implements TestPropertyProvider {
                             .isEqualTo("dependency " + bad + " failed (afterok): it can never be met"));
         });
         assertThat(probe().payloads(t, eval, JobDispatched.class)).isEmpty();
+    }
+
+    /**
+     * Idle reclamation through the broker: with an idle timeout in the configuration, placement's utilisation windows
+     * make the queue warn at half of it, stop the run at the timeout (JobPreempted IDLE), and end the job when the run
+     * is released IDLE, without requeueing it.
+     */
+    @Test
+    void anIdleRunIsWarnedThenStoppedAndItsJobEndsIdle() throws Exception {
+        String saved = http.toBlocking().retrieve(HttpRequest.GET("/v1/admin/queue-config")
+                .accept("application/yaml").bearerAuth("admin-token-1"), String.class);
+        String withTimeout = saved.contains("idleTimeout:")
+                ? saved.replaceAll("(?m)^idleTimeout:.*$", "idleTimeout: 2m") : saved + "\nidleTimeout: 2m\n";
+        assertThat(http.toBlocking().exchange(HttpRequest.PUT("/v1/admin/queue-config", withTimeout)
+                .contentType("application/yaml").bearerAuth("admin-token-1"), String.class).code()).isEqualTo(200);
+        try {
+            String t = "qi-" + shortId();
+            String job = t + "-notebook";
+            wire.submit(job, t, 1, 1);
+            await().atMost(TIMEOUT).until(() -> !probe().payloads(t, job, JobDispatched.class).isEmpty());
+            Instant started = wire.runStarts(job, t, 1);
+
+            wire.utilisation(job, t, 1, started, started.plusSeconds(70), started);
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(records(Topics.QUEUE_IDLE_EVENTS, job))
+                    .singleElement().satisfies(e -> assertThat(((io.gantry.events.IdleEvent) e).getPayload())
+                            .isInstanceOfSatisfying(io.gantry.events.JobIdleWarned.class,
+                                    w -> assertThat(w.getMessage()).startsWith("GPUs idle for 70 s; the run is stopped at "))));
+            wire.utilisation(job, t, 1, started.plusSeconds(70), started.plusSeconds(125), started);
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(records(Topics.QUEUE_PREEMPTION_EVENTS, job))
+                    .singleElement().satisfies(e -> assertThat(((io.gantry.events.QueuePreemptionEvent) e).getPayload())
+                            .isInstanceOfSatisfying(io.gantry.events.JobPreempted.class, p ->
+                                    assertThat(p.getReason()).isEqualTo(io.gantry.events.PreemptionReason.IDLE))));
+            wire.released(job, t, 1, started, started.plusSeconds(155), ReleaseReason.IDLE);
+
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(probe().payloads(t, job,
+                    io.gantry.events.JobFailed.class)).singleElement().satisfies(f ->
+                    assertThat(f.getReason()).isEqualTo(io.gantry.events.FailureReason.IDLE)));
+            assertThat(probe().payloads(t, job, JobQueued.class)).as("not requeued").hasSize(1);
+        } finally {
+            assertThat(http.toBlocking().exchange(HttpRequest.PUT("/v1/admin/queue-config", saved)
+                    .contentType("application/yaml").bearerAuth("admin-token-1"), String.class).code()).isEqualTo(200);
+        }
+    }
+
+    /** The records of {@code topic} keyed {@code jobId} so far. */
+    private static List<Object> records(io.gantry.schemas.Topic<?> topic, String jobId) {
+        try (io.gantry.testkit.TopicClient topics = new io.gantry.testkit.TopicClient(
+                EmbeddedKafka.shared().bootstrapServers())) {
+            return topics.readAllRaw(topic).stream().filter(r -> jobId.equals(r.key()))
+                    .map(r -> (Object) io.gantry.schemas.AvroWire.decode(topic, r.value())).toList();
+        }
     }
 
     @Test

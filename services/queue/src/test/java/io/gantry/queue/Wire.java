@@ -77,6 +77,36 @@ final class Wire implements AutoCloseable {
                 t0.plusSeconds(60), placements, "simulated", List.of(), List.of()));
     }
 
+    /** Granted and started (still running), as placement reports a run; returns when it started. */
+    Instant runStarts(String jobId, String tenant, int attempt) {
+        String allocationId = jobId + "-alloc-" + attempt;
+        Instant t0 = Instant.now();
+        allocation(jobId, new AllocationGranted(allocationId, tenant, attempt, PLACEMENTS, t0, "simulated", null, null,
+                "default"));
+        allocation(jobId, new JobRunStarted(allocationId, tenant, attempt, t0));
+        return t0;
+    }
+
+    /** One utilisation window of the run: idle since {@code idleSince} (null: busy) when the window closed at {@code to}. */
+    void utilisation(String jobId, String tenant, int attempt, Instant from, Instant to, Instant idleSince) {
+        send(Topics.PLACEMENT_UTILISATION_EVENTS, jobId, io.gantry.events.UtilisationEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setJobId(jobId).setOccurredAt(to)
+                .setPayload(io.gantry.events.RunUtilisationSampled.newBuilder().setTenant(tenant).setAttempt(attempt)
+                        .setAllocationId(jobId + "-alloc-" + attempt).setWindowFrom(from).setWindowTo(to)
+                        .setHeldGpuMilli(1000).setUsedGpuMilli(idleSince == null ? 900 : 0).setSamples(10)
+                        .setIdleSince(idleSince).build())
+                .build());
+    }
+
+    /** Placement released the run with {@code reason} at {@code at}. */
+    void released(String jobId, String tenant, int attempt, Instant granted, Instant at, ReleaseReason reason) {
+        allocation(jobId, new AllocationReleased(jobId + "-alloc-" + attempt, tenant, attempt, reason, granted, at,
+                PLACEMENTS, "simulated", List.of(), List.of()));
+    }
+
+    private static final List<TaskPlacement> PLACEMENTS = List.of(new TaskPlacement("worker", 0, "node-1", "H100",
+            List.of(0), 1000, 1024L, List.of(), null, List.of(), List.of()));
+
     /** Granted, started, failed (exit 1) and released, as placement reports a failed run. */
     void runFails(String jobId, String tenant, int attempt) {
         String allocationId = jobId + "-alloc-" + attempt;
