@@ -30,7 +30,7 @@ import java.util.Map;
  */
 public final class Replay {
     static final String USAGE = """
-            usage: replay --trace philly|tiresias|kueue-baseline|alibaba|scale|topology|csv:FILE [options]
+            usage: replay --trace philly|tiresias|kueue-baseline|alibaba|alibaba-gpuspec|scale|topology|csv:FILE [options]
               (csv:FILE: your own workload, lines of submit_s,gpus,duration_s,tenant[,gpu_model,time_limit_s])
               --cluster uniform:NxG|racks:RxNxG|lingjun|alibaba|FILE.yml  cluster (default uniform:64x8)
               --policy gantry,fifo,fifo-backfill,drf-nodecay|all   policies side by side (default gantry,fifo)
@@ -77,7 +77,7 @@ public final class Replay {
 
     /** A user's own trace: {@code csv:FILE}. */
     static final String CSV = "csv:";
-    static final List<String> TRACES = List.of("philly", "tiresias", "kueue-baseline", "alibaba", "scale",
+    static final List<String> TRACES = List.of("philly", "tiresias", "kueue-baseline", "alibaba", "alibaba-gpuspec", "scale",
             "topology");
 
     public static void main(String[] args) {
@@ -191,6 +191,8 @@ public final class Replay {
                     read(o.traces().resolve("philly/philly_vc_nodes.csv")), t);
             case "tiresias" -> Traces.tiresias(read(o.traces().resolve("tiresias-60/60_job.csv")), t);
             case "alibaba" -> Traces.alibaba(read(o.traces().resolve("alibaba-openb/openb_pod_list_default.csv")), t);
+            case "alibaba-gpuspec" -> Traces.withGpuSpecs(Traces.alibaba(read(o.traces().resolve(
+                    "alibaba-openb/openb_pod_list_default.csv")), t), 1.0 / 3, o.seed());
             case "scale" -> Traces.scale(all ? 50_000 : o.maxJobs(), 10, o.seed());
             case "topology" -> Traces.topology(all ? 1_050 : o.maxJobs(), 10, o.seed());
             default -> Traces.kueueBaseline(30, o.seed(), o.maxJobs());

@@ -246,6 +246,46 @@ public final class Traces {
      * constrains the model; CPU and memory are asked as listed. Pods without GPUs are not replayed (a GPU
      * scheduler's workload); their count is in the note. Equal tenant weights.
      */
+    /**
+     * The openb pods with about a third naming the GPU models they accept (the FGD paper's {@code gpuspec}
+     * workloads; the shared pod list names none): each pod, with probability {@code share}, gets one of a menu of
+     * specs drawn in proportion to the inventory's GPUs of those models (one model, or a family such as
+     * {@code V100M16|V100M32}). Seeded: the same seed gives the same workload.
+     */
+    public static Workload withGpuSpecs(Workload w, double share, long seed) {
+        record Spec(List<String> models, int weight) {
+        }
+        // openb's GPUs by model: G2 4,392, T4 842, G3 312, P100 265, V100M32 204, V100M16 195, A10 2
+        List<Spec> menu = List.of(new Spec(List.of("G2"), 4392), new Spec(List.of("T4"), 842),
+                new Spec(List.of("G3"), 312), new Spec(List.of("P100"), 265),
+                new Spec(List.of("V100M16", "V100M32"), 399), new Spec(List.of("G2", "G3"), 4704),
+                new Spec(List.of("T4", "P100"), 1107));
+        int total = menu.stream().mapToInt(Spec::weight).sum();
+        java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+        List<SimJob> jobs = new ArrayList<>();
+        int constrained = 0;
+        for (SimJob j : w.jobs()) {
+            if (!j.gpuModels().isEmpty() || random.nextDouble() >= share) {
+                jobs.add(j);
+                continue;
+            }
+            int pick = random.nextInt(total);
+            Spec spec = menu.get(menu.size() - 1);
+            for (Spec s : menu) {
+                if (pick < s.weight()) {
+                    spec = s;
+                    break;
+                }
+                pick -= s.weight();
+            }
+            jobs.add(new SimJob(j.id(), j.tenant(), j.gpus(), j.submitMillis(), j.durationMillis(), j.gpuMilli(),
+                    j.cpuMillis(), j.memoryMiB(), spec.models(), null));
+            constrained++;
+        }
+        return new Workload(w.name() + "-gpuspec", jobs, w.tenantWeights(), w.note() + "; " + constrained
+                + " pods name the GPU models they accept (a third, seed " + seed + ", as FGD's gpuspec workloads)");
+    }
+
     public static Workload alibaba(List<String> lines, Options o) {
         record Row(long created, int line, SimJob job) {
         }

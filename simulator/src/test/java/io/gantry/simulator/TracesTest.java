@@ -96,4 +96,25 @@ class TracesTest {
         assertThat(multi.jobs()).extracting(SimJob::id).containsExactly("b");
         assertThat(multi.tenantWeights()).containsOnlyKeys("y");
     }
+
+    @Test
+    void theGpuSpecVariantConstrainsAboutAThirdOfThePodsToInventoryModelsTheSameWayForTheSameSeed() {
+        List<SimJob> pods = new java.util.ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            pods.add(new SimJob("p" + i, "LS", 1, i, 1000, i % 2 == 0 ? 500 : null, 1000, 1024, List.of(), null));
+        }
+        Workload w = new Workload("alibaba", pods, java.util.Map.of("LS", 1.0), "openb");
+
+        Workload a = Traces.withGpuSpecs(w, 1.0 / 3, 7);
+        long constrained = a.jobs().stream().filter(j -> !j.gpuModels().isEmpty()).count();
+
+        assertThat(constrained).isBetween(900L, 1100L);
+        assertThat(a.jobs()).flatExtracting(SimJob::gpuModels).allSatisfy(m -> assertThat(m)
+                .isIn("G2", "G3", "T4", "P100", "V100M16", "V100M32"));
+        assertThat(a.jobs()).extracting(SimJob::gpuMilli).isEqualTo(w.jobs().stream().map(SimJob::gpuMilli).toList());
+        assertThat(Traces.withGpuSpecs(w, 1.0 / 3, 7).jobs()).isEqualTo(a.jobs());
+        assertThat(Traces.withGpuSpecs(w, 1.0 / 3, 8).jobs()).isNotEqualTo(a.jobs());
+        assertThat(a.name()).isEqualTo("alibaba-gpuspec");
+        assertThat(a.note()).contains(constrained + " pods name the GPU models they accept");
+    }
 }
