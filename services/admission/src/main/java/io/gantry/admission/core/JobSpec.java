@@ -23,24 +23,6 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
                       SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend,
                       String pool, boolean interactive) {
 
-    /** An interactive job (the default) in the pool the queue chooses. */
-    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
-                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
-                   SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend,
-                   boolean interactive) {
-        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
-                successPolicy, retry, dependencies, suspend, null, interactive);
-    }
-
-    /** An interactive job (the default) in {@code pool}. */
-    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
-                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
-                   SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend,
-                   String pool) {
-        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
-                successPolicy, retry, dependencies, suspend, pool, true);
-    }
-
     /**
      * A job this one waits for: {@code condition} is {@code afterok} (it succeeded), {@code afterany} (it ended) or
      * {@code afternotok} (it failed or was cancelled), as Slurm's {@code --dependency} names them.
@@ -51,7 +33,7 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
     /** Dependency conditions, as job files write them; the first is the default. */
     public static final List<String> DEPENDENCY_CONDITIONS = List.of("afterok", "afterany", "afternotok");
 
-    /** Without dependencies, not suspended, in the pool the queue chooses. */
+    /** Without dependencies, not suspended, interactive, in the pool the queue chooses. */
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
                    String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
                    SuccessPolicy successPolicy, Retry retry) {
@@ -59,20 +41,12 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
                 successPolicy, retry, List.of(), false, null, true);
     }
 
-    /** With dependencies or suspended, in the pool the queue chooses. */
+    /** With dependencies or suspended, interactive, in the pool the queue chooses. */
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
                    String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
                    SuccessPolicy successPolicy, Retry retry, List<Dependency> dependencies, boolean suspend) {
         this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
                 successPolicy, retry, dependencies, suspend, null, true);
-    }
-
-    /** In {@code pool}, without dependencies, not suspended. */
-    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskSpec> tasks, String queue,
-                   String priorityClass, Topology topology, String placementPolicy, Checkpoint checkpoint,
-                   SuccessPolicy successPolicy, Retry retry, String pool) {
-        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, topology, placementPolicy, checkpoint,
-                successPolicy, retry, List.of(), false, pool, true);
     }
 
     /**

@@ -88,7 +88,7 @@ public class InvoiceController {
                 return Problems.of(e);
             }
         }
-        String scope = caller.admin() ? blankToNull(tenant) : caller.tenant();
+        String scope = scope(caller, tenant);
         return HttpResponse.ok(new DocumentList(store.documents(scope, m).stream()
                 .map(InvoiceViews.SummaryView::of).toList()));
     }
@@ -148,12 +148,9 @@ public class InvoiceController {
         } catch (InvalidInput e) {
             return Problems.of(e);
         } catch (IllegalArgumentException e) {
-            String msg = String.valueOf(e.getMessage());
-            int colon = msg.indexOf(':');
-            return Problem.badRequest(List.of(colon > 0 ? new Problem.FieldError(msg.substring(0, colon),
-                    msg.substring(colon + 1).trim()) : new Problem.FieldError("query", msg)));
+            return badWindow(e);
         }
-        String scope = caller.admin() ? blankToNull(tenant) : caller.tenant();
+        String scope = scope(caller, tenant);
         int digits = prices.current().minorDigits();
         List<RatedLine> lines = invoices.rate(scope, window);
         return HttpResponse.ok(new Costs(window.from() == null ? null : window.from().toString(),
@@ -186,7 +183,7 @@ public class InvoiceController {
             return parsed.problem();
         }
         UsageWindow window = parsed.window();
-        String scope = caller.admin() ? blankToNull(tenant) : caller.tenant();
+        String scope = scope(caller, tenant);
         return HttpResponse.ok(new FinOpsReport(window.from().toString(), window.to().toString(),
                 prices.current().currency(), finops.summarize(scope, window).stream().map(v -> new FinOpsView(
                         v.tenant(), io.gantry.billing.core.Usage.secondsOfMicros(v.gpuMicros()).toPlainString(),
@@ -213,11 +210,21 @@ public class InvoiceController {
         } catch (InvalidInput e) {
             return new Window(null, Problems.of(e));
         } catch (IllegalArgumentException e) {
-            String msg = String.valueOf(e.getMessage());
-            int colon = msg.indexOf(':');
-            return new Window(null, Problem.badRequest(List.of(colon > 0 ? new Problem.FieldError(
-                    msg.substring(0, colon), msg.substring(colon + 1).trim()) : new Problem.FieldError("query", msg))));
+            return new Window(null, badWindow(e));
         }
+    }
+
+    /** A window the ledger refuses ("from: ..."): 400 naming the field its message starts with. */
+    private static HttpResponse<?> badWindow(IllegalArgumentException e) {
+        String msg = String.valueOf(e.getMessage());
+        int colon = msg.indexOf(':');
+        return Problem.badRequest(List.of(colon > 0 ? new Problem.FieldError(msg.substring(0, colon),
+                msg.substring(colon + 1).trim()) : new Problem.FieldError("query", msg)));
+    }
+
+    /** Whose figures a request reads: a tenant its own, an admin the one it names (all when it names none). */
+    private static String scope(Caller caller, String tenant) {
+        return caller.admin() ? blankToNull(tenant) : caller.tenant();
     }
 
     @Serdeable
@@ -245,7 +252,7 @@ public class InvoiceController {
         if (parsed.problem() != null) {
             return parsed.problem();
         }
-        String scope = caller.admin() ? blankToNull(tenant) : caller.tenant();
+        String scope = scope(caller, tenant);
         return HttpResponse.ok(new UtilisationReport(parsed.window().from().toString(),
                 parsed.window().to().toString(), finops.utilisation(scope, parsed.window()).stream()
                 .map(u -> new UtilisationView(u.tenant(),
@@ -280,7 +287,7 @@ public class InvoiceController {
             return Problem.badRequest(List.of(new Problem.FieldError("minIdle",
                     "must be a non-negative ISO-8601 duration such as PT30M, was " + minIdle)));
         }
-        String scope = caller.admin() ? blankToNull(tenant) : caller.tenant();
+        String scope = scope(caller, tenant);
         return HttpResponse.ok(finops.idle(scope, min).stream().map(i -> new IdleView(i.tenant(), i.jobId(),
                 i.attempt(), i.allocationId(), i.idleSince().toString(), i.idleFor().toSeconds(),
                 java.math.BigDecimal.valueOf(i.heldGpuMilli(), 3).toPlainString(),

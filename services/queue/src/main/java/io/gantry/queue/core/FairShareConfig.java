@@ -190,14 +190,6 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 implicitQuotas, preemption, ordering, maxDrain, Map.of(), null);
     }
 
-    /** A configuration without pools (one pool; the queue chooses none). */
-    public FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
-                           Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
-                           Duration starvationWait, Quotas implicitQuotas, Preemption preemption, Ordering ordering,
-                           Duration maxDrain, Duration idleTimeout) {
-        this(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife, starvationWait,
-                implicitQuotas, preemption, ordering, maxDrain, Map.of(), idleTimeout);
-    }
 
     /** The pool a job is offered to: the one it asked for, else its flavour's; null: placement's {@code default}. */
     public String poolOf(String asked, String flavour) {

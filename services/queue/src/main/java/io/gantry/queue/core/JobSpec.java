@@ -24,19 +24,6 @@ public record JobSpec(String name, int priority, Long timeLimitSeconds, List<Tas
                       String pool, boolean interactive) {
 
     public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                   String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend,
-                   boolean interactive) {
-        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, retry, dependencies, suspend, null,
-                interactive);
-    }
-
-    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
-                   String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend,
-                   String pool) {
-        this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, retry, dependencies, suspend, pool, true);
-    }
-
-    public JobSpec(String name, int priority, Long timeLimitSeconds, List<TaskGroup> tasks, String queue,
                    String priorityClass, RetryPolicy retry, List<Dependency> dependencies, boolean suspend) {
         this(name, priority, timeLimitSeconds, tasks, queue, priorityClass, retry, dependencies, suspend, null, true);
     }
