@@ -1,48 +1,50 @@
 package io.gantry.schemas;
 
 import org.apache.avro.Schema;
-import org.apache.avro.SchemaCompatibility;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+/**
+ * The current schemas against the released ones frozen in this repository, in Gantry's compatibility mode
+ * ({@link CompatibilityMode#GANTRY}), and what readers of each release see of the facts added since.
+ */
 class SchemaCompatibilityTest {
     static final Path CURRENT = Path.of("src/main/avro");
-    static final Path RELEASED = Path.of("src/test/resources/released");
+    static final Path RELEASED = FrozenSchemas.ROOT;
 
-    static List<String> releasedVersions() {
-        return List.of("v1");
+    private static final Map<String, Schema> CURRENT_SCHEMAS = PublishedSchemas.parse(CURRENT);
+
+    /** Every (frozen version, schema) pair Gantry's compatibility mode checks, oldest version first. */
+    static Stream<Arguments> frozenSchemas() {
+        return CompatibilityMode.GANTRY.versionsToCheck(FrozenSchemas.released()).stream().flatMap(version ->
+                version.schemas().keySet().stream().map(name -> Arguments.of(name, version, CompatibilityMode.GANTRY)));
     }
 
-    @ParameterizedTest(name = "current schemas read data written with {0}, and {0} reads current data")
-    @MethodSource("releasedVersions")
-    void everyReleasedSchemaIsCompatibleBothWays(String version) {
-        Map<String, Schema> current = PublishedSchemas.parse(CURRENT);
-        Map<String, Schema> released = PublishedSchemas.parse(RELEASED.resolve(version));
-        List<String> problems = new ArrayList<>();
-        released.forEach((name, old) -> {
-            Schema now = current.get(name);
-            if (now == null) {
-                problems.add(name + " was removed");
-                return;
-            }
-            var backward = SchemaCompatibility.checkReaderWriterCompatibility(now, old);
-            var forward = SchemaCompatibility.checkReaderWriterCompatibility(old, now);
-            if (backward.getType() != SchemaCompatibility.SchemaCompatibilityType.COMPATIBLE) {
-                problems.add(name + ": current cannot read " + version + ": " + backward.getDescription());
-            }
-            if (forward.getType() != SchemaCompatibility.SchemaCompatibilityType.COMPATIBLE) {
-                problems.add(name + ": " + version + " cannot read current: " + forward.getDescription());
-            }
-        });
-        assertThat(problems).isEmpty();
+    @ParameterizedTest(name = "{0} of {1} and its current version read each other''s data ({2})")
+    @MethodSource("frozenSchemas")
+    void everyFrozenSchemaAndItsCurrentVersionReadEachOthersData(String name, FrozenSchemas.Version version,
+                                                                  CompatibilityMode mode) {
+        List<String> problems = mode.problems(name, CURRENT_SCHEMAS.get(name), version.schemas().get(name),
+                version.name());
+
+        assertThat(problems).withFailMessage("%s", String.join("\n", problems)).isEmpty();
+    }
+
+    @Test
+    void everyTopicsValueSchemaIsFrozenInSomeReleasedVersionSoNoChangeToItEscapesTheCheck() {
+        List<String> unfrozen = FrozenSchemas.unfrozenTopicValues(Topics.all(), FrozenSchemas.released());
+
+        assertThat(unfrozen).withFailMessage("%s", String.join("\n", unfrozen)).isEmpty();
     }
 
     @Test
@@ -202,7 +204,7 @@ class SchemaCompatibilityTest {
     @Test
     void everyRecordFieldAndEnumIsDocumentedAndEnumsHaveADefault() {
         List<String> missing = new ArrayList<>();
-        PublishedSchemas.parse(CURRENT).values().forEach(s -> {
+        CURRENT_SCHEMAS.values().forEach(s -> {
             if (s.getDoc() == null || s.getDoc().isBlank()) {
                 missing.add(s.getFullName() + " has no doc");
             }

@@ -2,6 +2,9 @@ package io.gantry.schemas;
 
 import org.junit.jupiter.api.Test;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 
@@ -22,6 +25,19 @@ class TopicsTest {
     void aTopicNamedAfterAnotherServiceIsRejected() {
         assertThatThrownBy(() -> new Topic<>("queue.job-events", Service.ADMISSION, "jobId", String.class))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("owner");
+    }
+
+    @Test
+    void everyTopicTheRegistryDeclaresIsAnEventTopicSoTheChecksOverEventTopicsSeeIt() throws IllegalAccessException {
+        List<Topic<?>> declared = new ArrayList<>();
+        for (Field f : Topics.class.getFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == Topic.class) {
+                declared.add((Topic<?>) f.get(null));
+            }
+        }
+
+        assertThat(declared).isNotEmpty();
+        assertThat(Topics.eventTopics()).containsExactlyInAnyOrderElementsOf(declared);
     }
 
     @Test
