@@ -40,16 +40,16 @@ public final class Topics {
     public static final Topic<CheckpointEvent> ADMISSION_CHECKPOINT_EVENTS =
             new Topic<>("admission.checkpoint-events", Service.ADMISSION, "jobId", CheckpointEvent.class);
     /**
-     * Tenants and API tokens as admins manage them (never a secret, only its SHA-256). Compacted: each record is its
-     * tenant's or token's whole current state, so the topic stays as small as the set of tenants and tokens, and every
-     * service reads it from the beginning into the view its token filter consults.
-     */
-    /**
      * Suspend and resume requests, in order per job; the newest says whether the job should be suspended. A topic of
      * its own so v1 readers of {@code admission.job-events} stay valid; the queue restores it at start.
      */
     public static final Topic<SuspensionEvent> ADMISSION_SUSPENSION_EVENTS =
             new Topic<>("admission.suspension-events", Service.ADMISSION, "jobId", SuspensionEvent.class);
+    /**
+     * Tenants and API tokens as admins manage them (never a secret, only its SHA-256). Compacted: each record is its
+     * tenant's or token's whole current state, so the topic stays as small as the set of tenants and tokens, and every
+     * service reads it from the beginning into the view its token filter consults.
+     */
     public static final Topic<AccessEvent> ADMISSION_ACCESS_EVENTS =
             new Topic<>("admission.access-events", Service.ADMISSION, "subject (tenant or tokenId)", AccessEvent.class,
                     Topic.FOREVER, true);
