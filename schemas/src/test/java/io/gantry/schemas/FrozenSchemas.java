@@ -17,16 +17,16 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * The released schemas, frozen under {@code src/test/resources/released/v<N>/}: each version a copy of
+ * The released schemas, frozen under {@code src/main/resources/released/v<N>/}: each version a copy of
  * {@code src/main/avro} as it was released, same layout.
  *
  * <p>To freeze: copy the whole current tree to the next version and commit it unchanged,
- * {@code cp -r schemas/src/main/avro schemas/src/test/resources/released/v<N+1>}. Do it at each release and whenever a
+ * {@code cp -r schemas/src/main/avro schemas/src/main/resources/released/v<N+1>}. Do it at each release and whenever a
  * topic is added (the compatibility test fails until its value schema is frozen). A frozen file is never edited: when
  * the current schemas no longer agree with one, the current schemas are wrong.
  */
 final class FrozenSchemas {
-    static final Path ROOT = Path.of("src/test/resources/released");
+    static final Path ROOT = Path.of("src/main/resources/released");
 
     private static final Pattern VERSION = Pattern.compile("v([1-9][0-9]*)");
 
@@ -94,7 +94,7 @@ final class FrozenSchemas {
             if (frozen.stream().noneMatch(v -> v.schemas().containsKey(value))) {
                 unfrozen.add(topic.name() + ": its value schema " + value + " is in no frozen version, so a breaking"
                         + " change to it would pass unnoticed. Freeze the current schemas: cp -r schemas/src/main/avro"
-                        + " schemas/src/test/resources/released/" + nextVersion(frozen) + " (see FrozenSchemas)");
+                        + " schemas/src/main/resources/released/" + nextVersion(frozen) + " (see FrozenSchemas)");
             }
         }
         return unfrozen;

@@ -141,7 +141,7 @@ class SchemaEvolutionRulesTest {
         assertThat(unfrozen).as("every event topic but the 7 v1 froze").hasSize(Topics.eventTopics().size() - 7);
         assertThat(unfrozen).anySatisfy(m -> assertThat(m)
                 .startsWith("placement.stop-events: its value schema " + NS + "StopEvent is in no frozen version")
-                .contains("cp -r schemas/src/main/avro schemas/src/test/resources/released/v2"));
+                .contains("cp -r schemas/src/main/avro schemas/src/main/resources/released/v2"));
         assertThat(unfrozen).noneSatisfy(m -> assertThat(m).startsWith("queue.job-events"));
     }
 
