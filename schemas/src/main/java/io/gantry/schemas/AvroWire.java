@@ -1,5 +1,6 @@
 package io.gantry.schemas;
 
+import org.apache.avro.AvroRuntimeException;
 import org.apache.avro.Schema;
 import org.apache.avro.message.BinaryMessageDecoder;
 import org.apache.avro.message.BinaryMessageEncoder;
@@ -14,7 +15,13 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.Serializer;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -27,7 +34,19 @@ import java.util.concurrent.ConcurrentHashMap;
  * No schema registry is involved. Keys are plain UTF-8 strings.
  */
 public final class AvroWire {
-    /** Writer schemas this process can decode; older released versions are added here at start-up. */
+    /** Where the frozen releases are on the classpath: {@code released/v<N>/{common,events,topics}/*.avsc}. */
+    static final String RELEASED = "released/";
+    /**
+     * Lists every frozen file, relative to {@link #RELEASED}, in the order its version is parsed in (a type before the
+     * files that use it). Generated from the frozen directories; the schemas tests fail while it is out of date.
+     */
+    static final String RELEASED_INDEX = RELEASED + "index.txt";
+
+    /**
+     * Writer schemas this process can decode: the envelopes of every frozen release (registered when this class
+     * loads) and the current ones (as their serdes are made). A record written with an older envelope is resolved
+     * against the current generated class, fields added since taking their defaults.
+     */
     public static final SchemaStore.Cache SCHEMAS = new SchemaStore.Cache();
 
     private static final Map<Class<?>, Serde<?>> SERDES = new ConcurrentHashMap<>();
@@ -41,6 +60,7 @@ public final class AvroWire {
                         return c.getName().startsWith("io.gantry.events.");
                     }
                 }));
+        releasedEnvelopes().forEach(SCHEMAS::addSchema);
     }
 
     private AvroWire() {
@@ -53,6 +73,51 @@ public final class AvroWire {
      */
     public static void trustGeneratedClasses() {
         // the static initializer above did it
+    }
+
+    /**
+     * The value schemas of the frozen releases, as their writers had them. Each version is parsed with its own named
+     * types (a name means there what it meant in that release), file by file in the order the index lists them; the
+     * envelopes are the files under {@code topics/}. About a hundred small files per release, read once from the jar,
+     * no directory listing. A missing or broken file stops the class from loading: a service that could not read its
+     * topics' older records would dead-letter its own history.
+     */
+    static List<Schema> releasedEnvelopes() {
+        Map<String, Schema.Parser> parsers = new HashMap<>();
+        List<Schema> envelopes = new ArrayList<>();
+        for (String line : read(RELEASED_INDEX).split("\n")) {
+            String file = line.strip();
+            if (file.isEmpty() || file.startsWith("#")) {
+                continue;
+            }
+            String[] parts = file.split("/");
+            if (parts.length != 3 || !parts[2].endsWith(".avsc")) {
+                throw new IllegalStateException(RELEASED_INDEX + ": " + file + " is not v<N>/<dir>/<Name>.avsc");
+            }
+            String text = read(RELEASED + file);
+            Schema schema;
+            try {
+                schema = parsers.computeIfAbsent(parts[0], version -> new Schema.Parser()).parse(text);
+            } catch (AvroRuntimeException e) {
+                throw new IllegalStateException("cannot parse the frozen schema " + RELEASED + file
+                        + " (listed before a file it uses?)", e);
+            }
+            if (parts[1].equals("topics")) {
+                envelopes.add(schema);
+            }
+        }
+        return envelopes;
+    }
+
+    private static String read(String resource) {
+        try (InputStream in = AvroWire.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException(resource + " is not on the classpath: the schemas jar ships it");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + resource, e);
+        }
     }
 
     /** The Kafka serde for a topic's values. */

@@ -4,6 +4,7 @@ import org.apache.avro.Schema;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -18,15 +19,23 @@ import java.util.stream.Stream;
 
 /**
  * The released schemas, frozen under {@code src/main/resources/released/v<N>/}: each version a copy of
- * {@code src/main/avro} as it was released, same layout.
+ * {@code src/main/avro} as it was released, same layout. They ship in the jar, where {@link AvroWire} reads them by
+ * {@code released/index.txt} to decode records its topics kept from older releases.
  *
  * <p>To freeze: copy the whole current tree to the next version and commit it unchanged,
- * {@code cp -r schemas/src/main/avro schemas/src/main/resources/released/v<N+1>}. Do it at each release and whenever a
- * topic is added (the compatibility test fails until its value schema is frozen). A frozen file is never edited: when
- * the current schemas no longer agree with one, the current schemas are wrong.
+ * {@code cp -r schemas/src/main/avro schemas/src/main/resources/released/v<N+1>}, then refresh the index
+ * ({@link #REFRESH_INDEX}). Do it at each release and whenever a topic is added (the compatibility test fails until its
+ * value schema is frozen, the index test until the index lists it). A frozen file is never edited: when the current
+ * schemas no longer agree with one, the current schemas are wrong.
  */
 final class FrozenSchemas {
-    static final Path ROOT = Path.of("src/main/resources/released");
+    private static final Path RESOURCES = Path.of("src/main/resources");
+    static final Path ROOT = RESOURCES.resolve(AvroWire.RELEASED);
+    static final Path INDEX = RESOURCES.resolve(AvroWire.RELEASED_INDEX);
+    /** Where the index test writes the index the frozen files call for when the committed one differs. */
+    static final Path EXPECTED_INDEX = Path.of("target/released-index.txt");
+    /** How to bring the committed index up to date (from the repository root, after the schemas tests ran). */
+    static final String REFRESH_INDEX = "cp schemas/" + EXPECTED_INDEX + " schemas/" + INDEX;
 
     private static final Pattern VERSION = Pattern.compile("v([1-9][0-9]*)");
 
@@ -57,7 +66,8 @@ final class FrozenSchemas {
     static List<Version> versions(Path root) {
         List<Path> dirs;
         try (Stream<Path> children = Files.list(root)) {
-            dirs = children.filter(p -> !p.getFileName().toString().startsWith(".")).toList();
+            dirs = children.filter(p -> !p.getFileName().toString().startsWith("."))
+                    .filter(p -> !(Files.isRegularFile(p) && p.getFileName().equals(INDEX.getFileName()))).toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -73,6 +83,24 @@ final class FrozenSchemas {
             throw new IllegalStateException("no frozen version under " + root);
         }
         return List.copyOf(versions);
+    }
+
+    /**
+     * The index {@link AvroWire} reads the frozen files under {@code root} by: every {@code .avsc} file, relative to
+     * {@code root}, version by version in version order, each version's files in an order one parser reads them in (a
+     * type before the files that use it), since each version is parsed with its own named types.
+     */
+    static String index(Path root) {
+        StringBuilder index = new StringBuilder()
+                .append("# The frozen schema files AvroWire registers, in the order each version is parsed in\n")
+                .append("# (a type before the files that use it). Generated from the directories beside it; do\n")
+                .append("# not edit. After a freeze, run the schemas tests and: ").append(REFRESH_INDEX).append('\n');
+        for (Version version : versions(root)) {
+            Path dir = root.resolve(version.name());
+            PublishedSchemas.parseInOrder(dir).keySet().forEach(file -> index
+                    .append(root.relativize(file).toString().replace(File.separatorChar, '/')).append('\n'));
+        }
+        return index.toString();
     }
 
     /** The name the next frozen version takes after {@code frozen}. */
@@ -94,7 +122,8 @@ final class FrozenSchemas {
             if (frozen.stream().noneMatch(v -> v.schemas().containsKey(value))) {
                 unfrozen.add(topic.name() + ": its value schema " + value + " is in no frozen version, so a breaking"
                         + " change to it would pass unnoticed. Freeze the current schemas: cp -r schemas/src/main/avro"
-                        + " schemas/src/main/resources/released/" + nextVersion(frozen) + " (see FrozenSchemas)");
+                        + " schemas/src/main/resources/released/" + nextVersion(frozen) + ", run the schemas tests and"
+                        + " refresh the index they write: " + REFRESH_INDEX + " (see FrozenSchemas)");
             }
         }
         return unfrozen;

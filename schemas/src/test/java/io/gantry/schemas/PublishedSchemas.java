@@ -21,22 +21,31 @@ final class PublishedSchemas {
     }
 
     static Map<String, Schema> parse(Path root) {
+        Map<String, Schema> known = new LinkedHashMap<>();
+        parseInOrder(root).values().forEach(s -> known.put(s.getFullName(), s));
+        return known;
+    }
+
+    /**
+     * Every .avsc file under {@code root} with its schema, in an order one parser reads them in: each file after the
+     * files defining the types it uses (sorted by path, then as many rounds as the references need).
+     */
+    static Map<Path, Schema> parseInOrder(Path root) {
         List<Path> pending;
         try (Stream<Path> files = Files.walk(root)) {
             pending = new ArrayList<>(files.filter(f -> f.toString().endsWith(".avsc")).sorted().toList());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        Map<String, Schema> known = new LinkedHashMap<>();
+        Map<Path, Schema> parsed = new LinkedHashMap<>();
         while (!pending.isEmpty()) {
             int before = pending.size();
             for (var it = pending.iterator(); it.hasNext(); ) {
                 Path file = it.next();
                 Schema.Parser parser = new Schema.Parser();
-                parser.addTypes(known.values());
+                parser.addTypes(parsed.values());
                 try {
-                    Schema s = parser.parse(file.toFile());
-                    known.put(s.getFullName(), s);
+                    parsed.put(file, parser.parse(file.toFile()));
                     it.remove();
                 } catch (org.apache.avro.AvroRuntimeException e) {
                     // references a type defined in a file not parsed yet; try again next round
@@ -48,6 +57,6 @@ final class PublishedSchemas {
                 throw new IllegalStateException("unresolvable schemas: " + pending);
             }
         }
-        return known;
+        return parsed;
     }
 }
