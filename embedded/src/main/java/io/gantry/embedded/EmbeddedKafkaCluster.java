@@ -110,8 +110,8 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
         }
         boolean temporary = dataDir == null;
         Path root = temporary ? Files.createTempDirectory("gantry-kafka-cluster-") : dataDir;
-        int replication = Math.min(3, brokers);
-        int minIsr = Math.max(1, replication - 1);
+        int replication = replicationFactorFor(brokers);
+        int minIsr = minInsyncReplicasFor(brokers);
         // every port is chosen before anything binds (the voters list names all controllers), so they must differ
         Set<Integer> taken = new HashSet<>();
         if (firstPort != 0) {
@@ -157,6 +157,16 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
             throw e;
         }
         return cluster;
+    }
+
+    /** The replication factor a cluster of {@code brokers} gives its topics: 3, or all of them when fewer. */
+    public static int replicationFactorFor(int brokers) {
+        return Math.min(3, brokers);
+    }
+
+    /** {@code min.insync.replicas} on {@code brokers}: one less than the replication factor, at least 1. */
+    public static int minInsyncReplicasFor(int brokers) {
+        return Math.max(1, replicationFactorFor(brokers) - 1);
     }
 
     /** All the brokers' client addresses, the stopped ones included (clients skip those they cannot reach). */
