@@ -176,6 +176,31 @@ class EmbeddedKafkaClusterTest {
         assertThat(dirs.get(0).getParent()).doesNotExist();
     }
 
+    @Test
+    @Order(4)
+    void aClusterStartedAgainOnItsDataDirectoryKeepsItsTopicsAndRecords() throws Exception {
+        Path data = Files.createTempDirectory("gantry-kafka-kept-");
+        try {
+            try (EmbeddedKafkaCluster first = EmbeddedKafkaCluster.start(3, data, 0, Map.of());
+                 KafkaProducer<String, String> p = new KafkaProducer<>(Map.of(
+                         ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, first.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all"),
+                         new StringSerializer(), new StringSerializer())) {
+                first.createTopics(List.of("kept"), 1);
+                p.send(new ProducerRecord<>("kept", "k", "before the restart")).get(30, TimeUnit.SECONDS);
+            }
+            // every port but node 0's is new: the quorum and the brokers' registrations follow the configuration
+            EmbeddedKafkaCluster previous = cluster;
+            try (EmbeddedKafkaCluster again = EmbeddedKafkaCluster.start(3, data, 0, Map.of())) {
+                cluster = again;
+                assertThat(readAll("kept")).containsExactly("before the restart");
+            } finally {
+                cluster = previous;
+            }
+        } finally {
+            org.apache.kafka.common.utils.Utils.delete(data.toFile());
+        }
+    }
+
     private int produce(KafkaProducer<String, String> producer, String topic, int from, int count) throws Exception {
         List<Future<?>> acks = new ArrayList<>();
         for (int i = from; i < from + count; i++) {
