@@ -51,7 +51,9 @@ import java.util.stream.Collectors;
  * <p>{@link #stop(int)} takes a broker down without controlled shutdown: its partitions stay led by it until the
  * controller misses its heartbeats ({@value #SESSION_TIMEOUT_MS} ms) and fences it, as when a broker's machine
  * dies, and clients find out the hard way. (Its log is still closed cleanly, so a restart needs no recovery.)
- * The same makes {@link #close()} quick: no node waits for a controller that is going away too.
+ * The same keeps {@link #close()} bounded: no broker waits for a controller that is going away too (it still takes
+ * about 5 s, the wait of the last controller's Raft client for a successor). Node {@code i} has {@code node.id} i,
+ * so {@link #stop(int)} takes what {@link #leaderOf} and {@link #activeController()} return.
  */
 public final class EmbeddedKafkaCluster implements AutoCloseable {
     /** How long the controller waits for a silent broker before fencing it (Kafka's default is 9 s). */
@@ -172,11 +174,6 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     /** All the brokers' client addresses, the stopped ones included (clients skip those they cannot reach). */
     public String bootstrapServers() {
         return nodes.stream().map(n -> "127.0.0.1:" + n.clientPort).collect(Collectors.joining(","));
-    }
-
-    /** The client address of node {@code i}. */
-    public String bootstrapServers(int i) {
-        return "127.0.0.1:" + node(i).clientPort;
     }
 
     public int size() {
