@@ -74,10 +74,28 @@ public final class EmbeddedKafka implements AutoCloseable {
         boolean temporary = dataDir == null;
         Path logDir = temporary ? Files.createTempDirectory("gantry-kafka-") : dataDir;
         Files.createDirectories(logDir);
+        Properties p = nodeProperties(1, "1@127.0.0.1:" + controllerPort, clientPort, controllerPort, logDir, 1, 1);
+        p.putAll(overrides);
+        KafkaConfig config = KafkaConfig.fromProps(p, false);
+        formatIfNew(1, Uuid.randomUuid().toString(), logDir);
+        KafkaRaftServer server = new KafkaRaftServer(config, Time.SYSTEM);
+        server.startup();
+        return new EmbeddedKafka(server, logDir, temporary, "127.0.0.1:" + clientPort);
+    }
+
+    /**
+     * The configuration of one KRaft node that is broker and controller at once, on 127.0.0.1.
+     *
+     * @param voters      {@code controller.quorum.voters}, e.g. {@code 0@127.0.0.1:p0,1@127.0.0.1:p1,...}
+     * @param replication the replication factor of new topics and of the offsets and transaction state logs
+     * @param minIsr      {@code min.insync.replicas} of every topic, the transaction state log included
+     */
+    static Properties nodeProperties(int nodeId, String voters, int clientPort, int controllerPort, Path logDir,
+                                     int replication, int minIsr) {
         Properties p = new Properties();
         p.put("process.roles", "broker,controller");
-        p.put("node.id", "1");
-        p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
+        p.put("node.id", Integer.toString(nodeId));
+        p.put("controller.quorum.voters", voters);
         p.put("listeners", "PLAINTEXT://127.0.0.1:" + clientPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
         p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + clientPort);
         p.put("controller.listener.names", "CONTROLLER");
@@ -85,12 +103,12 @@ public final class EmbeddedKafka implements AutoCloseable {
         p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
         p.put("log.dirs", logDir.toString());
         p.put("num.partitions", "1");
-        p.put("default.replication.factor", "1");
-        p.put("min.insync.replicas", "1");
-        p.put("offsets.topic.replication.factor", "1");
+        p.put("default.replication.factor", Integer.toString(replication));
+        p.put("min.insync.replicas", Integer.toString(minIsr));
+        p.put("offsets.topic.replication.factor", Integer.toString(replication));
         p.put("offsets.topic.num.partitions", "1");
-        p.put("transaction.state.log.replication.factor", "1");
-        p.put("transaction.state.log.min.isr", "1");
+        p.put("transaction.state.log.replication.factor", Integer.toString(replication));
+        p.put("transaction.state.log.min.isr", Integer.toString(minIsr));
         p.put("transaction.state.log.num.partitions", "1");
         p.put("group.initial.rebalance.delay.ms", "0");
         p.put("auto.create.topics.enable", "false");
@@ -98,22 +116,21 @@ public final class EmbeddedKafka implements AutoCloseable {
         p.put("log.cleaner.dedupe.buffer.size", "2097152");
         p.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "5000");
         p.put("transaction.remove.expired.transaction.cleanup.interval.ms", "5000");
-        p.putAll(overrides);
-        KafkaConfig config = KafkaConfig.fromProps(p, false);
+        return p;
+    }
 
+    /** {@code kafka-storage.sh format} in this JVM, unless the directory is formatted already (a restart). */
+    static void formatIfNew(int nodeId, String clusterId, Path logDir) throws Exception {
         if (!Files.exists(logDir.resolve("meta.properties"))) {
             new Formatter()
-                    .setNodeId(1)
-                    .setClusterId(Uuid.randomUuid().toString())
+                    .setNodeId(nodeId)
+                    .setClusterId(clusterId)
                     .setDirectories(List.of(logDir.toString()))
                     .setMetadataLogDirectory(logDir.toString())
                     .setControllerListenerName("CONTROLLER")
                     .setReleaseVersion(MetadataVersion.LATEST_PRODUCTION)
                     .run();
         }
-        KafkaRaftServer server = new KafkaRaftServer(config, Time.SYSTEM);
-        server.startup();
-        return new EmbeddedKafka(server, logDir, temporary, "127.0.0.1:" + clientPort);
     }
 
     public String bootstrapServers() {

@@ -1,6 +1,7 @@
 package io.gantry.launcher;
 
 import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.embedded.EmbeddedKafkaCluster;
 import io.gantry.embedded.EmbeddedPostgres;
 
 import java.io.IOException;
@@ -22,9 +23,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The whole system on one machine: a KRaft Kafka broker and PostgreSQL in this JVM, and the five services as
- * child JVMs. State lives under the data directory, so a restart keeps every job, topic and ledger row.
- * Used by {@code gantry dev} and by the end-to-end test.
+ * The whole system on one machine: a KRaft Kafka broker (or a cluster of them) and PostgreSQL in this JVM, and the
+ * five services as child JVMs. State lives under the data directory, so a restart keeps every job, topic and ledger
+ * row. Used by {@code gantry dev} and by the end-to-end and broker chaos tests.
  */
 public final class DevCluster implements AutoCloseable {
     /** A free port for a stack's Kafka or PostgreSQL (tests outside this package start stacks too). */
@@ -38,11 +39,26 @@ public final class DevCluster implements AutoCloseable {
     }
 
 
-    /** Where things go and how the system is tuned. */
+    /**
+     * Where things go and how the system is tuned.
+     *
+     * @param kafkaBrokers 1: one broker (replication factor 1); more: an {@link EmbeddedKafkaCluster} ({@code kafkaPort}
+     *                     is node 0's) whose topics, offsets and transaction logs are replicated on 3 brokers with 2
+     *                     in sync required (on 2 brokers: 2 and 1)
+     */
     public record Config(Path dataDir, Path repoRoot, int kafkaPort, int postgresPort, int basePort,
-                         Map<String, Map<String, String>> serviceProperties, String serviceHeap) {
+                         Map<String, Map<String, String>> serviceProperties, String serviceHeap, int kafkaBrokers) {
         public Config {
             serviceProperties = Map.copyOf(serviceProperties);
+            if (kafkaBrokers < 1) {
+                throw new IllegalArgumentException("kafkaBrokers must be at least 1, not " + kafkaBrokers);
+            }
+        }
+
+        /** One Kafka broker. */
+        public Config(Path dataDir, Path repoRoot, int kafkaPort, int postgresPort, int basePort,
+                      Map<String, Map<String, String>> serviceProperties, String serviceHeap) {
+            this(dataDir, repoRoot, kafkaPort, postgresPort, basePort, serviceProperties, serviceHeap, 1);
         }
     }
 
@@ -51,6 +67,7 @@ public final class DevCluster implements AutoCloseable {
     private final Config config;
     private final Map<String, ServiceProcess> services = new LinkedHashMap<>();
     private EmbeddedKafka kafka;
+    private EmbeddedKafkaCluster kafkaCluster;
     private EmbeddedPostgres postgres;
     private Tokens tokens;
     private volatile boolean shuttingDown;
@@ -75,8 +92,7 @@ public final class DevCluster implements AutoCloseable {
             throw new IllegalStateException("another Gantry is already running on " + config.dataDir()
                     + " (stop it, or pick another --data-dir)");
         }
-        log("starting Kafka (KRaft) on 127.0.0.1:" + config.kafkaPort());
-        kafka = EmbeddedKafka.start(config.dataDir().resolve("kafka"), config.kafkaPort(), Map.of());
+        startKafka();
         // the services create their topics themselves (with the retention the system of record needs)
         log("starting PostgreSQL on 127.0.0.1:" + config.postgresPort());
         postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
@@ -99,9 +115,35 @@ public final class DevCluster implements AutoCloseable {
         return this;
     }
 
+    /**
+     * One broker in {@code kafka/}, or a cluster in {@code kafka-cluster/} (its own directory: a data directory keeps
+     * the layout it was created with, since PostgreSQL's rows stand for what that Kafka log holds).
+     */
+    private void startKafka() throws Exception {
+        Path single = config.dataDir().resolve("kafka");
+        Path cluster = config.dataDir().resolve("kafka-cluster");
+        if (config.kafkaBrokers() == 1) {
+            if (Files.isDirectory(cluster)) {
+                throw new IllegalStateException(config.dataDir() + " holds a Kafka cluster (" + cluster + "): start it "
+                        + "with as many brokers as before, or pick another --data-dir");
+            }
+            log("starting Kafka (KRaft) on 127.0.0.1:" + config.kafkaPort());
+            kafka = EmbeddedKafka.start(single, config.kafkaPort(), Map.of());
+        } else {
+            if (Files.isDirectory(single)) {
+                throw new IllegalStateException(config.dataDir() + " holds a single Kafka broker (" + single + "): "
+                        + "start it with one broker, or pick another --data-dir");
+            }
+            kafkaCluster = EmbeddedKafkaCluster.start(config.kafkaBrokers(), cluster, config.kafkaPort(), Map.of());
+            log("started a Kafka cluster (KRaft) of " + kafkaCluster.size() + " brokers, replication factor "
+                    + kafkaCluster.replicationFactor() + ", min.insync.replicas " + kafkaCluster.minInsyncReplicas()
+                    + ": " + kafkaCluster.bootstrapServers());
+        }
+    }
+
     private Map<String, String> commonProperties(ServiceSpec spec) {
         Map<String, String> props = new LinkedHashMap<>();
-        props.put("kafka.bootstrap.servers", kafka.bootstrapServers());
+        props.put("kafka.bootstrap.servers", bootstrapServers());
         props.put("micronaut.server.port", Integer.toString(spec.port()));
         props.put("gantry.auth.tokens-file", tokens.file().toString());
         if (spec.database() != null) {
@@ -216,7 +258,12 @@ public final class DevCluster implements AutoCloseable {
     }
 
     public String bootstrapServers() {
-        return kafka.bootstrapServers();
+        return kafkaCluster != null ? kafkaCluster.bootstrapServers() : kafka.bootstrapServers();
+    }
+
+    /** The Kafka cluster when started with several brokers (to stop and restart one), else null. */
+    public EmbeddedKafkaCluster kafkaCluster() {
+        return kafkaCluster;
     }
 
     /** From now on nothing is restarted; called first thing on Ctrl-C, before the services are stopped. */
@@ -299,6 +346,9 @@ public final class DevCluster implements AutoCloseable {
         try {
             if (kafka != null) {
                 kafka.close();
+            }
+            if (kafkaCluster != null) {
+                kafkaCluster.close();
             }
         } catch (Exception e) {
             log("Kafka did not stop cleanly: " + e);

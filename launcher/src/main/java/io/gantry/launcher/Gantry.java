@@ -22,6 +22,7 @@ public final class Gantry {
               --port N                first HTTP port; services get N..N+4 (default 8080: admission 8080, queue 8081,
                                       placement 8082, recovery 8083, billing 8084)
               --kafka-port N          Kafka client port (default 9092)
+              --kafka-brokers N       Kafka brokers in this JVM (default 1); 3: replication factor 3, min.insync.replicas 2
               --postgres-port N       PostgreSQL port (default 15432)
               --backend NAME          simulated (default), local (runs tenants' commands on this host!),
                                       kubernetes (pods on the cluster of --kubeconfig) or slurm (batch jobs on the
@@ -72,7 +73,7 @@ public final class Gantry {
         DevCluster.Config config = new DevCluster.Config(dataDir, repo,
                 Integer.parseInt(opts.getOrDefault("kafka-port", "9092")),
                 Integer.parseInt(opts.getOrDefault("postgres-port", "15432")), port, props,
-                opts.getOrDefault("service-heap", "256m"));
+                opts.getOrDefault("service-heap", "256m"), Integer.parseInt(opts.getOrDefault("kafka-brokers", "1")));
 
         DevCluster cluster = new DevCluster(config);
         CountDownLatch stopped = new CountDownLatch(1);
@@ -203,7 +204,7 @@ public final class Gantry {
     }
 
     static Map<String, String> parse(String[] args) {
-        List<String> known = List.of("data-dir", "port", "kafka-port", "postgres-port", "backend", "cluster", "speedup",
+        List<String> known = List.of("data-dir", "port", "kafka-port", "kafka-brokers", "postgres-port", "backend", "cluster", "speedup",
                 "heartbeat-timeout", "gpu-quota", "queue-config", "service-heap", "local-gpus", "local-gpu-model",
                 "kubeconfig", "namespace", "image", "slurm-conf", "slurm-partition", "pool");
         Map<String, String> opts = CliArgs.parse(args, 1, known, List.of(), List.of("pool"), USAGE, Gantry::fail);
@@ -211,6 +212,9 @@ public final class Gantry {
             if (opts.containsKey(numeric) && !opts.get(numeric).matches("\\d{1,5}")) {
                 fail("--" + numeric + " must be a number");
             }
+        }
+        if (opts.containsKey("kafka-brokers") && !opts.get("kafka-brokers").matches("[1-9]")) {
+            fail("--kafka-brokers must be a number from 1 to 9");
         }
         if (opts.containsKey("backend") && !BACKENDS.contains(opts.get("backend"))) {
             fail("--backend must be simulated, local, kubernetes or slurm");

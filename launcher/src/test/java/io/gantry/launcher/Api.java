@@ -40,6 +40,15 @@ final class Api {
                 .POST(HttpRequest.BodyPublishers.ofString(json)));
     }
 
+    /** A POST with extra headers, e.g. {@code Idempotency-Key}. */
+    Response post(String path, String json, java.util.Map<String, String> headers) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json));
+        headers.forEach(b::header);
+        return send(b);
+    }
+
     Response delete(String path) {
         return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE());
     }
