@@ -144,6 +144,9 @@ public final class ClusterState {
             decision = decide(gang, now);
         }
         if (decision instanceof PlacementDecision.Deferred d) {
+            if (cordoned.isEmpty() && reservedNodes.isEmpty()) {
+                fittedNothing.put(gang.jobId(), gang.attempt());
+            }
             return List.of(new PlacementFact.PlacementDeferred(gang.jobId(), gang.tenant(), gang.attempt(), d.reason(),
                     d.message()));
         }
@@ -158,34 +161,224 @@ public final class ClusterState {
         return facts;
     }
 
-    /** A deferred gang checked again: whether it would be placed now, on its own. */
-    public record DeferredCheck(String jobId, int attempt, boolean fits) {
+    /**
+     * A deferred gang checked again: whether it would be placed now on its own ({@code fits}), and with the gangs
+     * checked before it that fit placed first ({@code fitsWithEarlier}; false when they take what it needs).
+     */
+    public record DeferredCheck(String jobId, int attempt, boolean fits, boolean fitsWithEarlier) {
+        public DeferredCheck {
+            if (fitsWithEarlier && !fits) {
+                throw new IllegalArgumentException("a gang that does not fit alone cannot fit with others");
+            }
+        }
     }
 
     /**
-     * Checks gangs deferred earlier against the capacity now, the first {@code limit} of them in the order given
-     * (the longest-deferred first): whether each would be placed now, on its own. Changes nothing. This is what lets
-     * the queue wake only the parked gangs that fit, where the free-capacity summary cannot tell (GPUs, CPU and
-     * memory free on different nodes).
+     * Checks gangs deferred earlier against the capacity now, in the order given (the longest-deferred first):
+     * whether each would be placed now on its own, and whether it still would with the earlier ones that fit placed
+     * first. Changes nothing. This is what lets the queue wake only the parked gangs that fit, and not several for
+     * the one place a release freed, where the free-capacity summary cannot tell (GPUs, CPU and memory free on
+     * different nodes).
+     *
+     * <p>A "no" on its own is exact: the queue may not dispatch a gang that fits (quota, order), so whether a gang
+     * fits is never judged on another's account; the second answer only ranks those that fit. Gangs that ask for the
+     * same thing (tasks, topology, time limit, policy) and hold no reservation of their own fit alone alike, so a
+     * shape is tried alone once, and a gang that needs at least as much of everything as one that did not fit does
+     * not fit either (no trial). Trials skip working out why a gang does not fit. At most {@code trials} trial placements, over at most {@code scanned} gangs; a gang
+     * that fits alone after the last trial is reported as not fitting with the earlier ones (it is woken only if
+     * one of those is not dispatched).
      */
-    public List<DeferredCheck> checkDeferred(Iterable<GangRequest> deferred, Instant now, int limit) {
-        // each on its own, never holding capacity for one while checking the next: the queue may not dispatch a
-        // gang that fits (quota, order), and a "no" must stay exact or a parked gang would wait for nothing
+    public List<DeferredCheck> checkDeferred(Iterable<GangRequest> deferred, Instant now, int trials, int scanned) {
         List<DeferredCheck> out = new ArrayList<>();
+        Map<GangShape, Boolean> alone = new HashMap<>();
+        List<GangShape> failed = new ArrayList<>();
+        List<Inventory.Holding> held = new ArrayList<>();
+        boolean plain = cordoned.isEmpty() && reservedNodes.isEmpty();
+        Set<String> stillNothing = plain ? fitNothingYet(deferred, scanned) : Set.of();
+        Map<String, Integer> noneNow = new HashMap<>();
+        int seen = 0;
+        int left = trials;
+        try {
+            for (GangRequest g : deferred) {
+                if (liveByJob.containsKey(g.jobId()) || grantedAttempt.getOrDefault(g.jobId(), 0) >= g.attempt()) {
+                    continue;
+                }
+                if (seen++ >= scanned) {
+                    break;
+                }
+                // a gang with a reservation of its own is placed there first: its answer is its own
+                GangShape shape = activeReservation(g.jobId()) ? null : GangShape.of(g);
+                Boolean fits = shape == null ? null : alone.get(shape);
+                if (fits == null && shape != null && (stillNothing.contains(g.jobId())
+                        || needsAtLeastAFailed(shape, failed))) {
+                    fits = false; // exact: what it needs is in the shape, so alike gangs fit nowhere either
+                    alone.put(shape, false);
+                    failed.add(shape);
+                }
+                if (Boolean.FALSE.equals(fits) && plain) {
+                    noneNow.put(g.jobId(), g.attempt());
+                }
+                if (Boolean.FALSE.equals(fits)) {
+                    out.add(new DeferredCheck(g.jobId(), g.attempt(), false, false));
+                    continue;
+                }
+                if (left <= 0) {
+                    if (fits != null) {
+                        out.add(new DeferredCheck(g.jobId(), g.attempt(), true, false));
+                    }
+                    continue;
+                }
+                // with the earlier ones held: a yes there is a yes alone too (less capacity, still fits)
+                left--;
+                PlacementDecision.Placed together = placement(g, now);
+                if (together != null) {
+                    for (PlacedTask p : together.placements()) {
+                        inventory.take(g.jobId(), p);
+                        held.add(new Inventory.Holding(g.jobId(), p));
+                    }
+                    fits = true;
+                } else if (fits == null) {
+                    if (held.isEmpty()) {
+                        fits = false;
+                    } else if (left-- > 0) {
+                        fits = aloneFits(g, now, held);
+                    } else {
+                        continue; // no trial left to tell a "no" alone from a "not with the others"
+                    }
+                }
+                if (shape != null) {
+                    alone.put(shape, fits);
+                    if (!fits) {
+                        failed.add(shape);
+                    }
+                }
+                if (!fits && plain) {
+                    noneNow.put(g.jobId(), g.attempt());
+                }
+                out.add(new DeferredCheck(g.jobId(), g.attempt(), fits, together != null));
+            }
+        } finally {
+            for (int i = held.size() - 1; i >= 0; i--) {
+                inventory.give(held.get(i).jobId(), held.get(i).task());
+            }
+        }
+        // what fitted nothing now, on the inventory as it is now: the next check looks at what changes after this
+        fittedNothing.clear();
+        fittedNothing.putAll(noneNow);
+        inventory.forgetTouched();
+        return out;
+    }
+
+    /**
+     * Gangs known to have fitted no node when last looked at (at the last check, or deferred since), with no
+     * cordon or reservation then or now: each change since is on a node the inventory marked as touched. Only the
+     * inventory's changes are; so only such plain states are trusted.
+     */
+    private final Map<String, Integer> fittedNothing = new HashMap<>();
+
+    /**
+     * Of the gangs that fitted nothing when last looked at, those that still fit none of the nodes changed since
+     * (the placer can tell for one replica): they fit nowhere now, without a trial over the whole pool. Asked
+     * before any trial placement is held.
+     */
+    private Set<String> fitNothingYet(Iterable<GangRequest> deferred, int scanned) {
+        Set<String> out = new HashSet<>();
+        Set<String> touched = inventory.touched();
+        int seen = 0;
         for (GangRequest g : deferred) {
-            if (out.size() >= limit) {
+            if (seen++ >= scanned) {
                 break;
             }
-            if (liveByJob.containsKey(g.jobId()) || grantedAttempt.getOrDefault(g.jobId(), 0) >= g.attempt()) {
-                continue;
+            Integer attempt = fittedNothing.get(g.jobId());
+            if (attempt != null && attempt == g.attempt() && !placer.mightFitOn(inventory, g, touched)) {
+                out.add(g.jobId());
             }
-            out.add(new DeferredCheck(g.jobId(), g.attempt(), decide(g, now) instanceof PlacementDecision.Placed));
         }
         return out;
     }
 
+    private static boolean needsAtLeastAFailed(GangShape shape, List<GangShape> failed) {
+        for (GangShape f : failed) {
+            if (shape.needsAtLeast(f)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the gang fits with the {@code held} trial placements given back for the question, then held again. */
+    private boolean aloneFits(GangRequest g, Instant now, List<Inventory.Holding> held) {
+        for (int i = held.size() - 1; i >= 0; i--) {
+            inventory.give(held.get(i).jobId(), held.get(i).task());
+        }
+        try {
+            return placement(g, now) != null;
+        } finally {
+            for (Inventory.Holding h : held) {
+                inventory.take(h.jobId(), h.task());
+            }
+        }
+    }
+
+    /** The first {@code limit} deferred gangs ({@link #checkDeferred(Iterable, Instant, int, int)}). */
+    public List<DeferredCheck> checkDeferred(Iterable<GangRequest> deferred, Instant now, int limit) {
+        return checkDeferred(deferred, now, limit, limit);
+    }
+
+    /**
+     * What a placement decision depends on besides the job's identity (no reservation of its own): per task group
+     * what it needs (not its name or run time), the topology, the time limit (backfill on drained nodes) and the policy.
+     */
+    private record GangShape(List<TaskNeed> tasks, Topology topology, Long timeLimitSeconds, PlacementPolicy policy) {
+        static GangShape of(GangRequest g) {
+            return new GangShape(g.tasks().stream().map(TaskNeed::of).toList(), g.topology(), g.timeLimitSeconds(),
+                    g.policy());
+        }
+
+        /** Whether this gang needs at least as much as {@code other} everywhere: if {@code other} does not fit, neither does it. */
+        boolean needsAtLeast(GangShape other) {
+            if (!topology.equals(other.topology) || !Objects.equals(timeLimitSeconds, other.timeLimitSeconds)
+                    || policy != other.policy || tasks.size() != other.tasks.size()) {
+                return false;
+            }
+            for (int i = 0; i < tasks.size(); i++) {
+                if (!tasks.get(i).atLeast(other.tasks.get(i))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    private record TaskNeed(int replicas, int gpus, int cpuMillis, long memoryMiB, Integer gpuMilli, Long gpuMemoryMiB,
+                            String gpuModel, List<String> gpuModels, String gpuTier, String migProfile) {
+        static TaskNeed of(TaskGroup t) {
+            return new TaskNeed(t.replicas(), t.gpus(), t.cpuMillis(), t.memoryMiB(), t.gpuMilli(), t.gpuMemoryMiB(),
+                    t.gpuModel(), t.gpuModels(), t.gpuTier(), t.migProfile());
+        }
+
+        boolean atLeast(TaskNeed o) {
+            return replicas >= o.replicas && gpus >= o.gpus && cpuMillis >= o.cpuMillis && memoryMiB >= o.memoryMiB
+                    && atLeast(gpuMilli, o.gpuMilli) && atLeast(gpuMemoryMiB, o.gpuMemoryMiB)
+                    && Objects.equals(gpuModel, o.gpuModel) && gpuModels.equals(o.gpuModels)
+                    && Objects.equals(gpuTier, o.gpuTier) && Objects.equals(migProfile, o.migProfile);
+        }
+
+        private static <N extends Number> boolean atLeast(N mine, N theirs) {
+            return mine == null ? theirs == null : theirs != null && mine.longValue() >= theirs.longValue();
+        }
+    }
+
     private PlacementDecision decide(GangRequest gang, Instant now) {
         return decide(gang, now, cordoned);
+    }
+
+    /** The placement {@link #decide} would make, or null, without working out why not where it can skip that. */
+    private PlacementDecision.Placed placement(GangRequest gang, Instant now) {
+        if (cordoned.isEmpty() && reservedNodes.isEmpty()) {
+            return placer.tryPlace(inventory, gang);
+        }
+        return decide(gang, now) instanceof PlacementDecision.Placed p ? p : null;
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.gantry.placement.core;
 
+import java.util.Set;
+
 /**
  * The placement algorithm: binds every task of a gang to eligible nodes, or none of them.
  *
@@ -23,5 +25,21 @@ public interface GangPlacer {
     /** Placement over the live index; by default over a snapshot of it. */
     default PlacementDecision place(Inventory inventory, GangRequest gang) {
         return place(inventory.snapshot(), gang);
+    }
+
+    /**
+     * The placement over the live index, or null when the gang does not fit: the same answer as
+     * {@link #place(Inventory, GangRequest)} without the reason, which a placer may skip working out.
+     */
+    default PlacementDecision.Placed tryPlace(Inventory inventory, GangRequest gang) {
+        return place(inventory, gang) instanceof PlacementDecision.Placed p ? p : null;
+    }
+
+    /**
+     * False only when the gang certainly fits none of {@code nodeIds} (each looked at on its own): for a gang of one
+     * replica that fitted no node before, when only these nodes changed since. True when unsure (by default).
+     */
+    default boolean mightFitOn(Inventory inventory, GangRequest gang, Set<String> nodeIds) {
+        return true;
     }
 }

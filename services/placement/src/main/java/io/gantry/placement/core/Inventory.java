@@ -5,6 +5,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -327,6 +328,12 @@ public final class Inventory {
         attach(n);
     }
 
+    /** The id of a GPU model some node registered, or -1 when none has. */
+    int knownModelId(String model) {
+        Integer id = modelIds.get(model);
+        return id == null ? -1 : id;
+    }
+
     private int modelId(String model) {
         Integer id = modelIds.get(model);
         if (id != null) {
@@ -349,6 +356,26 @@ public final class Inventory {
 
     private void attach(Node n) {
         attach(n, true);
+        touched.add(n.id);
+    }
+
+    /**
+     * The nodes changed since {@link #forgetTouched} (registered, health, holdings; a placer's trial steps excluded):
+     * every other node is as it was then, so a one-replica gang that fitted none of them then fits none now.
+     */
+    private final Set<String> touched = new java.util.LinkedHashSet<>(); // cheap to iterate after a clear
+
+    Set<String> touched() {
+        return java.util.Collections.unmodifiableSet(touched);
+    }
+
+    void forgetTouched() {
+        touched.clear();
+    }
+
+    /** The node with this id, or null. */
+    Node node(String nodeId) {
+        return nodes.get(nodeId);
     }
 
     /**
@@ -711,6 +738,16 @@ public final class Inventory {
         /** The inventory's ids of this node's models and their masks, in the order of {@code modelMasks}. */
         int[] modelIds = new int[0];
         long[] modelMaskArray = new long[0];
+
+        /** The node's GPUs of the model with inventory id {@code modelId}, 0 when it has none. */
+        long maskOf(int modelId) {
+            for (int i = 0; i < modelIds.length; i++) {
+                if (modelIds[i] == modelId) {
+                    return modelMaskArray[i];
+                }
+            }
+            return 0L;
+        }
 
         Node(NodeSpec spec) {
             this.spec = spec;

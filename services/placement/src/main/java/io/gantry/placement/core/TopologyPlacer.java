@@ -92,13 +92,25 @@ public final class TopologyPlacer implements GangPlacer {
 
     @Override
     public PlacementDecision place(Inventory inv, GangRequest gang) {
+        for (TaskGroup t : gang.tasks()) {
+            if (acceptedModels(t) == null) {
+                return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, tiers.whyNone(t));
+            }
+        }
+        PlacementDecision.Placed placed = tryPlace(inv, gang);
+        return placed != null ? placed : diagnose(inv, gang);
+    }
+
+    /** The placement, or null without saying why (no diagnosis: cheaper, for checks that need only the answer). */
+    @Override
+    public PlacementDecision.Placed tryPlace(Inventory inv, GangRequest gang) {
         List<TaskGroup> tasks = gang.tasks();
         List<List<String>> prefs = new ArrayList<>();
         int ranks = 1;
         for (TaskGroup t : tasks) {
             List<String> a = acceptedModels(t);
             if (a == null) {
-                return new PlacementDecision.Deferred(DeferralCause.NO_MATCHING_GPU_MODEL, tiers.whyNone(t));
+                return null;
             }
             prefs.add(t.gpus() == 0 && !t.shared() ? List.of() : a);
             ranks = Math.max(ranks, a.size());
@@ -116,7 +128,7 @@ public final class TopologyPlacer implements GangPlacer {
         int need = gang.totalGpus();
         int largestTask = tasks.stream().mapToInt(TaskGroup::gpus).max().orElse(0);
         if (largestTask > inv.maxNodeFree()) {
-            return diagnose(inv, gang); // no node has that many free: no level can help
+            return null; // no node has that many free: no level can help
         }
         TopologyLevel start = need >= 2 ? TopologyLevel.NVLINK : TopologyLevel.NODE;
         boolean spread = (gang.policy() != null ? gang.policy() : policy) == PlacementPolicy.SPREAD;
@@ -139,12 +151,42 @@ public final class TopologyPlacer implements GangPlacer {
                 if (steps != null) {
                     return placed(gang, reps, steps);
                 }
+                if (level == TopologyLevel.NODE && order.size() == 1) {
+                    break; // one replica that no single node takes: no wider level takes it either
+                }
             }
         }
-        return diagnose(inv, gang);
+        return null;
     }
 
-    private PlacementDecision placed(GangRequest gang, List<Replica> reps, List<Step> steps) {
+    @Override
+    public boolean mightFitOn(Inventory inv, GangRequest gang, Set<String> nodeIds) {
+        if (gang.replicaCount() != 1 || gang.topology().required().tighterThan(TopologyLevel.NODE)) {
+            return true;
+        }
+        TaskGroup t = gang.tasks().get(0);
+        List<String> accepted = acceptedModels(t);
+        if (accepted == null) {
+            return false;
+        }
+        int ti = 0;
+        List<Replica> order = List.of(new Replica(ti, 0, t.gpus(), t.cpuMillis(), t.memoryMiB(),
+                t.gpuMilli() == null ? 0 : t.gpuMilli(), t.gpuMemoryMiB(), t.migProfile()));
+        List<String> prefs = t.gpus() == 0 && !t.shared() ? List.of() : accepted;
+        String[] models = new String[gang.tasks().size()];
+        for (int rank = 0; rank < Math.max(1, prefs.size()); rank++) {
+            models[ti] = prefs.isEmpty() ? null : prefs.get(rank);
+            for (String id : nodeIds) {
+                Node n = inv.node(id);
+                if (n != null && n.eligible && fit(inv, List.of(n), -1L, order, models, false, false) != null) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private PlacementDecision.Placed placed(GangRequest gang, List<Replica> reps, List<Step> steps) {
         PlacedTask[] out = new PlacedTask[reps.size()];
         for (Step s : steps) {
             List<Integer> indices = new ArrayList<>(s.rep.gpus());
@@ -262,11 +304,15 @@ public final class TopologyPlacer implements GangPlacer {
         try {
             for (Replica rep : order) {
                 String model = models[rep.task()];
-                Step step = best(used, rep, model, allowed, spread, nics);
+                int modelId = model == null ? -1 : inv.knownModelId(model);
+                if (model != null && modelId < 0) {
+                    return null; // no node has the model
+                }
+                Step step = best(used, rep, model, modelId, allowed, spread, nics);
                 if (step == null) {
                     for (Object d : domain) {
                         Iterable<Node> candidates = d instanceof Rack r ? r.nodes.values() : List.of((Node) d);
-                        step = best(candidates, rep, model, allowed, spread, nics);
+                        step = best(candidates, rep, model, modelId, allowed, spread, nics);
                         if (step != null) {
                             break;
                         }
@@ -302,7 +348,8 @@ public final class TopologyPlacer implements GangPlacer {
      * The best-fitting node for one replica among {@code nodes}: fewest free GPUs (spread: most), then, with
      * {@code nics}, one whose chosen GPUs share a PCIe switch with an RDMA NIC, then node order.
      */
-    private Step best(Iterable<Node> nodes, Replica rep, String model, long allowed, boolean spread, boolean nics) {
+    private Step best(Iterable<Node> nodes, Replica rep, String model, int modelId, long allowed, boolean spread,
+                      boolean nics) {
         Step best = null;
         int bestFree = 0;
         boolean bestNic = false;
@@ -317,7 +364,7 @@ public final class TopologyPlacer implements GangPlacer {
             if (best != null && free == bestFree && (!nics || bestNic || n.nicMask == 0 || rep.gpus() == 0)) {
                 continue;
             }
-            Step s = choose(n, rep, model, allowed);
+            Step s = choose(n, rep, model, modelId, allowed);
             if (s != null) {
                 boolean nic = (s.mask & n.nicMask) != 0;
                 if (best != null && free == bestFree && !nic) {
@@ -332,12 +379,13 @@ public final class TopologyPlacer implements GangPlacer {
     }
 
     /** The GPUs and socket one replica would get on node {@code n}, or null when it does not fit there. */
-    private Step choose(Node n, Replica rep, String model, long allowed) {
+    /** {@code modelId}: the inventory's id of {@code model} (unused when the model is null). */
+    private Step choose(Node n, Replica rep, String model, int modelId, long allowed) {
         if (n.memFree < rep.mem()) {
             return null;
         }
         if (rep.shared()) {
-            return chooseShare(n, rep, model, allowed);
+            return chooseShare(n, rep, model, modelId, allowed);
         }
         if (rep.gpus() == 0) {
             int socket = -1;
@@ -358,8 +406,8 @@ public final class TopologyPlacer implements GangPlacer {
         }
         long base = n.free & allowed & cpuOk;
         if (model != null) {
-            Long m = n.modelMasks.get(model);
-            return m == null ? null : pick(n, rep, model, base & m);
+            long m = n.maskOf(modelId);
+            return m == 0 ? null : pick(n, rep, model, base & m);
         }
         for (Map.Entry<String, Long> e : n.modelMasks.entrySet()) {
             Step s = pick(n, rep, e.getKey(), base & e.getValue());
@@ -407,7 +455,7 @@ public final class TopologyPlacer implements GangPlacer {
      * fullest NVLink domain / PCIe switch / socket, so whole GPUs stay free. A device is whole, fraction-shared or
      * MIG-partitioned, never two at once. Null when nothing on the node fits.
      */
-    private Step chooseShare(Node n, Replica rep, String model, long allowed) {
+    private Step chooseShare(Node n, Replica rep, String model, int modelId, long allowed) {
         long cpuOk = 0;
         for (int s = 0; s < n.cpuFree.length; s++) {
             if (n.cpuFree[s] >= rep.cpu() && n.memOn(s, rep.mem())) {
@@ -418,13 +466,14 @@ public final class TopologyPlacer implements GangPlacer {
         int bestUsed = -1;
         long whole = 0;
         int milliCap = sharing.milliCapacity();
+        long ofModel = model == null ? -1L : n.maskOf(modelId);
+        if (ofModel == 0) {
+            return null;
+        }
         // a cordoned device takes no new share either (it is never whole-free, but may still hold shares)
-        for (long m = cpuOk & allowed & ~n.cordonedMask; m != 0; m &= m - 1) {
+        for (long m = cpuOk & allowed & ofModel & ~n.cordonedMask; m != 0; m &= m - 1) {
             int pos = Long.numberOfTrailingZeros(m);
             Gpu g = n.spec.gpus().get(pos);
-            if (model != null && !g.model().equals(model)) {
-                continue;
-            }
             boolean wholeFree = (n.free & (1L << pos)) != 0;
             if (rep.mig() != null) {
                 MigProfile p = sharing.mig().profile(g, rep.mig());

@@ -82,8 +82,12 @@ public final class PlacementHandler implements EventHandler {
     private final DeferredGangs deferredGangs = new DeferredGangs();
     /** Registered nodes of this backend it no longer lists, already logged. */
     private final java.util.Set<String> gone = new java.util.HashSet<>();
-    /** How many deferred gangs a release checks at most (each check is one trial placement). */
-    static final int DEFERRED_CHECKS = 128;
+    /**
+     * How many trial placements a release makes at most to check deferred gangs (one per distinct shape), and over how
+     * many of them (the longest-deferred first; each carried on the release as a verdict).
+     */
+    static final int DEFERRED_TRIALS = 128;
+    static final int DEFERRED_SCANNED = 1024;
     /** Registrations read back at restore that were invalid, node id to why. */
     private final Map<String, String> rejectedRegistrations = new HashMap<>();
     private Instant newestRestored;
@@ -612,7 +616,8 @@ public final class PlacementHandler implements EventHandler {
             String token = f instanceof PlacementFact.AllocationGranted g ? runTokens.get(g.allocation().allocationId())
                     : null;
             AllocationEvent event = WireMapping.allocationEvent(f, now, release ? state.freeCapacity() : List.of(),
-                    release ? state.checkDeferred(deferredGangs.oldestFirst(), now, DEFERRED_CHECKS) : List.of(),
+                    release ? state.checkDeferred(deferredGangs.oldestFirst(), now, DEFERRED_TRIALS,
+                            DEFERRED_SCANNED) : List.of(),
                     token == null ? null : RunTokens.sha256(token));
             if (event != null) {
                 out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), WireMapping.inPool(event, pool));
