@@ -63,9 +63,10 @@ final class ClusterQueue {
     final TreeSet<QuotaCharge> runningByStart = new TreeSet<>(QuotaCharge.BY_START);
 
     ClusterQueue(FairShareConfig.QueueDef def, Cohort parent, List<String> resources, int gpuCount,
-                 Comparator<PendingJobEntry> order, FairShareConfig.Ordering ordering) {
+                 Comparator<PendingJobEntry> order, FairShareConfig.Ordering ordering,
+                 FairShareConfig.OrderingPolicy policy) {
         int r = resources.size();
-        boolean las = ordering.of(def) == FairShareConfig.OrderingPolicy.LAS;
+        boolean las = policy == FairShareConfig.OrderingPolicy.LAS;
         this.levels = las ? ordering.levels().stream().mapToLong(s -> s * 1_000_000L).toArray() : new long[0];
         this.promoteAfterMillis = las && ordering.promoteAfter() != null ? ordering.promoteAfter().toMillis() : -1;
         this.def = def;

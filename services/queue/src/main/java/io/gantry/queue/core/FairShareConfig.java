@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 /**
@@ -104,13 +105,16 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
     /**
      * The ordering inside queues (see docs/design/fair-share.md, "Attained-service order").
      *
-     * @param policy       the queues' policy unless a queue names its own
+     * @param policy       the queues' policy unless a queue or one of its cohorts names its own
      * @param levels       attained service (GPU-seconds over all of a job's runs) at which a job enters the next
      *                     service level, ascending; {@code levels.size() + 1} levels
      * @param promoteAfter a job waiting this long (since it was last queued) stands at the first level again; null:
      *                     never
+     * @param cohorts      the policy a cohort names for its queues and those of the cohorts below it (the nearest
+     *                     cohort that names one wins; a queue's own still wins over all)
      */
-    public record Ordering(OrderingPolicy policy, List<Long> levels, Duration promoteAfter) {
+    public record Ordering(OrderingPolicy policy, List<Long> levels, Duration promoteAfter,
+                           Map<String, OrderingPolicy> cohorts) {
         /** Two levels split at one GPU-hour; a waiting job is promoted after 8 hours. */
         public static final Ordering DEFAULT = new Ordering(OrderingPolicy.LAS, List.of(3_600L), Duration.ofHours(8));
         /** First come, first served inside a queue. */
@@ -119,12 +123,32 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         public Ordering {
             Objects.requireNonNull(policy, "policy");
             levels = List.copyOf(levels);
+            cohorts = Collections.unmodifiableMap(new TreeMap<>(cohorts));
         }
 
-        /** The policy of {@code queue}: its own, else this one. */
-        public OrderingPolicy of(QueueDef queue) {
-            return queue.ordering() != null ? queue.ordering() : policy;
+        /** No cohort names a policy of its own. */
+        public Ordering(OrderingPolicy policy, List<Long> levels, Duration promoteAfter) {
+            this(policy, levels, promoteAfter, Map.of());
         }
+
+        Ordering withCohorts(Map<String, OrderingPolicy> byCohort) {
+            return new Ordering(policy, levels, promoteAfter, byCohort);
+        }
+    }
+
+    /** The ordering policy of {@code queue}: its own, else its nearest cohort's that names one, else the global one. */
+    public OrderingPolicy orderingOf(QueueDef queue) {
+        if (queue.ordering() != null) {
+            return queue.ordering();
+        }
+        Set<String> seen = new HashSet<>();
+        for (String c = queue.cohort(); c != null && seen.add(c); c = cohorts.get(c)) {
+            OrderingPolicy p = ordering.cohorts().get(c);
+            if (p != null) {
+                return p;
+            }
+        }
+        return ordering.policy();
     }
 
     /** Which running jobs a pending one may preempt (see docs/design/fair-share.md, "Preemption"). */
@@ -279,6 +303,9 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             c.put("name", name);
             if (parent != null) {
                 c.put("parent", parent);
+            }
+            if (ordering.cohorts().containsKey(name)) {
+                c.put("ordering", ordering.cohorts().get(name).name().toLowerCase(java.util.Locale.ROOT));
             }
             cohortList.add(c);
         });
@@ -490,6 +517,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         }
 
         Map<String, String> cohorts = new LinkedHashMap<>();
+        Map<String, OrderingPolicy> cohortOrdering = new LinkedHashMap<>();
         List<Object> cl = r.list(root.get("cohorts"), "cohorts");
         for (int i = 0; cl != null && i < cl.size(); i++) {
             String path = "cohorts[" + i + "]";
@@ -497,14 +525,19 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             if (c == null) {
                 continue;
             }
-            r.onlyKeys(c, path, Set.of("name", "parent"));
+            r.onlyKeys(c, path, Set.of("name", "parent", "ordering"));
             String name = r.name(c.get("name"), path + ".name");
             String parent = c.get("parent") == null ? null : r.name(c.get("parent"), path + ".parent");
+            OrderingPolicy cohortPolicy = c.get("ordering") == null ? null
+                    : orderingPolicy(r, c.get("ordering"), path + ".ordering");
             if (name != null) {
                 if (cohorts.containsKey(name)) {
                     r.problem(path + ".name", "duplicate cohort '" + name + "'");
                 }
                 cohorts.put(name, parent);
+                if (cohortPolicy != null) {
+                    cohortOrdering.put(name, cohortPolicy);
+                }
             }
         }
         int ci = 0;
@@ -648,7 +681,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             throw new ConfigException(r.problems);
         }
         return new FairShareConfig(flavours, cohorts, queues, classes, defaultClass, halfLife, starvation, null,
-                preemption, ordering, maxDrain, pools, idleTimeout);
+                preemption, ordering.withCohorts(cohortOrdering), maxDrain, pools, idleTimeout);
     }
 
     /**

@@ -94,7 +94,8 @@ final class QuotaTree {
     private ClusterQueue addQueue(FairShareConfig.QueueDef def) {
         int r = resources.size();
         Cohort parent = def.cohort() == null ? null : cohort(def.cohort());
-        ClusterQueue q = new ClusterQueue(def, parent, resources, cpu, queueOrder, config.ordering());
+        ClusterQueue q = new ClusterQueue(def, parent, resources, cpu, queueOrder, config.ordering(),
+                config.orderingOf(def));
         // a cohort without limits of its own passes its whole subtree on to its parent
         for (Cohort c = parent; c != null; c = c.parent) {
             for (int i = 0; i < r; i++) {

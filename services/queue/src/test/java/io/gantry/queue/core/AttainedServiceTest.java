@@ -120,8 +120,8 @@ class AttainedServiceTest {
         FairShareConfig c = aConfig().flavours("H100").set("preemption", PREEMPTION)
                 .queue(aQueue("team").quota("H100", 8).set("ordering", "fifo"))
                 .queue(aQueue("lab").quota("H100", 8)).build();
-        assertThat(c.ordering().of(c.queues().get(0))).isEqualTo(FairShareConfig.OrderingPolicy.FIFO);
-        assertThat(c.ordering().of(c.queues().get(1))).isEqualTo(FairShareConfig.OrderingPolicy.LAS);
+        assertThat(c.orderingOf(c.queues().get(0))).isEqualTo(FairShareConfig.OrderingPolicy.FIFO);
+        assertThat(c.orderingOf(c.queues().get(1))).isEqualTo(FairShareConfig.OrderingPolicy.LAS);
         QueueDriver q = QueueDriver.with(c).at(0).submit(aJob("t1").tenant("team").gpus(8).submittedAt(0),
                 aJob("l1").tenant("lab").gpus(8).submittedAt(0));
         q.at(500).apply(saved("t1", 1, 500)).apply(new Input.CheckpointCommitted("l1", "lab", 1, 500, "/ckpt/l1",
@@ -129,6 +129,43 @@ class AttainedServiceTest {
         q.at(600).submit(aJob("t2").tenant("team").gpus(8).submittedAt(600),
                 aJob("l2").tenant("lab").gpus(8).submittedAt(600));
         assertThat(preempted(q)).extracting(QueueFact.JobPreempted::jobId).containsExactly("l1");
+    }
+
+    @Test
+    void aCohortNamesTheOrderingOfItsQueuesAndThoseBelowItUnlessAQueueNamesItsOwn() {
+        FairShareConfig c = aConfig().flavours("H100").set("preemption", PREEMPTION)
+                .cohort(Map.of("name", "batch", "ordering", "fifo"))
+                .cohort(Map.of("name", "nightly", "parent", "batch"))
+                .cohort(Map.of("name", "interactive", "parent", "batch", "ordering", "las"))
+                .queue(aQueue("etl").cohort("batch").quota("H100", 8))
+                .queue(aQueue("reports").cohort("nightly").quota("H100", 8))
+                .queue(aQueue("notebooks").cohort("interactive").quota("H100", 8))
+                .queue(aQueue("mixed").cohort("nightly").quota("H100", 8).set("ordering", "las"))
+                .queue(aQueue("team").quota("H100", 8)).build();
+
+        assertThat(c.queues()).extracting(c::orderingOf).containsExactly(FairShareConfig.OrderingPolicy.FIFO,
+                FairShareConfig.OrderingPolicy.FIFO, FairShareConfig.OrderingPolicy.LAS,
+                FairShareConfig.OrderingPolicy.LAS, FairShareConfig.OrderingPolicy.LAS);
+        assertThat(FairShareConfig.fromYaml(c.toDocument())).as("written back").isEqualTo(c);
+        assertThatThrownBy(() -> aConfig().flavours("H100").cohort(Map.of("name", "batch", "ordering", "lifo"))
+                .queue(aQueue("etl").cohort("batch").quota("H100", 8)).build())
+                .hasMessageContaining("cohorts[0].ordering: must be fifo or las, was 'lifo'");
+
+        // a run of the FIFO cohort's queue is never preempted by service level; one of the LAS queue is (no idle
+        // quota left to borrow in the tree)
+        FairShareConfig full = aConfig().flavours("H100").set("preemption", PREEMPTION)
+                .cohort(Map.of("name", "batch", "ordering", "fifo"))
+                .cohort(Map.of("name", "interactive", "parent", "batch", "ordering", "las"))
+                .queue(aQueue("etl").cohort("batch").quota("H100", 8))
+                .queue(aQueue("notebooks").cohort("interactive").quota("H100", 8)).build();
+        QueueDriver q = QueueDriver.with(full).at(0).submit(aJob("e1").tenant("etl").gpus(8).submittedAt(0),
+                aJob("n1").tenant("notebooks").gpus(8).submittedAt(0));
+        q.at(500).apply(new Input.CheckpointCommitted("e1", "etl", 1, 500, "/ckpt/e1", JobBuilder.EPOCH.plusSeconds(500)))
+                .apply(new Input.CheckpointCommitted("n1", "notebooks", 1, 500, "/ckpt/n1",
+                        JobBuilder.EPOCH.plusSeconds(500)));
+        q.at(600).submit(aJob("e2").tenant("etl").gpus(8).submittedAt(600),
+                aJob("n2").tenant("notebooks").gpus(8).submittedAt(600));
+        assertThat(preempted(q)).extracting(QueueFact.JobPreempted::jobId).containsExactly("n1");
     }
 
     @Test

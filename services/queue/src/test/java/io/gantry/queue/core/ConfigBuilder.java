@@ -38,6 +38,12 @@ final class ConfigBuilder {
         return this;
     }
 
+    /** A cohort entry with any fields, e.g. {@code Map.of("name", "research", "ordering", "fifo")}. */
+    ConfigBuilder cohort(Map<String, Object> entry) {
+        cohorts.add(entry);
+        return this;
+    }
+
     ConfigBuilder queue(QueueBuilder q) {
         queues.add(q.map);
         return this;
