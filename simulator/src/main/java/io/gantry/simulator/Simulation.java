@@ -330,7 +330,9 @@ public final class Simulation {
     /**
      * The gang as the REST API would take it: GPUs split into equal replicas of at most one node each (CPU and
      * memory split with them), or one task with a share of a GPU; the run time is the trace's (to the
-     * millisecond, through the simulated backend), so the spec carries none; the time limit is the trace's.
+     * millisecond, through the simulated backend), so the spec carries none; the time limit is the trace's; with a
+     * checkpoint model, the job declares its checkpoints (as a user's spec would), which lets placement lend it GPUs
+     * that drain for a starving gang.
      */
     JobSpec spec(SimJob j) {
         TaskSpec.Builder t = TaskSpec.newBuilder().setName("worker").setCommand(List.of("sim"))
@@ -349,7 +351,10 @@ public final class Simulation {
                 .setTasks(List.of(t.build()))
                 .setTopology(j.topology() == null ? null
                         : new TopologyConstraint(TopologyLevel.CLUSTER, TopologyLevel.valueOf(j.topology())))
-                .setQueue(null).setPriorityClass(null).setPlacementPolicy(null).setCheckpoint(null).build();
+                .setQueue(null).setPriorityClass(null).setPlacementPolicy(null)
+                .setCheckpoint(checkpoints == null ? null : io.gantry.events.CheckpointPolicy.newBuilder()
+                        .setDir("/checkpoints/" + j.id()).setIntervalSeconds(checkpoints.every().toSeconds()).build())
+                .build();
     }
 
     public Result run() {

@@ -327,18 +327,20 @@ public final class ClusterState {
 
     /**
      * What a placement decision depends on besides the job's identity (no reservation of its own): per task group
-     * what it needs (not its name or run time), the topology, the time limit (backfill on drained nodes) and the policy.
+     * what it needs (not its name or run time), the topology, the time limit and declared checkpoints (backfill on
+     * drained nodes) and the policy.
      */
-    private record GangShape(List<TaskNeed> tasks, Topology topology, Long timeLimitSeconds, PlacementPolicy policy) {
+    private record GangShape(List<TaskNeed> tasks, Topology topology, Long timeLimitSeconds, PlacementPolicy policy,
+                             boolean checkpoints) {
         static GangShape of(GangRequest g) {
             return new GangShape(g.tasks().stream().map(TaskNeed::of).toList(), g.topology(), g.timeLimitSeconds(),
-                    g.policy());
+                    g.policy(), g.checkpoints());
         }
 
         /** Whether this gang needs at least as much as {@code other} everywhere: if {@code other} does not fit, neither does it. */
         boolean needsAtLeast(GangShape other) {
             if (!topology.equals(other.topology) || !Objects.equals(timeLimitSeconds, other.timeLimitSeconds)
-                    || policy != other.policy || tasks.size() != other.tasks.size()) {
+                    || policy != other.policy || checkpoints != other.checkpoints || tasks.size() != other.tasks.size()) {
                 return false;
             }
             for (int i = 0; i < tasks.size(); i++) {
@@ -550,6 +552,7 @@ public final class ClusterState {
                     .withLabel(NodeSpec.RESERVED_TENANT_LABEL, gang.tenant())
                     .withLabel(NodeSpec.RESERVED_ATTEMPT_LABEL, Integer.toString(gang.attempt()))
                     .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, domain)
+                    .withLabel(NodeSpec.RESERVED_AT_LABEL, Long.toString(now.toEpochMilli()))
                     .withLabel(NodeSpec.RESERVED_MAX_DRAIN_LABEL,
                             maxDrain == null ? null : Long.toString(maxDrain.toSeconds()));
             facts.add(new PlacementFact.NodeRegistered(n));
@@ -698,6 +701,100 @@ public final class ClusterState {
         return facts;
     }
 
+    /**
+     * Reservations whose gang would fit on their drained nodes once the runs that borrowed them are gone: no new run
+     * borrows there. Transient (recomputed by {@link #stopBorrowers} after every release and at a restore).
+     */
+    private final Set<String> dueReservations = new HashSet<>();
+
+    /** When the reservation of {@code jobId} began (its nodes' label), or null when unknown or none. */
+    private Instant reservedAt(String jobId) {
+        TreeSet<String> on = reservedNodes.get(jobId);
+        String at = on == null ? null : nodes.get(on.first()).labels().get(NodeSpec.RESERVED_AT_LABEL);
+        try {
+            return at == null ? null : Instant.ofEpochMilli(Long.parseLong(at));
+        } catch (NumberFormatException e) {
+            return null; // a label written by hand: no borrowing
+        }
+    }
+
+    /**
+     * When the gang of a reservation is due — it fits on the drained nodes once the runs that borrowed them are gone
+     * (the runs that were there before the reservation having ended, or leaving room) — stops the fewest borrowers
+     * it needs gone, those losing the least GPU time since their last checkpoint (or their start) first, each after
+     * the drain grace period; the others keep running. Nothing while the gang is not due, or when it fits already.
+     * Idempotent: runs already being stopped are not asked again, and count as gone. The handler calls it after
+     * every release, after a reservation and after a restore.
+     */
+    public List<PlacementFact> stopBorrowers(GangRequest gang, Instant now) {
+        String job = gang.jobId();
+        Instant at = reservedAt(job);
+        if (!activeReservation(job) || at == null) {
+            dueReservations.remove(job);
+            return List.of();
+        }
+        TreeSet<String> on = reservedNodes.get(job);
+        Map<String, Allocation> there = new TreeMap<>();
+        List<Allocation> borrowers = new ArrayList<>();
+        List<Allocation> leaving = new ArrayList<>();
+        for (String id : on) {
+            for (Inventory.Holding h : liveOnNode.getOrDefault(id, List.of())) {
+                Allocation a = liveByJob.get(h.jobId());
+                if (a == null || a.jobId().equals(job) || there.put(a.allocationId(), a) != null) {
+                    continue;
+                }
+                if (stopDeadline.containsKey(a.allocationId())) {
+                    leaving.add(a);
+                } else if (a.grantedAt().isAfter(at)) {
+                    borrowers.add(a);
+                }
+            }
+        }
+        List<Allocation> all = new ArrayList<>(leaving);
+        all.addAll(borrowers);
+        if (!fitsOnDrained(gang, on, there.keySet(), all)) {
+            dueReservations.remove(job);
+            return List.of(); // what was there before the reservation is still in the way: keep lending
+        }
+        dueReservations.add(job);
+        borrowers.sort(Comparator.comparingLong((Allocation a) -> lostSinceCheckpointOrStart(a, now))
+                .thenComparing(Allocation::allocationId));
+        List<Allocation> stop = new ArrayList<>(leaving);
+        int fixed = leaving.size();
+        for (Allocation a : borrowers) {
+            if (fitsOnDrained(gang, on, there.keySet(), stop)) {
+                break;
+            }
+            stop.add(a);
+        }
+        // give back, newest choice first, any stop the gang turns out not to need
+        for (int i = stop.size() - 2; i >= fixed; i--) {
+            Allocation a = stop.remove(i);
+            if (!fitsOnDrained(gang, on, there.keySet(), stop)) {
+                stop.add(i, a);
+            }
+        }
+        List<PlacementFact> facts = new ArrayList<>();
+        for (Allocation a : stop.subList(fixed, stop.size())) {
+            List<String> held = a.placements().stream().map(PlacedTask::nodeId).filter(on::contains).distinct()
+                    .sorted().toList();
+            facts.add(new PlacementFact.PreemptionRequested(a, TimeMath.plusSeconds(
+                    now.isBefore(a.grantedAt()) ? a.grantedAt() : now, drainGraceSeconds),
+                    (held.size() == 1 ? "node " : "nodes ") + String.join(", ", held) + " were lent to this run while"
+                            + " they drained for job " + job + ", which is due now; this run stops and resumes from"
+                            + " its last checkpoint"));
+        }
+        return facts;
+    }
+
+    /** What stopping the run now loses: GPU time since its last checkpoint, or since it started when it saved none. */
+    private long lostSinceCheckpointOrStart(Allocation a, Instant now) {
+        Instant from = lastCheckpoint.getOrDefault(a.allocationId(), a.grantedAt());
+        long seconds = Math.max(0, java.time.Duration.between(from, now).toSeconds());
+        long milli = a.placements().stream().mapToLong(PlacedTask::gpuMilli).sum();
+        return TimeMath.saturatedMultiply(Math.max(1, milli), seconds);
+    }
+
     /** Thousandths of a GPU x seconds since the run's last checkpoint: what stopping it now would lose. */
     private long lostSinceCheckpoint(Allocation a, Instant now) {
         Instant from = lastCheckpoint.get(a.allocationId());
@@ -737,6 +834,7 @@ public final class ClusterState {
     }
 
     private List<PlacementFact> endReservation(String jobId) {
+        dueReservations.remove(jobId);
         TreeSet<String> on = reservedNodes.get(jobId);
         if (on == null) {
             return List.of();
@@ -745,7 +843,8 @@ public final class ClusterState {
         for (String id : on) {
             NodeSpec n = nodes.get(id).withLabel(NodeSpec.RESERVED_FOR_LABEL, null)
                     .withLabel(NodeSpec.RESERVED_TENANT_LABEL, null).withLabel(NodeSpec.RESERVED_ATTEMPT_LABEL, null)
-                    .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, null).withLabel(NodeSpec.RESERVED_MAX_DRAIN_LABEL, null);
+                    .withLabel(NodeSpec.RESERVED_DOMAIN_LABEL, null).withLabel(NodeSpec.RESERVED_AT_LABEL, null)
+                    .withLabel(NodeSpec.RESERVED_MAX_DRAIN_LABEL, null);
             facts.add(new PlacementFact.NodeRegistered(n));
         }
         return facts;
@@ -758,8 +857,15 @@ public final class ClusterState {
                 && grantedAttempt.getOrDefault(jobId, 0) < r.get().attempt();
     }
 
-    /** Backfill: a run whose time limit ends no later than the drain of {@code jobId}'s reservation is expected to. */
+    /**
+     * Backfill: a run whose time limit ends no later than the drain of {@code jobId}'s reservation is expected to; or
+     * a run of a job that declares checkpoints, which borrows the drained GPUs until the gang is due (then it is
+     * stopped, {@link #stopBorrowers}), so a drain whose end nobody knows does not hold GPUs idle meanwhile.
+     */
     private boolean mayBackfill(GangRequest gang, String jobId, Instant now) {
+        if (gang.checkpoints() && reservedAt(jobId) != null && !dueReservations.contains(jobId)) {
+            return true;
+        }
         Instant ends = TimeMath.deadline(now, gang.timeLimitSeconds());
         if (ends == null) {
             return false;

@@ -9,10 +9,12 @@ import java.util.stream.Collectors;
 /**
  * Everything a dispatched run asks for: every replica of every task group, all or nothing, and where;
  * {@code timeLimitSeconds} (null: none) is carried onto the allocation; {@code policy} (null: the pool's) overrides
- * the placer's binpack / spread for this gang.
+ * the placer's binpack / spread for this gang; {@code checkpoints}: the job declares that it saves checkpoints
+ * (JobSpec.checkpoint), so a stop costs it only the work since its last one — what lets it borrow GPUs that drain
+ * for a starving gang (it is stopped when that gang is due).
  */
 public record GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology,
-                          Long timeLimitSeconds, PlacementPolicy policy) {
+                          Long timeLimitSeconds, PlacementPolicy policy, boolean checkpoints) {
     /** The most replicas (over all task groups) one gang may have. */
     public static final int MAX_REPLICAS = 100_000;
 
@@ -47,6 +49,12 @@ public record GangRequest(String jobId, String tenant, int attempt, List<TaskGro
         }
     }
 
+    /** A job that declares no checkpoints. */
+    public GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology,
+                       Long timeLimitSeconds, PlacementPolicy policy) {
+        this(jobId, tenant, attempt, tasks, topology, timeLimitSeconds, policy, false);
+    }
+
     /** With the pool's placement policy. */
     public GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology,
                        Long timeLimitSeconds) {
@@ -54,7 +62,7 @@ public record GangRequest(String jobId, String tenant, int attempt, List<TaskGro
     }
 
     public GangRequest withPolicy(PlacementPolicy p) {
-        return new GangRequest(jobId, tenant, attempt, tasks, topology, timeLimitSeconds, p);
+        return new GangRequest(jobId, tenant, attempt, tasks, topology, timeLimitSeconds, p, checkpoints);
     }
 
     public GangRequest(String jobId, String tenant, int attempt, List<TaskGroup> tasks, Topology topology) {

@@ -44,6 +44,12 @@ public record NodeSpec(String nodeId, String backend, List<Gpu> gpus, int cpuMil
     public static final String RESERVED_ATTEMPT_LABEL = "gantry.io/reserved-attempt";
     /** The drained domain as the tenant reads it, e.g. {@code rack P1/S3}. */
     public static final String RESERVED_DOMAIN_LABEL = "gantry.io/reserved-domain";
+    /**
+     * When the reservation began, in epoch milliseconds: runs granted on the node since then borrowed it while it
+     * drained (they declared checkpoints) and are stopped when the gang is due. Absent (older reservations): no
+     * such borrowing.
+     */
+    public static final String RESERVED_AT_LABEL = "gantry.io/reserved-at";
     /** How long the reservation's drain waits for runs to end by themselves, in seconds; absent: only wait. */
     public static final String RESERVED_MAX_DRAIN_LABEL = "gantry.io/reserved-max-drain";
     /**

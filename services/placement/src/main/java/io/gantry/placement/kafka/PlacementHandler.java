@@ -275,6 +275,7 @@ public final class PlacementHandler implements EventHandler {
             reservedGangs.put(gang.jobId(), gang);
             emit(state.stopDrainBlockers(gang, now), now, out);
         }
+        reviewBorrowers(now, out);
     }
 
     // ---------------------------------------------------------------- inputs
@@ -301,6 +302,7 @@ public final class PlacementHandler implements EventHandler {
                 // runs there that would hold the drained GPUs past the drain bound are stopped (from checkpoints)
                 reservedGangs.put(gang.jobId(), gang);
                 emit(state.stopDrainBlockers(gang, now), now, out);
+                reviewBorrowers(now, out);
             } else if (e.getPayload() instanceof CapacityReservationCancelled c) {
                 emit(state.cancelReservation(e.getJobId(), c.getAttempt()), now, out);
             }
@@ -586,6 +588,20 @@ public final class PlacementHandler implements EventHandler {
 
     private void finish(RunOutcome outcome, Instant now, Output out) {
         emit(state.runEnded(outcome.allocationId(), outcome.result()), now, out);
+        reviewBorrowers(now, out);
+    }
+
+    /**
+     * After a run ended (or a reservation began, or a restore): a reservation whose gang is now due gets back the
+     * drained GPUs that runs with checkpoints borrowed meanwhile.
+     */
+    private void reviewBorrowers(Instant now, Output out) {
+        for (CapacityReservation r : state.reservations()) {
+            GangRequest gang = reservedGangs.get(r.jobId());
+            if (gang != null) {
+                emit(state.stopBorrowers(gang, now), now, out);
+            }
+        }
     }
 
     /** Replays each fact, publishes the ones placement owns, and stops the tasks of every released allocation. */

@@ -75,7 +75,7 @@ public final class WireMapping {
             topology = new Topology(level(c.getRequired()), level(c.getPreferred()));
         }
         return new GangRequest(jobId, tenant, attempt, tasks, topology, spec.getTimeLimitSeconds(),
-                policy(spec.getPlacementPolicy()));
+                policy(spec.getPlacementPolicy()), spec.getCheckpoint() != null);
     }
 
     /** {@code binpack} / {@code spread} (admission validated it); null: the pool's policy. */

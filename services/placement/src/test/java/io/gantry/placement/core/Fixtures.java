@@ -137,6 +137,8 @@ final class Fixtures {
             return this;
         }
 
+        private boolean checkpoints;
+
         GangBuilder(String jobId) {
             this.jobId = jobId;
         }
@@ -225,8 +227,14 @@ final class Fixtures {
             return tasks.get(tasks.size() - 1);
         }
 
+        /** The job declares checkpoints (JobSpec.checkpoint). */
+        GangBuilder checkpoints() {
+            this.checkpoints = true;
+            return this;
+        }
+
         GangRequest build() {
-            return new GangRequest(jobId, tenant, attempt, tasks, topology, timeLimitSeconds, policy);
+            return new GangRequest(jobId, tenant, attempt, tasks, topology, timeLimitSeconds, policy, checkpoints);
         }
     }
 
