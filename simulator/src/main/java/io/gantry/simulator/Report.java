@@ -451,6 +451,11 @@ public final class Report {
                     r.capacityReservations, r.drainStops, r.reservedIdleGpuHours())).append("; ");
         }
         md.append('\n');
+        md.append("\nQueue preemptions by reason: ");
+        for (Simulation.Result r : results) {
+            md.append(r.policy).append(": ").append(r.preemptionsByReason.isEmpty() ? "none" : r.preemptionsByReason)
+                    .append("; ");
+        }
         md.append("\nPlacement deferrals by reason: ");
         for (Simulation.Result r : results) {
             md.append(r.policy).append(": ").append(r.deferralsByReason.isEmpty() ? "none" : r.deferralsByReason)

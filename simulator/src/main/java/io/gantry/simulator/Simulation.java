@@ -719,6 +719,7 @@ public final class Simulation {
                 }
             } else if (v instanceof QueuePreemptionEvent p && p.getPayload() instanceof JobPreempted jp) {
                 r.preemptions++;
+                r.preemptionsByReason.merge(jp.getReason().name(), 1L, Long::sum);
                 preemptedByQueue.add(p.getJobId() + "#" + jp.getAttempt());
             } else if (v instanceof QueueReservationEvent c && c.getPayload() instanceof CapacityReservationRequested) {
                 r.capacityReservations++;
@@ -1036,6 +1037,8 @@ public final class Simulation {
         public long dispatches;
         public long grants;
         public long deferrals;
+        /** The queue's preemptions by reason (service level, reclaim, priority...). */
+        public final java.util.SortedMap<String, Long> preemptionsByReason = new java.util.TreeMap<>();
         /** Placement deferrals by reason, to tell capacity waits from a wake-up that could not fit. */
         public final java.util.SortedMap<String, Long> deferralsByReason = new java.util.TreeMap<>();
         /** Inputs the queue core was given, by kind. */
