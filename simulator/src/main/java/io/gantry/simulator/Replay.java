@@ -52,6 +52,8 @@ public final class Replay {
               --restart-cost SEC    time a resumed run spends before it computes again (default 60)
               --max-drain MIN       gantry's generated queues: bound capacity-reservation drains (maxDrain; default:
                                     only wait)
+              --starvation-wait MIN|never  gantry's generated queues: how long a queue head or parked gang waits
+                                    before a reservation is asked (default 30; never: the guard off)
               --xid-rate F          random hardware GPU faults (Xid 79) per GPU-day, seeded by --seed (default 0)
               --repair-after SEC    how long a faulty GPU stays out of service (default 3600)
               --traces DIR          the shared traces folder (default: ../shared/traces or ../../shared/traces)
@@ -66,12 +68,12 @@ public final class Replay {
                           double compression, long seed, String placer, Path queueConfig, Path faultsFile,
                           String fail, Path traces, Path out, int minGpus, double failRate, long recoverAfterSeconds,
                           Integer quotaGpus, Integer checkpointMinutes, long restartCostSeconds, double xidRate,
-                          long repairAfterSeconds, Integer maxDrainMinutes) {
+                          long repairAfterSeconds, Integer maxDrainMinutes, Integer starvationWaitMinutes) {
         public Options(String trace, String cluster, List<Policy> policies, int maxJobs, LocalDateTime windowStart,
                        double compression, long seed, String placer, Path queueConfig, Path faultsFile,
                        String fail, Path traces, Path out) {
             this(trace, cluster, policies, maxJobs, windowStart, compression, seed, placer, queueConfig, faultsFile,
-                    fail, traces, out, 1, 0, 3600, null, null, 60, 0, 3600, null);
+                    fail, traces, out, 1, 0, 3600, null, null, 60, 0, 3600, null, null);
         }
     }
 
@@ -105,7 +107,8 @@ public final class Replay {
         }
         List<String> known = List.of("trace", "cluster", "policy", "max-jobs", "window-start", "compress", "seed",
                 "placer", "queue-config", "faults", "fail", "traces", "out", "min-gpus", "fail-rate", "recover-after",
-                "quota-gpus", "checkpoint-every", "restart-cost", "xid-rate", "repair-after", "max-drain");
+                "quota-gpus", "checkpoint-every", "restart-cost", "xid-rate", "repair-after", "max-drain",
+                "starvation-wait");
         for (String k : a.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option --" + k);
@@ -141,7 +144,10 @@ public final class Replay {
                     Long.parseLong(a.getOrDefault("restart-cost", "60")),
                     nonNegative("xid-rate", Double.parseDouble(a.getOrDefault("xid-rate", "0"))),
                     Long.parseLong(a.getOrDefault("repair-after", "3600")),
-                    a.containsKey("max-drain") ? Integer.valueOf(nonNegativeInt("max-drain", a.get("max-drain"))) : null);
+                    a.containsKey("max-drain") ? Integer.valueOf(nonNegativeInt("max-drain", a.get("max-drain"))) : null,
+                    !a.containsKey("starvation-wait") ? null : "never".equals(a.get("starvation-wait"))
+                            ? Integer.valueOf(NEVER) : Integer.valueOf(nonNegativeInt("starvation-wait",
+                            a.get("starvation-wait"))));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
@@ -223,8 +229,15 @@ public final class Replay {
         }
         FairShareConfig c = Policy.queues(w.tenantWeights(), o.quotaGpus() != null ? o.quotaGpus() : clusterGpus, 0,
                 null, null);
+        if (o.starvationWaitMinutes() != null) {
+            c = c.withStarvationWait(o.starvationWaitMinutes() == NEVER ? java.time.Duration.ofDays(365L * 1000)
+                    : java.time.Duration.ofMinutes(o.starvationWaitMinutes()));
+        }
         return o.maxDrainMinutes() == null ? c : c.withMaxDrain(java.time.Duration.ofMinutes(o.maxDrainMinutes()));
     }
+
+    /** {@code --starvation-wait never}: the starvation guard off (no reservation is ever asked for). */
+    static final int NEVER = -1;
 
     private static int nonNegativeInt(String option, String value) {
         int v = Integer.parseInt(value);
@@ -355,6 +368,10 @@ public final class Replay {
         }
         if (o.xidRate() > 0) {
             s.append(" --xid-rate ").append(o.xidRate()).append(" --repair-after ").append(o.repairAfterSeconds());
+        }
+        if (o.starvationWaitMinutes() != null) {
+            s.append(" --starvation-wait ").append(o.starvationWaitMinutes() == NEVER ? "never"
+                    : o.starvationWaitMinutes().toString());
         }
         if (o.maxDrainMinutes() != null) {
             s.append(" --max-drain ").append(o.maxDrainMinutes());

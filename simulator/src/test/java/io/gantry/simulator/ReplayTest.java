@@ -155,6 +155,12 @@ class ReplayTest {
         assertThat(Replay.queueConfig(bounded, w, 5120).maxDrain()).isEqualTo(java.time.Duration.ofMinutes(30));
         assertThatThrownBy(() -> Replay.parse(new String[] {"--trace", "scale", "--max-drain", "-5"}))
                 .hasMessageContaining("--max-drain must be >= 0");
+        assertThat(Replay.queueConfig(o, w, 5120).starvationWait()).isEqualTo(java.time.Duration.ofMinutes(30));
+        Replay.Options off = Replay.parse(new String[] {"--trace", "topology", "--starvation-wait", "never"});
+        assertThat(Replay.queueConfig(off, w, 5120).starvationWait()).as("the guard off")
+                .isGreaterThan(java.time.Duration.ofDays(365 * 100));
+        assertThat(Replay.queueConfig(Replay.parse(new String[] {"--trace", "topology", "--starvation-wait", "120"}),
+                w, 5120).starvationWait()).isEqualTo(java.time.Duration.ofHours(2));
     }
 
     private static List<Simulation.Fault> faultsOf(Replay.Options o) {

@@ -382,6 +382,12 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 starvationWait, implicitQuotas, preemption, o, maxDrain, flavourPools, idleTimeout);
     }
 
+    /** The same configuration with another starvation wait (how long a head waits before a reservation is asked). */
+    public FairShareConfig withStarvationWait(Duration d) {
+        return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
+                d, implicitQuotas, preemption, ordering, maxDrain, flavourPools, idleTimeout);
+    }
+
     /** The same configuration with another drain bound (null: drains only wait). */
     public FairShareConfig withMaxDrain(Duration d) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
