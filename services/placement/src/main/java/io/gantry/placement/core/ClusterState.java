@@ -161,106 +161,59 @@ public final class ClusterState {
         return facts;
     }
 
-    /**
-     * A deferred gang checked again: whether it would be placed now on its own ({@code fits}), and with the gangs
-     * checked before it that fit placed first ({@code fitsWithEarlier}; false when they take what it needs).
-     */
-    public record DeferredCheck(String jobId, int attempt, boolean fits, boolean fitsWithEarlier) {
-        public DeferredCheck {
-            if (fitsWithEarlier && !fits) {
-                throw new IllegalArgumentException("a gang that does not fit alone cannot fit with others");
-            }
-        }
+    /** A deferred gang checked again: whether it would be placed now, on its own. */
+    public record DeferredCheck(String jobId, int attempt, boolean fits) {
     }
 
     /**
      * Checks gangs deferred earlier against the capacity now, in the order given (the longest-deferred first):
-     * whether each would be placed now on its own, and whether it still would with the earlier ones that fit placed
-     * first. Changes nothing. This is what lets the queue wake only the parked gangs that fit, and not several for
-     * the one place a release freed, where the free-capacity summary cannot tell (GPUs, CPU and memory free on
-     * different nodes).
+     * whether each would be placed now, on its own. Changes nothing. This is what lets the queue wake only the parked
+     * gangs that fit, where the free-capacity summary cannot tell (GPUs, CPU and memory free on different nodes).
      *
-     * <p>A "no" on its own is exact: the queue may not dispatch a gang that fits (quota, order), so whether a gang
-     * fits is never judged on another's account; the second answer only ranks those that fit. Gangs that ask for the
-     * same thing (tasks, topology, time limit, policy) and hold no reservation of their own fit alone alike, so a
-     * shape is tried alone once, and a gang that needs at least as much of everything as one that did not fit does
-     * not fit either (no trial). Trials skip working out why a gang does not fit. At most {@code trials} trial placements, over at most {@code scanned} gangs; a gang
-     * that fits alone after the last trial is reported as not fitting with the earlier ones (it is woken only if
-     * one of those is not dispatched).
+     * <p>Each on its own, never holding capacity for one while checking the next: the queue may not dispatch a gang
+     * that fits (quota, order), so a "no" must stay exact or a parked gang would wait for nothing. What keeps it
+     * cheap: gangs that ask for the same thing (tasks, topology, time limit, checkpoints, policy) and hold no
+     * reservation of their own fit alike, so a shape is tried once; a gang that needs at least as much of everything
+     * as one that did not fit does not fit either; a one-replica gang that fitted nothing when last looked at (the
+     * last check, or its deferral since) is looked at again only on the nodes changed since; trials skip working out
+     * why a gang does not fit. At most {@code trials} trial placements, over at most {@code scanned} gangs.
      */
     public List<DeferredCheck> checkDeferred(Iterable<GangRequest> deferred, Instant now, int trials, int scanned) {
         List<DeferredCheck> out = new ArrayList<>();
         Map<GangShape, Boolean> alone = new HashMap<>();
         List<GangShape> failed = new ArrayList<>();
-        List<Inventory.Holding> held = new ArrayList<>();
         boolean plain = cordoned.isEmpty() && reservedNodes.isEmpty();
         Set<String> stillNothing = plain ? fitNothingYet(deferred, scanned) : Set.of();
         Map<String, Integer> noneNow = new HashMap<>();
         int seen = 0;
         int left = trials;
-        try {
-            for (GangRequest g : deferred) {
-                if (liveByJob.containsKey(g.jobId()) || grantedAttempt.getOrDefault(g.jobId(), 0) >= g.attempt()) {
-                    continue;
-                }
-                if (seen++ >= scanned) {
-                    break;
-                }
-                // a gang with a reservation of its own is placed there first: its answer is its own
-                GangShape shape = activeReservation(g.jobId()) ? null : GangShape.of(g);
-                Boolean fits = shape == null ? null : alone.get(shape);
-                if (fits == null && shape != null && (stillNothing.contains(g.jobId())
-                        || needsAtLeastAFailed(shape, failed))) {
-                    fits = false; // exact: what it needs is in the shape, so alike gangs fit nowhere either
-                    alone.put(shape, false);
-                    failed.add(shape);
-                }
-                if (Boolean.FALSE.equals(fits) && plain) {
-                    noneNow.put(g.jobId(), g.attempt());
-                }
-                if (Boolean.FALSE.equals(fits)) {
-                    out.add(new DeferredCheck(g.jobId(), g.attempt(), false, false));
-                    continue;
-                }
-                if (left <= 0) {
-                    if (fits != null) {
-                        out.add(new DeferredCheck(g.jobId(), g.attempt(), true, false));
-                    }
-                    continue;
-                }
-                // with the earlier ones held: a yes there is a yes alone too (less capacity, still fits)
-                left--;
-                PlacementDecision.Placed together = placement(g, now);
-                if (together != null) {
-                    for (PlacedTask p : together.placements()) {
-                        inventory.take(g.jobId(), p);
-                        held.add(new Inventory.Holding(g.jobId(), p));
-                    }
-                    fits = true;
-                } else if (fits == null) {
-                    if (held.isEmpty()) {
-                        fits = false;
-                    } else if (left-- > 0) {
-                        fits = aloneFits(g, now, held);
-                    } else {
-                        continue; // no trial left to tell a "no" alone from a "not with the others"
-                    }
-                }
-                if (shape != null) {
-                    alone.put(shape, fits);
-                    if (!fits) {
-                        failed.add(shape);
-                    }
-                }
-                if (!fits && plain) {
-                    noneNow.put(g.jobId(), g.attempt());
-                }
-                out.add(new DeferredCheck(g.jobId(), g.attempt(), fits, together != null));
+        for (GangRequest g : deferred) {
+            if (liveByJob.containsKey(g.jobId()) || grantedAttempt.getOrDefault(g.jobId(), 0) >= g.attempt()) {
+                continue;
             }
-        } finally {
-            for (int i = held.size() - 1; i >= 0; i--) {
-                inventory.give(held.get(i).jobId(), held.get(i).task());
+            if (seen++ >= scanned) {
+                break;
             }
+            // a gang with a reservation of its own is placed there first: its answer is its own
+            GangShape shape = activeReservation(g.jobId()) ? null : GangShape.of(g);
+            Boolean fits = shape == null ? null : alone.get(shape);
+            if (fits == null && shape != null && (stillNothing.contains(g.jobId())
+                    || needsAtLeastAFailed(shape, failed))) {
+                fits = false; // exact: what it needs is in the shape, so alike gangs fit nowhere either
+            }
+            if (fits == null) {
+                if (left-- <= 0) {
+                    continue;
+                }
+                fits = placement(g, now) != null;
+            }
+            if (shape != null && alone.put(shape, fits) == null && !fits) {
+                failed.add(shape);
+            }
+            if (!fits && plain) {
+                noneNow.put(g.jobId(), g.attempt());
+            }
+            out.add(new DeferredCheck(g.jobId(), g.attempt(), fits));
         }
         // what fitted nothing now, on the inventory as it is now: the next check looks at what changes after this
         fittedNothing.clear();
@@ -278,8 +231,7 @@ public final class ClusterState {
 
     /**
      * Of the gangs that fitted nothing when last looked at, those that still fit none of the nodes changed since
-     * (the placer can tell for one replica): they fit nowhere now, without a trial over the whole pool. Asked
-     * before any trial placement is held.
+     * (the placer can tell for one replica): they fit nowhere now, without a trial over the whole pool.
      */
     private Set<String> fitNothingYet(Iterable<GangRequest> deferred, int scanned) {
         Set<String> out = new HashSet<>();
@@ -304,20 +256,6 @@ public final class ClusterState {
             }
         }
         return false;
-    }
-
-    /** Whether the gang fits with the {@code held} trial placements given back for the question, then held again. */
-    private boolean aloneFits(GangRequest g, Instant now, List<Inventory.Holding> held) {
-        for (int i = held.size() - 1; i >= 0; i--) {
-            inventory.give(held.get(i).jobId(), held.get(i).task());
-        }
-        try {
-            return placement(g, now) != null;
-        } finally {
-            for (Inventory.Holding h : held) {
-                inventory.take(h.jobId(), h.task());
-            }
-        }
     }
 
     /** The first {@code limit} deferred gangs ({@link #checkDeferred(Iterable, Instant, int, int)}). */

@@ -179,8 +179,7 @@ public final class WireMapping {
                     .setGrantedAt(a.grantedAt()).setReleasedAt(f.releasedAt()).setPlacements(placements(a))
                     .setBackend(a.backend()).setFreeCapacity(freeGpus(free))
                     .setDeferredChecks(checks.stream().map(c -> io.gantry.events.DeferredCheck.newBuilder()
-                            .setJobId(c.jobId()).setAttempt(c.attempt()).setFits(c.fits())
-                            .setFitsWithEarlier(c.fitsWithEarlier()).build()).toList())
+                            .setJobId(c.jobId()).setAttempt(c.attempt()).setFits(c.fits()).build()).toList())
                     .build();
         } else {
             return null;

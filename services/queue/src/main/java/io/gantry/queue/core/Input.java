@@ -97,15 +97,8 @@ public sealed interface Input {
         }
     }
 
-    /**
-     * placement's check of a gang it deferred earlier, made right after a release: whether it would fit now on its
-     * own ({@code fits}), and with the gangs checked before it that fit placed first ({@code fitsWithEarlier}).
-     */
-    record DeferredCheck(String jobId, int attempt, boolean fits, boolean fitsWithEarlier) {
-        /** A check without the second answer (an older placement): fits alone counts as fitting. */
-        public DeferredCheck(String jobId, int attempt, boolean fits) {
-            this(jobId, attempt, fits, fits);
-        }
+    /** placement's check of a gang it deferred earlier, made right after a release: whether it would fit now. */
+    record DeferredCheck(String jobId, int attempt, boolean fits) {
     }
 
     /** recovery: the interrupted attempt runs again, from {@code resumeFrom} (a checkpoint path) or from the start. */

@@ -240,7 +240,6 @@ public final class QueueCore {
         }
         explainBudgetHolds(out);
         dispatchCycle(input instanceof Input.Restored, out);
-        wakeContendersIfLeftFree(out);
         return List.copyOf(out);
     }
 
@@ -537,30 +536,19 @@ public final class QueueCore {
      * (priority class, job priority, submit time), those that might fit in what the jobs woken before them leave of
      * it. So a release does not send every parked gang back to placement (no retry storm), and what it frees goes
      * to the longest-waiting gang that could use it.
-     *
-     * <p>Placement's checks are exact: a gang it says does not fit stays parked, and of those that fit on their own
-     * the ones whose place the gangs checked before them would take ({@code fitsWithEarlier} false) wait for the
-     * next release too, unless one of the gangs woken is not dispatched in this input's cycle (quota, order): then
-     * the place may be left free, and they are woken after all ({@link #wakeContendersIfLeftFree}).
      */
     private void unpark(FreeCapacity free, List<Input.DeferredCheck> checks) {
         List<QueuedJob> parked = new ArrayList<>();
         for (String id : scheduler.parked()) {
             parked.add(live.get(id));
         }
-        Map<String, Input.DeferredCheck> verdict = new HashMap<>();
+        // placement's own verdict on a gang it checked is exact; the summary is only a necessary condition
+        Map<String, Boolean> verdict = new HashMap<>();
         for (Input.DeferredCheck c : checks) {
-            verdict.put(c.jobId() + "#" + c.attempt(), c);
+            verdict.put(c.jobId() + "#" + c.attempt(), c.fits());
         }
-        contenders.clear();
         if (!verdict.isEmpty()) {
-            parked.removeIf(job -> {
-                Input.DeferredCheck c = verdict.get(job.jobId() + "#" + job.attempt());
-                if (c != null && c.fits() && !c.fitsWithEarlier()) {
-                    contenders.add(job.jobId());
-                }
-                return c != null && !c.fitsWithEarlier();
-            });
+            parked.removeIf(job -> Boolean.FALSE.equals(verdict.get(job.jobId() + "#" + job.attempt())));
         }
         if (free != null && !free.byModel().isEmpty()) {
             parked.sort(java.util.Comparator.comparingInt((QueuedJob j) -> -classValue(j))
@@ -569,45 +557,7 @@ public final class QueueCore {
             FreeCapacity.Budget budget = free.budget();
             parked.removeIf(job -> !mightFit(job, budget));
         }
-        woken.clear();
-        if (!contenders.isEmpty()) {
-            parked.forEach(j -> woken.put(j.jobId(), j.attempt()));
-        }
         scheduler.unpark(parked);
-    }
-
-    /** Parked gangs that fit on their own but not with the gangs woken before them, by the last release's checks. */
-    private final Set<String> contenders = new java.util.LinkedHashSet<>();
-    /** The gangs that release woke, by attempt (only kept while there are contenders). */
-    private final Map<String, Integer> woken = new HashMap<>();
-
-    /**
-     * After the cycle of a release that left contenders parked: if a gang woken in their place was not dispatched,
-     * what it would have taken may be free, so the contenders still parked are offered too, and one more cycle runs.
-     */
-    private void wakeContendersIfLeftFree(List<QueueFact> out) {
-        if (contenders.isEmpty()) {
-            return;
-        }
-        boolean leftFree = false;
-        for (Map.Entry<String, Integer> w : woken.entrySet()) {
-            QueuedJob job = live.get(w.getKey());
-            leftFree |= job != null && job.attempt() == w.getValue() && job.status() != JobState.DISPATCHED;
-        }
-        List<QueuedJob> still = new ArrayList<>();
-        if (leftFree) {
-            for (String id : contenders) {
-                if (scheduler.parked().contains(id)) {
-                    still.add(live.get(id));
-                }
-            }
-        }
-        contenders.clear();
-        woken.clear();
-        if (!still.isEmpty()) {
-            scheduler.unpark(still);
-            dispatchCycle(false, out);
-        }
     }
 
     private int classValue(QueuedJob job) {

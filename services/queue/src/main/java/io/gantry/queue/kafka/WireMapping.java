@@ -123,8 +123,7 @@ public final class WireMapping {
                 return new Input.Released(e.getJobId(), r.getTenant(), r.getAttempt(),
                         io.gantry.queue.core.ReleaseCause.valueOf(r.getReason().name()),
                         free(r.getFreeCapacity()), r.getDeferredChecks().stream()
-                        .map(c -> new Input.DeferredCheck(c.getJobId(), c.getAttempt(), c.getFits(),
-                                c.getFitsWithEarlier())).toList());
+                        .map(c -> new Input.DeferredCheck(c.getJobId(), c.getAttempt(), c.getFits())).toList());
             }
             if (p instanceof JobRunStarted) {
                 return null;

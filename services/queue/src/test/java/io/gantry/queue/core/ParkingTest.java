@@ -205,33 +205,4 @@ class ParkingTest {
                 List.of(new Input.DeferredCheck("big", 1, true))));
         assertThat(yes.dispatchCount("big")).isEqualTo(2);
     }
-
-    @Test
-    void ofGangsThatFitAloneOnlyThoseThatFitTogetherAreWokenSoOneFreedPlaceWakesOne() {
-        QueueDriver q = QueueDriver.withQuota(64).submit(aJob("small").gpus(1), aJob("first").gpus(1),
-                aJob("second").gpus(1));
-        q.granted("small", 1).deferred("first", 1).deferred("second", 1);
-
-        q.succeeded("small", 1).apply(new Input.Released("small", "a", 1, ReleaseCause.RUN_SUCCEEDED,
-                free("H100", 40, 8), List.of(new Input.DeferredCheck("first", 1, true, true),
-                        new Input.DeferredCheck("second", 1, true, false))));
-
-        assertThat(List.of(q.dispatchCount("first"), q.dispatchCount("second"))).containsExactly(2L, 1L);
-        assertThat(q.core.state().live().get("second").parked()).as("waits for the next release").isTrue();
-    }
-
-    @Test
-    void aGangLeftWithoutRoomIsWokenAfterAllWhenTheOneWokenBeforeItIsNotDispatched() {
-        // quota 4: "first" (2) is woken but quota holds it back (3 in use), so the place it would take stays free
-        QueueDriver q = QueueDriver.withQuota(4).submit(aJob("small").gpus(1), aJob("first").gpus(2),
-                aJob("second").gpus(1));
-        q.granted("small", 1).deferred("first", 1).deferred("second", 1);
-        q.submit(aJob("big").gpus(3)).granted("big", 1);
-
-        q.succeeded("small", 1).apply(new Input.Released("small", "a", 1, ReleaseCause.RUN_SUCCEEDED,
-                free("H100", 40, 8), List.of(new Input.DeferredCheck("first", 1, true, true),
-                        new Input.DeferredCheck("second", 1, true, false))));
-
-        assertThat(List.of(q.dispatchCount("first"), q.dispatchCount("second"))).containsExactly(1L, 2L);
-    }
 }
