@@ -144,11 +144,16 @@ public final class EmbeddedKafka implements AutoCloseable {
         }
     }
 
-    /** Idempotent topic creation on any cluster. */
+    /** Idempotent topic creation on any cluster, one replica each. */
     public static void createTopics(Admin admin, Collection<String> names, int partitions) {
+        createTopics(admin, names, partitions, 1);
+    }
+
+    /** Idempotent topic creation on any cluster: topics that exist already stay as they are. */
+    public static void createTopics(Admin admin, Collection<String> names, int partitions, int replicationFactor) {
         for (String name : names) {
             try {
-                admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+                admin.createTopics(List.of(new NewTopic(name, partitions, (short) replicationFactor))).all().get();
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof TopicExistsException)) {
                     throw new IllegalStateException("could not create topic " + name, e.getCause());

@@ -4,11 +4,9 @@ import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
 
@@ -281,18 +279,7 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     /** Creates the topics that do not exist yet with the cluster's replication factor; existing ones stay. */
     public void createTopics(Collection<String> names, int partitions) {
         try (Admin admin = admin()) {
-            for (String name : names) {
-                try {
-                    admin.createTopics(List.of(new NewTopic(name, partitions, (short) replicationFactor))).all().get();
-                } catch (ExecutionException e) {
-                    if (!(e.getCause() instanceof TopicExistsException)) {
-                        throw new IllegalStateException("could not create topic " + name, e.getCause());
-                    }
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
+            EmbeddedKafka.createTopics(admin, names, partitions, replicationFactor);
         }
     }
 
