@@ -169,13 +169,12 @@ public final class TopologyPlacer implements GangPlacer {
         if (accepted == null) {
             return false;
         }
-        int ti = 0;
-        List<Replica> order = List.of(new Replica(ti, 0, t.gpus(), t.cpuMillis(), t.memoryMiB(),
+        List<Replica> order = List.of(new Replica(0, 0, t.gpus(), t.cpuMillis(), t.memoryMiB(),
                 t.gpuMilli() == null ? 0 : t.gpuMilli(), t.gpuMemoryMiB(), t.migProfile()));
         List<String> prefs = t.gpus() == 0 && !t.shared() ? List.of() : accepted;
-        String[] models = new String[gang.tasks().size()];
+        String[] models = new String[1];
         for (int rank = 0; rank < Math.max(1, prefs.size()); rank++) {
-            models[ti] = prefs.isEmpty() ? null : prefs.get(rank);
+            models[0] = prefs.isEmpty() ? null : prefs.get(rank);
             for (String id : nodeIds) {
                 Node n = inv.node(id);
                 if (n != null && n.eligible && fit(inv, List.of(n), -1L, order, models, false, false) != null) {
@@ -378,8 +377,10 @@ public final class TopologyPlacer implements GangPlacer {
         return best;
     }
 
-    /** The GPUs and socket one replica would get on node {@code n}, or null when it does not fit there. */
-    /** {@code modelId}: the inventory's id of {@code model} (unused when the model is null). */
+    /**
+     * The GPUs and socket one replica would get on node {@code n}, or null when it does not fit there;
+     * {@code modelId} is the inventory's id of {@code model} (unused when the model is null).
+     */
     private Step choose(Node n, Replica rep, String model, int modelId, long allowed) {
         if (n.memFree < rep.mem()) {
             return null;
