@@ -814,16 +814,22 @@ public final class ClusterState {
 
     /**
      * When the drain for {@code jobId} is expected to end: when the last allocation on its nodes (other than the
-     * job's own) reaches its time limit; {@code now} when none is left; null (unknown) when one has no limit.
+     * job's own, and runs that borrowed them: they leave when the gang is due) reaches its time limit; {@code now}
+     * when none is left; null (unknown) when one has no limit.
      */
     public Instant estimate(String jobId, Instant now) {
         Instant end = now;
         Set<String> seen = new HashSet<>();
+        Instant lentFrom = reservedAt(jobId);
         for (String id : reservedNodes.getOrDefault(jobId, new TreeSet<>())) {
             for (Inventory.Holding h : liveOnNode.getOrDefault(id, List.of())) {
                 Allocation a = liveByJob.get(h.jobId());
                 if (a == null || a.jobId().equals(jobId) || !seen.add(a.allocationId())) {
                     continue;
+                }
+                if (lentFrom != null && a.grantedAt().isAfter(lentFrom) && a.timeLimitSeconds() == null
+                        && !stopDeadline.containsKey(a.allocationId())) {
+                    continue; // a borrower: it leaves when the gang is due, so it does not make the drain longer
                 }
                 Instant e = runEnd(a);
                 if (e == null) {

@@ -97,4 +97,19 @@ class BorrowedDrainTest {
         assertThat(dispatch(c, aGang("saver").task("w", 1, 2).checkpoints(), T0.plusSeconds(60))).singleElement()
                 .isInstanceOf(PlacementFact.PlacementDeferred.class);
     }
+
+    @Test
+    void aBorrowerDoesNotMakeTheDrainLongerForTimeLimitedBackfill() {
+        Fixtures.Cluster c = Fixtures.Cluster.topology(anH100Node("n1"));
+        Allocation old = c.granted(aGang("old").task("w", 1, 4).timeLimit(3600));
+        c.apply(c.state.runStarted(old.allocationId(), T0));
+        c.apply(c.state.reserve(BIG, T0));
+        Instant t1 = T0.plusSeconds(60);
+        dispatch(c, aGang("saver").task("w", 1, 2).checkpoints(), t1);
+
+        assertThat(c.state.estimate("big", t1)).as("old's time limit, not the borrower's unknown end")
+                .isEqualTo(T0.plusSeconds(3600));
+        assertThat(dispatch(c, aGang("quick").task("w", 1, 1).timeLimit(600), t1)).first()
+                .isInstanceOf(PlacementFact.AllocationGranted.class);
+    }
 }
