@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The whole system on one machine: a KRaft Kafka broker (or a cluster of them) and PostgreSQL in this JVM, and the
  * five services as child JVMs. State lives under the data directory, so a restart keeps every job, topic and ledger
- * row. Used by {@code gantry dev} and by the end-to-end and broker chaos tests.
+ * row. Used by {@code gantry dev} and by the end-to-end, broker chaos and chaos suite tests.
  */
 public final class DevCluster implements AutoCloseable {
     /** A free port for a stack's Kafka or PostgreSQL (tests outside this package start stacks too). */
