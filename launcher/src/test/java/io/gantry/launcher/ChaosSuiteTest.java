@@ -97,6 +97,8 @@ class ChaosSuiteTest {
             "gamma", "gamma-token-0003", "delta", "delta-token-0004");
     static final Set<String> TERMINAL = Set.of("SUCCEEDED", "FAILED", "CANCELLED");
 
+    Path dataDir;
+    boolean passed;
     DevCluster cluster;
     EmbeddedKafkaCluster kafka;
     List<Api> tenants;
@@ -246,7 +248,7 @@ class ChaosSuiteTest {
 
     @BeforeAll
     void startTheWholeSystemOnThreeBrokers() throws Exception {
-        Path dataDir = Files.createTempDirectory("gantry-chaos-suite-");
+        dataDir = Files.createTempDirectory("gantry-chaos-suite-");
         StringBuilder tokens = new StringBuilder("tokens:\n");
         new TreeMap<>(TENANTS).forEach((tenant, token) -> tokens.append("  - tenant: ").append(tenant)
                 .append("\n    token: ").append(token).append('\n'));
@@ -269,9 +271,17 @@ class ChaosSuiteTest {
     }
 
     @AfterAll
-    void stopIt() {
+    void stopIt() throws java.io.IOException {
         if (cluster != null) {
             cluster.close();
+        }
+        if (!passed) {
+            System.out.println("chaos suite: the services' logs and the data are kept in " + dataDir);
+        } else if (dataDir != null) {
+            // a few hundred MB of Kafka logs, PostgreSQL and billing state per run
+            try (var paths = Files.walk(dataDir)) {
+                paths.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
         }
     }
 
@@ -423,6 +433,7 @@ class ChaosSuiteTest {
             billed.forEach((tenant, b) -> assertThat(b).as("GPU-microseconds and ledger entries billed to %s", tenant)
                     .containsExactly(recomputed.byTenant().get(tenant)));
         }
+        passed = true;
     }
 
     /**
