@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The whole system on one machine: a KRaft Kafka broker (or a cluster of them) and PostgreSQL in this JVM, and the
  * five services as child JVMs. State lives under the data directory, so a restart keeps every job, topic and ledger
- * row. Used by {@code gantry dev} and by the end-to-end and broker chaos tests.
+ * row. Used by {@code gantry dev} and by the end-to-end, broker chaos and chaos suite tests.
  */
 public final class DevCluster implements AutoCloseable {
     /** A free port for a stack's Kafka or PostgreSQL (tests outside this package start stacks too). */
@@ -291,6 +291,31 @@ public final class DevCluster implements AutoCloseable {
      * once (the broker lives in this JVM). {@link #recoverFromCrash()} starts them again on the same data.
      */
     public void crashAllButKafka() throws InterruptedException {
+        List<ProcessHandle> pg = postgresProcesses();
+        pg.forEach(ProcessHandle::destroyForcibly);
+        for (ServiceProcess p : services.values()) {
+            p.kill();
+        }
+        awaitGone(pg);
+    }
+
+    /**
+     * A crash of PostgreSQL alone, while the services keep running: kill -9 of every PostgreSQL process, then a start
+     * on the same data directory (crash recovery replays its WAL). The services see their connections fail and must
+     * reconnect on their own.
+     */
+    public void restartPostgres() throws IOException, InterruptedException {
+        if (shuttingDown) {
+            throw new IllegalStateException("shutting down");
+        }
+        List<ProcessHandle> pg = postgresProcesses();
+        pg.forEach(ProcessHandle::destroyForcibly);
+        awaitGone(pg);
+        postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
+    }
+
+    /** The postmaster (from its pid file) and its children: backends, WAL writer, checkpointer. */
+    private List<ProcessHandle> postgresProcesses() {
         List<ProcessHandle> pg = new ArrayList<>();
         try {
             long pid = Long.parseLong(Files.readAllLines(config.dataDir().resolve("postgres/postmaster.pid")).get(0).trim());
@@ -301,10 +326,11 @@ public final class DevCluster implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             throw new IllegalStateException("cannot find PostgreSQL's processes", e);
         }
-        pg.forEach(ProcessHandle::destroyForcibly);
-        for (ServiceProcess p : services.values()) {
-            p.kill();
-        }
+        return pg;
+    }
+
+    /** Waits for the killed PostgreSQL processes to exit, then lets go of the server's handle. */
+    private void awaitGone(List<ProcessHandle> pg) {
         for (ProcessHandle h : pg) {
             h.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> h).join();
         }

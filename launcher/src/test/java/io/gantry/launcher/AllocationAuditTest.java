@@ -3,6 +3,7 @@ package io.gantry.launcher;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationGranted;
 import io.gantry.events.AllocationReleased;
+import io.gantry.events.GpuShare;
 import io.gantry.events.ReleaseReason;
 import io.gantry.events.TaskPlacement;
 import org.junit.jupiter.api.Test;
@@ -55,6 +56,34 @@ class AllocationAuditTest {
     void aReleaseOfNothingHeldIsReported() {
         assertThat(AllocationAudit.of(List.of(released("j9", 1, "a9"))).violations())
                 .containsExactly("allocation a9 of job j9 released but not held");
+    }
+
+    @Test
+    void twoHalvesOfOneGpuFitAndAThirdShareOrAWholeGrantDoesNot() {
+        var r = AllocationAudit.of(List.of(shared("j1", "a1", "n1", 0, 500), shared("j2", "a2", "n1", 0, 500),
+                shared("j3", "a3", "n1", 0, 1), granted("j4", 1, "a4", "n1", 0), released("j1", 1, "a1"),
+                shared("j5", "a5", "n1", 0, 500)));
+
+        assertThat(r.violations()).containsExactly(
+                "n1/gpu0 granted to a3 (j3 attempt 1, 1 thousandths) while a1 (500 thousandths) and a2 (500 thousandths)"
+                        + " held it",
+                "n1/gpu0 granted to a4 (j4 attempt 1) while a1 (500 thousandths) and a2 (500 thousandths) held it");
+        assertThat(r.stillHeld()).containsExactlyInAnyOrder("a2", "a3", "a4", "a5");
+        assertThat(r.mostGpusHeld()).isEqualTo(1);
+    }
+
+    @Test
+    void aShareOfAGpuHeldWholeIsReported() {
+        assertThat(AllocationAudit.of(List.of(granted("j1", 1, "a1", "n1", 3), shared("j2", "a2", "n1", 3, 250)))
+                .violations()).containsExactly("n1/gpu3 granted to a2 (j2 attempt 1, 250 thousandths) while a1 held it");
+    }
+
+    private static AllocationEvent shared(String job, String allocation, String node, int gpu, int milli) {
+        TaskPlacement p = TaskPlacement.newBuilder(placement(node))
+                .setGpuShares(List.of(GpuShare.newBuilder().setIndex(gpu).setMilli(milli).setMemoryMiB(1024).build()))
+                .build();
+        return event(job, AllocationGranted.newBuilder().setAllocationId(allocation).setTenant("t").setAttempt(1)
+                .setPlacements(List.of(p)).setGrantedAt(T).setBackend("simulated").build());
     }
 
     private static AllocationEvent granted(String job, int attempt, String allocation, String node, int... gpus) {
