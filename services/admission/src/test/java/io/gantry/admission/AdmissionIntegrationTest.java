@@ -97,6 +97,8 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     JsonMapper json;
     @Inject
     AdmissionProcessor processor;
+    @Inject
+    io.micronaut.transaction.TransactionOperations<java.sql.Connection> tx;
 
     private final HttpClient http = HttpClient.newHttpClient();
 
@@ -230,6 +232,32 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         Reply otherTenant = post(AUDIO, spec("nightly", 1), key);
         assertThat(otherTenant.status).isEqualTo(202);
         assertThat(otherTenant.body().get("jobId")).isNotEqualTo(first.body().get("jobId"));
+    }
+
+    @Test
+    void aSubmissionWhoseIdempotencyKeyCannotBeStoredGetsA503AndPublishesNothing() throws Exception {
+        long before = endOffset(Topics.ADMISSION_JOB_EVENTS);
+        sql("ALTER TABLE idempotency_keys RENAME TO idempotency_keys_away");
+        Reply refused;
+        try {
+            refused = post(VISION, spec("while-the-store-is-down", 1), "down-" + UUID.randomUUID());
+        } finally {
+            sql("ALTER TABLE idempotency_keys_away RENAME TO idempotency_keys");
+        }
+
+        assertThat(refused.status).isEqualTo(503);
+        assertThat(refused.header("Content-Type")).startsWith("application/problem+json");
+        assertThat(String.valueOf(refused.body().get("detail"))).contains("retry with the same Idempotency-Key");
+        assertThat(endOffset(Topics.ADMISSION_JOB_EVENTS)).isEqualTo(before);
+    }
+
+    private void sql(String statement) {
+        tx.executeWrite(status -> {
+            try (java.sql.Statement s = status.getConnection().createStatement()) {
+                s.execute(statement);
+            }
+            return null;
+        });
     }
 
     @Test

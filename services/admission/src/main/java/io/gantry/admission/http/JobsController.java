@@ -136,8 +136,16 @@ public class JobsController {
             jobId = ids.jobId();
             eventId = ids.eventId();
             requestHash = sha256(canonical(spec));
-            KeyClaim claim = store.claimKey(tenant, idempotencyKey, requestHash, jobId, clock.instant());
-            var existing = claim.claimed() ? java.util.Optional.<JobRecord>empty() : store.find(jobId);
+            KeyClaim claim;
+            java.util.Optional<JobRecord> existing;
+            try {
+                claim = store.claimKey(tenant, idempotencyKey, requestHash, jobId, clock.instant());
+                existing = claim.claimed() ? java.util.Optional.empty() : store.find(jobId);
+            } catch (Exception e) { // the store's SQLException arrives undeclared through the transaction template
+                LOG.warn("Idempotency-Key of a submission could not be claimed; nothing was submitted: {}", e.toString());
+                return unavailable("the job store is unavailable; nothing was submitted: retry with the same "
+                        + "Idempotency-Key");
+            }
             switch (Idempotency.decide(claim.claimed(), claim.requestHash(), requestHash, existing.isPresent())) {
                 case CONFLICT:
                     return Problem.response(HttpStatus.UNPROCESSABLE_ENTITY, "Idempotency-Key reused",
@@ -182,7 +190,7 @@ public class JobsController {
             releaseKey(tenant, idempotencyKey, requestHash);
             return unavailable("the job could not be recorded (Kafka did not acknowledge it); retry, ideally with "
                     + "an Idempotency-Key");
-        } catch (RuntimeException e) {
+        } catch (Exception e) { // a RuntimeException, or the store's SQLException undeclared
             LOG.warn("JobSubmitted {} could not be stored; nothing was published: {}", jobId, e.toString());
             releaseKey(tenant, idempotencyKey, requestHash);
             return unavailable("the job could not be recorded (the read model refused it); nothing was submitted");
