@@ -68,4 +68,19 @@ final class Api {
             throw new IllegalStateException(e);
         }
     }
+
+    /** Every job this caller may see (all tenants' for an admin), by id, following the list's cursors. */
+    java.util.Map<String, JsonNode> allJobs() {
+        java.util.Map<String, JsonNode> jobs = new java.util.HashMap<>();
+        String cursor = null;
+        do {
+            Response page = get("/v1/jobs?limit=1000" + (cursor == null ? "" : "&cursor=" + cursor));
+            page.body().path("jobs").forEach(j -> jobs.put(j.path("jobId").asText(), j));
+            cursor = page.text("nextCursor");
+            if (cursor != null) {
+                cursor = java.net.URLEncoder.encode(cursor, java.nio.charset.StandardCharsets.UTF_8);
+            }
+        } while (cursor != null);
+        return jobs;
+    }
 }

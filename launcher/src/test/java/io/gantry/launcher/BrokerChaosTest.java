@@ -27,7 +27,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -249,17 +248,7 @@ class BrokerChaosTest {
 
     /** Every job of every tenant as the admin lists them, by id. */
     private Map<String, JsonNode> allJobs() {
-        Map<String, JsonNode> jobs = new HashMap<>();
-        String cursor = null;
-        do {
-            Api.Response page = admin.get("/v1/jobs?limit=1000" + (cursor == null ? "" : "&cursor=" + cursor));
-            page.body().path("jobs").forEach(j -> jobs.put(j.path("jobId").asText(), j));
-            cursor = page.text("nextCursor");
-            if (cursor != null) {
-                cursor = java.net.URLEncoder.encode(cursor, java.nio.charset.StandardCharsets.UTF_8);
-            }
-        } while (cursor != null);
-        return jobs;
+        return admin.allJobs();
     }
 
     private static boolean terminal(QueueJobEvent e) {
