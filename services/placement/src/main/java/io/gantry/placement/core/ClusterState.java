@@ -606,35 +606,54 @@ public final class ClusterState {
         if (order.isEmpty()) {
             return List.of();
         }
+        List<Allocation> stop = fewestToStop(gang, on, blockers.keySet(), List.of(), order, now);
+        if (stop == null) {
+            return List.of(); // runs that saved no checkpoint are in the way too: wait for them
+        }
+        long minutes = Math.max(1, (Long.parseLong(seconds) + 59) / 60);
+        return stopRequests(stop, on, now, " drain for job " + job + ", which has waited too long; the drain is bounded"
+                + " to " + minutes + " min, so this run stops and resumes from its last checkpoint");
+    }
+
+    /**
+     * The fewest of {@code candidates} to stop, those losing the least GPU time since their last checkpoint (or
+     * their start) first, so that the gang fits on the drained nodes {@code on} with them and the runs already
+     * {@code leaving} gone (any stop it turns out not to need given back, newest choice first); null when it does not
+     * fit even with all of them gone.
+     */
+    private List<Allocation> fewestToStop(GangRequest gang, Set<String> on, Set<String> blockers,
+                                          List<Allocation> leaving, List<Allocation> candidates, Instant now) {
+        List<Allocation> order = new ArrayList<>(candidates);
         order.sort(Comparator.comparingLong((Allocation a) -> lostSinceCheckpoint(a, now))
                 .thenComparing(Allocation::allocationId));
-        List<Allocation> stop = new ArrayList<>();
+        List<Allocation> stop = new ArrayList<>(leaving);
         for (Allocation a : order) {
-            if (fitsOnDrained(gang, on, blockers.keySet(), stop)) {
+            if (fitsOnDrained(gang, on, blockers, stop)) {
                 break;
             }
             stop.add(a);
         }
-        if (!fitsOnDrained(gang, on, blockers.keySet(), stop)) {
-            return List.of(); // runs that saved no checkpoint are in the way too: wait for them
+        if (!fitsOnDrained(gang, on, blockers, stop)) {
+            return null;
         }
-        // give back, newest choice first, any stop the gang turns out not to need
-        for (int i = stop.size() - 2; i >= 0; i--) {
+        for (int i = stop.size() - 2; i >= leaving.size(); i--) {
             Allocation a = stop.remove(i);
-            if (!fitsOnDrained(gang, on, blockers.keySet(), stop)) {
+            if (!fitsOnDrained(gang, on, blockers, stop)) {
                 stop.add(i, a);
             }
         }
+        return stop.subList(leaving.size(), stop.size());
+    }
+
+    /** A stop after the drain grace period for each run, saying which drained nodes it held and {@code why}. */
+    private List<PlacementFact> stopRequests(List<Allocation> stop, Set<String> on, Instant now, String why) {
         List<PlacementFact> facts = new ArrayList<>();
-        long minutes = Math.max(1, (Long.parseLong(seconds) + 59) / 60);
         for (Allocation a : stop) {
             List<String> held = a.placements().stream().map(PlacedTask::nodeId).filter(on::contains).distinct()
                     .sorted().toList();
             facts.add(new PlacementFact.PreemptionRequested(a, TimeMath.plusSeconds(
                     now.isBefore(a.grantedAt()) ? a.grantedAt() : now, drainGraceSeconds),
-                    (held.size() == 1 ? "node " : "nodes ") + String.join(", ", held) + " drain for job " + job
-                            + ", which has waited too long; the drain is bounded to " + minutes
-                            + " min, so this run stops and resumes from its last checkpoint"));
+                    (held.size() == 1 ? "node " : "nodes ") + String.join(", ", held) + why));
         }
         return facts;
     }
@@ -695,47 +714,17 @@ public final class ClusterState {
             return List.of(); // what was there before the reservation is still in the way: keep lending
         }
         dueReservations.add(job);
-        borrowers.sort(Comparator.comparingLong((Allocation a) -> lostSinceCheckpointOrStart(a, now))
-                .thenComparing(Allocation::allocationId));
-        List<Allocation> stop = new ArrayList<>(leaving);
-        int fixed = leaving.size();
-        for (Allocation a : borrowers) {
-            if (fitsOnDrained(gang, on, there.keySet(), stop)) {
-                break;
-            }
-            stop.add(a);
-        }
-        // give back, newest choice first, any stop the gang turns out not to need
-        for (int i = stop.size() - 2; i >= fixed; i--) {
-            Allocation a = stop.remove(i);
-            if (!fitsOnDrained(gang, on, there.keySet(), stop)) {
-                stop.add(i, a);
-            }
-        }
-        List<PlacementFact> facts = new ArrayList<>();
-        for (Allocation a : stop.subList(fixed, stop.size())) {
-            List<String> held = a.placements().stream().map(PlacedTask::nodeId).filter(on::contains).distinct()
-                    .sorted().toList();
-            facts.add(new PlacementFact.PreemptionRequested(a, TimeMath.plusSeconds(
-                    now.isBefore(a.grantedAt()) ? a.grantedAt() : now, drainGraceSeconds),
-                    (held.size() == 1 ? "node " : "nodes ") + String.join(", ", held) + " were lent to this run while"
-                            + " they drained for job " + job + ", which is due now; this run stops and resumes from"
-                            + " its last checkpoint"));
-        }
-        return facts;
+        List<Allocation> stop = fewestToStop(gang, on, there.keySet(), leaving, borrowers, now);
+        return stopRequests(stop, on, now, " were lent to this run while they drained for job " + job
+                + ", which is due now; this run stops and resumes from its last checkpoint");
     }
 
-    /** What stopping the run now loses: GPU time since its last checkpoint, or since it started when it saved none. */
-    private long lostSinceCheckpointOrStart(Allocation a, Instant now) {
-        Instant from = lastCheckpoint.getOrDefault(a.allocationId(), a.grantedAt());
-        long seconds = Math.max(0, java.time.Duration.between(from, now).toSeconds());
-        long milli = a.placements().stream().mapToLong(PlacedTask::gpuMilli).sum();
-        return TimeMath.saturatedMultiply(Math.max(1, milli), seconds);
-    }
-
-    /** Thousandths of a GPU x seconds since the run's last checkpoint: what stopping it now would lose. */
+    /**
+     * Thousandths of a GPU x seconds since the run's last checkpoint (its start when it saved none): what stopping it
+     * now would lose.
+     */
     private long lostSinceCheckpoint(Allocation a, Instant now) {
-        Instant from = lastCheckpoint.get(a.allocationId());
+        Instant from = lastCheckpoint.getOrDefault(a.allocationId(), a.grantedAt());
         long seconds = Math.max(0, java.time.Duration.between(from, now).toSeconds());
         long milli = a.placements().stream().mapToLong(PlacedTask::gpuMilli).sum();
         return TimeMath.saturatedMultiply(Math.max(1, milli), seconds);
