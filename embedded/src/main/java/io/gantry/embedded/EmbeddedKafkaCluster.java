@@ -11,11 +11,8 @@ import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -399,26 +396,8 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
         return null;
     }
 
-    /**
-     * A free port on 127.0.0.1 below Linux's ephemeral range (32768-60999): a stopped broker's port must still be
-     * free when it restarts, and an outgoing connection (clients retry the stopped broker all the time) could take
-     * one from that range.
-     */
+    /** A free port on 127.0.0.1 below the ephemeral range, not in {@code taken} ({@link Ports#belowEphemeral}). */
     static int freePort(Set<Integer> taken) throws IOException {
-        SecureRandom random = new SecureRandom();
-        for (int attempt = 0; attempt < 200; attempt++) {
-            int port = 20000 + random.nextInt(12000);
-            if (taken.contains(port)) {
-                continue;
-            }
-            try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
-                s.setReuseAddress(true);
-            } catch (IOException e) {
-                continue;
-            }
-            taken.add(port);
-            return port;
-        }
-        throw new IOException("no free port between 20000 and 32000");
+        return Ports.belowEphemeral(1, taken);
     }
 }

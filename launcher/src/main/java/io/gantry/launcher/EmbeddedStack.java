@@ -4,7 +4,6 @@ import io.gantry.launcher.load.ProcSampler;
 import io.gantry.launcher.load.Stack;
 
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -201,24 +200,8 @@ final class EmbeddedStack implements Stack {
         }
     }
 
-    /** The first of n consecutive free ports. */
+    /** The first of n consecutive free ports below the ephemeral range ({@link io.gantry.embedded.Ports}). */
     static int freePortRange(int n) throws IOException {
-        for (int attempt = 0; attempt < 50; attempt++) {
-            // below Linux's ephemeral range (32768-60999), so no outgoing connection takes a port between the
-            // check and the service's bind
-            int base = 20000 + new SecureRandom().nextInt(12000);
-            boolean free = true;
-            for (int p = base; p < base + n && free; p++) {
-                try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
-                    s.setReuseAddress(true);
-                } catch (IOException e) {
-                    free = false;
-                }
-            }
-            if (free) {
-                return base;
-            }
-        }
-        throw new IOException("no " + n + " consecutive free ports");
+        return io.gantry.embedded.Ports.belowEphemeral(n, new java.util.HashSet<>());
     }
 }
