@@ -71,6 +71,12 @@ public final class EventProcessor implements AutoCloseable {
     private final Clock clock;
     private final Map<String, Object> clientOverrides;
     private final int partitions;
+    /** Transactional mode: one instance of the service (the group's owner) holds all inputs and the state. */
+    private final boolean singleOwner;
+    private final Ownership ownership;
+    /** Static group membership ({@code group.instance.id}), or null for a dynamic member. */
+    private final String groupInstanceId;
+    private final Duration sessionTimeout;
     private final Map<String, Topic<?>> topicsByName = new HashMap<>();
     private final ConcurrentLinkedQueue<Command<?>> commands = new ConcurrentLinkedQueue<>();
     private final Thread thread;
@@ -82,7 +88,13 @@ public final class EventProcessor implements AutoCloseable {
         this.owner = b.owner;
         this.bootstrap = b.bootstrap;
         this.groupId = b.groupId != null ? b.groupId : "gantry-" + b.owner.id();
-        this.transactionalId = b.transactional ? groupId + "-" + b.instance : null;
+        // one unit of work per service, so one transactional id: whichever instance owns the work uses it, and its
+        // initTransactions fences the previous owner (a crashed or cut-off process) and aborts what it left open
+        this.transactionalId = b.transactional ? groupId + "-0" : null;
+        this.singleOwner = b.transactional;
+        this.ownership = new Ownership(b.advertisedUrl);
+        this.groupInstanceId = b.instanceId == null || b.instanceId.isBlank() ? null : groupId + "-" + b.instanceId;
+        this.sessionTimeout = b.sessionTimeout;
         this.inputs = List.copyOf(b.inputs);
         this.restoreTopics = List.copyOf(b.restore);
         this.handlerFactory = b.handlerFactory;
@@ -118,8 +130,22 @@ public final class EventProcessor implements AutoCloseable {
         return ready.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Ready: the state is restored and inputs are handled — or, for a service with one owner, this instance is a
+     * standby in the group (it forwards requests to the owner and waits to take over).
+     */
     public boolean isReady() {
         return ready.getCount() == 0 && running;
+    }
+
+    /** Whether this instance owns the work (always true once ready for a service whose instances share it). */
+    public boolean isOwner() {
+        return !singleOwner ? isReady() : ownership.role() == Ownership.Role.OWNER && running;
+    }
+
+    /** Where this instance stands among the service's instances, and where the owner is. */
+    public Ownership ownership() {
+        return ownership;
     }
 
     /**
@@ -128,6 +154,10 @@ public final class EventProcessor implements AutoCloseable {
      */
     public <T> CompletableFuture<T> submit(Function<Output, T> command) {
         CompletableFuture<T> result = new CompletableFuture<>();
+        if (singleOwner && ownership.role() == Ownership.Role.STANDBY) {
+            result.completeExceptionally(new NotOwnerException(owner, ownership.ownerUrl().orElse(null)));
+            return result;
+        }
         commands.add(new Command<>(command, result));
         return result;
     }
@@ -172,6 +202,8 @@ public final class EventProcessor implements AutoCloseable {
             try {
                 runOnce();
                 backoff = 500;
+            } catch (OwnershipLost e) {
+                LOG.info("{} processor: {}; restarting as a standby", owner.id(), e.getMessage());
             } catch (WakeupException e) {
                 if (running) {
                     LOG.warn("{} processor woken up unexpectedly; restarting", owner.id());
@@ -189,23 +221,64 @@ public final class EventProcessor implements AutoCloseable {
 
     private void runOnce() throws Exception {
         KafkaTopics.ensureAll(bootstrap, partitions);
-        EventHandler h = handlerFactory.get();
-        try (KafkaProducer<String, byte[]> producer = newProducer();
-             KafkaConsumer<String, byte[]> c = newConsumer(groupId)) {
+        KafkaProducer<String, byte[]> producer = null;
+        try (KafkaConsumer<String, byte[]> c = newConsumer(groupId)) {
             this.consumer = c;
-            if (transactionalId != null) {
-                producer.initTransactions();
+            EventHandler h = null;
+            Sink sink = null;
+            if (!singleOwner) {
+                // shared work (at-least-once, by partition): every instance restores and handles its share at once
+                producer = newProducer();
+                h = handlerFactory.get();
+                restore(h);
+                sink = new Sink(producer);
+                EventHandler restored = h;
+                Sink s = sink;
+                runInBatch(producer, sink, () -> restored.restored(s), Map.of());
             }
-            restore(h);
-            Sink sink = new Sink(producer);
-            runInBatch(producer, sink, () -> h.restored(sink), Map.of());
             CatchUp catchUp = new CatchUp(c);
             c.subscribe(inputs.stream().map(Topic::name).toList(), catchUp);
-            ready.countDown();
-            LOG.info("{} processor ready: inputs {}", owner.id(), inputs);
+            if (!singleOwner) {
+                ready.countDown();
+                LOG.info("{} processor ready: inputs {}", owner.id(), inputs);
+            }
             Instant nextTick = clock.instant();
             while (running) {
                 ConsumerRecords<String, byte[]> records = c.poll(Duration.ofMillis(Math.min(100, tickInterval.toMillis())));
+                if (singleOwner) {
+                    if (h != null && catchUp.revoked) {
+                        throw new OwnershipLost();
+                    }
+                    if (h == null && !c.assignment().isEmpty()) {
+                        // the group made this instance the owner: fence the previous owner's transactional producer
+                        // (its open transaction is aborted), then rebuild the state from what it committed
+                        ownership.role(Ownership.Role.STARTING);
+                        producer = newProducer();
+                        producer.initTransactions();
+                        h = handlerFactory.get();
+                        restore(h);
+                        sink = new Sink(producer);
+                        EventHandler restored = h;
+                        Sink s = sink;
+                        runInBatch(producer, sink, () -> restored.restored(s), Map.of());
+                        ownership.ownerUrl(ownership.advertisedUrl());
+                        ownership.role(Ownership.Role.OWNER);
+                        ready.countDown();
+                        LOG.info("{} processor is the owner: inputs {}", owner.id(), c.assignment());
+                        nextTick = clock.instant();
+                    } else if (h == null) {
+                        if (catchUp.joined) {
+                            if (ownership.role() != Ownership.Role.STANDBY) {
+                                LOG.info("{} processor is a standby; the owner is {}", owner.id(),
+                                        ownership.ownerUrl().orElse("(no HTTP address)"));
+                            }
+                            ownership.role(Ownership.Role.STANDBY);
+                            ready.countDown();
+                            failCommands(new NotOwnerException(owner, ownership.ownerUrl().orElse(null)));
+                        }
+                        continue;
+                    }
+                }
                 Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
                 List<Command<?>> done = new ArrayList<>();
                 Instant now = clock.instant();
@@ -215,23 +288,25 @@ public final class EventProcessor implements AutoCloseable {
                 if (records.isEmpty() && commands.isEmpty() && !tickDue && !caughtUpNow) {
                     continue;
                 }
+                EventHandler handler = h;
+                Sink out = sink;
                 runInBatch(producer, sink, () -> {
                     for (ConsumerRecord<String, byte[]> r : records) {
-                        handleRecord(h, sink, r);
+                        handleRecord(handler, out, r);
                         offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
                     }
                     Command<?> command;
                     while ((command = commands.poll()) != null) {
-                        command.out = sink;
+                        command.out = out;
                         command.run();
                         done.add(command);
                     }
                     if (caughtUpNow) {
                         LOG.info("{} processor caught up with its inputs {}", owner.id(), c.assignment());
-                        h.caughtUp(now, sink);
+                        handler.caughtUp(now, out);
                     }
                     if (tickDue) {
-                        h.tick(now, sink);
+                        handler.tick(now, out);
                     }
                 }, offsets);
                 done.forEach(Command::complete);
@@ -240,13 +315,30 @@ public final class EventProcessor implements AutoCloseable {
                 }
             }
         } catch (Exception e) {
-            Command<?> cmd;
-            while ((cmd = commands.poll()) != null) {
-                cmd.fail(e);
-            }
+            failCommands(e);
             throw e;
         } finally {
             this.consumer = null;
+            if (singleOwner) {
+                ownership.role(Ownership.Role.STARTING);
+            }
+            if (producer != null) {
+                producer.close(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    private void failCommands(Exception e) {
+        Command<?> cmd;
+        while ((cmd = commands.poll()) != null) {
+            cmd.fail(e);
+        }
+    }
+
+    /** The group moved this owner's inputs to another instance: the loop starts again, as a standby. */
+    private static final class OwnershipLost extends RuntimeException {
+        OwnershipLost() {
+            super("the inputs were assigned to another instance", null, false, false);
         }
     }
 
@@ -259,6 +351,10 @@ public final class EventProcessor implements AutoCloseable {
         private final KafkaConsumer<String, byte[]> consumer;
         private final Map<TopicPartition, Long> targets = new HashMap<>();
         private boolean pending;
+        /** Set by the first completed rebalance (called even when it assigned nothing). */
+        private volatile boolean joined;
+        /** Set when partitions held were taken away (or lost) by a rebalance. */
+        private volatile boolean revoked;
 
         CatchUp(KafkaConsumer<String, byte[]> consumer) {
             this.consumer = consumer;
@@ -266,6 +362,7 @@ public final class EventProcessor implements AutoCloseable {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            joined = true;
             if (partitions.isEmpty()) {
                 return;
             }
@@ -275,6 +372,9 @@ public final class EventProcessor implements AutoCloseable {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            if (!partitions.isEmpty()) {
+                revoked = true;
+            }
             partitions.forEach(targets::remove);
         }
 
@@ -426,6 +526,17 @@ public final class EventProcessor implements AutoCloseable {
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "gantry-" + owner.id() + (group == null ? "-restore" : "-consumer"));
         if (group != null) {
             p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, (int) sessionTimeout.toMillis());
+            // a rebalance (a member left, the owner stopped) reaches a member with its next heartbeat: at most 1 s
+            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, (int) Math.max(300, Math.min(1000, sessionTimeout.toMillis() / 3)));
+            if (groupInstanceId != null) {
+                // a restarted instance takes its place back at once instead of waiting out the dead one's session
+                p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, groupInstanceId);
+            }
+            if (singleOwner) {
+                p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, List.of(SingleOwnerAssignor.class));
+                p.put(SingleOwnerAssignor.OWNERSHIP_CONFIG, ownership);
+            }
         }
         p.putAll(clientOverrides);
         return new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
@@ -454,6 +565,46 @@ public final class EventProcessor implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        leaveGroup();
+    }
+
+    /**
+     * Stops the loop as a crash would, as far as the group can tell: the consumer closes without leaving the group
+     * (a static member's place is kept until its session times out), so another instance takes over only then.
+     */
+    void halt() {
+        running = false;
+        KafkaConsumer<String, byte[]> c = consumer;
+        if (c != null) {
+            c.wakeup();
+        }
+        try {
+            thread.join(15_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * A static member does not leave its group when its consumer closes (the group keeps its place for a restart);
+     * on a deliberate stop it is removed, so another instance takes the work over at once.
+     */
+    private void leaveGroup() {
+        if (groupInstanceId == null) {
+            return;
+        }
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of(
+                org.apache.kafka.clients.admin.AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                org.apache.kafka.clients.admin.AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5_000,
+                org.apache.kafka.clients.admin.AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000))) {
+            admin.removeMembersFromConsumerGroup(groupId, new org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions(
+                    List.of(new org.apache.kafka.clients.admin.MemberToRemove(groupInstanceId)))).all()
+                    .get(6, TimeUnit.SECONDS);
+            LOG.info("{} processor left group {} ({})", owner.id(), groupId, groupInstanceId);
+        } catch (Exception e) {
+            LOG.warn("{} processor could not leave group {} as {}: {} (the group waits out its session)", owner.id(),
+                    groupId, groupInstanceId, e.toString());
         }
     }
 
@@ -496,7 +647,9 @@ public final class EventProcessor implements AutoCloseable {
         private final List<Topic<?>> restore = new ArrayList<>();
         private final Map<String, Object> clientOverrides = new HashMap<>();
         private String groupId;
-        private String instance = "0";
+        private String instanceId;
+        private String advertisedUrl = "";
+        private Duration sessionTimeout = Duration.ofSeconds(10);
         private boolean transactional = true;
         private Supplier<? extends EventHandler> handlerFactory;
         private Duration tickInterval = Duration.ofSeconds(1);
@@ -542,9 +695,27 @@ public final class EventProcessor implements AutoCloseable {
             return this;
         }
 
-        /** Distinguishes instances of one service in transactional ids. */
-        public Builder instance(String id) {
-            this.instance = id;
+        /**
+         * This instance's id among the service's instances (static group membership: a restart with the same id
+         * takes the place back at once); null or blank: a dynamic member. Two live instances must not share one.
+         */
+        public Builder instanceId(String id) {
+            this.instanceId = id;
+            return this;
+        }
+
+        /** This instance's HTTP base URL as the other instances reach it (a standby forwards requests there). */
+        public Builder advertisedUrl(String url) {
+            this.advertisedUrl = url;
+            return this;
+        }
+
+        /**
+         * How long the group waits for a silent member (a killed process) before its work moves: the bound on a
+         * failover's wait. Default 10 s (the broker's minimum is 6 s by default).
+         */
+        public Builder sessionTimeout(Duration timeout) {
+            this.sessionTimeout = timeout;
             return this;
         }
 

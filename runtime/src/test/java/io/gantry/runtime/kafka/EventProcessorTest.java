@@ -90,9 +90,15 @@ class EventProcessorTest {
     }
 
     private EventProcessor processor(String group, ToyHandler[] holder) {
+        return processor(group, holder, null, Duration.ofSeconds(10));
+    }
+
+    private EventProcessor processor(String group, ToyHandler[] holder, String instanceId, Duration sessionTimeout) {
         EventProcessor p = EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers())
                 .groupId(group)
-                .instance(group)
+                .instanceId(instanceId)
+                .advertisedUrl(instanceId == null ? "" : "http://" + instanceId + ".example:8080")
+                .sessionTimeout(sessionTimeout)
                 .inputs(Topics.ADMISSION_JOB_EVENTS)
                 .restoreFrom(Topics.QUEUE_JOB_EVENTS)
                 .tickEvery(Duration.ofMillis(100))
@@ -195,6 +201,94 @@ class EventProcessorTest {
         }).get(20, TimeUnit.SECONDS);
         assertThat(size).isPositive();
         await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(job) == 1);
+    }
+
+    @Test
+    void ofTwoInstancesOneOwnsTheWorkAndTheStandbyTakesItOverWhenTheOwnerCrashesWithNothingLostOrDoubled()
+            throws Exception {
+        String group = "toy-" + UUID.randomUUID();
+        Duration session = Duration.ofSeconds(6);
+        ToyHandler[] ha = new ToyHandler[1];
+        ToyHandler[] hb = new ToyHandler[1];
+        EventProcessor a = processor(group, ha, "a", session);
+        assertThat(a.awaitReady(Duration.ofSeconds(30))).isTrue();
+        EventProcessor b = processor(group, hb, "b", session);
+        assertThat(b.awaitReady(Duration.ofSeconds(30))).isTrue();
+        // the first to join owns the work; one joining later does not move it
+        assertThat(a.isOwner()).isTrue();
+        assertThat(b.isOwner()).isFalse();
+        assertThat(b.ownership().role()).isEqualTo(Ownership.Role.STANDBY);
+        assertThat(hb[0]).as("a standby builds no state").isNull();
+        await().atMost(10, TimeUnit.SECONDS).until(() -> b.ownership().ownerUrl().isPresent());
+        assertThat(b.ownership().ownerUrl()).contains("http://a.example:8080");
+        assertThat(b.submit(out -> 1)).failsWithin(Duration.ofSeconds(5))
+                .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                .withCauseInstanceOf(NotOwnerException.class)
+                .withMessageContaining("the owner is http://a.example:8080");
+
+        List<String> jobs = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            jobs.add("job-" + UUID.randomUUID());
+            sendCancel(jobs.get(i), "a");
+        }
+        await().atMost(20, TimeUnit.SECONDS).until(() -> jobs.stream().allMatch(j -> countCancelled(j) == 1));
+
+        long crashedAt = System.nanoTime();
+        a.halt();
+        for (int i = 10; i < 20; i++) {
+            jobs.add("job-" + UUID.randomUUID());
+            sendCancel(jobs.get(i), "a");
+        }
+        jobs.subList(0, 10).forEach(j -> {
+            try {
+                sendCancel(j, "a");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await().atMost(40, TimeUnit.SECONDS).until(b::isOwner);
+        Duration takeover = Duration.ofNanos(System.nanoTime() - crashedAt);
+        // the group waits out the crashed member's session, then the standby restores and owns the work
+        assertThat(takeover).isGreaterThanOrEqualTo(session.minusSeconds(1)).isLessThan(session.plusSeconds(20));
+        assertThat(b.ownership().ownerUrl()).contains("http://b.example:8080");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> jobs.stream().allMatch(j -> countCancelled(j) >= 1));
+        assertThat(jobs).allSatisfy(j -> assertThat(countCancelled(j)).as(j).isEqualTo(1));
+        assertThat(hb[0].cancelled).containsAll(jobs);
+        System.out.printf("takeover after a crash with a %d s session: %d ms%n", session.toSeconds(),
+                takeover.toMillis());
+    }
+
+    @Test
+    void anOwnerThatStopsOnPurposeHandsTheWorkOverWithoutWaitingForItsSession() throws Exception {
+        String group = "toy-" + UUID.randomUUID();
+        Duration session = Duration.ofSeconds(30);
+        ToyHandler[] ha = new ToyHandler[1];
+        ToyHandler[] hb = new ToyHandler[1];
+        EventProcessor a = processor(group, ha, "a", session);
+        assertThat(a.awaitReady(Duration.ofSeconds(30))).isTrue();
+        EventProcessor b = processor(group, hb, "b", session);
+        assertThat(b.awaitReady(Duration.ofSeconds(30))).isTrue();
+        assertThat(a.isOwner()).isTrue();
+        String job = "job-" + UUID.randomUUID();
+        sendCancel(job, "a");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(job) == 1);
+
+        long stoppedAt = System.nanoTime();
+        a.close();
+        await().atMost(session.minusSeconds(10)).until(b::isOwner);
+        System.out.printf("takeover after a deliberate stop: %d ms%n", (System.nanoTime() - stoppedAt) / 1_000_000);
+        String after = "job-" + UUID.randomUUID();
+        sendCancel(after, "a");
+        sendCancel(job, "a");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(after) == 1);
+        assertThat(countCancelled(job)).isEqualTo(1);
+
+        // the stopped instance comes back as the standby: the work stays where it is
+        ToyHandler[] ha2 = new ToyHandler[1];
+        EventProcessor again = processor(group, ha2, "a", session);
+        assertThat(again.awaitReady(Duration.ofSeconds(30))).isTrue();
+        assertThat(again.isOwner()).isFalse();
+        assertThat(b.isOwner()).isTrue();
     }
 
     private static AdmissionJobEvent cancel(String job, String tenant) {
