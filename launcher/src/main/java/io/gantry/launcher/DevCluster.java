@@ -45,14 +45,27 @@ public final class DevCluster implements AutoCloseable {
      * @param kafkaBrokers 1: one broker (replication factor 1); more: an {@link EmbeddedKafkaCluster} ({@code kafkaPort}
      *                     is node 0's) whose topics, offsets and transaction logs are replicated on 3 brokers with 2
      *                     in sync required (on 2 brokers: 2 and 1)
+     * @param instances    processes per service (1-3): instance k of the i-th service listens on
+     *                     {@code basePort + 5k + i}; of a stateful service's instances one owns the work and the
+     *                     others stand by, of admission's and billing's each takes a share of the partitions
      */
     public record Config(Path dataDir, Path repoRoot, int kafkaPort, int postgresPort, int basePort,
-                         Map<String, Map<String, String>> serviceProperties, String serviceHeap, int kafkaBrokers) {
+                         Map<String, Map<String, String>> serviceProperties, String serviceHeap, int kafkaBrokers,
+                         int instances) {
         public Config {
             serviceProperties = Map.copyOf(serviceProperties);
             if (kafkaBrokers < 1) {
                 throw new IllegalArgumentException("kafkaBrokers must be at least 1, not " + kafkaBrokers);
             }
+            if (instances < 1 || instances > 3) {
+                throw new IllegalArgumentException("instances must be from 1 to 3, not " + instances);
+            }
+        }
+
+        /** One instance of each service. */
+        public Config(Path dataDir, Path repoRoot, int kafkaPort, int postgresPort, int basePort,
+                      Map<String, Map<String, String>> serviceProperties, String serviceHeap, int kafkaBrokers) {
+            this(dataDir, repoRoot, kafkaPort, postgresPort, basePort, serviceProperties, serviceHeap, kafkaBrokers, 1);
         }
 
         /** One Kafka broker. */
@@ -65,7 +78,8 @@ public final class DevCluster implements AutoCloseable {
     public static final List<String> SERVICES = List.of("admission", "queue", "placement", "recovery", "billing");
 
     private final Config config;
-    private final Map<String, ServiceProcess> services = new LinkedHashMap<>();
+    /** Each service's instances, in instance order. */
+    private final Map<String, List<ServiceProcess>> services = new LinkedHashMap<>();
     private EmbeddedKafka kafka;
     private EmbeddedKafkaCluster kafkaCluster;
     private EmbeddedPostgres postgres;
@@ -97,19 +111,21 @@ public final class DevCluster implements AutoCloseable {
         log("starting PostgreSQL on 127.0.0.1:" + config.postgresPort());
         postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
         tokens = ensureTokens(config.dataDir().resolve("tokens.yml"));
-        for (int i = 0; i < SERVICES.size(); i++) {
-            String name = SERVICES.get(i);
-            String db = name.equals("admission") || name.equals("billing") ? "gantry_" + name : null;
-            ServiceSpec spec = new ServiceSpec(name, config.basePort() + i, db,
-                    config.serviceProperties().getOrDefault(name, Map.of()));
-            ServiceProcess p = new ServiceProcess(spec, jarOf(name), config.dataDir().resolve("logs/" + name + ".log"),
-                    commonProperties(spec), config.serviceHeap());
-            services.put(name, p);
+        for (int k = 0; k < config.instances(); k++) {
+            for (int i = 0; i < SERVICES.size(); i++) {
+                String name = SERVICES.get(i);
+                String db = name.equals("admission") || name.equals("billing") ? "gantry_" + name : null;
+                ServiceSpec spec = new ServiceSpec(name, k, config.basePort() + SERVICES.size() * k + i, db,
+                        config.serviceProperties().getOrDefault(name, Map.of()));
+                ServiceProcess p = new ServiceProcess(spec, jarOf(name), config.dataDir().resolve("logs/"
+                        + name + (k == 0 ? "" : "-" + k) + ".log"), commonProperties(spec), config.serviceHeap());
+                services.computeIfAbsent(name, n -> new ArrayList<>()).add(p);
+            }
         }
-        for (ServiceProcess p : services.values()) {
+        for (ServiceProcess p : all()) {
             p.start();
         }
-        for (ServiceProcess p : services.values()) {
+        for (ServiceProcess p : all()) {
             awaitHealthy(p, Duration.ofSeconds(120));
         }
         return this;
@@ -145,6 +161,9 @@ public final class DevCluster implements AutoCloseable {
         Map<String, String> props = new LinkedHashMap<>();
         props.put("kafka.bootstrap.servers", bootstrapServers());
         props.put("micronaut.server.port", Integer.toString(spec.port()));
+        // static group membership: a restarted instance takes its place back at once
+        props.put("gantry.instance.id", Integer.toString(spec.instance()));
+        props.put("gantry.instance.advertised-url", "http://127.0.0.1:" + spec.port());
         props.put("gantry.auth.tokens-file", tokens.file().toString());
         if (spec.database() != null) {
             props.put("datasources.default.url", postgres.ensureDatabase(spec.database()));
@@ -152,16 +171,25 @@ public final class DevCluster implements AutoCloseable {
             props.put("datasources.default.password", postgres.password());
         }
         if (spec.name().equals("placement")) {
-            props.put("gantry.placement.local.work-dir", config.dataDir().resolve("runs").toString());
+            props.put("gantry.placement.local.work-dir", config.dataDir().resolve(suffixed("runs", spec)).toString());
             // where local tasks report their checkpoints: admission, on whatever port it got
             props.put("gantry.placement.local.api-url", "http://127.0.0.1:" + config.basePort());
         }
         if (spec.name().equals("billing")) {
             // the Kafka Streams state of the month-to-date view, one per installation
-            props.put("gantry.billing.data-dir", config.dataDir().resolve("billing").toString());
+            props.put("gantry.billing.data-dir", config.dataDir().resolve(suffixed("billing", spec)).toString());
         }
         props.putAll(spec.properties());
         return props;
+    }
+
+    /** A directory of one instance: {@code name} for the first, {@code name-k} for the others. */
+    private static String suffixed(String name, ServiceSpec spec) {
+        return spec.instance() == 0 ? name : name + "-" + spec.instance();
+    }
+
+    private List<ServiceProcess> all() {
+        return services.values().stream().flatMap(List::stream).toList();
     }
 
     private Path jarOf(String service) {
@@ -180,10 +208,12 @@ public final class DevCluster implements AutoCloseable {
                 throw new IllegalStateException(p.name() + " exited during start; see " + p.logFile());
             }
             try {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url(p.name()) + "/health"))
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url(p.name(), p.spec().instance())
+                                + "/health"))
                         .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
                 if (r.statusCode() == 200) {
-                    log(p.name() + " is up on " + url(p.name()));
+                    log(p.name() + (p.spec().instance() == 0 ? "" : " #" + p.spec().instance()) + " is up on "
+                            + url(p.name(), p.spec().instance()));
                     return;
                 }
             } catch (IOException e) {
@@ -245,12 +275,27 @@ public final class DevCluster implements AutoCloseable {
         return HexFormat.of().formatHex(b);
     }
 
+    /** The first instance's HTTP base URL. */
     public String url(String service) {
-        return "http://127.0.0.1:" + services.get(service).spec().port();
+        return url(service, 0);
     }
 
+    public String url(String service, int instance) {
+        return "http://127.0.0.1:" + service(service, instance).spec().port();
+    }
+
+    /** The first instance of a service. */
     public ServiceProcess service(String name) {
-        return services.get(name);
+        return service(name, 0);
+    }
+
+    public ServiceProcess service(String name, int instance) {
+        return services.get(name).get(instance);
+    }
+
+    /** Processes per service. */
+    public int instances() {
+        return config.instances();
     }
 
     public Tokens tokens() {
@@ -277,10 +322,15 @@ public final class DevCluster implements AutoCloseable {
 
     /** Restarts one service (e.g. after the test killed it) and waits until it is healthy again. */
     public void restart(String name) throws Exception {
+        restart(name, 0);
+    }
+
+    /** Restarts one instance of a service and waits until it is healthy again. */
+    public void restart(String name, int instance) throws Exception {
         if (shuttingDown) {
             throw new IllegalStateException("shutting down");
         }
-        ServiceProcess p = services.get(name);
+        ServiceProcess p = service(name, instance);
         p.stop(Duration.ofSeconds(20));
         p.start();
         awaitHealthy(p, Duration.ofSeconds(120));
@@ -293,7 +343,7 @@ public final class DevCluster implements AutoCloseable {
     public void crashAllButKafka() throws InterruptedException {
         List<ProcessHandle> pg = postgresProcesses();
         pg.forEach(ProcessHandle::destroyForcibly);
-        for (ServiceProcess p : services.values()) {
+        for (ServiceProcess p : all()) {
             p.kill();
         }
         awaitGone(pg);
@@ -346,10 +396,10 @@ public final class DevCluster implements AutoCloseable {
     /** Starts PostgreSQL and every service again after {@link #crashAllButKafka()}. */
     public void recoverFromCrash() throws Exception {
         postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
-        for (ServiceProcess p : services.values()) {
+        for (ServiceProcess p : all()) {
             p.start();
         }
-        for (ServiceProcess p : services.values()) {
+        for (ServiceProcess p : all()) {
             awaitHealthy(p, Duration.ofSeconds(120));
         }
     }
@@ -357,7 +407,7 @@ public final class DevCluster implements AutoCloseable {
     @Override
     public void close() {
         shuttingDown = true;
-        List<ServiceProcess> reversed = new ArrayList<>(services.values());
+        List<ServiceProcess> reversed = new ArrayList<>(all());
         java.util.Collections.reverse(reversed);
         for (ServiceProcess p : reversed) {
             p.stop(Duration.ofSeconds(20));

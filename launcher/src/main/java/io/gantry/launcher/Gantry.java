@@ -23,6 +23,8 @@ public final class Gantry {
                                       placement 8082, recovery 8083, billing 8084)
               --kafka-port N          Kafka client port (default 9092)
               --kafka-brokers N       Kafka brokers in this JVM (default 1); 3: replication factor 3, min.insync.replicas 2
+              --instances N           processes per service, 1-3 (default 1); instance k listens on port + 5k + i:
+                                      one owns queue/placement/recovery work, the others stand by and forward
               --postgres-port N       PostgreSQL port (default 15432)
               --backend NAME          simulated (default), local (runs tenants' commands on this host!),
                                       kubernetes (pods on the cluster of --kubeconfig) or slurm (batch jobs on the
@@ -73,7 +75,8 @@ public final class Gantry {
         DevCluster.Config config = new DevCluster.Config(dataDir, repo,
                 Integer.parseInt(opts.getOrDefault("kafka-port", "9092")),
                 Integer.parseInt(opts.getOrDefault("postgres-port", "15432")), port, props,
-                opts.getOrDefault("service-heap", "256m"), Integer.parseInt(opts.getOrDefault("kafka-brokers", "1")));
+                opts.getOrDefault("service-heap", "256m"), Integer.parseInt(opts.getOrDefault("kafka-brokers", "1")),
+                Integer.parseInt(opts.getOrDefault("instances", "1")));
 
         DevCluster cluster = new DevCluster(config);
         CountDownLatch stopped = new CountDownLatch(1);
@@ -176,15 +179,18 @@ public final class Gantry {
     private static void supervise(DevCluster cluster, CountDownLatch stopped) throws InterruptedException {
         Map<String, Deque<Long>> restarts = new HashMap<>();
         while (!stopped.await(2, TimeUnit.SECONDS)) {
-            for (String name : DevCluster.SERVICES) {
-                ServiceProcess p = cluster.service(name);
+            for (int k = 0; k < cluster.instances() * DevCluster.SERVICES.size(); k++) {
+                String service = DevCluster.SERVICES.get(k % DevCluster.SERVICES.size());
+                int instance = k / DevCluster.SERVICES.size();
+                ServiceProcess p = cluster.service(service, instance);
+                String name = service + (instance == 0 ? "" : " #" + instance);
                 if (cluster.isShuttingDown()) {
                     return;
                 }
                 if (p.isAlive()) {
                     continue;
                 }
-                Deque<Long> recent = restarts.computeIfAbsent(name, k -> new ArrayDeque<>());
+                Deque<Long> recent = restarts.computeIfAbsent(name, n -> new ArrayDeque<>());
                 long now = System.currentTimeMillis();
                 while (!recent.isEmpty() && now - recent.peekFirst() > 60_000) {
                     recent.removeFirst();
@@ -195,7 +201,7 @@ public final class Gantry {
                 recent.addLast(now);
                 DevCluster.log(name + " exited; restarting (see " + p.logFile() + ")");
                 try {
-                    cluster.restart(name);
+                    cluster.restart(service, instance);
                 } catch (Exception e) {
                     DevCluster.log(name + " failed to restart: " + e.getMessage());
                 }
@@ -204,7 +210,7 @@ public final class Gantry {
     }
 
     static Map<String, String> parse(String[] args) {
-        List<String> known = List.of("data-dir", "port", "kafka-port", "kafka-brokers", "postgres-port", "backend", "cluster", "speedup",
+        List<String> known = List.of("data-dir", "port", "kafka-port", "kafka-brokers", "instances", "postgres-port", "backend", "cluster", "speedup",
                 "heartbeat-timeout", "gpu-quota", "queue-config", "service-heap", "local-gpus", "local-gpu-model",
                 "kubeconfig", "namespace", "image", "slurm-conf", "slurm-partition", "pool");
         Map<String, String> opts = CliArgs.parse(args, 1, known, List.of(), List.of("pool"), USAGE, Gantry::fail);
@@ -215,6 +221,9 @@ public final class Gantry {
         }
         if (opts.containsKey("kafka-brokers") && !opts.get("kafka-brokers").matches("[1-9]")) {
             fail("--kafka-brokers must be a number from 1 to 9");
+        }
+        if (opts.containsKey("instances") && !opts.get("instances").matches("[1-3]")) {
+            fail("--instances must be 1, 2 or 3");
         }
         if (opts.containsKey("backend") && !BACKENDS.contains(opts.get("backend"))) {
             fail("--backend must be simulated, local, kubernetes or slurm");

@@ -15,7 +15,12 @@ final class Api {
     static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    record Response(int status, String contentType, JsonNode body) {
+    /** @param servedBy the instance that answered, when a standby forwarded the request ({@code Gantry-Served-By}) */
+    record Response(int status, String contentType, JsonNode body, String servedBy) {
+        Response(int status, String contentType, JsonNode body) {
+            this(status, contentType, body, null);
+        }
+
         String text(String field) {
             JsonNode n = body.path(field);
             return n.isMissingNode() || n.isNull() ? null : n.asText();
@@ -60,7 +65,8 @@ final class Api {
             }
             HttpResponse<String> r = HTTP.send(b.timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString());
             JsonNode body = r.body() == null || r.body().isBlank() ? JSON.nullNode() : JSON.readTree(r.body());
-            return new Response(r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), body);
+            return new Response(r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), body,
+                    r.headers().firstValue("Gantry-Served-By").orElse(null));
         } catch (IOException e) {
             throw new IllegalStateException(e);
         } catch (InterruptedException e) {

@@ -204,6 +204,11 @@ public final class EventProcessor implements AutoCloseable {
                 backoff = 500;
             } catch (OwnershipLost e) {
                 LOG.info("{} processor: {}; restarting as a standby", owner.id(), e.getMessage());
+            } catch (org.apache.kafka.clients.consumer.CommitFailedException e) {
+                // an instance joined or left while a transaction was open: the group's generation moved, the broker
+                // refused the batch's offsets and the transaction is aborted, so the state is rebuilt without it
+                LOG.warn("{} processor: a rebalance refused the batch's offsets ({}); rebuilding state", owner.id(),
+                        e.getMessage());
             } catch (WakeupException e) {
                 if (running) {
                     LOG.warn("{} processor woken up unexpectedly; restarting", owner.id());
@@ -222,7 +227,12 @@ public final class EventProcessor implements AutoCloseable {
     private void runOnce() throws Exception {
         KafkaTopics.ensureAll(bootstrap, partitions);
         KafkaProducer<String, byte[]> producer = null;
-        try (KafkaConsumer<String, byte[]> c = newConsumer(groupId)) {
+        // shared work: the inputs that are also restored (the views every instance keeps whole) are followed by
+        // each instance on its own; the others are shared out by the group
+        List<Topic<?>> followed = singleOwner ? List.of() : inputs.stream().filter(restoreTopics::contains).toList();
+        List<Topic<?>> shared = inputs.stream().filter(t -> !followed.contains(t)).toList();
+        try (KafkaConsumer<String, byte[]> c = newConsumer(groupId);
+             KafkaConsumer<String, byte[]> follower = followed.isEmpty() ? null : newConsumer(null)) {
             this.consumer = c;
             EventHandler h = null;
             Sink sink = null;
@@ -230,14 +240,20 @@ public final class EventProcessor implements AutoCloseable {
                 // shared work (at-least-once, by partition): every instance restores and handles its share at once
                 producer = newProducer();
                 h = handlerFactory.get();
-                restore(h);
+                Map<TopicPartition, Long> restoredTo = restore(h);
                 sink = new Sink(producer);
                 EventHandler restored = h;
                 Sink s = sink;
                 runInBatch(producer, sink, () -> restored.restored(s), Map.of());
+                if (follower != null) {
+                    List<TopicPartition> parts = restoredTo.keySet().stream()
+                            .filter(tp -> followed.stream().anyMatch(t -> t.name().equals(tp.topic()))).toList();
+                    follower.assign(parts);
+                    parts.forEach(tp -> follower.seek(tp, restoredTo.get(tp)));
+                }
             }
             CatchUp catchUp = new CatchUp(c);
-            c.subscribe(inputs.stream().map(Topic::name).toList(), catchUp);
+            c.subscribe(shared.stream().map(Topic::name).toList(), catchUp);
             if (!singleOwner) {
                 ready.countDown();
                 LOG.info("{} processor ready: inputs {}", owner.id(), inputs);
@@ -245,6 +261,8 @@ public final class EventProcessor implements AutoCloseable {
             Instant nextTick = clock.instant();
             while (running) {
                 ConsumerRecords<String, byte[]> records = c.poll(Duration.ofMillis(Math.min(100, tickInterval.toMillis())));
+                ConsumerRecords<String, byte[]> tail = follower == null ? ConsumerRecords.empty()
+                        : follower.poll(Duration.ZERO);
                 if (singleOwner) {
                     if (h != null && catchUp.revoked) {
                         throw new OwnershipLost();
@@ -285,12 +303,15 @@ public final class EventProcessor implements AutoCloseable {
                 boolean tickDue = !now.isBefore(nextTick);
                 // checked after the records are handled: caught up means this poll's records are in the state
                 boolean caughtUpNow = catchUp.reached();
-                if (records.isEmpty() && commands.isEmpty() && !tickDue && !caughtUpNow) {
+                if (records.isEmpty() && tail.isEmpty() && commands.isEmpty() && !tickDue && !caughtUpNow) {
                     continue;
                 }
                 EventHandler handler = h;
                 Sink out = sink;
                 runInBatch(producer, sink, () -> {
+                    for (ConsumerRecord<String, byte[]> r : tail) {
+                        handleRecord(handler, out, r);
+                    }
                     for (ConsumerRecord<String, byte[]> r : records) {
                         handleRecord(handler, out, r);
                         offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
@@ -461,9 +482,10 @@ public final class EventProcessor implements AutoCloseable {
         sink.sendRaw(new ProducerRecord<>(Topics.deadLetter(owner).name(), null, r.key(), r.value(), headers));
     }
 
-    private void restore(EventHandler h) {
+    /** Reads the restore topics from their beginning to their ends as of now; returns those ends. */
+    private Map<TopicPartition, Long> restore(EventHandler h) {
         if (restoreTopics.isEmpty()) {
-            return;
+            return Map.of();
         }
         try (KafkaConsumer<String, byte[]> reader = newConsumer(null)) {
             List<TopicPartition> partitions = new ArrayList<>();
@@ -494,6 +516,7 @@ public final class EventProcessor implements AutoCloseable {
                 }
             }
             LOG.info("{} restored state from {} records of {}", owner.id(), count, restoreTopics);
+            return end;
         }
     }
 

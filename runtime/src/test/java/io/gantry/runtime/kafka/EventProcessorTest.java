@@ -291,6 +291,70 @@ class EventProcessorTest {
         assertThat(b.isOwner()).isTrue();
     }
 
+    /** At-least-once: remembers the cancelled jobs it sees on queue.job-events and counts the requests it handled. */
+    static final class SharingHandler implements EventHandler {
+        final Set<String> seenCancelled = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        final Set<String> requests = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        @Override
+        public void restore(Topic<?> topic, String key, Object value) {
+            seenCancelled.add(key);
+        }
+
+        @Override
+        public void handle(Topic<?> topic, String key, Object value, Output out) {
+            if (topic.equals(Topics.QUEUE_JOB_EVENTS)) {
+                seenCancelled.add(key);
+            } else {
+                requests.add(key);
+            }
+        }
+    }
+
+    @Test
+    void instancesThatShareTheWorkEachFollowTheTopicsTheyRestoreWholeAndSplitTheOthers() throws Exception {
+        String group = "share-" + UUID.randomUUID();
+        List<SharingHandler> handlers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<EventProcessor> instances = new ArrayList<>();
+        for (String id : List.of("a", "b")) {
+            EventProcessor p = EventProcessor.builder(Service.ADMISSION, kafka.bootstrapServers())
+                    .groupId(group).instanceId(id).transactional(false)
+                    .inputs(Topics.ADMISSION_JOB_EVENTS, Topics.QUEUE_JOB_EVENTS)
+                    .restoreFrom(Topics.QUEUE_JOB_EVENTS)
+                    .partitions(2)
+                    .handler(() -> {
+                        SharingHandler h = new SharingHandler();
+                        handlers.add(h);
+                        return h;
+                    })
+                    .build().start();
+            started.add(p);
+            instances.add(p);
+            assertThat(p.awaitReady(Duration.ofSeconds(30))).isTrue();
+        }
+        assertThat(instances).allMatch(EventProcessor::isOwner);
+        String job = "job-" + UUID.randomUUID();
+        try (KafkaProducer<String, byte[]> producer = producer()) {
+            producer.send(new ProducerRecord<>(Topics.QUEUE_JOB_EVENTS.name(), job,
+                    AvroWire.encode(Topics.QUEUE_JOB_EVENTS, QueueJobEvent.newBuilder()
+                            .setEventId(UUID.randomUUID().toString()).setJobId(job).setOccurredAt(Instant.now())
+                            .setPayload(new JobCancelled("a", 0, "a", null)).build()))).get();
+        }
+        // both instances see a new record of a topic they keep whole, whoever holds its partition in the group
+        await().atMost(20, TimeUnit.SECONDS).until(() -> handlers.size() == 2
+                && handlers.stream().allMatch(h -> h.seenCancelled.contains(job)));
+        List<String> requests = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            requests.add("job-" + UUID.randomUUID());
+            sendCancel(requests.get(i), "a");
+        }
+        await().atMost(20, TimeUnit.SECONDS).until(() -> handlers.stream()
+                .mapToLong(h -> requests.stream().filter(h.requests::contains).count()).sum() >= requests.size());
+        // the other inputs are shared out: each request handled by one instance
+        assertThat(handlers.stream().mapToLong(h -> requests.stream().filter(h.requests::contains).count()).sum())
+                .isEqualTo(requests.size());
+    }
+
     private static AdmissionJobEvent cancel(String job, String tenant) {
         return AdmissionJobEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(job)
                 .setOccurredAt(Instant.now()).setPayload(new JobCancelRequested(tenant, tenant)).build();

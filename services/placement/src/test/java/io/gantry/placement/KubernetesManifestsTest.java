@@ -220,9 +220,16 @@ class KubernetesManifestsTest {
             Container c = container(d);
             Map<String, String> podLabels = d.getSpec().getTemplate().getMetadata().getLabels();
 
-            // one instance per service (one transactional id, one consumer of every partition): never two at once
-            assertThat(d.getSpec().getReplicas()).as(name + " replicas").isEqualTo(1);
-            assertThat(d.getSpec().getStrategy().getType()).as(name + ": no surge pod beside the old one").isEqualTo("Recreate");
+            // two instances: one owns a stateful service's work and the other stands by (admission and billing share
+            // the partitions); an update starts the new pod before the old one stops, each with its own instance id
+            // (static group membership) and the address the other forwards requests to
+            assertThat(d.getSpec().getReplicas()).as(name + " replicas").isEqualTo(2);
+            assertThat(d.getSpec().getStrategy().getType()).as(name + " strategy").isEqualTo("RollingUpdate");
+            assertThat(d.getSpec().getStrategy().getRollingUpdate().getMaxUnavailable().getIntVal())
+                    .as(name + ": the old pod stops only once the new one is up").isZero();
+            assertThat(env(c).get("GANTRY_INSTANCE_ID").getValue()).isEqualTo("$(POD_NAME)");
+            assertThat(env(c).get("POD_NAME").getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.name");
+            assertThat(env(c).get("POD_IP").getValueFrom().getFieldRef().getFieldPath()).isEqualTo("status.podIP");
 
             // the image deploy/service.Dockerfile builds over target/gantry-<service>.jar, at the project's version
             assertThat(c.getImage()).isEqualTo("gantry-" + name + ":" + version);
@@ -236,6 +243,7 @@ class KubernetesManifestsTest {
             });
             Map<String, EnvVar> env = env(c);
             assertThat(env.get("MICRONAUT_SERVER_PORT").getValue()).isEqualTo(String.valueOf(port));
+            assertThat(env.get("GANTRY_INSTANCE_ADVERTISED_URL").getValue()).isEqualTo("http://$(POD_IP):" + port);
             assertThat(env.get("MICRONAUT_SERVER_HOST").getValue()).as("the services listen on loopback unless told")
                     .isEqualTo("0.0.0.0");
 
@@ -303,7 +311,8 @@ class KubernetesManifestsTest {
             Set<String> keys = keysOf(name);
             Map<String, EnvVar> env = env(container(find(all, Deployment.class, "gantry-" + name)));
             env.forEach((var, e) -> {
-                if (var.equals(JVM_OPTIONS)) {
+                if (var.equals(JVM_OPTIONS) || var.startsWith("POD_")) {
+                    // the pod's own name and address, for the variables below that set keys
                     return;
                 }
                 assertThat(keys).as("%s: %s sets a key the service reads (application.yml or its README)", name, var)

@@ -21,8 +21,8 @@ public class AdmissionProcessor implements AutoCloseable {
 
     public AdmissionProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
                               @Value("${gantry.kafka.partitions:1}") int partitions,
-                              JobStore store, ClusterLimitsHolder limits) {
-        this.processor = EventProcessor.builder(Service.ADMISSION, bootstrap)
+                              JobStore store, ClusterLimitsHolder limits, io.gantry.runtime.http.Instance instance) {
+        this.processor = instance.configure(EventProcessor.builder(Service.ADMISSION, bootstrap))
                 .transactional(false)
                 .inputs(AdmissionHandler.inputs())
                 .restoreFrom(AdmissionHandler.restoreTopics())

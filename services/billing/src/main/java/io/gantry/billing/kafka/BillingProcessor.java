@@ -22,9 +22,10 @@ public class BillingProcessor implements AutoCloseable {
 
     public BillingProcessor(Ledger ledger, BillingStore store, KnownModels models,
                             @Value("${kafka.bootstrap.servers}") String bootstrap,
-                            @Value("${gantry.kafka.partitions:1}") int partitions) {
+                            @Value("${gantry.kafka.partitions:1}") int partitions,
+                            io.gantry.runtime.http.Instance instance) {
         Clock clock = Clock.systemUTC();
-        this.processor = EventProcessor.builder(Service.BILLING, bootstrap)
+        this.processor = instance.configure(EventProcessor.builder(Service.BILLING, bootstrap))
                 .inputs(Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.ADMISSION_JOB_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
                         Topics.PLACEMENT_NODE_EVENTS, Topics.PLACEMENT_UTILISATION_EVENTS)
                 .restoreFrom(Topics.PLACEMENT_NODE_EVENTS)

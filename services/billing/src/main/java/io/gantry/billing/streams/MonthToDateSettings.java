@@ -48,6 +48,9 @@ public record MonthToDateSettings(String bootstrap, int partitions, String appli
         // timeout (45 s) before it gets the partitions; with in-memory stores there is nothing local to come back to,
         // so it leaves at once and the next instance (or a second billing) takes over without that wait
         p.put(StreamsConfig.mainConsumerPrefix("internal.leave.group.on.close"), true);
+        // with several billing instances each keeps a standby copy of the stores it does not own, so any instance
+        // answers the month-to-date view (from a copy at most a commit interval behind)
+        p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
         return p;
     }
 }

@@ -217,8 +217,9 @@ public class MonthToDateStreams implements AutoCloseable {
             throw new NotQueryable("the month-to-date aggregation is " + state);
         }
         try {
+            // the active stores and the standby copies on this instance: every partition's, with two instances
             return streams.store(StoreQueryParameters.fromNameAndType(MonthToDateTopology.TOTALS_STORE,
-                    QueryableStoreTypes.keyValueStore()));
+                    QueryableStoreTypes.<String, MonthToDate.Totals>keyValueStore()).enableStaleStores());
         } catch (InvalidStateStoreException e) {
             throw new NotQueryable(e.getMessage());
         }

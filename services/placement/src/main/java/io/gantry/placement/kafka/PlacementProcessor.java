@@ -29,7 +29,7 @@ import java.util.function.Function;
  * then consumes the queue's job, preemption and capacity-reservation events and recovery's node events.
  */
 @Context
-public class PlacementProcessor implements AutoCloseable {
+public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http.OwnedWork {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementProcessor.class);
 
     private final EventProcessor processor;
@@ -46,10 +46,11 @@ public class PlacementProcessor implements AutoCloseable {
                             @Value("${gantry.placement.reservations.grace-period:30s}") Duration drainGrace,
                             @Value("${gantry.placement.utilisation.sample-every:10s}") Duration utilisationEvery,
                             @Value("${gantry.placement.utilisation.window:5m}") Duration utilisationWindow,
-                            @Value("${gantry.placement.utilisation.idle-percent:5}") int idlePercent) {
+                            @Value("${gantry.placement.utilisation.idle-percent:5}") int idlePercent,
+                            io.gantry.runtime.http.Instance instance) {
         this.pools = pools.pools();
         this.typicalGpus = List.copyOf(typicalGpus);
-        this.processor = EventProcessor.builder(Service.PLACEMENT, bootstrap)
+        this.processor = instance.configure(EventProcessor.builder(Service.PLACEMENT, bootstrap))
                 .loop(loop(this.pools, clock, restoreDispatches, this.typicalGpus, tickInterval,
                         (int) drainGrace.toSeconds(), new PlacementHandler.UtilisationSettings(utilisationEvery,
                                 utilisationWindow, idlePercent))
@@ -157,8 +158,14 @@ public class PlacementProcessor implements AutoCloseable {
         return typicalGpus;
     }
 
+    /** Whether this instance owns placement's work and has its state (a standby forwards its requests). */
     public boolean isReady() {
-        return processor.isReady();
+        return processor.isOwner();
+    }
+
+    @Override
+    public io.gantry.runtime.kafka.Ownership ownership() {
+        return processor.ownership();
     }
 
     @PreDestroy

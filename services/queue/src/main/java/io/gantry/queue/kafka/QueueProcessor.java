@@ -27,19 +27,19 @@ import java.util.function.Function;
 
 /** Starts the queue's event loop with the application and gives HTTP a safe way to read the core. */
 @Context
-public class QueueProcessor implements AutoCloseable {
+public class QueueProcessor implements AutoCloseable, io.gantry.runtime.http.OwnedWork {
     private final EventProcessor processor;
     private volatile QueueHandler handler;
 
     public QueueProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
                           @Value("${gantry.kafka.partitions:1}") int partitions,
-                          QueueConfig config) {
+                          QueueConfig config, io.gantry.runtime.http.Instance instance) {
         Clock clock = Clock.systemUTC();
         // topics first: the configuration history is read before the loop starts, and invalid settings stop the
         // start here, with their message
         KafkaTopics.ensureAll(bootstrap, partitions);
         LiveConfig.startup(config, LiveConfig.readHistory(bootstrap), clock.instant(), false);
-        this.processor = EventProcessor.builder(Service.QUEUE, bootstrap)
+        this.processor = instance.configure(EventProcessor.builder(Service.QUEUE, bootstrap))
                 .loop(loop(config, () -> TopicReader.readAll(bootstrap, Topics.QUEUE_CONFIG_EVENTS), clock)
                         .observed(h -> handler = (QueueHandler) h))
                 .partitions(partitions)
@@ -99,8 +99,14 @@ public class QueueProcessor implements AutoCloseable {
         return processor.<T>submit(out -> command.apply(handler, out)).get(30, TimeUnit.SECONDS);
     }
 
+    /** Whether this instance owns the queue's work and has its state (a standby forwards its requests). */
     public boolean isReady() {
-        return processor.isReady();
+        return processor.isOwner();
+    }
+
+    @Override
+    public io.gantry.runtime.kafka.Ownership ownership() {
+        return processor.ownership();
     }
 
     @PreDestroy

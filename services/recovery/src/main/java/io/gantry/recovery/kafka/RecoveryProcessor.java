@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * that never failed are watched again after a restart.
  */
 @Context
-public class RecoveryProcessor implements AutoCloseable {
+public class RecoveryProcessor implements AutoCloseable, io.gantry.runtime.http.OwnedWork {
     private final EventProcessor processor;
     private final AtomicReference<RecoveryHandler> current = new AtomicReference<>();
 
@@ -34,7 +34,8 @@ public class RecoveryProcessor implements AutoCloseable {
                              @Value("${gantry.recovery.phi-threshold:8.0}") double phiThreshold,
                              @Value("${gantry.recovery.health.cordon-scope:device}") String cordonScope,
                              @Value("${gantry.recovery.health.drain-after:3}") int drainAfter,
-                             @Value("${gantry.recovery.health.drain-window:1h}") Duration drainWindow) {
+                             @Value("${gantry.recovery.health.drain-window:1h}") Duration drainWindow,
+                             io.gantry.runtime.http.Instance instance) {
         if (!cordonScope.equals("device") && !cordonScope.equals("node")) {
             throw new io.micronaut.context.exceptions.ConfigurationException(
                     "gantry.recovery.health.cordon-scope must be `device` or `node`, was " + cordonScope);
@@ -46,7 +47,7 @@ public class RecoveryProcessor implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new io.micronaut.context.exceptions.ConfigurationException("gantry.recovery: " + e.getMessage(), e);
         }
-        this.processor = EventProcessor.builder(Service.RECOVERY, bootstrap)
+        this.processor = instance.configure(EventProcessor.builder(Service.RECOVERY, bootstrap))
                 .loop(loop(policy, Clock.systemUTC(), checkInterval).observed(h -> current.set((RecoveryHandler) h)))
                 .clock(Clock.systemUTC())
                 .partitions(partitions)
@@ -87,8 +88,14 @@ public class RecoveryProcessor implements AutoCloseable {
         return processor.submit(out -> current.get().watching());
     }
 
+    /** Whether this instance owns recovery's work and has its state (a standby forwards its requests). */
     public boolean isReady() {
-        return processor.isReady();
+        return processor.isOwner();
+    }
+
+    @Override
+    public io.gantry.runtime.kafka.Ownership ownership() {
+        return processor.ownership();
     }
 
     @PreDestroy

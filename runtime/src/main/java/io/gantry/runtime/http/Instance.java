@@ -1,0 +1,57 @@
+package io.gantry.runtime.http;
+
+import io.gantry.runtime.kafka.EventProcessor;
+import io.micronaut.context.annotation.Value;
+import io.micronaut.context.exceptions.ConfigurationException;
+import jakarta.inject.Singleton;
+
+import java.time.Duration;
+
+/**
+ * This process among the instances of its service: its id ({@code gantry.instance.id}: static group membership, so a
+ * restarted instance takes its place back at once; unique per live instance, e.g. the pod name; empty: a dynamic
+ * member), the URL the other instances reach its HTTP API at ({@code gantry.instance.advertised-url}; default
+ * {@code http://127.0.0.1:<micronaut.server.port>}), and how long its consumer group waits for a silent member before
+ * moving its work ({@code gantry.kafka.session-timeout}, 6 s to 5 min, default 10 s: the bound on a failover's wait).
+ */
+@Singleton
+public final class Instance {
+    private static final java.util.regex.Pattern ID = java.util.regex.Pattern.compile("[A-Za-z0-9._-]{1,64}");
+    private final String id;
+    private final String advertisedUrl;
+    private final Duration sessionTimeout;
+
+    public Instance(@Value("${gantry.instance.id:}") String id,
+                    @Value("${gantry.instance.advertised-url:}") String advertisedUrl,
+                    @Value("${micronaut.server.port:8080}") int port,
+                    @Value("${gantry.kafka.session-timeout:10s}") Duration sessionTimeout) {
+        if (!id.isEmpty() && !ID.matcher(id).matches()) {
+            throw new ConfigurationException("gantry.instance.id must be 1-64 letters, digits, '.', '_' or '-', was `"
+                    + id + "`");
+        }
+        if (sessionTimeout.compareTo(Duration.ofSeconds(6)) < 0 || sessionTimeout.compareTo(Duration.ofMinutes(5)) > 0) {
+            throw new ConfigurationException("gantry.kafka.session-timeout must be from 6s (the broker's minimum) to 5m,"
+                    + " was " + sessionTimeout);
+        }
+        if (!advertisedUrl.isEmpty() && !advertisedUrl.matches("https?://[^/\\s]+")) {
+            throw new ConfigurationException("gantry.instance.advertised-url must be http(s)://host[:port] without a "
+                    + "path, was `" + advertisedUrl + "`");
+        }
+        this.id = id;
+        this.advertisedUrl = !advertisedUrl.isEmpty() ? advertisedUrl : port > 0 ? "http://127.0.0.1:" + port : "";
+        this.sessionTimeout = sessionTimeout;
+    }
+
+    /** The builder with this instance's id, address and session timeout. */
+    public EventProcessor.Builder configure(EventProcessor.Builder b) {
+        return b.instanceId(id).advertisedUrl(advertisedUrl).sessionTimeout(sessionTimeout);
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public String advertisedUrl() {
+        return advertisedUrl;
+    }
+}
