@@ -54,6 +54,13 @@ final class Api {
         return send(b);
     }
 
+    /** A PUT of a body in any media type, e.g. a YAML configuration. */
+    Response put(String path, String body, String contentType) {
+        return send(HttpRequest.newBuilder(URI.create(base + path))
+                .header("Content-Type", contentType)
+                .PUT(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
     Response delete(String path) {
         return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE());
     }

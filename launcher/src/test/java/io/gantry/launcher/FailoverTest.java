@@ -75,6 +75,18 @@ class FailoverTest extends FaultSuite {
                 throw new AssertionError(service + ": " + e, e);
             }
         });
+        // a write with a body goes through too, and the owner's refusal comes back as it was
+        try {
+            int owner = holder("gantry-queue", -1);
+            Api.Response refused = new Api(cluster.url("queue", 1 - owner), "admin-token-0009")
+                    .put("/v1/admin/queue-config", "queues: 7\n", "application/yaml");
+            assertThat(refused.status()).isEqualTo(400);
+            assertThat(refused.contentType()).startsWith("application/problem+json");
+            assertThat(refused.servedBy()).isEqualTo(cluster.url("queue", owner));
+            assertThat(refused.body().path("errors").path(0).path("field").asText()).isNotEmpty();
+        } catch (Exception e) {
+            throw new AssertionError("queue: " + e, e);
+        }
     }
 
     @Test

@@ -128,11 +128,23 @@ abstract class FaultSuite {
         long hit = System.currentTimeMillis();
         fault.run();
         long back = System.currentTimeMillis();
+        return measureThenPause(watchers, () -> {
+            long consuming = group == null ? -1 : awaitTakenOver(group, before);
+            long flowing = ends.awaitOneAtOrAfter(Math.max(back, consuming), FLOWING_AGAIN_WITHIN);
+            return new Fault(what, hit, back, consuming, flowing);
+        });
+    }
+
+    interface Measure {
+        Fault run() throws InterruptedException;
+    }
+
+    /** Measures a fault's recovery in the background and returns after the pause between faults. */
+    static CompletableFuture<Fault> measureThenPause(ExecutorService watchers, Measure measure)
+            throws InterruptedException {
         CompletableFuture<Fault> measured = CompletableFuture.supplyAsync(() -> {
             try {
-                long consuming = group == null ? -1 : awaitTakenOver(group, before);
-                long flowing = ends.awaitOneAtOrAfter(Math.max(back, consuming), FLOWING_AGAIN_WITHIN);
-                return new Fault(what, hit, back, consuming, flowing);
+                return measure.run();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException(e);
@@ -191,17 +203,8 @@ abstract class FaultSuite {
         }
         long takenOver = taken;
         cluster.restart(service, owner);
-        CompletableFuture<Fault> measured = CompletableFuture.supplyAsync(() -> {
-            try {
-                long flowing = takenOver < 0 ? -1 : ends.awaitOneAtOrAfter(takenOver, FLOWING_AGAIN_WITHIN);
-                return new Fault("kill -9 " + service + " #" + owner, hit, takenOver, takenOver, flowing);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-        }, watchers);
-        TimeUnit.MILLISECONDS.sleep(BETWEEN_FAULTS.toMillis());
-        return measured;
+        return measureThenPause(watchers, () -> new Fault("kill -9 " + service + " #" + owner, hit, takenOver,
+                takenOver, takenOver < 0 ? -1 : ends.awaitOneAtOrAfter(takenOver, FLOWING_AGAIN_WITHIN)));
     }
 
     /**

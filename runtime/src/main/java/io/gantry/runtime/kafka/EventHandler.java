@@ -33,6 +33,14 @@ public interface EventHandler {
     default void caughtUp(Instant now, Output out) {
     }
 
+    /**
+     * Called once a batch's records (and commands) are handled, before its offsets commit: a handler that buffers
+     * its writes (one database transaction per batch rather than per record) writes them here. Throwing a
+     * {@link TransientFailureException} restarts the loop, which handles the batch again.
+     */
+    default void batchHandled(Output out) {
+    }
+
     /** Called about every tick interval, for time-driven decisions (timeouts, simulated runs). */
     default void tick(Instant now, Output out) {
     }

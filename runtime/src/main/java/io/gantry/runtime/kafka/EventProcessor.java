@@ -322,6 +322,7 @@ public final class EventProcessor implements AutoCloseable {
                         command.run();
                         done.add(command);
                     }
+                    handler.batchHandled(out);
                     if (caughtUpNow) {
                         LOG.info("{} processor caught up with its inputs {}", owner.id(), c.assignment());
                         handler.caughtUp(now, out);

@@ -222,6 +222,7 @@ public final class LogDriver {
                 }
                 consumed.put(e.topic(), e.offset() + 1);
             }
+            s.handler.batchHandled(out);
             if (s.pendingCaughtUp && reached(s, consumed)) {
                 s.pendingCaughtUp = false;
                 s.handler.caughtUp(clock.instant(), out);

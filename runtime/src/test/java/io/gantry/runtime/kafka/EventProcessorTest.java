@@ -108,6 +108,11 @@ class EventProcessorTest {
         return p;
     }
 
+    private static EventProcessor ready(EventProcessor p) throws InterruptedException {
+        assertThat(p.awaitReady(Duration.ofSeconds(30))).isTrue();
+        return p;
+    }
+
     @AfterEach
     void stop() {
         started.forEach(EventProcessor::close);
@@ -210,10 +215,8 @@ class EventProcessorTest {
         Duration session = Duration.ofSeconds(6);
         ToyHandler[] ha = new ToyHandler[1];
         ToyHandler[] hb = new ToyHandler[1];
-        EventProcessor a = processor(group, ha, "a", session);
-        assertThat(a.awaitReady(Duration.ofSeconds(30))).isTrue();
-        EventProcessor b = processor(group, hb, "b", session);
-        assertThat(b.awaitReady(Duration.ofSeconds(30))).isTrue();
+        EventProcessor a = ready(processor(group, ha, "a", session));
+        EventProcessor b = ready(processor(group, hb, "b", session));
         // the first to join owns the work; one joining later does not move it
         assertThat(a.isOwner()).isTrue();
         assertThat(b.isOwner()).isFalse();
@@ -264,10 +267,8 @@ class EventProcessorTest {
         Duration session = Duration.ofSeconds(30);
         ToyHandler[] ha = new ToyHandler[1];
         ToyHandler[] hb = new ToyHandler[1];
-        EventProcessor a = processor(group, ha, "a", session);
-        assertThat(a.awaitReady(Duration.ofSeconds(30))).isTrue();
-        EventProcessor b = processor(group, hb, "b", session);
-        assertThat(b.awaitReady(Duration.ofSeconds(30))).isTrue();
+        EventProcessor a = ready(processor(group, ha, "a", session));
+        EventProcessor b = ready(processor(group, hb, "b", session));
         assertThat(a.isOwner()).isTrue();
         String job = "job-" + UUID.randomUUID();
         sendCancel(job, "a");

@@ -220,15 +220,57 @@ public class JobStore {
 
     /** Remembers the hash of a run's token (idempotent). */
     public void recordRunToken(String jobId, int attempt, String sha256) {
+        tx.executeWrite(status -> runTokenIn(status.getConnection(), jobId, attempt, sha256));
+    }
+
+    private static int runTokenIn(Connection c, String jobId, int attempt, String sha256) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                INSERT INTO run_tokens (job_id, attempt, sha256) VALUES (?, ?, ?)
+                ON CONFLICT (job_id, attempt) DO NOTHING""")) {
+            ps.setString(1, jobId);
+            ps.setInt(2, attempt);
+            ps.setString(3, sha256);
+            return ps.executeUpdate();
+        }
+    }
+
+    /** One write of the read-model consumer, kept until its batch is written ({@link #writeAll}). */
+    public sealed interface Write {
+    }
+
+    /** {@link #apply(JobEvent)}. */
+    public record Apply(JobEvent event) implements Write {
+    }
+
+    /** {@link #recordRunToken}. */
+    public record RunToken(String jobId, int attempt, String sha256) implements Write {
+    }
+
+    /** {@link #recordCheckpoint}. */
+    public record Checkpoint(CheckpointRow row) implements Write {
+    }
+
+    /**
+     * Every write of a batch of input records, in order, in one database transaction: one commit per batch instead
+     * of one per record. Each write is idempotent as on its own, so a batch redelivered after a crash changes
+     * nothing; if any fails, none is kept.
+     */
+    public void writeAll(List<? extends Write> writes) {
+        if (writes.isEmpty()) {
+            return;
+        }
         tx.executeWrite(status -> {
-            try (PreparedStatement ps = status.getConnection().prepareStatement("""
-                    INSERT INTO run_tokens (job_id, attempt, sha256) VALUES (?, ?, ?)
-                    ON CONFLICT (job_id, attempt) DO NOTHING""")) {
-                ps.setString(1, jobId);
-                ps.setInt(2, attempt);
-                ps.setString(3, sha256);
-                return ps.executeUpdate();
+            Connection c = status.getConnection();
+            for (Write w : writes) {
+                if (w instanceof Apply a) {
+                    applyIn(c, a.event());
+                } else if (w instanceof RunToken t) {
+                    runTokenIn(c, t.jobId(), t.attempt(), t.sha256());
+                } else if (w instanceof Checkpoint k) {
+                    checkpointIn(c, k.row());
+                }
             }
+            return null;
         });
     }
 
@@ -248,21 +290,23 @@ public class JobStore {
 
     /** Records a reported checkpoint once (by its event id); false if it was already in. */
     public boolean recordCheckpoint(CheckpointRow c) {
-        return tx.executeWrite(status -> {
-            try (PreparedStatement ps = status.getConnection().prepareStatement("""
-                    INSERT INTO checkpoints (event_id, job_id, attempt, step, path, size_bytes, save_millis,
-                        committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING""")) {
-                ps.setString(1, c.eventId());
-                ps.setString(2, c.jobId());
-                ps.setInt(3, c.attempt());
-                ps.setLong(4, c.step());
-                ps.setString(5, c.path());
-                ps.setObject(6, c.sizeBytes());
-                ps.setObject(7, c.saveMillis());
-                ps.setObject(8, time(c.committedAt()));
-                return ps.executeUpdate() == 1;
-            }
-        });
+        return tx.executeWrite(status -> checkpointIn(status.getConnection(), c));
+    }
+
+    private static boolean checkpointIn(Connection connection, CheckpointRow c) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("""
+                INSERT INTO checkpoints (event_id, job_id, attempt, step, path, size_bytes, save_millis,
+                    committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING""")) {
+            ps.setString(1, c.eventId());
+            ps.setString(2, c.jobId());
+            ps.setInt(3, c.attempt());
+            ps.setLong(4, c.step());
+            ps.setString(5, c.path());
+            ps.setObject(6, c.sizeBytes());
+            ps.setObject(7, c.saveMillis());
+            ps.setObject(8, time(c.committedAt()));
+            return ps.executeUpdate() == 1;
+        }
     }
 
     /** The job's checkpoints, newest first, at most {@code limit}. */

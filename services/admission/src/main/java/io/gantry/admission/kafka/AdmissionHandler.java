@@ -26,6 +26,9 @@ import io.gantry.runtime.kafka.Output;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * Feeds the job read model from every topic that says something about a job, the cluster limits from the node
  * topic, and the scheduling catalog from the queue's and placement's configuration topics. One instance per
@@ -41,6 +44,8 @@ final class AdmissionHandler implements EventHandler {
     private SchedulingCatalog catalog = SchedulingCatalog.unknown();
     private BudgetGate budgets = BudgetGate.none();
     private CostEstimate.PriceList prices;
+    /** The read-model writes of the batch being handled, in order ({@link #batchHandled}). */
+    private final List<JobStore.Write> pending = new ArrayList<>();
 
     AdmissionHandler(JobStore store, ClusterLimitsHolder limits) {
         this.store = store;
@@ -109,14 +114,29 @@ final class AdmissionHandler implements EventHandler {
         }
         JobEvent event = toJobEvent(topic, value);
         check(event, key);
+        pending.add(new JobStore.Apply(event));
+        if (value instanceof AllocationEvent a && a.getPayload() instanceof AllocationGranted g
+                && g.getRunTokenSha256() != null) {
+            pending.add(new JobStore.RunToken(a.getJobId(), g.getAttempt(), g.getRunTokenSha256()));
+        }
+    }
+
+    /**
+     * The batch's read-model writes, validated one by one as they came, in one database transaction (one commit per
+     * poll, not per record), before the batch's offsets are committed. A database failure restarts the loop, which
+     * redelivers the batch.
+     */
+    @Override
+    public void batchHandled(Output out) {
+        if (pending.isEmpty()) {
+            return;
+        }
         try {
-            store.apply(event);
-            if (value instanceof AllocationEvent a && a.getPayload() instanceof AllocationGranted g
-                    && g.getRunTokenSha256() != null) {
-                store.recordRunToken(a.getJobId(), g.getAttempt(), g.getRunTokenSha256());
-            }
+            store.writeAll(pending);
         } catch (RuntimeException e) {
             throw new ReadModelUnavailableException(e);
+        } finally {
+            pending.clear();
         }
     }
 
@@ -129,12 +149,8 @@ final class AdmissionHandler implements EventHandler {
         if (c.getPath().length() > 1024) {
             throw new IllegalArgumentException("checkpoint path longer than 1024 characters");
         }
-        try {
-            store.recordCheckpoint(new CheckpointRow(e.getEventId(), e.getJobId(), c.getAttempt(), c.getStep(),
-                    c.getPath(), c.getSizeBytes(), c.getSaveMillis(), c.getCommittedAt()));
-        } catch (RuntimeException ex) {
-            throw new ReadModelUnavailableException(ex);
-        }
+        pending.add(new JobStore.Checkpoint(new CheckpointRow(e.getEventId(), e.getJobId(), c.getAttempt(), c.getStep(),
+                c.getPath(), c.getSizeBytes(), c.getSaveMillis(), c.getCommittedAt())));
     }
 
     private static JobEvent toJobEvent(Topic<?> topic, Object value) {

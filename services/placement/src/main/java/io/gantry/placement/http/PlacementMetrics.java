@@ -73,6 +73,10 @@ public class PlacementMetrics {
 
     void refresh() {
         if (!placement.isReady()) {
+            if (placement.ownership().role() == io.gantry.runtime.kafka.Ownership.Role.STANDBY) {
+                // a standby (maybe the owner until a moment ago) reports no node: the owner's gauges are the figures
+                publish(Map.of(), placement.typicalGpus());
+            }
             return;
         }
         try {

@@ -93,6 +93,10 @@ public class QueueMetrics {
 
     void refresh() {
         if (!queue.isReady()) {
+            if (queue.ownership().role() == io.gantry.runtime.kafka.Ownership.Role.STANDBY) {
+                // a standby (maybe the owner until a moment ago) reports no queue: the owner's gauges are the figures
+                publish(List.of(), queue.now());
+            }
             return;
         }
         try {

@@ -68,6 +68,10 @@ public class RecoveryMetrics {
 
     synchronized void refresh() {
         if (!recovery.isReady()) {
+            if (recovery.ownership().role() == io.gantry.runtime.kafka.Ownership.Role.STANDBY) {
+                // a standby (maybe the owner until a moment ago) reports no node: the owner's gauges are the figures
+                publish(List.of(), Instant.now());
+            }
             return;
         }
         try {
