@@ -176,7 +176,7 @@ public final class DevCluster implements AutoCloseable {
             props.put("gantry.placement.local.api-url", "http://127.0.0.1:" + config.basePort());
         }
         if (spec.name().equals("billing")) {
-            // the Kafka Streams state of the month-to-date view, one per installation
+            // the Kafka Streams state of the month-to-date view, one per instance
             props.put("gantry.billing.data-dir", config.dataDir().resolve(suffixed("billing", spec)).toString());
         }
         props.putAll(spec.properties());

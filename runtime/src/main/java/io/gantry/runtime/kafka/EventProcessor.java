@@ -558,6 +558,8 @@ public final class EventProcessor implements AutoCloseable {
                 p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, groupInstanceId);
             }
             if (singleOwner) {
+                // a new owner restores its state between two polls: a long history must not count as a hung member
+                p.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 600_000);
                 p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, List.of(SingleOwnerAssignor.class));
                 p.put(SingleOwnerAssignor.OWNERSHIP_CONFIG, ownership);
             }
