@@ -67,6 +67,9 @@ class FailoverTest extends FaultSuite {
                 assertThat(direct.servedBy()).isNull();
                 assertThat(forwarded.status()).as(service + " standby " + path).isEqualTo(200);
                 assertThat(forwarded.servedBy()).isEqualTo(cluster.url(service, owner));
+                // the owner says so on /prometheus, the standby says it is not
+                assertThat(ownerGauge(cluster.url(service, owner))).as(service + " owner").isEqualTo(1.0);
+                assertThat(ownerGauge(cluster.url(service, 1 - owner))).as(service + " standby").isEqualTo(0.0);
                 if (!service.equals("recovery")) {
                     // node health carries the time since each node's last heartbeat, which moves between two reads
                     assertThat(forwarded.body()).isEqualTo(direct.body());
@@ -87,6 +90,16 @@ class FailoverTest extends FaultSuite {
         } catch (Exception e) {
             throw new AssertionError("queue: " + e, e);
         }
+    }
+
+    /** The {@code gantry_instance_owner} sample of a service instance's {@code /prometheus}. */
+    private static double ownerGauge(String base) throws Exception {
+        String text = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create(base + "/prometheus")).timeout(Duration.ofSeconds(10)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        return text.lines().filter(l -> l.startsWith("gantry_instance_owner")).map(l -> l.substring(l.lastIndexOf(' ') + 1))
+                .mapToDouble(Double::parseDouble).findFirst()
+                .orElseThrow(() -> new AssertionError("no gantry_instance_owner on " + base));
     }
 
     @Test

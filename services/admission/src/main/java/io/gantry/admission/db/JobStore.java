@@ -236,10 +236,16 @@ public class JobStore {
 
     /** One write of the read-model consumer, kept until its batch is written ({@link #writeAll}). */
     public sealed interface Write {
+        /** The job whose rows it writes. */
+        String jobId();
     }
 
     /** {@link #apply(JobEvent)}. */
     public record Apply(JobEvent event) implements Write {
+        @Override
+        public String jobId() {
+            return event.jobId();
+        }
     }
 
     /** {@link #recordRunToken}. */
@@ -248,20 +254,27 @@ public class JobStore {
 
     /** {@link #recordCheckpoint}. */
     public record Checkpoint(CheckpointRow row) implements Write {
+        @Override
+        public String jobId() {
+            return row.jobId();
+        }
     }
 
     /**
      * Every write of a batch of input records, in order, in one database transaction: one commit per batch instead
      * of one per record. Each write is idempotent as on its own, so a batch redelivered after a crash changes
-     * nothing; if any fails, none is kept.
+     * nothing; if any fails, none is kept. Written job by job (each job's writes in their order): two instances'
+     * batches then lock the rows they share in the same order and cannot deadlock.
      */
     public void writeAll(List<? extends Write> writes) {
         if (writes.isEmpty()) {
             return;
         }
+        List<Write> byJob = new ArrayList<>(writes);
+        byJob.sort(java.util.Comparator.comparing(Write::jobId));
         tx.executeWrite(status -> {
             Connection c = status.getConnection();
-            for (Write w : writes) {
+            for (Write w : byJob) {
                 if (w instanceof Apply a) {
                     applyIn(c, a.event());
                 } else if (w instanceof RunToken t) {
