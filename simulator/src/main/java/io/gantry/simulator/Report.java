@@ -113,6 +113,29 @@ public final class Report {
         return peak / 1000.0;
     }
 
+    /** A gang's first-grant wait: the job and milliseconds from its submit to its first grant. */
+    public record GangWait(String jobId, long millis) {
+    }
+
+    /**
+     * The longest first-grant wait of any job of more than one GPU that was granted (the starvation guard bounds
+     * it: see "The starvation guard, on and off" in RESULTS.md); the first such job on equal waits; null when none.
+     */
+    public static GangWait longestGangWait(Simulation.Result r) {
+        GangWait longest = null;
+        for (int i = 0; i < r.jobs.size(); i++) {
+            SimJob j = r.jobs.get(i);
+            if (j.gpus() <= 1 || r.rejected[i] || r.firstGrant[i] < 0) {
+                continue;
+            }
+            long wait = r.firstGrant[i] - j.submitMillis();
+            if (longest == null || wait > longest.millis()) {
+                longest = new GangWait(j.id(), wait);
+            }
+        }
+        return longest;
+    }
+
     /**
      * Finish-time fairness after Themis (Mahajan et al., NSDI'20): per successful job, rho = JCT / (run time x N),
      * N = the tenants with a job in the system (arrived, not ended) when it arrives, its own included: the time
@@ -449,6 +472,13 @@ public final class Report {
         for (Simulation.Result r : results) {
             md.append(r.policy).append(": ").append(String.format(Locale.ROOT, "%d / %d / %.1f",
                     r.capacityReservations, r.drainStops, r.reservedIdleGpuHours())).append("; ");
+        }
+        md.append('\n');
+        md.append("\nLongest first-grant wait of a gang (a job of more than one GPU): ");
+        for (Simulation.Result r : results) {
+            GangWait g = longestGangWait(r);
+            md.append(r.policy).append(": ").append(g == null ? "-" : String.format(Locale.ROOT, "%.1f h (%s)",
+                    g.millis() / 3.6e6, g.jobId())).append("; ");
         }
         md.append('\n');
         md.append("\nQueue preemptions by reason: ");

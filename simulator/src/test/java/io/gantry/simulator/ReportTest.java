@@ -34,6 +34,24 @@ class ReportTest {
     }
 
     @Test
+    void the_longest_gang_wait_is_the_longest_first_grant_wait_of_a_job_of_more_than_one_gpu() {
+        // a holds the node for 100 s; the gang b and the single GPU c wait for it, d (a gang) arrives after a ended
+        Simulation.Result r = run(List.of(new SimJob("a", "x", 8, 0, 100_000), new SimJob("b", "y", 2, 0, 10_000),
+                new SimJob("c", "y", 1, 0, 10_000), new SimJob("d", "x", 4, 150_000, 10_000)),
+                Map.of("x", 1.0, "y", 1.0));
+
+        assertThat(Report.longestGangWait(r)).isEqualTo(new Report.GangWait("b", 100_000));
+    }
+
+    @Test
+    void a_replay_without_gangs_has_no_longest_gang_wait() {
+        Simulation.Result r = run(List.of(new SimJob("a", "x", 1, 0, 100_000), new SimJob("c", "y", 1, 0, 10_000)),
+                Map.of("x", 1.0, "y", 1.0));
+
+        assertThat(Report.longestGangWait(r)).isNull();
+    }
+
+    @Test
     void queue_length_counts_jobs_that_arrived_and_neither_run_nor_ended() {
         Simulation.Result r = run(List.of(new SimJob("a", "x", 8, 0, 100_000), new SimJob("b", "y", 8, 0, 100_000),
                 new SimJob("c", "y", 8, 0, 100_000)), Map.of("x", 1.0, "y", 1.0));
