@@ -309,11 +309,16 @@ public final class EventProcessor implements AutoCloseable {
                 EventHandler handler = h;
                 Sink out = sink;
                 runInBatch(producer, sink, () -> {
+                    List<ConsumerRecord<String, byte[]>> handled = new ArrayList<>(records.count() + tail.count());
                     for (ConsumerRecord<String, byte[]> r : tail) {
-                        handleRecord(handler, out, r);
+                        if (handleRecord(handler, out, r)) {
+                            handled.add(r);
+                        }
                     }
                     for (ConsumerRecord<String, byte[]> r : records) {
-                        handleRecord(handler, out, r);
+                        if (handleRecord(handler, out, r)) {
+                            handled.add(r);
+                        }
                         offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
                     }
                     Command<?> command;
@@ -322,7 +327,7 @@ public final class EventProcessor implements AutoCloseable {
                         command.run();
                         done.add(command);
                     }
-                    handler.batchHandled(out);
+                    batchHandled(handler, out, handled);
                     if (caughtUpNow) {
                         LOG.info("{} processor caught up with its inputs {}", owner.id(), c.assignment());
                         handler.caughtUp(now, out);
@@ -440,7 +445,8 @@ public final class EventProcessor implements AutoCloseable {
         }
     }
 
-    private void handleRecord(EventHandler h, Sink sink, ConsumerRecord<String, byte[]> r) {
+    /** Handles one record; false when it went to the dead letter instead. */
+    private boolean handleRecord(EventHandler h, Sink sink, ConsumerRecord<String, byte[]> r) {
         Topic<?> topic = topicsByName.get(r.topic());
         Object value;
         try {
@@ -450,15 +456,50 @@ public final class EventProcessor implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             deadLetter(sink, r, e);
-            return;
+            return false;
         }
         try {
             h.handle(topic, r.key(), value, sink);
+            return true;
         } catch (Exception e) {
             if (isKafkaFailure(e)) {
                 throw (RuntimeException) e;
             }
             deadLetter(sink, r, e);
+            return false;
+        }
+    }
+
+    /**
+     * Ends a batch: the handler writes what it buffered. In at-least-once mode a write refused for good (not a
+     * {@link TransientFailureException}: the record's fault, not the database's) must not stop the loop, and the
+     * handler cannot tell which record of its batch caused it: the batch is handled again one record at a time,
+     * each followed by its own write, so the record whose write fails goes to the dead letter alone and the others
+     * are stored (their writes are idempotent, as redelivery requires anyway). A transactional handler's state has
+     * taken the whole batch already: there a failure restarts the loop, which rebuilds the state.
+     */
+    private void batchHandled(EventHandler h, Sink sink, List<ConsumerRecord<String, byte[]>> handled) {
+        try {
+            h.batchHandled(sink);
+        } catch (Exception e) {
+            if (transactionalId != null || isKafkaFailure(e)) {
+                throw e instanceof RuntimeException re ? re : new IllegalStateException(e);
+            }
+            LOG.warn("{}: a batch of {} records could not be written ({}); writing them one by one", owner.id(),
+                    handled.size(), e.toString());
+            for (ConsumerRecord<String, byte[]> r : handled) {
+                if (!handleRecord(h, sink, r)) {
+                    continue;
+                }
+                try {
+                    h.batchHandled(sink);
+                } catch (Exception one) {
+                    if (isKafkaFailure(one)) {
+                        throw (RuntimeException) one;
+                    }
+                    deadLetter(sink, r, one);
+                }
+            }
         }
     }
 

@@ -356,6 +356,93 @@ class EventProcessorTest {
                 .isEqualTo(requests.size());
     }
 
+    /**
+     * A read model that buffers its writes and stores each poll's in one go, as the PostgreSQL-backed handlers do: a
+     * write of tenant "refused" is refused for good (as a NUL in text is), one of tenant "flaky" fails transiently the
+     * first two times (as a database restarting does).
+     */
+    static final class BufferingHandler implements EventHandler {
+        final Set<String> stored = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        final java.util.concurrent.atomic.AtomicInteger flakyFailures;
+        final List<AdmissionJobEvent> pending = new ArrayList<>();
+
+        BufferingHandler(java.util.concurrent.atomic.AtomicInteger flakyFailures) {
+            this.flakyFailures = flakyFailures;
+        }
+
+        @Override
+        public void handle(Topic<?> topic, String key, Object value, Output out) {
+            pending.add((AdmissionJobEvent) value);
+        }
+
+        @Override
+        public void batchHandled(Output out) {
+            try {
+                for (AdmissionJobEvent e : pending) {
+                    String tenant = ((JobCancelRequested) e.getPayload()).getTenant();
+                    if (tenant.equals("refused")) {
+                        throw new IllegalArgumentException("the store refuses " + e.getJobId());
+                    }
+                    if (tenant.equals("flaky") && flakyFailures.getAndIncrement() < 2) {
+                        throw new TransientFailureException("the store is restarting", null);
+                    }
+                }
+                pending.forEach(e -> stored.add(e.getJobId()));
+            } finally {
+                pending.clear();
+            }
+        }
+    }
+
+    @Test
+    void aWriteRefusedForGoodSendsOnlyItsRecordToTheDeadLetterAndATransientFailureIsRetriedWithNothingLost()
+            throws Exception {
+        java.util.concurrent.atomic.AtomicInteger flaky = new java.util.concurrent.atomic.AtomicInteger();
+        List<BufferingHandler> handlers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        EventProcessor p = EventProcessor.builder(Service.ADMISSION, kafka.bootstrapServers())
+                .groupId("buffering-" + UUID.randomUUID()).transactional(false)
+                .inputs(Topics.ADMISSION_JOB_EVENTS)
+                .handler(() -> {
+                    BufferingHandler h = new BufferingHandler(flaky);
+                    handlers.add(h);
+                    return h;
+                })
+                .build().start();
+        started.add(p);
+        ready(p);
+        String run = UUID.randomUUID().toString();
+        List<String> tenants = List.of("a", "a", "refused", "a", "flaky", "a");
+        List<String> jobs = new ArrayList<>();
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.LINGER_MS_CONFIG, 50),
+                new StringSerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < tenants.size(); i++) {
+                String job = "job-" + i + "-" + tenants.get(i) + "-" + run;
+                jobs.add(job);
+                producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), job,
+                        AvroWire.encode(Topics.ADMISSION_JOB_EVENTS, cancel(job, tenants.get(i)))));
+            }
+            producer.flush();
+        }
+        List<String> good = jobs.stream().filter(j -> !j.contains("-refused-")).toList();
+        String refused = jobs.get(2);
+        await().atMost(30, TimeUnit.SECONDS).until(() -> handlers.get(handlers.size() - 1).stored.containsAll(good));
+        assertThat(handlers.get(handlers.size() - 1).stored).doesNotContain(refused);
+        assertThat(flaky.get()).as("the transient failures were retried").isGreaterThanOrEqualTo(3);
+        List<ConsumerRecord<String, byte[]>> dead = readAll(Topics.deadLetter(Service.ADMISSION)).stream()
+                .filter(r -> r.key() != null && r.key().endsWith(run)).toList();
+        // at least once: a transient failure after it redelivers the batch, so its copy may appear again, always
+        // naming the same source offset
+        assertThat(dead).isNotEmpty().allSatisfy(r -> {
+            assertThat(r.key()).isEqualTo(refused);
+            assertThat(new String(r.headers().lastHeader("gantry.source.offset").value(), StandardCharsets.UTF_8))
+                    .isEqualTo(new String(dead.get(0).headers().lastHeader("gantry.source.offset").value(),
+                            StandardCharsets.UTF_8));
+            assertThat(new String(r.headers().lastHeader("gantry.error").value(), StandardCharsets.UTF_8))
+                    .contains("the store refuses " + refused);
+        });
+    }
+
     private static AdmissionJobEvent cancel(String job, String tenant) {
         return AdmissionJobEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(job)
                 .setOccurredAt(Instant.now()).setPayload(new JobCancelRequested(tenant, tenant)).build();

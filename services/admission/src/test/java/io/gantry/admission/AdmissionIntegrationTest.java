@@ -400,6 +400,51 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 assertThat(get(VISION, "/v1/jobs/" + jobId).body()).containsEntry("state", "QUEUED"));
     }
 
+    /**
+     * A record that decodes and passes the handler's checks but that PostgreSQL refuses for good (a NUL character in
+     * a job's name: PostgreSQL text cannot hold one) is written in one transaction with the rest of its poll. It must
+     * not stop the read model: it goes to the dead letter alone, and the records polled with it are stored.
+     */
+    @Test
+    void aRecordTheDatabaseRefusesGoesToTheDeadLetterAloneAndTheRecordsPolledWithItAreStored() throws Exception {
+        String before = submit(VISION, "before-refused");
+        String after = submit(VISION, "after-refused");
+        String refused = "refused-" + UUID.randomUUID();
+        Instant now = Instant.now();
+        List<ProducerRecord<String, byte[]>> batch = new ArrayList<>();
+        for (String[] job : new String[][]{{before, "before-refused"}, {refused, "bad\u0000name"},
+                {after, "after-refused"}}) {
+            QueueJobEvent queued = QueueJobEvent.newBuilder().setEventId(UUID.randomUUID().toString())
+                    .setJobId(job[0]).setOccurredAt(now).setPayload(JobQueued.newBuilder().setTenant("vision")
+                            .setAttempt(1).setSpec(avroSpec(job[1])).setSubmittedAt(now).setGpus(1).build())
+                    .build();
+            batch.add(new ProducerRecord<>(Topics.QUEUE_JOB_EVENTS.name(), job[0],
+                    AvroWire.encode(Topics.QUEUE_JOB_EVENTS, queued)));
+        }
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, EmbeddedKafka.shared().bootstrapServers(),
+                ProducerConfig.LINGER_MS_CONFIG, 50), new StringSerializer(), new ByteArraySerializer())) {
+            batch.forEach(producer::send);
+            producer.flush();
+        }
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            assertThat(get(VISION, "/v1/jobs/" + before).body()).containsEntry("state", "QUEUED");
+            assertThat(get(VISION, "/v1/jobs/" + after).body()).containsEntry("state", "QUEUED");
+            assertThat(readAll(Topics.deadLetter(Service.ADMISSION))).anySatisfy(r -> {
+                assertThat(r.key()).isEqualTo(refused);
+                assertThat(new String(r.headers().lastHeader("gantry.error").value(), StandardCharsets.UTF_8))
+                        .contains("0x00");
+            });
+        });
+        assertThat(readAll(Topics.deadLetter(Service.ADMISSION))).filteredOn(r -> !refused.equals(r.key()))
+                .noneSatisfy(r -> assertThat(r.key()).isIn(before, after));
+        // and the loop goes on: a job submitted afterwards shows up as usual
+        String later = submit(VISION, "later");
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(get(VISION, "/v1/jobs/" + later).body()).containsEntry("state", "SUBMITTED"));
+    }
+
     @Test
     void aBadStateFilterIsRejected() throws Exception {
         Reply reply = get(VISION, "/v1/jobs?state=SLEEPING&limit=0");

@@ -242,6 +242,31 @@ class BillingIntegrationTest implements TestPropertyProvider {
         assertThat(r.body()).contains("\"field\":\"" + field.trim() + "\"");
     }
 
+    /**
+     * Billing writes each poll's releases in one transaction; a release PostgreSQL refuses for its data (a NUL in a
+     * node id: text cannot hold it) must not stop the ledger nor take the releases polled with it down.
+     */
+    @Test
+    @Order(4)
+    void aReleaseTheDatabaseRefusesGoesToTheDeadLetterAloneAndTheReleasesAroundItAreBilled() {
+        String before = "job-" + UUID.randomUUID();
+        String refused = "job-" + UUID.randomUUID();
+        String after = "job-" + UUID.randomUUID();
+        kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, before, released(before, "vision", "a-" + before,
+                GRANTED, GRANTED.plusSeconds(1), node("n1", "H100", 0)));
+        kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, refused, released(refused, "vision", "a-" + refused,
+                GRANTED, GRANTED.plusSeconds(1), node("n\u00001", "H100", 0)));
+        kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, after, released(after, "vision", "a-" + after,
+                GRANTED, GRANTED.plusSeconds(1), node("n1", "H100", 0)));
+
+        await().atMost(AWAIT).until(() -> ledger.countByJobId(before) == 1 && ledger.countByJobId(after) == 1);
+        await().atMost(AWAIT).until(() -> kafka.readAllRaw(Topics.deadLetter(Service.BILLING)).stream()
+                .anyMatch(r -> refused.equals(r.key())));
+        assertThat(ledger.countByJobId(refused)).isZero();
+        assertThat(kafka.readAllRaw(Topics.deadLetter(Service.BILLING))).noneMatch(r -> before.equals(r.key())
+                || after.equals(r.key()));
+    }
+
     @Test
     @Order(4)
     void aPoisonRecordGoesToTheDeadLetterTopicAndBillingGoesOn() {

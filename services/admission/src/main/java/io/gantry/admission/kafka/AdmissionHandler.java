@@ -21,6 +21,7 @@ import io.gantry.events.PlacementConfigEvent;
 import io.gantry.events.QueueConfigEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.RecoveryJobEvent;
+import io.gantry.runtime.kafka.DatabaseFailures;
 import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
 import io.gantry.schemas.Topic;
@@ -124,7 +125,7 @@ final class AdmissionHandler implements EventHandler {
     /**
      * The batch's read-model writes, validated one by one as they came, in one database transaction (one commit per
      * poll, not per record), before the batch's offsets are committed. A database failure restarts the loop, which
-     * redelivers the batch.
+     * redelivers the batch; a write refused for its data is dead-lettered alone (see EventProcessor).
      */
     @Override
     public void batchHandled(Output out) {
@@ -133,8 +134,10 @@ final class AdmissionHandler implements EventHandler {
         }
         try {
             store.writeAll(pending);
-        } catch (RuntimeException e) {
-            throw new ReadModelUnavailableException(e);
+        } catch (Exception e) {
+            // the database's failure: the batch is delivered again; the record's (data PostgreSQL refuses): the
+            // processor writes the batch one by one and dead-letters that record alone
+            throw DatabaseFailures.classify(e, "the job read model");
         } finally {
             pending.clear();
         }

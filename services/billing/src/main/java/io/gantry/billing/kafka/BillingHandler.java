@@ -27,14 +27,13 @@ import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
-import io.gantry.runtime.kafka.TransientFailureException;
+import io.gantry.runtime.kafka.DatabaseFailures;
+import io.micronaut.transaction.TransactionOperations;
 
 import java.nio.charset.StandardCharsets;
-import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLRecoverableException;
-import java.sql.SQLTransientException;
+import java.sql.Connection;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -50,8 +49,14 @@ public final class BillingHandler implements EventHandler {
     private final BillingStore store;
     private final KnownModels models;
     private final Clock clock;
+    /** One database transaction per batch of records (see batchHandled). */
+    private final TransactionOperations<Connection> tx;
+    /** The writes of the batch being handled, in order. */
+    private final List<Write> pending = new ArrayList<>();
 
-    BillingHandler(Ledger ledger, BillingStore store, KnownModels models, Clock clock) {
+    BillingHandler(Ledger ledger, BillingStore store, KnownModels models, Clock clock,
+                   TransactionOperations<Connection> tx) {
+        this.tx = tx;
         this.ledger = ledger;
         this.store = store;
         this.models = models;
@@ -68,57 +73,97 @@ public final class BillingHandler implements EventHandler {
         if (noteModels(value)) {
             return;
         }
+        // each record is validated here (throwing sends it to the dead letter and writes nothing); its writes wait
+        // for the end of the batch (batchHandled)
+        Instant now = clock.instant();
         if (value instanceof AdmissionJobEvent job && job.getPayload() instanceof JobSubmitted submitted) {
             JobTerms terms = terms(job.getJobId(), submitted);
-            retryingTransient(() -> store.recordTerms(terms, submitted.getTenant(), clock.instant()));
+            pending.add(() -> {
+                store.recordTerms(terms, submitted.getTenant(), now);
+                return List.of();
+            });
             return;
         }
         if (value instanceof CheckpointEvent cp && cp.getPayload() instanceof CheckpointCommitted c) {
             if (c.getAttempt() < 1) {
                 throw new IllegalArgumentException("attempt must be >= 1, was " + c.getAttempt());
             }
-            retryingTransient(() -> store.recordCheckpoint(cp.getEventId(), cp.getJobId(), c.getAttempt(),
-                    c.getCommittedAt()));
+            pending.add(() -> {
+                store.recordCheckpoint(cp.getEventId(), cp.getJobId(), c.getAttempt(), c.getCommittedAt());
+                return List.of();
+            });
             return;
         }
         if (value instanceof io.gantry.events.UtilisationEvent u
                 && u.getPayload() instanceof io.gantry.events.RunUtilisationSampled w) {
-            // validated first (throws IllegalArgumentException -> dead letter); a redelivered window writes nothing
+            // a redelivered window writes nothing
             Utilisation.Window window = new Utilisation.Window(w.getTenant(), u.getJobId(), w.getAttempt(),
                     w.getAllocationId(), w.getWindowFrom(), w.getWindowTo(), w.getHeldGpuMilli(), w.getUsedGpuMilli(),
                     w.getSamples(), w.getIdleSince());
-            retryingTransient(() -> store.recordUtilisation(window));
+            pending.add(() -> {
+                store.recordUtilisation(window);
+                return List.of();
+            });
             return;
         }
         if (value instanceof AllocationEvent granted && granted.getPayload() instanceof AllocationGranted g) {
             // what a running job holds, so budgets see it before the release; shares validated like a release
             List<LedgerEntry> nodes = Rating.rate(new Release(g.getTenant(), granted.getJobId(), g.getAttempt(),
                     g.getAllocationId(), g.getGrantedAt(), g.getGrantedAt(), placements(g.getPlacements()), null));
-            retryingTransient(() -> store.recordOpen(nodes));
+            pending.add(() -> {
+                store.recordOpen(nodes);
+                return List.of();
+            });
             return;
         }
         if (!(value instanceof AllocationEvent event) || !(event.getPayload() instanceof AllocationReleased released)) {
             return;
         }
-        // validation first (throws IllegalArgumentException -> dead letter) so a bad record writes nothing
         List<LedgerEntry> entries = Rating.rate(release(event.getJobId(), released));
-        List<UsageEntryRow> stored = new ArrayList<>(entries.size());
-        try {
+        pending.add(() -> {
+            // the release's rows and the close of its open allocation commit together
+            List<UsageEntryRow> rows = new ArrayList<>(entries.size());
             for (LedgerEntry entry : entries) {
-                stored.add(ledger.record(entry, clock.instant()));
+                rows.add(ledger.record(entry, now));
             }
-        } catch (RuntimeException e) {
-            if (isTransient(e)) {
-                // the record is fine, the database is not: make the processor restart and redeliver it instead of
-                // dead-lettering billable usage (the runtime retries only Kafka failures)
-                throw new TransientFailureException("usage ledger unavailable; the release will be redelivered", e);
-            }
-            throw e;
+            store.closeOpen(released.getAllocationId());
+            return rows;
+        });
+    }
+
+    /**
+     * The batch's writes, in the order their records came, in one database transaction (one commit per poll, not
+     * per record), then one {@code UsageRecorded} per ledger row. The database's failure makes the processor deliver
+     * the batch again (every write is idempotent); a write refused for its data is dead-lettered alone (the processor
+     * writes the batch again one record at a time).
+     */
+    @Override
+    public void batchHandled(Output out) {
+        if (pending.isEmpty()) {
+            return;
         }
-        retryingTransient(() -> store.closeOpen(released.getAllocationId()));
+        List<UsageEntryRow> stored;
+        try {
+            stored = tx.executeWrite(status -> {
+                List<UsageEntryRow> rows = new ArrayList<>();
+                for (Write w : pending) {
+                    rows.addAll(w.run());
+                }
+                return rows;
+            });
+        } catch (Exception e) {
+            throw DatabaseFailures.classify(e, "the billing database");
+        } finally {
+            pending.clear();
+        }
         for (UsageEntryRow row : stored) {
             out.send(Topics.BILLING_USAGE_EVENTS, row.tenant(), usageRecorded(row));
         }
+    }
+
+    /** One record's writes, run inside the batch's transaction; answers the ledger rows it stands for. */
+    private interface Write {
+        List<UsageEntryRow> run();
     }
 
     /** GPU models registered nodes have: what a price book may name. True when the record was a node event. */
@@ -150,17 +195,6 @@ public final class BillingHandler implements EventHandler {
         }
         String queue = s.getSpec().getQueue() != null ? s.getSpec().getQueue() : s.getTenant();
         return new JobTerms(jobId, queue, s.getSpec().getPriorityClass(), mixed ? null : tier);
-    }
-
-    private static void retryingTransient(Runnable write) {
-        try {
-            write.run();
-        } catch (RuntimeException e) {
-            if (isTransient(e)) {
-                throw new TransientFailureException("billing database unavailable; the record will be redelivered", e);
-            }
-            throw e;
-        }
     }
 
     /** The release as billing's core rates it (the simulator rates its replays the same way). */
@@ -214,26 +248,5 @@ public final class BillingHandler implements EventHandler {
                         .setGpuMillis(row.gpuMillis())
                         .build())
                 .build();
-    }
-
-    /** Connection loss, pool exhaustion, server shutdown, serialization failure: worth retrying. */
-    static boolean isTransient(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SQLTransientException || t instanceof SQLRecoverableException
-                    || t instanceof SQLNonTransientConnectionException) {
-                return true;
-            }
-            if (t instanceof SQLException sql && sql.getSQLState() != null) {
-                String cls = sql.getSQLState().length() >= 2 ? sql.getSQLState().substring(0, 2) : "";
-                // 08 connection, 40 transaction rollback, 53 insufficient resources, 57 operator intervention
-                if (cls.equals("08") || cls.equals("40") || cls.equals("53") || cls.equals("57")) {
-                    return true;
-                }
-            }
-            if (t.getCause() == t) {
-                break;
-            }
-        }
-        return false;
     }
 }

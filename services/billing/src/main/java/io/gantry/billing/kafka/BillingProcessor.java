@@ -8,8 +8,10 @@ import io.gantry.schemas.Service;
 import io.gantry.schemas.Topics;
 import io.micronaut.context.annotation.Context;
 import io.micronaut.context.annotation.Value;
+import io.micronaut.transaction.TransactionOperations;
 import jakarta.annotation.PreDestroy;
 
+import java.sql.Connection;
 import java.time.Clock;
 
 /**
@@ -21,6 +23,7 @@ public class BillingProcessor implements AutoCloseable {
     private final EventProcessor processor;
 
     public BillingProcessor(Ledger ledger, BillingStore store, KnownModels models,
+                            TransactionOperations<Connection> tx,
                             @Value("${kafka.bootstrap.servers}") String bootstrap,
                             @Value("${gantry.kafka.partitions:1}") int partitions,
                             io.gantry.runtime.http.Instance instance) {
@@ -30,7 +33,7 @@ public class BillingProcessor implements AutoCloseable {
                         Topics.PLACEMENT_NODE_EVENTS, Topics.PLACEMENT_UTILISATION_EVENTS)
                 .restoreFrom(Topics.PLACEMENT_NODE_EVENTS)
                 .transactional(false)
-                .handler(() -> new BillingHandler(ledger, store, models, clock))
+                .handler(() -> new BillingHandler(ledger, store, models, clock, tx))
                 .clock(clock)
                 .partitions(partitions)
                 .build()

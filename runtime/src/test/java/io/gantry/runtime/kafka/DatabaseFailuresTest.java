@@ -1,0 +1,41 @@
+package io.gantry.runtime.kafka;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class DatabaseFailuresTest {
+
+    static Stream<Arguments> failures() {
+        return Stream.of(
+                Arguments.of("a pool timeout", new RuntimeException("wrapped",
+                        new SQLTransientConnectionException("pool - Connection is not available")), false),
+                Arguments.of("a refused connection", new RuntimeException(new SQLException("refused", "08001")), false),
+                Arguments.of("a server shutting down", new RuntimeException(new SQLException("terminating", "57P01")),
+                        false),
+                Arguments.of("a deadlock", new RuntimeException(new SQLException("deadlock detected", "40P01")), false),
+                Arguments.of("a state we do not know", new RuntimeException(new SQLException("odd", "XX000")), false),
+                Arguments.of("no state at all", new RuntimeException(new SQLException("odd")), false),
+                Arguments.of("a NUL in text", new RuntimeException(
+                        new SQLException("invalid byte sequence for encoding \"UTF8\": 0x00", "22021")), true),
+                Arguments.of("a check violation", new RuntimeException(new SQLException("violates check", "23514")),
+                        true),
+                Arguments.of("no database failure at all", new IllegalStateException("a bug the record trips"), true));
+    }
+
+    @ParameterizedTest(name = "{0}: the record's fault = {2}")
+    @MethodSource("failures")
+    void onlyRefusedDataIsTheRecordsFaultAndEveryOtherDatabaseFailureIsRetried(String name, RuntimeException e,
+                                                                                 boolean recordsFault) {
+        assertThat(DatabaseFailures.isRecordsFault(e)).isEqualTo(recordsFault);
+        assertThat(DatabaseFailures.classify(e, "store") instanceof TransientFailureException).isEqualTo(!recordsFault);
+        assertThat(DatabaseFailures.classify(new Exception(e), "store") instanceof TransientFailureException)
+                .as("an undeclared checked exception is classified by its causes too").isEqualTo(!recordsFault);
+    }
+}
