@@ -98,6 +98,8 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     @Inject
     AdmissionProcessor processor;
     @Inject
+    io.gantry.admission.db.JobStore jobStore;
+    @Inject
     io.micronaut.transaction.TransactionOperations<java.sql.Connection> tx;
 
     private final HttpClient http = HttpClient.newHttpClient();
@@ -443,6 +445,62 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         String later = submit(VISION, "later");
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 assertThat(get(VISION, "/v1/jobs/" + later).body()).containsEntry("state", "SUBMITTED"));
+    }
+
+    /**
+     * The read-model consumer writes a poll's events in a few batched statements; what a job then shows must be what
+     * writing its events one by one shows, and the same batch written again (a redelivery) must change nothing.
+     */
+    @Test
+    void aJobsHistoryWrittenAsOneBatchShowsWhatWritingItEventByEventShows() {
+        io.gantry.admission.db.JobStore store = jobStore;
+        Instant t = Instant.parse("2026-03-01T10:00:00Z");
+        java.util.function.Function<String, List<io.gantry.admission.kafka.JobEvent>> history = job -> List.of(
+                io.gantry.admission.kafka.WireMapping.fromQueue(QueueJobEvent.newBuilder().setEventId(job + "-q")
+                        .setJobId(job).setOccurredAt(t).setPayload(JobQueued.newBuilder().setTenant("vision")
+                                .setAttempt(1).setSpec(avroSpec("batched")).setSubmittedAt(t).setGpus(2).build())
+                        .build(), Topics.QUEUE_JOB_EVENTS.name()),
+                io.gantry.admission.kafka.WireMapping.fromQueue(QueueJobEvent.newBuilder().setEventId(job + "-w")
+                        .setJobId(job).setOccurredAt(t.plusSeconds(1)).setPayload(JobWaiting.newBuilder()
+                                .setTenant("vision").setAttempt(1).setReason(WaitReason.CAPACITY)
+                                .setMessage("needs 2 GPUs").build()).build(), Topics.QUEUE_JOB_EVENTS.name()),
+                io.gantry.admission.kafka.WireMapping.fromQueue(QueueJobEvent.newBuilder().setEventId(job + "-d")
+                        .setJobId(job).setOccurredAt(t.plusSeconds(2)).setPayload(JobDispatched.newBuilder()
+                                .setTenant("vision").setAttempt(1).setSpec(avroSpec("batched")).setGpus(2).build())
+                        .build(), Topics.QUEUE_JOB_EVENTS.name()),
+                io.gantry.admission.kafka.WireMapping.fromQueue(QueueJobEvent.newBuilder().setEventId(job + "-s")
+                        .setJobId(job).setOccurredAt(t.plusSeconds(3)).setPayload(JobSucceeded.newBuilder()
+                                .setTenant("vision").setAttempt(1).build()).build(), Topics.QUEUE_JOB_EVENTS.name()));
+        String oneByOne = "one-by-one-" + UUID.randomUUID();
+        String batched = "batched-" + UUID.randomUUID();
+        String other = "batched-other-" + UUID.randomUUID();
+        history.apply(oneByOne).forEach(store::apply);
+        List<io.gantry.admission.db.JobStore.Write> batch = new ArrayList<>();
+        // two jobs' events interleaved, as a poll of several topics brings them
+        List<io.gantry.admission.kafka.JobEvent> mine = history.apply(batched);
+        List<io.gantry.admission.kafka.JobEvent> theirs = history.apply(other);
+        for (int i = 0; i < mine.size(); i++) {
+            batch.add(new io.gantry.admission.db.JobStore.Apply(mine.get(i)));
+            batch.add(new io.gantry.admission.db.JobStore.Apply(theirs.get(i)));
+        }
+        store.writeAll(batch);
+        io.gantry.admission.db.JobRecord expected = store.find(oneByOne).orElseThrow();
+        for (String job : List.of(batched, other)) {
+            io.gantry.admission.db.JobRecord got = store.find(job).orElseThrow();
+            assertThat(got.status().state()).isEqualTo(io.gantry.admission.core.JobState.SUCCEEDED);
+            // the same status but for the event ids, which name their job here
+            assertThat(got.status().toString().replace(job, "JOB"))
+                    .isEqualTo(expected.status().toString().replace(oneByOne, "JOB"));
+            assertThat(got.name()).isEqualTo(expected.name());
+            assertThat(got.spec()).isEqualTo(expected.spec());
+            assertThat(got.submittedAt()).isEqualTo(expected.submittedAt());
+            assertThat(got.updatedAt()).isEqualTo(expected.updatedAt());
+            assertThat(store.history(job)).hasSameSizeAs(store.history(oneByOne)).hasSize(4);
+        }
+        store.writeAll(batch);
+        assertThat(store.find(batched).orElseThrow().status().toString().replace(batched, "JOB"))
+                .isEqualTo(expected.status().toString().replace(oneByOne, "JOB"));
+        assertThat(store.history(batched)).hasSize(4);
     }
 
     @Test

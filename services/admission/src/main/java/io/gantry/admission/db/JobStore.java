@@ -261,10 +261,11 @@ public class JobStore {
     }
 
     /**
-     * Every write of a batch of input records, in order, in one database transaction: one commit per batch instead
-     * of one per record. Each write is idempotent as on its own, so a batch redelivered after a crash changes
-     * nothing; if any fails, none is kept. Written job by job (each job's writes in their order): two instances'
-     * batches then lock the rows they share in the same order and cannot deadlock.
+     * Every write of a batch of input records in one database transaction: one commit per batch instead of one per
+     * record, and a few batched statements instead of four per event. Each write is idempotent as on its own: an
+     * event whose id is in the history already changes nothing, so a batch redelivered after a crash changes
+     * nothing; if any write fails, none is kept. Each job's events fold into its status in the order they came; the
+     * jobs' rows are locked in job id order, so two instances' batches cannot deadlock.
      */
     public void writeAll(List<? extends Write> writes) {
         if (writes.isEmpty()) {
@@ -274,17 +275,138 @@ public class JobStore {
         byJob.sort(java.util.Comparator.comparing(Write::jobId));
         tx.executeWrite(status -> {
             Connection c = status.getConnection();
+            List<JobEvent> events = new ArrayList<>();
+            List<RunToken> tokens = new ArrayList<>();
+            List<CheckpointRow> checkpoints = new ArrayList<>();
             for (Write w : byJob) {
                 if (w instanceof Apply a) {
-                    applyIn(c, a.event());
+                    events.add(a.event());
                 } else if (w instanceof RunToken t) {
-                    runTokenIn(c, t.jobId(), t.attempt(), t.sha256());
+                    tokens.add(t);
                 } else if (w instanceof Checkpoint k) {
-                    checkpointIn(c, k.row());
+                    checkpoints.add(k.row());
                 }
+            }
+            foldIn(c, newToHistory(c, events));
+            if (!tokens.isEmpty()) {
+                try (PreparedStatement ps = c.prepareStatement("""
+                        INSERT INTO run_tokens (job_id, attempt, sha256) VALUES (?, ?, ?)
+                        ON CONFLICT (job_id, attempt) DO NOTHING""")) {
+                    for (RunToken t : tokens) {
+                        ps.setString(1, t.jobId());
+                        ps.setInt(2, t.attempt());
+                        ps.setString(3, t.sha256());
+                        ps.addBatch();
+                    }
+                    ps.executeBatch();
+                }
+            }
+            for (CheckpointRow k : checkpoints) {
+                checkpointIn(c, k);
             }
             return null;
         });
+    }
+
+    /** Inserts the events into the history (one batch); answers those that were not there yet, in their order. */
+    private static List<JobEvent> newToHistory(Connection c, List<JobEvent> events) throws SQLException {
+        if (events.isEmpty()) {
+            return List.of();
+        }
+        int[] inserted;
+        try (PreparedStatement ps = c.prepareStatement("""
+                INSERT INTO job_events (event_id, job_id, type, occurred_at, attempt, detail, source)
+                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING""")) {
+            for (JobEvent e : events) {
+                ps.setString(1, e.fact().eventId());
+                ps.setString(2, e.jobId());
+                ps.setString(3, e.fact().kind().eventType());
+                ps.setObject(4, time(e.fact().occurredAt()));
+                if (e.fact().attempt() == null) {
+                    ps.setNull(5, Types.INTEGER);
+                } else {
+                    ps.setInt(5, e.fact().attempt());
+                }
+                ps.setString(6, e.fact().detail());
+                ps.setString(7, e.source());
+                ps.addBatch();
+            }
+            inserted = ps.executeBatch();
+        }
+        List<JobEvent> fresh = new ArrayList<>(events.size());
+        for (int i = 0; i < events.size(); i++) {
+            if (inserted[i] != 0) {
+                fresh.add(events.get(i));
+            }
+        }
+        return fresh;
+    }
+
+    /**
+     * Folds new events into their jobs' rows (created when missing): each job's status read once under a row lock,
+     * its events applied in order, written once; name, spec and submission time from the first event that carries
+     * them, unless the row has them already (as {@link #applyIn} does event by event).
+     */
+    private void foldIn(Connection c, List<JobEvent> fresh) throws SQLException {
+        if (fresh.isEmpty()) {
+            return;
+        }
+        Map<String, List<JobEvent>> byJob = new java.util.TreeMap<>();
+        for (JobEvent e : fresh) {
+            byJob.computeIfAbsent(e.jobId(), k -> new ArrayList<>()).add(e);
+        }
+        String initial = write(StatusJson.toTree(JobStatus.submitted()));
+        try (PreparedStatement ps = c.prepareStatement("""
+                INSERT INTO jobs (job_id, tenant, state, attempt, status_json, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING""")) {
+            for (List<JobEvent> events : byJob.values()) {
+                JobEvent first = events.get(0);
+                ps.setString(1, first.jobId());
+                ps.setString(2, first.tenant());
+                ps.setString(3, JobStatus.submitted().state().name());
+                ps.setInt(4, JobStatus.submitted().attempt());
+                ps.setString(5, initial);
+                ps.setObject(6, time(first.fact().occurredAt()));
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+        Map<String, JobStatus> current = new java.util.HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT job_id, status_json FROM jobs WHERE job_id = ANY (?) ORDER BY job_id FOR UPDATE")) {
+            ps.setArray(1, c.createArrayOf("varchar", byJob.keySet().toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    current.put(rs.getString(1), StatusJson.fromTree(readMap(rs.getString(2))));
+                }
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement("""
+                UPDATE jobs SET state = ?, attempt = ?, status_json = ?, updated_at = ?,
+                    name = COALESCE(name, ?), spec_json = COALESCE(spec_json, ?),
+                    submitted_at = COALESCE(submitted_at, ?)
+                WHERE job_id = ?""")) {
+            for (Map.Entry<String, List<JobEvent>> job : byJob.entrySet()) {
+                JobStatus next = current.get(job.getKey());
+                io.gantry.admission.core.JobSpec spec = null;
+                Instant submittedAt = null;
+                for (JobEvent e : job.getValue()) {
+                    next = next.apply(e.fact());
+                    spec = spec != null ? spec : e.spec();
+                    submittedAt = submittedAt != null ? submittedAt : e.submittedAt();
+                }
+                ps.setString(1, next.state().name());
+                ps.setInt(2, next.attempt());
+                ps.setString(3, write(StatusJson.toTree(next)));
+                ps.setObject(4, time(next.updatedAt()));
+                ps.setString(5, spec == null ? null : spec.name());
+                ps.setString(6, spec == null ? null : write(JobSpecTree.toTree(spec)));
+                ps.setObject(7, submittedAt == null ? null : time(submittedAt));
+                ps.setString(8, job.getKey());
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
     }
 
     /** The hash of the token of the job's run {@code attempt}, if its grant carried one. */
