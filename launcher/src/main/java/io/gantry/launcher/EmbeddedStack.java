@@ -70,9 +70,11 @@ final class EmbeddedStack implements Stack {
         cluster = new DevCluster(new DevCluster.Config(dataDir, repo, freePort(), freePort(), freePortRange(5), props,
                 serviceHeap));
         description = ("embedded (DevCluster, data %s): KRaft broker in the harness JVM, PostgreSQL (embedded binaries), "
-                + "the five services as child JVMs (-Xmx%s, SerialGC, C1 only); simulated backend, %d nodes x %d H100 "
+                + "the five services as child JVMs (-Xmx%s, SerialGC, %s); simulated backend, %d nodes x %d H100 "
                 + "in racks of 8, speedup 1; default GPU quota %d per tenant; recovery heartbeat timeout %s")
-                .formatted(dataDir, serviceHeap, nodes, gpusPerNode, nodes * gpusPerNode, heartbeatTimeout);
+                .formatted(dataDir, serviceHeap, ServiceProcess.FULL_JIT.equals(System.getProperty(
+                        ServiceProcess.JIT_PROPERTY)) ? "C1 and C2" : "C1 only", nodes, gpusPerNode,
+                        nodes * gpusPerNode, heartbeatTimeout);
     }
 
     /** The simulated cluster: racks of 8 nodes, 4 racks a spine, 2 sockets a node, one NVLink domain a node. */

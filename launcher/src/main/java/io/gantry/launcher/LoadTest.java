@@ -74,6 +74,8 @@ public final class LoadTest {
               --run-seconds N         how long each job runs on the simulated backend (default 2, --saturate 1);
                                       rate x run time must stay well below the GPUs, or jobs wait for capacity
               --service-heap SIZE     -Xmx of each service JVM (default 512m; embedded stack only)
+              --jit full|quick        the service JVMs' JIT: full = both compilers, as the service images run
+                                      (default); quick = C1 only, as `gantry dev` starts them
               --heartbeat-timeout D   recovery's node timeout (default 30s; embedded stack only)
               --timeout D             HTTP request timeout (default 30s)
               --max-http N            open loop: requests in flight at most; beyond it a send counts as an error
@@ -89,7 +91,8 @@ public final class LoadTest {
     public record Options(boolean saturate, double rate, List<Integer> inFlight, Duration duration, Duration warmup,
                           Duration drain, int tenants, int nodes, int gpusPerNode, int jobGpus, int runSeconds,
                           String serviceHeap, String heartbeatTimeout, Duration httpTimeout, int maxHttp, Path out,
-                          Path table, boolean keepData, String api, List<String> tokens, String bootstrap, Path repo) {
+                          Path table, boolean keepData, String api, List<String> tokens, String bootstrap, Path repo,
+                          String jit) {
         public boolean external() {
             return api != null;
         }
@@ -127,6 +130,7 @@ public final class LoadTest {
         } else {
             out.println("[loadtest] starting a fresh embedded stack (" + o.nodes() + " nodes x " + o.gpusPerNode()
                     + " GPUs, " + o.tenants() + " tenants) ...");
+            System.setProperty(ServiceProcess.JIT_PROPERTY, o.jit());
             EmbeddedStack embedded = new EmbeddedStack(o.repo(), o.tenants(), o.nodes(), o.gpusPerNode(),
                     o.serviceHeap(), o.heartbeatTimeout(), o.keepData());
             stack = embedded;
@@ -517,7 +521,7 @@ public final class LoadTest {
     static Options parse(String[] args, Path repo) {
         List<String> known = List.of("rate", "in-flight", "duration", "warmup", "drain", "tenants", "nodes",
                 "gpus-per-node", "job-gpus", "run-seconds", "service-heap", "heartbeat-timeout", "timeout", "max-http",
-                "out", "table", "api", "token", "bootstrap");
+                "out", "table", "api", "token", "bootstrap", "jit");
         Map<String, String> opts = CliArgs.parse(args, 0, known, List.of("saturate", "keep-data"), USAGE,
                 LoadTest::usage);
         boolean saturate = opts.remove("saturate") != null;
@@ -556,7 +560,15 @@ public final class LoadTest {
                 opts.containsKey("out") ? Path.of(opts.get("out")).toAbsolutePath() : null,
                 table.equals("none") ? null : Path.of(table).toAbsolutePath(), keepData,
                 opts.get("api"), opts.containsKey("token") ? List.of(opts.get("token").split(",")) : List.of(),
-                opts.get("bootstrap"), repo);
+                opts.get("bootstrap"), repo, jit(opts));
+    }
+
+    private static String jit(Map<String, String> opts) {
+        String jit = opts.getOrDefault("jit", ServiceProcess.FULL_JIT);
+        if (!jit.equals(ServiceProcess.FULL_JIT) && !jit.equals("quick")) {
+            usage("--jit must be full or quick");
+        }
+        return jit;
     }
 
     private static double number(Map<String, String> opts, String key, double dflt) {

@@ -11,6 +11,9 @@ import java.util.concurrent.TimeUnit;
 
 /** A service running as a child JVM; its output goes to a log file. */
 public final class ServiceProcess {
+    /** System property of the launcher JVM: {@value #FULL_JIT} runs the services with both JIT compilers. */
+    static final String JIT_PROPERTY = "gantry.service.jit";
+    static final String FULL_JIT = "full";
     private final ServiceSpec spec;
     private final Path jar;
     private final Path logFile;
@@ -30,7 +33,11 @@ public final class ServiceProcess {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-XX:+UseSerialGC");
-        cmd.add("-XX:TieredStopAtLevel=1");
+        if (!FULL_JIT.equals(System.getProperty(JIT_PROPERTY))) {
+            // the quick compiler only: a dev stack starts and answers sooner on a small machine; a load test asks
+            // for both compilers (what the service images run), which cost CPU at start and save it under load
+            cmd.add("-XX:TieredStopAtLevel=1");
+        }
         cmd.add("-Xss512k");
         cmd.add("-Xmx" + heap);
         cmd.add("-Dorg.apache.avro.SERIALIZABLE_PACKAGES=io.gantry.events");

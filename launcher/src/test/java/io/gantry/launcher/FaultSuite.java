@@ -60,8 +60,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The machinery of a fault suite: the whole system started by {@link DevCluster} with four tenants, a simulated
- * 4 x 8-GPU cluster with time sped up 10x, and {@link #jobs()} short jobs (2-6 s of simulated run time) submitted over
- * HTTP every 50 ms (20 a second) by 8 clients: single GPUs, 2 and 4 GPUs, gangs of 2 x 4 and 2 x 1 GPUs and half
+ * 4 x 8-GPU cluster with time sped up 10x, and at least {@link #jobs()} short jobs (2-6 s of simulated run time),
+ * more while the faults are still being inflicted, submitted over HTTP every 50 ms (20 a second) by 8 clients: single GPUs, 2 and 4 GPUs, gangs of 2 x 4 and 2 x 1 GPUs and half
  * GPUs, each with an Idempotency-Key and retried with it (on the next admission instance) on a refused connection or
  * a 5xx. While they flow a subclass's {@link #inflictFaults plan} hits the system, and each fault's recovery is
  * measured: when the part was back, when the service's consumer group had its inputs at a live process again, and
@@ -409,7 +409,10 @@ abstract class FaultSuite {
 
         ExecutorService clients = Executors.newFixedThreadPool(CLIENTS);
         long begin = System.nanoTime();
-        for (int i = 0; i < jobs; i++) {
+        // at least jobs(), and on until every fault is inflicted: on a slow machine the faults take longer, and each
+        // must still hit a system under load (at most 4 x jobs(), should the faults never end)
+        int sent = 0;
+        for (int i = 0; i < jobs || chaosMonkey.isAlive() && i < 4 * jobs; i++, sent++) {
             long sleep = begin + i * SUBMIT_EVERY.toNanos() - System.nanoTime();
             if (sleep > 0) {
                 TimeUnit.NANOSECONDS.sleep(sleep);
@@ -417,6 +420,7 @@ abstract class FaultSuite {
             int n = i;
             clients.submit(() -> submit(n, accepted, retried, gaveUp));
         }
+        jobs = sent;
         clients.shutdown();
         assertThat(clients.awaitTermination(LONG.toSeconds(), TimeUnit.SECONDS)).isTrue();
         long submittedAll = System.currentTimeMillis();
