@@ -74,8 +74,9 @@ public final class LoadTest {
               --run-seconds N         how long each job runs on the simulated backend (default 2, --saturate 1);
                                       rate x run time must stay well below the GPUs, or jobs wait for capacity
               --service-heap SIZE     -Xmx of each service JVM (default 512m; embedded stack only)
-              --jit full|quick        the service JVMs' JIT: full = both compilers, as the service images run
-                                      (default); quick = C1 only, as `gantry dev` starts them
+              --jit quick|full        the service JVMs' JIT: quick = C1 only, as `gantry dev` starts them
+                                      (default); full = both compilers, as the service images run (needs a
+                                      longer --warmup: C2 compiles on the same cores)
               --heartbeat-timeout D   recovery's node timeout (default 30s; embedded stack only)
               --timeout D             HTTP request timeout (default 30s)
               --max-http N            open loop: requests in flight at most; beyond it a send counts as an error
@@ -564,7 +565,7 @@ public final class LoadTest {
     }
 
     private static String jit(Map<String, String> opts) {
-        String jit = opts.getOrDefault("jit", ServiceProcess.FULL_JIT);
+        String jit = opts.getOrDefault("jit", "quick");
         if (!jit.equals(ServiceProcess.FULL_JIT) && !jit.equals("quick")) {
             usage("--jit must be full or quick");
         }

@@ -34,8 +34,8 @@ public final class ServiceProcess {
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-XX:+UseSerialGC");
         if (!FULL_JIT.equals(System.getProperty(JIT_PROPERTY))) {
-            // the quick compiler only: a dev stack starts and answers sooner on a small machine; a load test asks
-            // for both compilers (what the service images run), which cost CPU at start and save it under load
+            // the quick compiler only: a dev stack starts and answers sooner on a small machine; a load test may ask
+            // for both compilers (what the service images run), which cost CPU while they compile
             cmd.add("-XX:TieredStopAtLevel=1");
         }
         cmd.add("-Xss512k");

@@ -538,6 +538,7 @@ public final class EventProcessor implements AutoCloseable {
                 }
                 infos.forEach(pi -> partitions.add(new TopicPartition(pi.topic(), pi.partition())));
             }
+            long began = System.nanoTime();
             reader.assign(partitions);
             reader.seekToBeginning(partitions);
             Map<TopicPartition, Long> end = reader.endOffsets(partitions);
@@ -557,7 +558,9 @@ public final class EventProcessor implements AutoCloseable {
                     count++;
                 }
             }
-            LOG.info("{} restored state from {} records of {}", owner.id(), count, restoreTopics);
+            // restart time grows with the history: the figure an operator sizes retention and start-up by
+            LOG.info("{} restored state from {} records of {} in {} ms", owner.id(), count, restoreTopics,
+                    (System.nanoTime() - began) / 1_000_000);
             return end;
         }
     }
