@@ -60,62 +60,9 @@ public class JobStore {
     }
 
     private boolean applyIn(Connection c, JobEvent e) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("""
-                INSERT INTO job_events (event_id, job_id, type, occurred_at, attempt, detail, source)
-                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING""")) {
-            ps.setString(1, e.fact().eventId());
-            ps.setString(2, e.jobId());
-            ps.setString(3, e.fact().kind().eventType());
-            ps.setObject(4, time(e.fact().occurredAt()));
-            if (e.fact().attempt() == null) {
-                ps.setNull(5, Types.INTEGER);
-            } else {
-                ps.setInt(5, e.fact().attempt());
-            }
-            ps.setString(6, e.fact().detail());
-            ps.setString(7, e.source());
-            if (ps.executeUpdate() == 0) {
-                return false;
-            }
-        }
-        JobStatus initial = JobStatus.submitted();
-        try (PreparedStatement ps = c.prepareStatement("""
-                INSERT INTO jobs (job_id, tenant, state, attempt, status_json, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING""")) {
-            ps.setString(1, e.jobId());
-            ps.setString(2, e.tenant());
-            ps.setString(3, initial.state().name());
-            ps.setInt(4, initial.attempt());
-            ps.setString(5, write(StatusJson.toTree(initial)));
-            ps.setObject(6, time(e.fact().occurredAt()));
-            ps.executeUpdate();
-        }
-        JobStatus current;
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT status_json FROM jobs WHERE job_id = ? FOR UPDATE")) {
-            ps.setString(1, e.jobId());
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                current = StatusJson.fromTree(readMap(rs.getString(1)));
-            }
-        }
-        JobStatus next = current.apply(e.fact());
-        try (PreparedStatement ps = c.prepareStatement("""
-                UPDATE jobs SET state = ?, attempt = ?, status_json = ?, updated_at = ?,
-                    name = COALESCE(name, ?), spec_json = COALESCE(spec_json, ?),
-                    submitted_at = COALESCE(submitted_at, ?)
-                WHERE job_id = ?""")) {
-            ps.setString(1, next.state().name());
-            ps.setInt(2, next.attempt());
-            ps.setString(3, write(StatusJson.toTree(next)));
-            ps.setObject(4, time(next.updatedAt()));
-            ps.setString(5, e.spec() == null ? null : e.spec().name());
-            ps.setString(6, e.spec() == null ? null : write(JobSpecTree.toTree(e.spec())));
-            ps.setObject(7, e.submittedAt() == null ? null : time(e.submittedAt()));
-            ps.setString(8, e.jobId());
-            ps.executeUpdate();
-        }
-        return true;
+        List<JobEvent> fresh = newToHistory(c, List.of(e));
+        foldIn(c, fresh);
+        return !fresh.isEmpty();
     }
 
     public Optional<JobRecord> find(String jobId) {
@@ -345,7 +292,7 @@ public class JobStore {
     /**
      * Folds new events into their jobs' rows (created when missing): each job's status read once under a row lock,
      * its events applied in order, written once; name, spec and submission time from the first event that carries
-     * them, unless the row has them already (as {@link #applyIn} does event by event).
+     * them, unless the row has them already.
      */
     private void foldIn(Connection c, List<JobEvent> fresh) throws SQLException {
         if (fresh.isEmpty()) {
