@@ -113,9 +113,10 @@ final class Explainer {
         if (tree.quotaFit(p) != QuotaTree.NO_FIT) {
             if (res != null && res.job() != p) {
                 return "waiting for quota: the free quota is reserved for " + (res.preemption() != null
-                        ? "job " + res.job().jobId() + ", which preempted runs to get it" : "starving job "
-                        + res.job().jobId() + estimateText(res, t)) + "; only jobs whose time limit ends before then "
-                        + "may use it";
+                        ? "job " + res.job().jobId() + ", which preempted runs to get it; only jobs whose time limit"
+                        + " ends before then may use it" : "starving job " + res.job().jobId() + estimateText(res, t)
+                        + "; only jobs whose time limit ends before then, or that stay within their own queue's"
+                        + " nominal quota, may use it");
             }
             return "waiting for its turn in queue " + p.queue().name();
         }

@@ -222,6 +222,19 @@ final class QuotaTree {
         return false;
     }
 
+    /**
+     * Whether {@code p} would stay within its queue's nominal quota on flavour {@code f} (a GPU flavour, or
+     * {@link #NO_GPU}), CPU and memory.
+     */
+    boolean withinNominal(PendingJobEntry p, int f) {
+        ClusterQueue q = p.queue();
+        if (q.has[cpu] && q.usage[cpu] + p.cpu() > q.nominal[cpu]
+                || q.has[mem] && q.usage[mem] + p.mem() > q.nominal[mem]) {
+            return false;
+        }
+        return p.gpuMilli() == 0 || f >= 0 && q.usage[f] + p.gpuMilli() <= q.nominal[f];
+    }
+
     /** Whether {@code q} uses more than its nominal quota of anything. */
     boolean borrowsAnything(ClusterQueue q) {
         for (int r = 0; r < q.usage.length; r++) {

@@ -9,7 +9,8 @@ import java.util.Map;
 /**
  * Starvation reservations: in each cohort tree the job that preempted runs (while they stop), else the
  * highest-standing job blocked for the starvation wait, holds the quota it needs; others may take that quota only if
- * their time limit ends before its estimated start ({@link #allowsBackfill}).
+ * their time limit ends before its estimated start, or, against a starving job, if they stay within their own
+ * queue's nominal quota ({@link #allowsBackfill}).
  */
 final class StarvationGuard {
     private final QuotaTree tree;
@@ -125,9 +126,17 @@ final class StarvationGuard {
 
     /**
      * Whether admitting {@code p} on flavour {@code f} leaves the reserved job's quota alone, or {@code p} ends (by
-     * its time limit) before the reserved job is expected to start.
+     * its time limit) before the reserved job is expected to start, or the reservation is a starving job's and
+     * {@code p}, of another queue, stays within its own queue's nominal quota. That nominal quota is its queue's
+     * guarantee: a starving job may only borrow what other queues leave unused, and holding another queue's job back
+     * from its own quota made that queue wait for the starving job's borrowing (on contended Philly replays, a
+     * tenant's one-GPU jobs waited hours behind another tenant's gang). A preemptor's reservation is different: the
+     * quota its victims free was taken for it, and handing it to another job would waste their preemption.
      */
     boolean allowsBackfill(PendingJobEntry p, int f, Reservation res, long t) {
+        if (res.preemption() == null && p.queue() != res.job().queue() && tree.withinNominal(p, f)) {
+            return true;
+        }
         long[] before = reservedAvailability(res);
         QuotaCharge tentative = new QuotaCharge(p.jobId(), 0, p.queue(), f, p.gpuMilli(), p.cpu(), p.mem(), t,
                 p.timeLimitSeconds(), 0, 0, 0);

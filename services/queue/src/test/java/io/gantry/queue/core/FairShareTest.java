@@ -168,6 +168,24 @@ class FairShareTest {
                                     .anyMatch(m -> m.startsWith("waiting for quota: the free quota is reserved for "
                                             + "starving job gang"));
                         }),
+                new Case("a starving gang that must borrow does not hold back another queue's jobs within that "
+                        + "queue's nominal quota; jobs that would borrow too still wait for it",
+                        aConfig().flavours("H100").starvationWait("10m").cohort("pool")
+                                .queue(aQueue("big").cohort("pool").quota("H100", 8))
+                                .queue(aQueue("small").cohort("pool").quota("H100", 4))
+                                .queue(aQueue("idle").cohort("pool").quota("H100", 8)), q -> q
+                        .at(0).submit(aJob("r1").tenant("big").gpus(4).submittedAt(0),
+                                aJob("r2").tenant("big").gpus(4).submittedAt(0),
+                                aJob("s0").tenant("small").gpus(2).submittedAt(0))
+                        .at(10).submit(aJob("gang").tenant("big").gang(3, 4).submittedAt(10))
+                        .at(710).submit(aJob("own").tenant("small").gpus(2).submittedAt(710))
+                        .at(720).submit(aJob("borrows").tenant("small").gpus(2).submittedAt(720)),
+                        q -> {
+                            assertThat(q.dispatchOrder()).containsExactly("r1", "r2", "s0", "own");
+                            assertThat(q.lastWait("gang").message()).startsWith("reserved: waiting for quota");
+                            assertThat(q.lastWait("borrows").message()).startsWith("waiting for quota: the free "
+                                    + "quota is reserved for starving job gang");
+                        }),
                 new Case("without a configuration file every tenant has an implicit queue and any GPU model counts",
                         null, q -> q.submit(aJob("a1").gpus(30).model("H100"), aJob("a2").gpus(2).model("A100"),
                                 aJob("a3").gpus(1)),
