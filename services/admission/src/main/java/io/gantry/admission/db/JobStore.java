@@ -167,17 +167,26 @@ public class JobStore {
 
     /** Remembers the hash of a run's token (idempotent). */
     public void recordRunToken(String jobId, int attempt, String sha256) {
-        tx.executeWrite(status -> runTokenIn(status.getConnection(), jobId, attempt, sha256));
+        tx.executeWrite(status -> {
+            runTokensIn(status.getConnection(), List.of(new RunToken(jobId, attempt, sha256)));
+            return null;
+        });
     }
 
-    private static int runTokenIn(Connection c, String jobId, int attempt, String sha256) throws SQLException {
+    private static void runTokensIn(Connection c, List<RunToken> tokens) throws SQLException {
+        if (tokens.isEmpty()) {
+            return;
+        }
         try (PreparedStatement ps = c.prepareStatement("""
                 INSERT INTO run_tokens (job_id, attempt, sha256) VALUES (?, ?, ?)
                 ON CONFLICT (job_id, attempt) DO NOTHING""")) {
-            ps.setString(1, jobId);
-            ps.setInt(2, attempt);
-            ps.setString(3, sha256);
-            return ps.executeUpdate();
+            for (RunToken t : tokens) {
+                ps.setString(1, t.jobId());
+                ps.setInt(2, t.attempt());
+                ps.setString(3, t.sha256());
+                ps.addBatch();
+            }
+            ps.executeBatch();
         }
     }
 
@@ -235,19 +244,7 @@ public class JobStore {
                 }
             }
             foldIn(c, newToHistory(c, events));
-            if (!tokens.isEmpty()) {
-                try (PreparedStatement ps = c.prepareStatement("""
-                        INSERT INTO run_tokens (job_id, attempt, sha256) VALUES (?, ?, ?)
-                        ON CONFLICT (job_id, attempt) DO NOTHING""")) {
-                    for (RunToken t : tokens) {
-                        ps.setString(1, t.jobId());
-                        ps.setInt(2, t.attempt());
-                        ps.setString(3, t.sha256());
-                        ps.addBatch();
-                    }
-                    ps.executeBatch();
-                }
-            }
+            runTokensIn(c, tokens);
             for (CheckpointRow k : checkpoints) {
                 checkpointIn(c, k);
             }
