@@ -12,7 +12,9 @@ import java.time.Duration;
  * restarted instance takes its place back at once; unique per live instance, e.g. the pod name; empty: a dynamic
  * member), the URL the other instances reach its HTTP API at ({@code gantry.instance.advertised-url}; default
  * {@code http://127.0.0.1:<micronaut.server.port>}), and how long its consumer group waits for a silent member before
- * moving its work ({@code gantry.kafka.session-timeout}, 6 s to 5 min, default 10 s: the bound on a failover's wait).
+ * moving its work ({@code gantry.kafka.session-timeout}, 6 s to 5 min, default 10 s: the bound on a failover's wait),
+ * and how long a batch of input may stay open before it commits ({@code gantry.kafka.commit-interval}, 0 to 1 s,
+ * default 20 ms: fewer transactions under load for at most that much latency per hop; 0 commits every poll).
  */
 @Singleton
 public final class Instance {
@@ -20,11 +22,13 @@ public final class Instance {
     private final String id;
     private final String advertisedUrl;
     private final Duration sessionTimeout;
+    private final Duration commitInterval;
 
     public Instance(@Value("${gantry.instance.id:}") String id,
                     @Value("${gantry.instance.advertised-url:}") String advertisedUrl,
                     @Value("${micronaut.server.port:8080}") int port,
-                    @Value("${gantry.kafka.session-timeout:10s}") Duration sessionTimeout) {
+                    @Value("${gantry.kafka.session-timeout:10s}") Duration sessionTimeout,
+                    @Value("${gantry.kafka.commit-interval:20ms}") Duration commitInterval) {
         if (!id.isEmpty() && !ID.matcher(id).matches()) {
             throw new ConfigurationException("gantry.instance.id must be 1-64 letters, digits, '.', '_' or '-', was `"
                     + id + "`");
@@ -33,6 +37,9 @@ public final class Instance {
             throw new ConfigurationException("gantry.kafka.session-timeout must be from 6s (the broker's minimum) to 5m,"
                     + " was " + sessionTimeout);
         }
+        if (commitInterval.isNegative() || commitInterval.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new ConfigurationException("gantry.kafka.commit-interval must be from 0 to 1s, was " + commitInterval);
+        }
         if (!advertisedUrl.isEmpty() && !advertisedUrl.matches("https?://[^/\\s]+")) {
             throw new ConfigurationException("gantry.instance.advertised-url must be http(s)://host[:port] without a "
                     + "path, was `" + advertisedUrl + "`");
@@ -40,11 +47,13 @@ public final class Instance {
         this.id = id;
         this.advertisedUrl = !advertisedUrl.isEmpty() ? advertisedUrl : port > 0 ? "http://127.0.0.1:" + port : "";
         this.sessionTimeout = sessionTimeout;
+        this.commitInterval = commitInterval;
     }
 
-    /** The builder with this instance's id, address and session timeout. */
+    /** The builder with this instance's id, address, session timeout and commit interval. */
     public EventProcessor.Builder configure(EventProcessor.Builder b) {
-        return b.instanceId(id).advertisedUrl(advertisedUrl).sessionTimeout(sessionTimeout);
+        return b.instanceId(id).advertisedUrl(advertisedUrl).sessionTimeout(sessionTimeout)
+                .commitInterval(commitInterval);
     }
 
     public String id() {

@@ -68,6 +68,8 @@ public final class EventProcessor implements AutoCloseable {
     private final List<Topic<?>> restoreTopics;
     private final Supplier<? extends EventHandler> handlerFactory;
     private final Duration tickInterval;
+    /** How long a batch may stay open while input keeps coming (0: one commit per poll). */
+    private final long commitIntervalNanos;
     private final Clock clock;
     private final Map<String, Object> clientOverrides;
     private final int partitions;
@@ -99,6 +101,7 @@ public final class EventProcessor implements AutoCloseable {
         this.restoreTopics = List.copyOf(b.restore);
         this.handlerFactory = b.handlerFactory;
         this.tickInterval = b.tickInterval;
+        this.commitIntervalNanos = b.commitInterval.toNanos();
         this.clock = b.clock;
         this.clientOverrides = Map.copyOf(b.clientOverrides);
         this.partitions = b.partitions;
@@ -259,8 +262,11 @@ public final class EventProcessor implements AutoCloseable {
                 LOG.info("{} processor ready: inputs {}", owner.id(), inputs);
             }
             Instant nextTick = clock.instant();
+            Batch batch = null;
             while (running) {
-                ConsumerRecords<String, byte[]> records = c.poll(Duration.ofMillis(Math.min(100, tickInterval.toMillis())));
+                long wait = batch == null ? Math.min(100, tickInterval.toMillis())
+                        : Math.max(0, (commitIntervalNanos - batch.age()) / 1_000_000);
+                ConsumerRecords<String, byte[]> records = c.poll(Duration.ofMillis(wait));
                 ConsumerRecords<String, byte[]> tail = follower == null ? ConsumerRecords.empty()
                         : follower.poll(Duration.ZERO);
                 if (singleOwner) {
@@ -297,37 +303,39 @@ public final class EventProcessor implements AutoCloseable {
                         continue;
                     }
                 }
-                Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
-                List<Command<?>> done = new ArrayList<>();
                 Instant now = clock.instant();
                 boolean tickDue = !now.isBefore(nextTick);
                 // checked after the records are handled: caught up means this poll's records are in the state
                 boolean caughtUpNow = catchUp.reached();
-                if (records.isEmpty() && tail.isEmpty() && commands.isEmpty() && !tickDue && !caughtUpNow) {
+                boolean nothingNew = records.isEmpty() && tail.isEmpty() && commands.isEmpty() && !tickDue && !caughtUpNow;
+                if (nothingNew && batch == null) {
                     continue;
                 }
-                EventHandler handler = h;
-                Sink out = sink;
-                runInBatch(producer, sink, () -> {
-                    List<ConsumerRecord<String, byte[]>> handled = new ArrayList<>(records.count() + tail.count());
+                if (!nothingNew) {
+                    if (batch == null) {
+                        batch = new Batch();
+                        begin(producer);
+                    }
+                    Batch b = batch;
+                    EventHandler handler = h;
+                    Sink out = sink;
                     for (ConsumerRecord<String, byte[]> r : tail) {
                         if (handleRecord(handler, out, r)) {
-                            handled.add(r);
+                            b.handled.add(r);
                         }
                     }
                     for (ConsumerRecord<String, byte[]> r : records) {
                         if (handleRecord(handler, out, r)) {
-                            handled.add(r);
+                            b.handled.add(r);
                         }
-                        offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                        b.offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
                     }
                     Command<?> command;
                     while ((command = commands.poll()) != null) {
                         command.out = out;
                         command.run();
-                        done.add(command);
+                        b.done.add(command);
                     }
-                    batchHandled(handler, out, handled);
                     if (caughtUpNow) {
                         LOG.info("{} processor caught up with its inputs {}", owner.id(), c.assignment());
                         handler.caughtUp(now, out);
@@ -335,8 +343,18 @@ public final class EventProcessor implements AutoCloseable {
                     if (tickDue) {
                         handler.tick(now, out);
                     }
-                }, offsets);
-                done.forEach(Command::complete);
+                }
+                // a batch stays open while input keeps coming, up to the commit interval: one commit (a transaction,
+                // or a database write and an offset commit) then covers several polls. A poll that brought nothing,
+                // a command (its caller waits for the commit) or the catch-up ends it at once.
+                if (nothingNew || !batch.done.isEmpty() || caughtUpNow || batch.age() >= commitIntervalNanos) {
+                    Batch b = batch;
+                    batch = null;
+                    EventHandler handler = h;
+                    Sink out = sink;
+                    end(producer, sink, () -> batchHandled(handler, out, b.handled), b.offsets);
+                    b.done.forEach(Command::complete);
+                }
                 if (tickDue) {
                     nextTick = now.plus(tickInterval);
                 }
@@ -428,20 +446,43 @@ public final class EventProcessor implements AutoCloseable {
 
     private void runInBatch(KafkaProducer<String, byte[]> producer, Sink sink, Runnable body,
                             Map<TopicPartition, OffsetAndMetadata> offsets) {
+        begin(producer);
+        end(producer, sink, body, offsets);
+    }
+
+    private void begin(KafkaProducer<String, byte[]> producer) {
         if (transactionalId != null) {
             producer.beginTransaction();
-            body.run();
+        }
+    }
+
+    /** Runs the batch's last step, then commits what it produced with the offsets it consumed. */
+    private void end(KafkaProducer<String, byte[]> producer, Sink sink, Runnable last,
+                     Map<TopicPartition, OffsetAndMetadata> offsets) {
+        last.run();
+        if (transactionalId != null) {
             if (!offsets.isEmpty()) {
                 producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
             }
             producer.commitTransaction();
         } else {
-            body.run();
             producer.flush();
             sink.throwIfFailed();
             if (!offsets.isEmpty()) {
                 consumer.commitSync(offsets);
             }
+        }
+    }
+
+    /** The records, offsets and commands of a batch not yet committed. */
+    private static final class Batch {
+        private final long openedAt = System.nanoTime();
+        private final Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+        private final List<ConsumerRecord<String, byte[]>> handled = new ArrayList<>();
+        private final List<Command<?>> done = new ArrayList<>();
+
+        long age() {
+            return System.nanoTime() - openedAt;
         }
     }
 
@@ -723,6 +764,7 @@ public final class EventProcessor implements AutoCloseable {
         private boolean transactional = true;
         private Supplier<? extends EventHandler> handlerFactory;
         private Duration tickInterval = Duration.ofSeconds(1);
+        private Duration commitInterval = Duration.ZERO;
         private Clock clock = Clock.systemUTC();
         private int partitions = 1;
 
@@ -796,6 +838,20 @@ public final class EventProcessor implements AutoCloseable {
 
         public Builder tickEvery(Duration interval) {
             this.tickInterval = interval;
+            return this;
+        }
+
+        /**
+         * How long a batch may stay open while input keeps coming: its records' outputs and offsets then commit
+         * together, one transaction (or one database write and offset commit) for several polls instead of one per
+         * poll. A poll that brings nothing, a command or the catch-up commits at once, so this is also the most a
+         * record's output waits for its commit. Default zero: every poll commits.
+         */
+        public Builder commitInterval(Duration interval) {
+            if (interval.isNegative() || interval.compareTo(Duration.ofSeconds(10)) > 0) {
+                throw new IllegalArgumentException("commit interval must be from 0 to 10 s, was " + interval);
+            }
+            this.commitInterval = interval;
             return this;
         }
 

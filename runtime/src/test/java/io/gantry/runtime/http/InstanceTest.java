@@ -9,25 +9,31 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class InstanceTest {
+    private static final Duration MS20 = Duration.ofMillis(20);
+
     @Test
     void aPodNameIsAnIdAndTheAddressDefaultsToTheLoopbackPort() {
-        Instance i = new Instance("gantry-queue-7d9f8-x2x4z", "", 8081, Duration.ofSeconds(10));
+        Instance i = new Instance("gantry-queue-7d9f8-x2x4z", "", 8081, Duration.ofSeconds(10), MS20);
         assertThat(i.id()).isEqualTo("gantry-queue-7d9f8-x2x4z");
         assertThat(i.advertisedUrl()).isEqualTo("http://127.0.0.1:8081");
-        assertThat(new Instance("", "http://10.0.0.7:8081", -1, Duration.ofSeconds(6)).advertisedUrl())
+        assertThat(new Instance("", "http://10.0.0.7:8081", -1, Duration.ofSeconds(6), MS20).advertisedUrl())
                 .isEqualTo("http://10.0.0.7:8081");
-        assertThat(new Instance("", "", -1, Duration.ofMinutes(5)).advertisedUrl()).as("a random port: none").isEmpty();
+        assertThat(new Instance("", "", -1, Duration.ofMinutes(5), MS20).advertisedUrl()).as("a random port: none").isEmpty();
     }
 
     @Test
     void badSettingsStopTheStartNamingTheKey() {
-        assertThatThrownBy(() -> new Instance("a b", "", 8081, Duration.ofSeconds(10)))
+        assertThatThrownBy(() -> new Instance("a b", "", 8081, Duration.ofSeconds(10), MS20))
                 .isInstanceOf(ConfigurationException.class).hasMessageContaining("gantry.instance.id");
-        assertThatThrownBy(() -> new Instance("a", "", 8081, Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> new Instance("a", "", 8081, Duration.ofSeconds(5), MS20))
                 .isInstanceOf(ConfigurationException.class).hasMessageContaining("gantry.kafka.session-timeout");
-        assertThatThrownBy(() -> new Instance("a", "", 8081, Duration.ofMinutes(6)))
+        assertThatThrownBy(() -> new Instance("a", "", 8081, Duration.ofMinutes(6), MS20))
                 .isInstanceOf(ConfigurationException.class).hasMessageContaining("gantry.kafka.session-timeout");
-        assertThatThrownBy(() -> new Instance("a", "http://host:1/path", 8081, Duration.ofSeconds(10)))
+        assertThatThrownBy(() -> new Instance("a", "http://host:1/path", 8081, Duration.ofSeconds(10), MS20))
                 .isInstanceOf(ConfigurationException.class).hasMessageContaining("gantry.instance.advertised-url");
+        assertThatThrownBy(() -> new Instance("a", "", 8081, Duration.ofSeconds(10), Duration.ofMillis(1001)))
+                .isInstanceOf(ConfigurationException.class).hasMessageContaining("gantry.kafka.commit-interval");
+        assertThatThrownBy(() -> new Instance("a", "", 8081, Duration.ofSeconds(10), Duration.ofMillis(-1)))
+                .isInstanceOf(ConfigurationException.class).hasMessageContaining("gantry.kafka.commit-interval");
     }
 }

@@ -143,6 +143,51 @@ class EventProcessorTest {
     }
 
     @Test
+    void aBatchStaysOpenWhileInputKeepsComingSoARunOfInputsCommitsInAFewTransactions() throws Exception {
+        String group = "toy-" + UUID.randomUUID();
+        ToyHandler[] h = new ToyHandler[1];
+        EventProcessor p = EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers())
+                .groupId(group)
+                .inputs(Topics.ADMISSION_JOB_EVENTS)
+                .restoreFrom(Topics.QUEUE_JOB_EVENTS)
+                .commitInterval(Duration.ofMillis(500))
+                .handler(() -> h[0] = new ToyHandler())
+                .build().start();
+        started.add(p);
+        ready(p);
+        List<String> jobs = new ArrayList<>();
+        try (KafkaProducer<String, byte[]> producer = producer()) {
+            for (int i = 0; i < 20; i++) {
+                String job = "job-" + UUID.randomUUID();
+                jobs.add(job);
+                // one at a time, as a stream arrives: each poll finds one record
+                producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), job,
+                        AvroWire.encode(Topics.ADMISSION_JOB_EVENTS, cancel(job, "a")))).get();
+                Thread.sleep(10);
+            }
+        }
+        await().atMost(20, TimeUnit.SECONDS).until(() -> readAll(Topics.QUEUE_JOB_EVENTS).stream()
+                .filter(r -> jobs.contains(r.key())).count() == jobs.size());
+
+        // a committed transaction's records lie side by side in a partition, its commit marker after them: each gap
+        // between two answers in one partition is a commit
+        Map<Integer, List<Long>> offsets = new java.util.TreeMap<>();
+        readAll(Topics.QUEUE_JOB_EVENTS).stream().filter(r -> jobs.contains(r.key()))
+                .forEach(r -> offsets.computeIfAbsent(r.partition(), k -> new ArrayList<>()).add(r.offset()));
+        int transactions = 0;
+        for (List<Long> inPartition : offsets.values()) {
+            transactions++;
+            for (int i = 1; i < inPartition.size(); i++) {
+                if (inPartition.get(i) != inPartition.get(i - 1) + 1) {
+                    transactions++;
+                }
+            }
+        }
+        assertThat(transactions).as("transactions for 20 inputs arriving over about 0.3 s, one commit per poll"
+                + " would take 20").isLessThanOrEqualTo(6);
+    }
+
+    @Test
     void saysItHasCaughtUpOnlyOnceTheBacklogThatWaitedForItIsHandledAndOnlyOnce() throws Exception {
         String group = "toy-" + UUID.randomUUID();
         ToyHandler[] h = new ToyHandler[1];
