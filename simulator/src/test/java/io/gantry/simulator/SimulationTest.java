@@ -164,4 +164,21 @@ class SimulationTest {
         assertThat(Policy.parse("all")).hasSize(4);
         assertThat(Policy.DRF_NODECAY.config(c).halfLife()).isGreaterThan(c.halfLife().multipliedBy(1000));
     }
+    @Test
+    void restartsAfterAReplayRebuildEachStatefulServiceFromItsWholeHistory() {
+        Workload w = new Workload("t", List.of(new SimJob("a", "x", 8, 0, 100_000), new SimJob("b", "x", 4, 0, 10_000),
+                new SimJob("c", "x", 1, 50_000, 10_000)), Map.of("x", 1.0), "inline");
+        Simulation sim = new Simulation(Clusters.uniform(1, 8), w, Policy.GANTRY,
+                Policy.queues(Map.of("x", 1.0), 8, 0, null, null), new TopologyPlacer(),
+                List.of(), null);
+        assertThat(sim.run().ended).isEqualTo(3);
+
+        List<Simulation.Restart> restarts = sim.timeRestarts();
+
+        assertThat(restarts).extracting(Simulation.Restart::service).containsExactly(io.gantry.schemas.Service.QUEUE,
+                io.gantry.schemas.Service.PLACEMENT, io.gantry.schemas.Service.RECOVERY);
+        // the queue's history: at least each job's queued, dispatched and ended facts
+        assertThat(restarts.get(0).records()).isGreaterThanOrEqualTo(3L * 3);
+        assertThat(restarts).allSatisfy(t -> assertThat(t.records()).isPositive());
+    }
 }

@@ -151,6 +151,15 @@ public final class LogDriver {
         runUntilIdle();
     }
 
+    /** How many records a restart of the service reads: the whole of its restore topics. */
+    public long restoreRecords(Service owner) {
+        long n = 0;
+        for (Topic<?> t : svc(owner).restore) {
+            n += log.end(t.name());
+        }
+        return n;
+    }
+
     /**
      * The service crashes in its next batch after handling its records but before the commit: nothing of that batch
      * is kept, and it restarts.
