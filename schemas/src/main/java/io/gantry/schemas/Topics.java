@@ -18,6 +18,7 @@ import io.gantry.events.QueueConfigEvent;
 import io.gantry.events.QueueJobEvent;
 import io.gantry.events.QueuePreemptionEvent;
 import io.gantry.events.QueueReservationEvent;
+import io.gantry.events.StateSnapshot;
 import io.gantry.events.RecoveryJobEvent;
 import io.gantry.events.StopEvent;
 import io.gantry.events.UsageEvent;
@@ -124,6 +125,26 @@ public final class Topics {
         return new Topic<>(owner.id() + ".dead-letter", owner, "source key", byte[].class);
     }
 
+    /**
+     * Where a service with one owner keeps snapshots of its state, so a start reads the newest snapshot and the
+     * history after it instead of the whole history: compacted (key {@code part-<n>}), one partition, written by the
+     * owner instance only.
+     */
+    public static Topic<StateSnapshot> snapshots(Service owner) {
+        if (!SNAPSHOTTING.contains(owner)) {
+            throw new IllegalArgumentException(owner + " keeps no snapshots (its state is in PostgreSQL)");
+        }
+        return new Topic<>(owner.id() + ".snapshots", owner, "part-<n>", StateSnapshot.class, Topic.FOREVER, true);
+    }
+
+    /** The services whose state is rebuilt from Kafka (one owner at a time) and may be snapshotted. */
+    private static final List<Service> SNAPSHOTTING = List.of(Service.QUEUE, Service.PLACEMENT, Service.RECOVERY);
+
+    /** The snapshot topics, one per service that keeps its state in Kafka. */
+    public static List<Topic<?>> snapshotTopics() {
+        return SNAPSHOTTING.stream().<Topic<?>>map(Topics::snapshots).toList();
+    }
+
     /** The event topics, in pipeline order. */
     public static List<Topic<?>> eventTopics() {
         return List.of(ADMISSION_JOB_EVENTS, ADMISSION_CHECKPOINT_EVENTS, ADMISSION_SUSPENSION_EVENTS, ADMISSION_ACCESS_EVENTS, QUEUE_JOB_EVENTS, QUEUE_PREEMPTION_EVENTS, QUEUE_RESERVATION_EVENTS,
@@ -135,9 +156,10 @@ public final class Topics {
                 BILLING_PRICE_EVENTS, BILLING_BUDGET_EVENTS);
     }
 
-    /** Event topics and every service's dead-letter topic: what a fresh cluster needs created. */
+    /** Event topics, snapshot topics and every service's dead-letter topic: what a fresh cluster needs created. */
     public static List<Topic<?>> all() {
         var topics = new java.util.ArrayList<Topic<?>>(eventTopics());
+        topics.addAll(snapshotTopics());
         for (Service s : Service.values()) {
             topics.add(deadLetter(s));
         }

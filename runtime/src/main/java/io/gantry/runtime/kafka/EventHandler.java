@@ -15,6 +15,17 @@ public interface EventHandler {
     default void restore(Topic<?> topic, String key, Object value) {
     }
 
+    /**
+     * Writes the state for a snapshot as records of the restore topics that rebuild it through {@link #restore}, in
+     * order: the history with what no longer matters left out (a finished job's steps, superseded states), so that
+     * restoring them and then the history after the snapshot leaves the state a restore of the whole history would.
+     * Called on the loop thread between two batches. False (the default): this handler takes no snapshots, and every
+     * start replays the whole history.
+     */
+    default boolean snapshot(SnapshotWriter out) {
+        return false;
+    }
+
     /** Called once after restore, before the first input. */
     default void restored(Output out) {
     }

@@ -1,5 +1,6 @@
 package io.gantry.runtime.kafka;
 
+import io.gantry.events.StateSnapshot;
 import io.gantry.schemas.AvroWire;
 import io.gantry.schemas.Service;
 import io.gantry.schemas.Topic;
@@ -38,6 +39,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -70,6 +72,11 @@ public final class EventProcessor implements AutoCloseable {
     private final Duration tickInterval;
     /** How long a batch may stay open while input keeps coming (0: one commit per poll). */
     private final long commitIntervalNanos;
+    /** Where snapshots of the state go, or null: none are taken (a service that shares its work, or switched off). */
+    private final Topic<StateSnapshot> snapshotTopic;
+    /** Input records handled between two snapshots. */
+    private final long snapshotEvery;
+    private volatile Restored lastRestore;
     private final Clock clock;
     private final Map<String, Object> clientOverrides;
     private final int partitions;
@@ -102,6 +109,8 @@ public final class EventProcessor implements AutoCloseable {
         this.handlerFactory = b.handlerFactory;
         this.tickInterval = b.tickInterval;
         this.commitIntervalNanos = b.commitInterval.toNanos();
+        this.snapshotTopic = b.transactional && b.snapshotEvery > 0 ? Topics.snapshots(b.owner) : null;
+        this.snapshotEvery = b.snapshotEvery;
         this.clock = b.clock;
         this.clientOverrides = Map.copyOf(b.clientOverrides);
         this.partitions = b.partitions;
@@ -110,6 +119,9 @@ public final class EventProcessor implements AutoCloseable {
         }
         for (Topic<?> t : restoreTopics) {
             topicsByName.put(t.name(), t);
+        }
+        if (snapshotTopic != null) {
+            topicsByName.put(snapshotTopic.name(), snapshotTopic);
         }
         for (Topic<?> t : inputs) {
             if (t.owner() == owner && b.transactional) {
@@ -144,6 +156,18 @@ public final class EventProcessor implements AutoCloseable {
     /** Whether this instance owns the work (always true once ready for a service whose instances share it). */
     public boolean isOwner() {
         return !singleOwner ? isReady() : ownership.role() == Ownership.Role.OWNER && running;
+    }
+
+    /** How the last start of the loop rebuilt its state (null before the first). */
+    public Restored lastRestore() {
+        return lastRestore;
+    }
+
+    /**
+     * How a start rebuilt the state: from a snapshot's records (0 when there was none to use) and the records of the
+     * restore topics after it (the whole history without a snapshot), in how long.
+     */
+    public record Restored(long snapshotRecords, long historyRecords, Duration took) {
     }
 
     /** Where this instance stands among the service's instances, and where the owner is. */
@@ -263,6 +287,10 @@ public final class EventProcessor implements AutoCloseable {
             }
             Instant nextTick = clock.instant();
             Batch batch = null;
+            // what the state covers, for snapshots: the restore topics' ends at the start, the inputs consumed since
+            Map<TopicPartition, Long> restoredTo = Map.of();
+            Map<TopicPartition, Long> consumed = new HashMap<>();
+            long sinceSnapshot = 0;
             while (running) {
                 long wait = batch == null ? Math.min(100, tickInterval.toMillis())
                         : Math.max(0, (commitIntervalNanos - batch.age()) / 1_000_000);
@@ -280,7 +308,7 @@ public final class EventProcessor implements AutoCloseable {
                         producer = newProducer();
                         producer.initTransactions();
                         h = handlerFactory.get();
-                        restore(h);
+                        restoredTo = restore(h);
                         sink = new Sink(producer);
                         EventHandler restored = h;
                         Sink s = sink;
@@ -324,6 +352,7 @@ public final class EventProcessor implements AutoCloseable {
                             b.handled.add(r);
                         }
                     }
+                    b.records += records.count() + tail.count();
                     for (ConsumerRecord<String, byte[]> r : records) {
                         if (handleRecord(handler, out, r)) {
                             b.handled.add(r);
@@ -354,6 +383,15 @@ public final class EventProcessor implements AutoCloseable {
                     Sink out = sink;
                     end(producer, sink, () -> batchHandled(handler, out, b.handled), b.offsets);
                     b.done.forEach(Command::complete);
+                    if (snapshotTopic != null && singleOwner) {
+                        b.offsets.forEach((tp, o) -> consumed.put(tp, o.offset()));
+                        sinceSnapshot += b.records;
+                        if (sinceSnapshot >= snapshotEvery) {
+                            // between two batches the state is exactly what is committed
+                            sinceSnapshot = takeSnapshot(producer, sink, handler, restoredTo, consumed)
+                                    ? 0 : Long.MIN_VALUE;
+                        }
+                    }
                 }
                 if (tickDue) {
                     nextTick = now.plus(tickInterval);
@@ -480,6 +518,7 @@ public final class EventProcessor implements AutoCloseable {
         private final Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
         private final List<ConsumerRecord<String, byte[]>> handled = new ArrayList<>();
         private final List<Command<?>> done = new ArrayList<>();
+        private long records;
 
         long age() {
             return System.nanoTime() - openedAt;
@@ -565,9 +604,13 @@ public final class EventProcessor implements AutoCloseable {
         sink.sendRaw(new ProducerRecord<>(Topics.deadLetter(owner).name(), null, r.key(), r.value(), headers));
     }
 
-    /** Reads the restore topics from their beginning to their ends as of now; returns those ends. */
+    /**
+     * Rebuilds the handler's state: the newest snapshot of its format when there is one, then each restore topic from
+     * where the snapshot left it (else from its beginning) to its end as of now; returns those ends.
+     */
     private Map<TopicPartition, Long> restore(EventHandler h) {
         if (restoreTopics.isEmpty()) {
+            lastRestore = new Restored(0, 0, Duration.ZERO);
             return Map.of();
         }
         try (KafkaConsumer<String, byte[]> reader = newConsumer(null)) {
@@ -580,9 +623,23 @@ public final class EventProcessor implements AutoCloseable {
                 infos.forEach(pi -> partitions.add(new TopicPartition(pi.topic(), pi.partition())));
             }
             long began = System.nanoTime();
+            Snapshots.Found snapshot = snapshotTopic == null ? null
+                    : Snapshots.readNewest(reader, snapshotTopic, snapshotFormat(h));
             reader.assign(partitions);
-            reader.seekToBeginning(partitions);
             Map<TopicPartition, Long> end = reader.endOffsets(partitions);
+            List<Object[]> fromSnapshot = snapshot == null ? List.of() : decoded(snapshot, end);
+            if (snapshot != null && fromSnapshot == null) {
+                snapshot = null;
+                fromSnapshot = List.of();
+            }
+            for (Object[] r : fromSnapshot) {
+                h.restore((Topic<?>) r[0], (String) r[1], r[2]);
+            }
+            Map<TopicPartition, Long> beginning = reader.beginningOffsets(partitions);
+            for (TopicPartition tp : partitions) {
+                reader.seek(tp, snapshot == null ? beginning.get(tp)
+                        : Math.max(beginning.get(tp), snapshot.positions().getOrDefault(tp, 0L)));
+            }
             long count = 0;
             while (partitions.stream().anyMatch(tp -> reader.position(tp) < end.get(tp))) {
                 for (ConsumerRecord<String, byte[]> r : reader.poll(Duration.ofMillis(200))) {
@@ -599,11 +656,91 @@ public final class EventProcessor implements AutoCloseable {
                     count++;
                 }
             }
-            // restart time grows with the history: the figure an operator sizes retention and start-up by
-            LOG.info("{} restored state from {} records of {} in {} ms", owner.id(), count, restoreTopics,
-                    (System.nanoTime() - began) / 1_000_000);
+            Duration took = Duration.ofNanos(System.nanoTime() - began);
+            lastRestore = new Restored(fromSnapshot.size(), count, took);
+            // restart time grows with the history after the newest snapshot: the figure an operator sizes by
+            if (snapshot == null) {
+                LOG.info("{} restored state from {} records of {} in {} ms", owner.id(), count, restoreTopics,
+                        took.toMillis());
+            } else {
+                LOG.info("{} restored state from a snapshot of {} records (taken {}) and {} records of {} after it in"
+                        + " {} ms", owner.id(), fromSnapshot.size(), snapshot.takenAt(), count, restoreTopics,
+                        took.toMillis());
+            }
             return end;
         }
+    }
+
+    /**
+     * The snapshot's records decoded, as (topic, key, value); null when it cannot be used: a record that does not
+     * decode, or a position past a restore topic's end (the topic was recreated). Then the whole history is read.
+     */
+    private List<Object[]> decoded(Snapshots.Found snapshot, Map<TopicPartition, Long> end) {
+        for (Map.Entry<TopicPartition, Long> p : snapshot.positions().entrySet()) {
+            Long e = end.get(p.getKey());
+            if (e == null || p.getValue() > e) {
+                LOG.warn("{}: ignoring snapshot {}: it reads {} from {}, past its end {}; replaying the whole history",
+                        owner.id(), snapshot.snapshotId(), p.getKey(), p.getValue(), e);
+                return null;
+            }
+        }
+        List<Object[]> out = new ArrayList<>(snapshot.entries().size());
+        for (io.gantry.events.SnapshotEntry e : snapshot.entries()) {
+            Topic<?> topic = topicsByName.get(e.getTopic());
+            try {
+                if (topic == null || !restoreTopics.contains(topic)) {
+                    throw new IllegalArgumentException("not a restore topic: " + e.getTopic());
+                }
+                java.nio.ByteBuffer b = e.getValue().duplicate();
+                byte[] bytes = new byte[b.remaining()];
+                b.get(bytes);
+                out.add(new Object[]{topic, e.getKey(), AvroWire.decode(topic, bytes)});
+            } catch (RuntimeException bad) {
+                LOG.warn("{}: ignoring snapshot {}: {}; replaying the whole history", owner.id(),
+                        snapshot.snapshotId(), bad.toString());
+                return null;
+            }
+        }
+        return out;
+    }
+
+    /** What a snapshot must have been written by to be read: the service, its handler and the build. */
+    private String snapshotFormat(EventHandler h) {
+        String build = EventProcessor.class.getPackage().getImplementationVersion();
+        return owner.id() + " " + h.getClass().getName() + " " + (build == null ? "dev" : build);
+    }
+
+    /**
+     * Writes the handler's state as a snapshot, in a transaction of its own, right after a batch's commit. The
+     * positions: each restore topic partition's end at the start, or further where this owner has written since
+     * (its own topics) or consumed since (restore topics that are inputs too). False when the handler takes none.
+     */
+    private boolean takeSnapshot(KafkaProducer<String, byte[]> producer, Sink sink, EventHandler h,
+                                 Map<TopicPartition, Long> restoredTo, Map<TopicPartition, Long> consumed) {
+        long began = System.nanoTime();
+        Snapshots.Collector collector = new Snapshots.Collector(
+                restoreTopics.stream().map(Topic::name).collect(java.util.stream.Collectors.toSet()));
+        try {
+            if (!h.snapshot(collector)) {
+                return false;
+            }
+        } catch (RuntimeException e) {
+            LOG.error("{}: the handler failed to write a snapshot; no more snapshots until the next start", owner.id(),
+                    e);
+            return false;
+        }
+        Map<TopicPartition, Long> positions = new HashMap<>();
+        restoredTo.forEach((tp, end) -> positions.put(tp, Math.max(end,
+                Math.max(sink.written.getOrDefault(tp, 0L), consumed.getOrDefault(tp, 0L)))));
+        List<StateSnapshot> parts = collector.parts(snapshotFormat(h), clock.instant(), positions);
+        producer.beginTransaction();
+        for (StateSnapshot part : parts) {
+            sink.send(snapshotTopic, Snapshots.key(part), part);
+        }
+        producer.commitTransaction();
+        LOG.info("{} took a snapshot of {} records in {} parts in {} ms", owner.id(), collector.records(),
+                parts.size(), (System.nanoTime() - began) / 1_000_000);
+        return true;
     }
 
     private KafkaProducer<String, byte[]> newProducer() {
@@ -723,6 +860,8 @@ public final class EventProcessor implements AutoCloseable {
     private static final class Sink implements Output {
         private final KafkaProducer<String, byte[]> producer;
         private volatile Exception failure;
+        /** Per partition written, the offset after the last record written there (acknowledged). */
+        private final Map<TopicPartition, Long> written = new ConcurrentHashMap<>();
 
         Sink(KafkaProducer<String, byte[]> producer) {
             this.producer = producer;
@@ -738,6 +877,8 @@ public final class EventProcessor implements AutoCloseable {
             producer.send(record, (meta, e) -> {
                 if (e != null) {
                     failure = e;
+                } else if (meta != null && meta.hasOffset()) {
+                    written.merge(new TopicPartition(meta.topic(), meta.partition()), meta.offset() + 1, Math::max);
                 }
             });
         }
@@ -765,6 +906,7 @@ public final class EventProcessor implements AutoCloseable {
         private Supplier<? extends EventHandler> handlerFactory;
         private Duration tickInterval = Duration.ofSeconds(1);
         private Duration commitInterval = Duration.ZERO;
+        private long snapshotEvery;
         private Clock clock = Clock.systemUTC();
         private int partitions = 1;
 
@@ -852,6 +994,19 @@ public final class EventProcessor implements AutoCloseable {
                 throw new IllegalArgumentException("commit interval must be from 0 to 10 s, was " + interval);
             }
             this.commitInterval = interval;
+            return this;
+        }
+
+        /**
+         * Snapshot the state every this many input records (a service with one owner, whose handler takes
+         * snapshots: {@link EventHandler#snapshot}), so a start reads the newest snapshot and the history after it
+         * instead of the whole history. Default 0: never.
+         */
+        public Builder snapshotEvery(long records) {
+            if (records < 0) {
+                throw new IllegalArgumentException("snapshot interval must be >= 0 records, was " + records);
+            }
+            this.snapshotEvery = records;
             return this;
         }
 

@@ -32,7 +32,9 @@ public final class KafkaTopics {
                     Map<String, String> configs = topic.compacted()
                             ? Map.of("retention.ms", Long.toString(topic.retentionMs()), "cleanup.policy", "compact")
                             : Map.of("retention.ms", Long.toString(topic.retentionMs()));
-                    admin.createTopics(List.of(new NewTopic(topic.name(), partitions, (short) -1)
+                    // a snapshot's parts must stay in one partition, in order
+                    int n = Topics.snapshotTopics().contains(topic) ? 1 : partitions;
+                    admin.createTopics(List.of(new NewTopic(topic.name(), n, (short) -1)
                             .configs(configs))).all().get();
                 } catch (ExecutionException e) {
                     if (!(e.getCause() instanceof TopicExistsException)) {

@@ -42,7 +42,7 @@ class EventProcessorTest {
     private final List<EventProcessor> started = new ArrayList<>();
 
     /** State: jobs already cancelled; rebuilt from queue.job-events. Cancels each job at most once. */
-    static final class ToyHandler implements EventHandler {
+    static class ToyHandler implements EventHandler {
         final Set<String> cancelled = new HashSet<>();
         int restored;
         int ticks;
@@ -185,6 +185,69 @@ class EventProcessorTest {
         }
         assertThat(transactions).as("transactions for 20 inputs arriving over about 0.3 s, one commit per poll"
                 + " would take 20").isLessThanOrEqualTo(6);
+    }
+
+    /** The toy, snapshotting: its state as one answer per job it cancelled (its history has nothing else). */
+    static final class SnapshottingToy extends ToyHandler {
+        @Override
+        public boolean snapshot(SnapshotWriter out) {
+            for (String job : new java.util.TreeSet<>(cancelled)) {
+                out.add(Topics.QUEUE_JOB_EVENTS, job, QueueJobEvent.newBuilder().setEventId("snapshot-" + job)
+                        .setJobId(job).setOccurredAt(Instant.EPOCH)
+                        .setPayload(new JobCancelled("a", 0, "a", null)).build());
+            }
+            return true;
+        }
+    }
+
+    private EventProcessor snapshotting(String group, ToyHandler[] holder, boolean takesSnapshots) {
+        EventProcessor p = EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers())
+                .groupId(group)
+                .inputs(Topics.ADMISSION_JOB_EVENTS)
+                .restoreFrom(Topics.QUEUE_JOB_EVENTS)
+                .snapshotEvery(5)
+                .handler(() -> holder[0] = takesSnapshots ? new SnapshottingToy() : new ToyHandler())
+                .build().start();
+        started.add(p);
+        return p;
+    }
+
+    @Test
+    void aStartReadsTheNewestSnapshotAndOnlyTheHistoryAfterItAndAnswersNothingTwice() throws Exception {
+        String group = "toy-" + UUID.randomUUID();
+        ToyHandler[] h = new ToyHandler[1];
+        EventProcessor p = ready(snapshotting(group, h, true));
+        assertThat(p.lastRestore().snapshotRecords()).isZero();
+        List<String> jobs = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            String job = "job-" + UUID.randomUUID();
+            jobs.add(job);
+            sendCancel(job, "a");
+        }
+        await().atMost(20, TimeUnit.SECONDS).until(() -> jobs.stream().allMatch(j -> countCancelled(j) == 1));
+        p.close();
+        long history = readAll(Topics.QUEUE_JOB_EVENTS).size();
+
+        ToyHandler[] h2 = new ToyHandler[1];
+        EventProcessor again = ready(snapshotting(group, h2, true));
+        EventProcessor.Restored restored = again.lastRestore();
+        assertThat(restored.snapshotRecords()).as("records from the snapshot").isGreaterThanOrEqualTo(5);
+        assertThat(restored.historyRecords()).as("history read after the snapshot, of " + history)
+                .isLessThan(history - 5);
+        assertThat(h2[0].cancelled).containsAll(jobs);
+        sendCancel(jobs.get(0), "a");
+        String other = "job-" + UUID.randomUUID();
+        sendCancel(other, "a");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(other) == 1);
+        assertThat(countCancelled(jobs.get(0))).as("answered before the snapshot: not again").isEqualTo(1);
+        again.close();
+
+        // a handler of another format ignores the snapshot and reads the whole history, to the same state
+        ToyHandler[] h3 = new ToyHandler[1];
+        EventProcessor plain = ready(snapshotting(group, h3, false));
+        assertThat(plain.lastRestore().snapshotRecords()).isZero();
+        assertThat(plain.lastRestore().historyRecords()).isGreaterThan(history);
+        assertThat(h3[0].cancelled).containsAll(jobs).contains(other);
     }
 
     @Test
