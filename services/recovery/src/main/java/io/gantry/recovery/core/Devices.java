@@ -166,6 +166,9 @@ final class Devices {
         if (n.drainedAt != null && n.drainedAt.isAfter(from)) {
             from = n.drainedAt;
         }
+        if (!from.isBefore(at)) {
+            return 0; // a fault reported late, from before the node's last drain
+        }
         return n.faults.subSet(from, false, at, true).size();
     }
 
@@ -248,6 +251,12 @@ final class Devices {
                 unindex(old);
             }
         }
+    }
+
+    /** The attempt of the job's run on the devices, or null when none is held. */
+    Integer heldAttempt(String jobId) {
+        RunHeld h = runs.get(jobId);
+        return h == null ? null : h.attempt();
     }
 
     private void unindex(RunHeld old) {

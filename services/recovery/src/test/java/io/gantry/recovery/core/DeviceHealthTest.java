@@ -185,4 +185,17 @@ class DeviceHealthTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DeviceFaultReport("e", "sim-1", 0, FaultKind.XID,
                 null, "", RecoveryScenario.at(0))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("xid");
     }
+
+    @Test
+    void aFaultReportedLateFromBeforeTheNodesLastDrainIsStillDecided() {
+        // the node drains at 6 s on its second fault; a report of a fault at 2 s arrives after that (it was
+        // dead-lettered: counting the faults since the drain failed on a window that ended before it began)
+        RecoveryScenario s = aRecovery().drainAfter(2, 3600).build().xid("f1", "sim-2", 0, 48, 5)
+                .xid("f2", "sim-2", 1, 48, 6);
+        assertThat(s.core().drained("sim-2")).isTrue();
+
+        s.xid("f0", "sim-2", 2, 48, 2);
+
+        assertThat(s.core().cordonedGpus("sim-2")).contains(2);
+    }
 }
