@@ -89,7 +89,9 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
                         "gantry.auth.tokens-file", tokens.toString(),
                         "gantry.recovery.heartbeat-timeout", "3s",
                         "gantry.recovery.check-interval", "200ms",
-                        "gantry.recovery.max-restarts", "1"));
+                        "gantry.recovery.max-restarts", "1",
+                        // a snapshot every few records: the restart below restores from one and the history after it
+                        "gantry.kafka.snapshot-every", "20"));
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
@@ -194,6 +196,9 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
         try (ApplicationContext restarted = ApplicationContext.run(EmbeddedServer.class,
                 new HashMap<String, Object>(getProperties())).getApplicationContext()) {
             HttpClient client = restarted.createBean(HttpClient.class, restarted.getBean(EmbeddedServer.class).getURL());
+            await().atMost(Duration.ofSeconds(30)).until(() -> restarted.getBean(RecoveryProcessor.class).lastRestore() != null);
+            assertThat(restarted.getBean(RecoveryProcessor.class).lastRestore().snapshotRecords())
+                    .as("restored from a snapshot").isPositive();
             NodeHealthEvent quietFailed = await().atMost(Duration.ofSeconds(30)).until(() -> nodeFacts(quietNode)
                     .stream().filter(e -> e.getPayload() instanceof NodeFailed).findFirst().orElse(null), f -> f != null);
             // declared by the restarted instance, which knew the node only from the registry

@@ -216,8 +216,13 @@ public final class Recovery {
         return List.of(new RecoveryFact.RunHeld(jobId, attempt, gpusByNode));
     }
 
-    public List<RecoveryFact> onRunReleased(String jobId, int attempt) {
-        return List.of(new RecoveryFact.RunReleased(jobId, attempt));
+    /**
+     * Placement released the run; {@code jobOver}: because the job ended for good (the run succeeded, or the job was
+     * cancelled), so nothing kept for its next resume is needed any more.
+     */
+    public List<RecoveryFact> onRunReleased(String jobId, int attempt, boolean jobOver) {
+        RecoveryFact.RunReleased released = new RecoveryFact.RunReleased(jobId, attempt);
+        return jobOver ? List.of(released, new RecoveryFact.JobOver(jobId)) : List.of(released);
     }
 
     /** Placement (re-)registered the node with these control labels at {@code at} (placement's clock). */
@@ -335,6 +340,9 @@ public final class Recovery {
         } else if (fact instanceof RecoveryFact.CheckpointRecorded f) {
             checkpoints.computeIfAbsent(f.jobId(), id -> new TreeMap<>()).merge(f.attempt(), f,
                     (old, now) -> now.step() >= old.step() ? now : old);
+        } else if (fact instanceof RecoveryFact.JobOver f) {
+            jobs.remove(f.jobId());
+            checkpoints.remove(f.jobId());
         } else if (fact instanceof JobRecoveryAbandoned f) {
             Job job = jobs.computeIfAbsent(f.jobId(), id -> new Job());
             job.lastDecidedAttempt = Math.max(job.lastDecidedAttempt, f.interruptedAttempt());
@@ -357,6 +365,11 @@ public final class Recovery {
     }
 
     /** False between a restart and catching up with the input: no node is declared failed meanwhile. */
+    /** The attempt of the job's run that holds devices, or null when it holds none. */
+    public Integer heldAttempt(String jobId) {
+        return devices.heldAttempt(jobId);
+    }
+
     public boolean watching() {
         return watching;
     }

@@ -52,6 +52,16 @@ public sealed interface RecoveryFact {
     }
 
     /**
+     * The job ended for good (its run succeeded, or it was cancelled): it will never be interrupted again, so its
+     * checkpoints and restart count are forgotten. Internal bookkeeping, derived from placement's release.
+     */
+    record JobOver(String jobId) implements RecoveryFact {
+        public JobOver {
+            Objects.requireNonNull(jobId, "jobId");
+        }
+    }
+
+    /**
      * Placement (re-)registered the node at {@code at} (its clock) with these control labels: whether it is cordoned
      * and which GPUs are; {@code gpus} are all its GPU indices. How recovery learns that an operator returned a
      * device or node to service after repair.

@@ -27,6 +27,8 @@ import io.gantry.recovery.core.RecoveryPolicy;
 import io.gantry.recovery.core.XidCatalog;
 import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
+import io.gantry.runtime.kafka.SnapshotRecords;
+import io.gantry.runtime.kafka.SnapshotWriter;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
 
@@ -54,10 +56,21 @@ final class RecoveryHandler implements EventHandler {
     static final String CORDONED_GPUS_LABEL = "gantry.io/cordoned-gpus";
     private final Recovery core;
     private final Clock clock;
+    /**
+     * The records of the restore topics the state is made of, for snapshots: per node its newest registration and
+     * its last failure with the recovery after it; per live run its grant; per job its restart decisions and newest
+     * checkpoint per attempt until it ends for good; every device decision. What a restore of the whole history
+     * would leave, from these alone (a job's runs that ended and their steps are gone).
+     */
+    private final SnapshotRecords kept = new SnapshotRecords();
 
     RecoveryHandler(RecoveryPolicy policy, Clock clock) {
         this.core = new Recovery(policy);
         this.clock = clock;
+    }
+
+    Clock clock() {
+        return clock;
     }
 
     List<NodeHealth> nodes() {
@@ -74,6 +87,11 @@ final class RecoveryHandler implements EventHandler {
 
     @Override
     public void restore(Topic<?> topic, String key, Object value) {
+        restoreOne(topic, value);
+        remember(value);
+    }
+
+    private void restoreOne(Topic<?> topic, Object value) {
         if (topic.equals(Topics.RECOVERY_NODE_EVENTS) && value instanceof NodeHealthEvent e) {
             core.replay(WireMapping.fromWire(e));
         } else if (topic.equals(Topics.RECOVERY_JOB_EVENTS) && value instanceof RecoveryJobEvent e) {
@@ -110,9 +128,14 @@ final class RecoveryHandler implements EventHandler {
             return core.onRunGranted(e.getJobId(), g.getAttempt(), held);
         }
         if (e.getPayload() instanceof AllocationReleased r) {
-            return core.onRunReleased(e.getJobId(), r.getAttempt());
+            return core.onRunReleased(e.getJobId(), r.getAttempt(), jobOver(r));
         }
         return List.of();
+    }
+
+    /** Whether the release ends the job for good: nothing will resume it. */
+    private static boolean jobOver(AllocationReleased r) {
+        return r.getReason() == ReleaseReason.RUN_SUCCEEDED || r.getReason() == ReleaseReason.CANCELLED;
     }
 
     /** The control labels of a registration (which GPUs and whether the node are cordoned), at placement's time. */
@@ -141,12 +164,116 @@ final class RecoveryHandler implements EventHandler {
     }
 
     @Override
+    public boolean snapshot(SnapshotWriter out) {
+        kept.writeTo(out);
+        return true;
+    }
+
+    /** How many records the next snapshot holds. */
+    long snapshotRecords() {
+        return kept.size();
+    }
+
+    /** Keeps (or drops) what a record of a restore topic contributes to the state, once the core has taken it. */
+    private void remember(Object value) {
+        if (value instanceof NodeHealthEvent e) {
+            // the node's state comes from its last fact, when it was last seen from its last recovery, its last
+            // heartbeat from its last failure that knew one: those three, in order
+            String slot = "health/" + e.getNodeId();
+            List<NodeHealthEvent> facts = new java.util.ArrayList<>();
+            kept.values(slot).forEach(v -> facts.add((NodeHealthEvent) v));
+            facts.add(e);
+            NodeHealthEvent lastRecovery = null;
+            NodeHealthEvent lastHeartbeat = null;
+            for (NodeHealthEvent f : facts) {
+                if (f.getPayload() instanceof io.gantry.events.NodeRecovered) {
+                    lastRecovery = f;
+                } else if (f.getPayload() instanceof io.gantry.events.NodeFailed nf && nf.getLastHeartbeatAt() != null) {
+                    lastHeartbeat = f;
+                }
+            }
+            kept.remove(slot);
+            for (NodeHealthEvent f : facts) {
+                if (f == e || f == lastRecovery || f == lastHeartbeat) {
+                    kept.append(slot, Topics.RECOVERY_NODE_EVENTS, f.getNodeId(), f);
+                }
+            }
+        } else if (value instanceof RecoveryJobEvent e) {
+            kept.append("job/" + e.getJobId(), Topics.RECOVERY_JOB_EVENTS, e.getJobId(), e);
+        } else if (value instanceof DeviceHealthEvent e) {
+            kept.append("device/" + e.getNodeId(), Topics.RECOVERY_DEVICE_EVENTS, e.getNodeId(), e);
+        } else if (value instanceof NodeEvent e && e.getNodeId() != null && !e.getNodeId().isBlank()) {
+            String slot = "node/" + e.getNodeId();
+            if (!(e.getPayload() instanceof NodeRegistered)) {
+                if (!kept.has(slot)) {
+                    kept.put(slot, Topics.PLACEMENT_NODE_EVENTS, e.getNodeId(), e); // the node's existence
+                }
+                return;
+            }
+            List<NodeEvent> registrations = new java.util.ArrayList<>();
+            kept.values(slot).forEach(v -> registrations.add((NodeEvent) v));
+            registrations.removeIf(r -> !(r.getPayload() instanceof NodeRegistered));
+            registrations.add(e);
+            // the newest registration, and for the node and each GPU the latest one that had it in service (the
+            // core takes the latest such time: when it came back after a fault)
+            Map<String, NodeEvent> inService = new HashMap<>();
+            for (NodeEvent r : registrations) {
+                for (RecoveryFact f : control(r)) {
+                    RecoveryFact.NodeControlSeen c = (RecoveryFact.NodeControlSeen) f;
+                    List<String> what = new java.util.ArrayList<>();
+                    if (!c.cordoned()) {
+                        what.add("node");
+                    }
+                    c.gpus().stream().filter(g -> !c.cordonedGpus().contains(g)).forEach(g -> what.add("gpu " + g));
+                    for (String w : what) {
+                        inService.merge(w, r, (old, now) -> now.getOccurredAt().isBefore(old.getOccurredAt()) ? old : now);
+                    }
+                }
+            }
+            kept.remove(slot);
+            for (NodeEvent r : registrations) {
+                if (r == e || inService.containsValue(r)) {
+                    kept.append(slot, Topics.PLACEMENT_NODE_EVENTS, r.getNodeId(), r);
+                }
+            }
+        } else if (value instanceof CheckpointEvent e && e.getPayload() instanceof CheckpointCommitted c) {
+            String slot = "checkpoint/" + e.getJobId();
+            boolean newer = kept.values(slot).stream().map(v -> (CheckpointCommitted) ((CheckpointEvent) v).getPayload())
+                    .noneMatch(o -> o.getAttempt() == c.getAttempt() && o.getStep() > c.getStep());
+            if (newer) {
+                kept.removeIf(slot, v -> ((CheckpointCommitted) ((CheckpointEvent) v).getPayload()).getAttempt()
+                        == c.getAttempt());
+                kept.append(slot, Topics.ADMISSION_CHECKPOINT_EVENTS, e.getJobId(), e);
+            }
+        } else if (value instanceof AllocationEvent e && e.getPayload() instanceof AllocationGranted g) {
+            // only the grant the core holds (not one read again after its release, nor an older attempt's)
+            if (Integer.valueOf(g.getAttempt()).equals(core.heldAttempt(e.getJobId()))) {
+                kept.put("run/" + e.getJobId(), Topics.PLACEMENT_ALLOCATION_EVENTS, e.getJobId(), e);
+            }
+        } else if (value instanceof AllocationEvent e && e.getPayload() instanceof AllocationReleased r) {
+            kept.removeIf("run/" + e.getJobId(),
+                    v -> ((AllocationGranted) ((AllocationEvent) v).getPayload()).getAttempt() <= r.getAttempt());
+            if (jobOver(r)) {
+                kept.remove("job/" + e.getJobId());
+                kept.remove("checkpoint/" + e.getJobId());
+            }
+        }
+    }
+
+    @Override
     public void restored(Output out) {
         apply(core.onRestart(clock.instant()), out);
     }
 
     @Override
     public void handle(Topic<?> topic, String key, Object value, Output out) {
+        handleOne(value, out);
+        if (value instanceof NodeEvent || value instanceof AllocationEvent || value instanceof CheckpointEvent) {
+            remember(value); // restore topics too
+        }
+    }
+
+    private void handleOne(Object value, Output out) {
         if (value instanceof NodeEvent e) {
             // liveness is measured when the heartbeat is received, on our clock, never by e.getOccurredAt()
             apply(core.onRegistration(e.getNodeId(), clock.instant()), out);
@@ -209,18 +336,23 @@ final class RecoveryHandler implements EventHandler {
         }
     }
 
-    private static void publish(RecoveryFact fact, Instant now, Output out) {
+    private void publish(RecoveryFact fact, Instant now, Output out) {
         String eventId = UUID.randomUUID().toString();
-        WireMapping.toNodeEvent(fact, eventId, now)
-                .ifPresent(e -> out.send(Topics.RECOVERY_NODE_EVENTS, e.getNodeId(), e));
-        WireMapping.toJobEvent(fact, eventId, now)
-                .ifPresent(e -> out.send(Topics.RECOVERY_JOB_EVENTS, e.getJobId(), e));
+        WireMapping.toNodeEvent(fact, eventId, now).ifPresent(e -> {
+            out.send(Topics.RECOVERY_NODE_EVENTS, e.getNodeId(), e);
+            remember(e);
+        });
+        WireMapping.toJobEvent(fact, eventId, now).ifPresent(e -> {
+            out.send(Topics.RECOVERY_JOB_EVENTS, e.getJobId(), e);
+            remember(e);
+        });
         if (fact instanceof RecoveryFact.DeviceFaultDecided d) {
             // derived from the fault: deciding the same report again is the same fact
             String id = UUID.nameUUIDFromBytes(("recovery.device/" + d.faultEventId()).getBytes(StandardCharsets.UTF_8))
                     .toString();
             DeviceHealthEvent e = WireMapping.toDeviceEvent(d, id, now);
             out.send(Topics.RECOVERY_DEVICE_EVENTS, e.getNodeId(), e);
+            remember(e);
             LOG.info("device fault decided on {}: {}", d.nodeId(), d.message());
         }
     }

@@ -73,6 +73,11 @@ public class RecoveryProcessor implements AutoCloseable, io.gantry.runtime.http.
                 checkInterval, () -> new RecoveryHandler(policy, clock));
     }
 
+    /** How the last start rebuilt the state (from a snapshot and the history after it, or the whole history). */
+    public io.gantry.runtime.kafka.EventProcessor.Restored lastRestore() {
+        return processor.lastRestore();
+    }
+
     /** The health of every known node, read on the loop thread. */
     public CompletableFuture<List<NodeHealth>> nodes() {
         return processor.submit(out -> current.get().nodes());

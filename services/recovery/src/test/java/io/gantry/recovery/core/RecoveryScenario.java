@@ -87,7 +87,7 @@ final class RecoveryScenario {
     }
 
     RecoveryScenario released(String jobId, int attempt) {
-        return apply(recovery.onRunReleased(jobId, attempt));
+        return apply(recovery.onRunReleased(jobId, attempt, false));
     }
 
     /** Placement re-registered the node (8 GPUs) at {@code at} with these cordoned GPUs. */

@@ -186,4 +186,20 @@ class RecoveryTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("attempt");
         assertThat(core.nodes()).isEmpty();
     }
+
+    @Test
+    void aJobThatEndedForGoodLeavesNoCheckpointOrRestartCountBehind() {
+        Recovery core = new Recovery(RecoveryPolicy.defaults());
+        core.replayAll(core.onCheckpoint("job-1", 1, 100, "s3://ckpt/100"));
+        core.replayAll(core.onCheckpoint("job-2", 1, 50, "s3://ckpt/50"));
+        core.replayAll(core.onInfrastructureRelease(new InterruptedRun("job-1", "vision", 1, List.of("sim-1")), false));
+        assertThat(core.restarts("job-1")).isEqualTo(1);
+
+        core.replayAll(core.onRunReleased("job-1", 2, true));
+        core.replayAll(core.onRunReleased("job-2", 1, false));
+
+        assertThat(core.restarts("job-1")).isZero();
+        assertThat(core.resumePoint("job-1", 3)).isNull();
+        assertThat(core.resumePoint("job-2", 2)).as("a run that ended, not the job").isNotNull();
+    }
 }
