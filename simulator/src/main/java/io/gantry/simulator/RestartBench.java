@@ -36,10 +36,12 @@ public final class RestartBench {
         // twice: the first restart of each handler also warms its code up
         for (int round = 1; round <= 2; round++) {
             System.gc();
-            for (Simulation.Restart t : sim.timeRestarts()) {
-                System.out.printf(Locale.ROOT, "round %d: %-9s %,11d records restored in %,8.0f ms (%.2f us/record)%n",
-                        round, t.service().id(), t.records(), t.nanos() / 1e6,
-                        t.records() == 0 ? 0 : t.nanos() / 1e3 / t.records());
+            List<Simulation.Restart> times = new java.util.ArrayList<>(sim.timeRestarts());
+            times.addAll(sim.timeSnapshotRestarts());
+            for (Simulation.Restart t : times) {
+                System.out.printf(Locale.ROOT, "round %d: %-9s %-14s %,11d records restored in %,8.0f ms (%.2f us/record)%n",
+                        round, t.service().id(), t.fromSnapshot() ? "from snapshot" : "whole history", t.records(),
+                        t.nanos() / 1e6, t.records() == 0 ? 0 : t.nanos() / 1e3 / t.records());
             }
         }
         System.out.println("machine: " + Replay.machine());

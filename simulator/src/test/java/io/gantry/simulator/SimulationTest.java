@@ -180,5 +180,10 @@ class SimulationTest {
         // the queue's history: at least each job's queued, dispatched and ended facts
         assertThat(restarts.get(0).records()).isGreaterThanOrEqualTo(3L * 3);
         assertThat(restarts).allSatisfy(t -> assertThat(t.records()).isPositive());
+        // recovery alone takes snapshots so far: its state after the replay (no live run, one node) is a few records
+        List<Simulation.Restart> fromSnapshots = sim.timeSnapshotRestarts();
+        assertThat(fromSnapshots).extracting(Simulation.Restart::service)
+                .containsExactly(io.gantry.schemas.Service.RECOVERY);
+        assertThat(fromSnapshots.get(0).records()).isPositive().isLessThan(restarts.get(2).records());
     }
 }

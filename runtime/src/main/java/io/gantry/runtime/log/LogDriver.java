@@ -180,13 +180,42 @@ public final class LogDriver {
 
     // ---------------------------------------------------------------------------------------------------------
 
-    private void begin(Svc s) {
-        s.handler = s.factory.get();
-        for (Topic<?> t : s.restore) {
-            for (InMemoryLog.Entry e : log.from(t.name(), 0)) {
-                s.handler.restore(t, e.key(), e.value());
+    /**
+     * A restart from a snapshot of the service's state taken now (its handler's {@link EventHandler#snapshot}, as the
+     * Kafka processor takes them after a commit): a fresh handler restored from the snapshot's records alone (nothing
+     * of the history follows it, as nothing came after). Returns how many records it restored, or -1 when the
+     * handler takes no snapshots (nothing restarted).
+     */
+    public long restartFromSnapshot(Service owner) {
+        Svc s = svc(owner);
+        List<Object[]> records = new ArrayList<>();
+        boolean taken = s.handler.snapshot(new io.gantry.runtime.kafka.SnapshotWriter() {
+            @Override
+            public <V> void add(Topic<V> topic, String key, V value) {
+                records.add(new Object[]{topic, key, onTheWire(topic, value)});
             }
+        });
+        if (!taken) {
+            return -1;
         }
+        begin(s, h -> records.forEach(r -> h.restore((Topic<?>) r[0], (String) r[1], r[2])));
+        runUntilIdle();
+        return records.size();
+    }
+
+    private void begin(Svc s) {
+        begin(s, h -> {
+            for (Topic<?> t : s.restore) {
+                for (InMemoryLog.Entry e : log.from(t.name(), 0)) {
+                    h.restore(t, e.key(), e.value());
+                }
+            }
+        });
+    }
+
+    private void begin(Svc s, java.util.function.Consumer<EventHandler> restore) {
+        s.handler = s.factory.get();
+        restore.accept(s.handler);
         Batch out = new Batch(s);
         s.handler.restored(out);
         commit(s, out, Map.of());
