@@ -165,6 +165,10 @@ final class ScenarioRunner {
             });
         } else if (step.get("restart") != null) {
             driver.restart(service(step.get("restart")));
+        } else if (step.get("restartFromSnapshot") != null) {
+            if (driver.restartFromSnapshot(service(step.get("restartFromSnapshot"))) < 0) {
+                throw new IllegalArgumentException(step.get("restartFromSnapshot") + " takes no snapshots");
+            }
         } else if (step.get("crash") != null) {
             driver.crashDuringNextBatch(service(step.get("crash")));
         } else {
@@ -233,7 +237,7 @@ final class ScenarioRunner {
             "steps", "runFor", "expect");
     private static final Set<String> EXPECT_KEYS = Set.of("jobs", "nodesFailed");
     private static final Set<String> JOB_KEYS = Set.of("state", "attempts", "dispatches", "atMostDispatches",
-            "preempted", "failReason", "onOneNode", "notOn", "endedBetween", "resumedFrom");
+            "preempted", "failReason", "onOneNode", "notOn", "endedBetween", "resumedFrom", "requeuedFrom");
 
     /** A misspelt key would silently expect nothing: every key must be one the runner knows. */
     private List<String> unknownKeys() {
@@ -278,6 +282,14 @@ final class ScenarioRunner {
                     .map(x -> (JobDispatched) x.getPayload()).toList();
             String last = dispatched.isEmpty() ? null : dispatched.get(dispatched.size() - 1).getResumeFrom();
             expectEqual(job, "resumedFrom", String.valueOf(e.get("resumedFrom")), String.valueOf(last), problems);
+        }
+        if (e.containsKey("requeuedFrom")) {
+            // recovery's own decision: the checkpoint its JobRequeued names (the queue knows checkpoints too)
+            List<String> requeues = driver.values(Topics.RECOVERY_JOB_EVENTS).stream()
+                    .filter(x -> x.getJobId().equals(job) && x.getPayload() instanceof io.gantry.events.JobRequeued)
+                    .map(x -> ((io.gantry.events.JobRequeued) x.getPayload()).getResumeFrom()).toList();
+            expectEqual(job, "requeuedFrom", String.valueOf(e.get("requeuedFrom")),
+                    String.valueOf(requeues.isEmpty() ? null : requeues.get(requeues.size() - 1)), problems);
         }
         if (e.get("atMostDispatches") != null && lifecycle.stream().filter(x -> x.getPayload() instanceof JobDispatched)
                 .count() > ((Number) e.get("atMostDispatches")).longValue()) {
