@@ -735,7 +735,9 @@ public final class EventProcessor implements AutoCloseable {
         List<StateSnapshot> parts = collector.parts(snapshotFormat(h), clock.instant(), positions);
         producer.beginTransaction();
         for (StateSnapshot part : parts) {
-            sink.send(snapshotTopic, Snapshots.key(part), part);
+            // partition 0 whatever the topic has (an operator may have created it with more): the parts stay in order
+            sink.sendRaw(new ProducerRecord<>(snapshotTopic.name(), 0, Snapshots.key(part),
+                    AvroWire.encode(snapshotTopic, part)));
         }
         producer.commitTransaction();
         LOG.info("{} took a snapshot of {} records in {} parts in {} ms", owner.id(), collector.records(),
