@@ -161,8 +161,23 @@ public final class ClusterState {
         return facts;
     }
 
-    /** A deferred gang checked again: whether it would be placed now, on its own. */
-    public record DeferredCheck(String jobId, int attempt, boolean fits) {
+    /**
+     * A deferred gang checked again: whether it would be placed now, on its own, and {@code onlyPlace}, when known,
+     * the one node it fits on and what that node has free (null: unknown, or several nodes).
+     */
+    public record DeferredCheck(String jobId, int attempt, boolean fits, Room onlyPlace) {
+        public DeferredCheck(String jobId, int attempt, boolean fits) {
+            this(jobId, attempt, fits, null);
+        }
+    }
+
+    /** A node and what it has free: whole GPUs, the thousandths free of each shared GPU, CPU millicores, memory. */
+    public record Room(String node, int freeGpus, List<Integer> partFreeMilli, long freeCpuMillis,
+                       long freeMemoryMiB) {
+        public Room {
+            Objects.requireNonNull(node, "node");
+            partFreeMilli = List.copyOf(partFreeMilli);
+        }
     }
 
     /**
@@ -183,7 +198,8 @@ public final class ClusterState {
         Map<GangShape, Boolean> alone = new HashMap<>();
         List<GangShape> failed = new ArrayList<>();
         boolean plain = cordoned.isEmpty() && reservedNodes.isEmpty();
-        Set<String> stillNothing = plain ? fitNothingYet(deferred, scanned) : Set.of();
+        Map<String, String> onlyNode = new HashMap<>();
+        Set<String> stillNothing = plain ? fitNothingYet(deferred, scanned, onlyNode) : Set.of();
         Map<String, Integer> noneNow = new HashMap<>();
         int seen = 0;
         int left = trials;
@@ -213,7 +229,8 @@ public final class ClusterState {
             if (!fits && plain) {
                 noneNow.put(g.jobId(), g.attempt());
             }
-            out.add(new DeferredCheck(g.jobId(), g.attempt(), fits));
+            String only = fits ? onlyNode.get(g.jobId()) : null;
+            out.add(new DeferredCheck(g.jobId(), g.attempt(), fits, only == null ? null : inventory.roomOn(only)));
         }
         // what fitted nothing now, on the inventory as it is now: the next check looks at what changes after this
         fittedNothing.clear();
@@ -231,9 +248,10 @@ public final class ClusterState {
 
     /**
      * Of the gangs that fitted nothing when last looked at, those that still fit none of the nodes changed since
-     * (the placer can tell for one replica): they fit nowhere now, without a trial over the whole pool.
+     * (the placer can tell for one replica): they fit nowhere now, without a trial over the whole pool. Those that
+     * might fit just one of them go into {@code onlyNode}: if they fit now, it is there and nowhere else.
      */
-    private Set<String> fitNothingYet(Iterable<GangRequest> deferred, int scanned) {
+    private Set<String> fitNothingYet(Iterable<GangRequest> deferred, int scanned, Map<String, String> onlyNode) {
         Set<String> out = new HashSet<>();
         Set<String> touched = inventory.touched();
         int seen = 0;
@@ -242,8 +260,14 @@ public final class ClusterState {
                 break;
             }
             Integer attempt = fittedNothing.get(g.jobId());
-            if (attempt != null && attempt == g.attempt() && !placer.mightFitOn(inventory, g, touched)) {
+            if (attempt == null || attempt != g.attempt()) {
+                continue;
+            }
+            Set<String> some = placer.mightFitNodes(inventory, g, touched, 2);
+            if (some != null && some.isEmpty()) {
                 out.add(g.jobId());
+            } else if (some != null && some.size() == 1) {
+                onlyNode.put(g.jobId(), some.iterator().next());
             }
         }
         return out;
