@@ -145,7 +145,7 @@ public final class ClusterState {
         }
         if (decision instanceof PlacementDecision.Deferred d) {
             if (cordoned.isEmpty() && reservedNodes.isEmpty()) {
-                fittedNothing.put(gang.jobId(), gang.attempt());
+                fittedNothing.put(gang.jobId(), new Unfit(gang.attempt(), null));
             }
             return List.of(new PlacementFact.PlacementDeferred(gang.jobId(), gang.tenant(), gang.attempt(), d.reason(),
                     d.message()));
@@ -190,8 +190,9 @@ public final class ClusterState {
      * cheap: gangs that ask for the same thing (tasks, topology, time limit, checkpoints, policy) and hold no
      * reservation of their own fit alike, so a shape is tried once; a gang that needs at least as much of everything
      * as one that did not fit does not fit either; a one-replica gang that fitted nothing when last looked at (the
-     * last check, or its deferral since) is looked at again only on the nodes changed since; trials skip working out
-     * why a gang does not fit. At most {@code trials} trial placements, over at most {@code scanned} gangs.
+     * last check, or its deferral since), or nothing but the one node the last check named, is looked at again only
+     * on the nodes changed since (and that node); trials skip working out why a gang does not fit. At most
+     * {@code trials} trial placements, over at most {@code scanned} gangs.
      */
     public List<DeferredCheck> checkDeferred(Iterable<GangRequest> deferred, Instant now, int trials, int scanned) {
         List<DeferredCheck> out = new ArrayList<>();
@@ -200,7 +201,7 @@ public final class ClusterState {
         boolean plain = cordoned.isEmpty() && reservedNodes.isEmpty();
         Map<String, String> onlyNode = new HashMap<>();
         Set<String> stillNothing = plain ? fitNothingYet(deferred, scanned, onlyNode) : Set.of();
-        Map<String, Integer> noneNow = new HashMap<>();
+        Map<String, Unfit> noneNow = new HashMap<>();
         int seen = 0;
         int left = trials;
         for (GangRequest g : deferred) {
@@ -226,10 +227,11 @@ public final class ClusterState {
             if (shape != null && alone.put(shape, fits) == null && !fits) {
                 failed.add(shape);
             }
-            if (!fits && plain) {
-                noneNow.put(g.jobId(), g.attempt());
-            }
             String only = fits ? onlyNode.get(g.jobId()) : null;
+            if (plain && (!fits || only != null)) {
+                // fits nowhere, or nowhere but there: the next check looks only at that and what changes after this
+                noneNow.put(g.jobId(), new Unfit(g.attempt(), only));
+            }
             out.add(new DeferredCheck(g.jobId(), g.attempt(), fits, only == null ? null : inventory.roomOn(only)));
         }
         // what fitted nothing now, on the inventory as it is now: the next check looks at what changes after this
@@ -240,11 +242,15 @@ public final class ClusterState {
     }
 
     /**
-     * Gangs known to have fitted no node when last looked at (at the last check, or deferred since), with no
-     * cordon or reservation then or now: each change since is on a node the inventory marked as touched. Only the
-     * inventory's changes are; so only such plain states are trusted.
+     * Gangs known to have fitted no node (but the one named) when last looked at (at the last check, or deferred
+     * since), with no cordon or reservation then or now: each change since is on a node the inventory marked as
+     * touched. Only the inventory's changes are; so only such plain states are trusted.
      */
-    private final Map<String, Integer> fittedNothing = new HashMap<>();
+    private final Map<String, Unfit> fittedNothing = new HashMap<>();
+
+    /** An attempt that fitted no node when last looked at, except perhaps {@code except} (null: none). */
+    private record Unfit(int attempt, String except) {
+    }
 
     /**
      * Of the gangs that fitted nothing when last looked at, those that still fit none of the nodes changed since
@@ -259,11 +265,16 @@ public final class ClusterState {
             if (seen++ >= scanned) {
                 break;
             }
-            Integer attempt = fittedNothing.get(g.jobId());
-            if (attempt == null || attempt != g.attempt()) {
+            Unfit unfit = fittedNothing.get(g.jobId());
+            if (unfit == null || unfit.attempt() != g.attempt()) {
                 continue;
             }
-            Set<String> some = placer.mightFitNodes(inventory, g, touched, 2);
+            Set<String> where = touched;
+            if (unfit.except() != null && !touched.contains(unfit.except())) {
+                where = new java.util.LinkedHashSet<>(touched);
+                where.add(unfit.except());
+            }
+            Set<String> some = placer.mightFitNodes(inventory, g, where, 2);
             if (some != null && some.isEmpty()) {
                 out.add(g.jobId());
             } else if (some != null && some.size() == 1) {

@@ -166,6 +166,8 @@ class DeferredCheckTest {
         assertThat(room.freeGpus()).isEqualTo(before.freeGpus() + 8);
         assertThat(checks).containsExactly(new ClusterState.DeferredCheck("p1", 1, true, room),
                 new ClusterState.DeferredCheck("p2", 1, true, room));
+        // the queue sent neither (say): with nothing changed since, the next check still knows it is that node
+        assertThat(c.state.checkDeferred(List.of(p1, p2), Instant.EPOCH, 10, 10)).isEqualTo(checks);
 
         // with free GPUs on both nodes it is not one place: no only place is named
         c.apply(c.state.cancel("one", 1, Instant.EPOCH));
