@@ -145,7 +145,7 @@ public final class ClusterState {
         }
         if (decision instanceof PlacementDecision.Deferred d) {
             if (cordoned.isEmpty() && reservedNodes.isEmpty()) {
-                fittedNothing.put(gang.jobId(), gang.attempt());
+                fittedNothing.put(gang.jobId(), new Unfit(gang.attempt(), null));
             }
             return List.of(new PlacementFact.PlacementDeferred(gang.jobId(), gang.tenant(), gang.attempt(), d.reason(),
                     d.message()));
@@ -161,8 +161,23 @@ public final class ClusterState {
         return facts;
     }
 
-    /** A deferred gang checked again: whether it would be placed now, on its own. */
-    public record DeferredCheck(String jobId, int attempt, boolean fits) {
+    /**
+     * A deferred gang checked again: whether it would be placed now, on its own, and {@code onlyPlace}, when known,
+     * the one node it fits on and what that node has free (null: unknown, or several nodes).
+     */
+    public record DeferredCheck(String jobId, int attempt, boolean fits, Room onlyPlace) {
+        public DeferredCheck(String jobId, int attempt, boolean fits) {
+            this(jobId, attempt, fits, null);
+        }
+    }
+
+    /** A node and what it has free: whole GPUs, the thousandths free of each shared GPU, CPU millicores, memory. */
+    public record Room(String node, int freeGpus, List<Integer> partFreeMilli, long freeCpuMillis,
+                       long freeMemoryMiB) {
+        public Room {
+            Objects.requireNonNull(node, "node");
+            partFreeMilli = List.copyOf(partFreeMilli);
+        }
     }
 
     /**
@@ -175,16 +190,18 @@ public final class ClusterState {
      * cheap: gangs that ask for the same thing (tasks, topology, time limit, checkpoints, policy) and hold no
      * reservation of their own fit alike, so a shape is tried once; a gang that needs at least as much of everything
      * as one that did not fit does not fit either; a one-replica gang that fitted nothing when last looked at (the
-     * last check, or its deferral since) is looked at again only on the nodes changed since; trials skip working out
-     * why a gang does not fit. At most {@code trials} trial placements, over at most {@code scanned} gangs.
+     * last check, or its deferral since), or nothing but the one node the last check named, is looked at again only
+     * on the nodes changed since (and that node); trials skip working out why a gang does not fit. At most
+     * {@code trials} trial placements, over at most {@code scanned} gangs.
      */
     public List<DeferredCheck> checkDeferred(Iterable<GangRequest> deferred, Instant now, int trials, int scanned) {
         List<DeferredCheck> out = new ArrayList<>();
         Map<GangShape, Boolean> alone = new HashMap<>();
         List<GangShape> failed = new ArrayList<>();
         boolean plain = cordoned.isEmpty() && reservedNodes.isEmpty();
-        Set<String> stillNothing = plain ? fitNothingYet(deferred, scanned) : Set.of();
-        Map<String, Integer> noneNow = new HashMap<>();
+        Map<String, String> onlyNode = new HashMap<>();
+        Set<String> stillNothing = plain ? fitNothingYet(deferred, scanned, onlyNode) : Set.of();
+        Map<String, Unfit> noneNow = new HashMap<>();
         int seen = 0;
         int left = trials;
         for (GangRequest g : deferred) {
@@ -210,10 +227,12 @@ public final class ClusterState {
             if (shape != null && alone.put(shape, fits) == null && !fits) {
                 failed.add(shape);
             }
-            if (!fits && plain) {
-                noneNow.put(g.jobId(), g.attempt());
+            String only = fits ? onlyNode.get(g.jobId()) : null;
+            if (plain && (!fits || only != null)) {
+                // fits nowhere, or nowhere but there: the next check looks only at that and what changes after this
+                noneNow.put(g.jobId(), new Unfit(g.attempt(), only));
             }
-            out.add(new DeferredCheck(g.jobId(), g.attempt(), fits));
+            out.add(new DeferredCheck(g.jobId(), g.attempt(), fits, only == null ? null : inventory.roomOn(only)));
         }
         // what fitted nothing now, on the inventory as it is now: the next check looks at what changes after this
         fittedNothing.clear();
@@ -223,17 +242,22 @@ public final class ClusterState {
     }
 
     /**
-     * Gangs known to have fitted no node when last looked at (at the last check, or deferred since), with no
-     * cordon or reservation then or now: each change since is on a node the inventory marked as touched. Only the
-     * inventory's changes are; so only such plain states are trusted.
+     * Gangs known to have fitted no node (but the one named) when last looked at (at the last check, or deferred
+     * since), with no cordon or reservation then or now: each change since is on a node the inventory marked as
+     * touched. Only the inventory's changes are; so only such plain states are trusted.
      */
-    private final Map<String, Integer> fittedNothing = new HashMap<>();
+    private final Map<String, Unfit> fittedNothing = new HashMap<>();
+
+    /** An attempt that fitted no node when last looked at, except perhaps {@code except} (null: none). */
+    private record Unfit(int attempt, String except) {
+    }
 
     /**
      * Of the gangs that fitted nothing when last looked at, those that still fit none of the nodes changed since
-     * (the placer can tell for one replica): they fit nowhere now, without a trial over the whole pool.
+     * (the placer can tell for one replica): they fit nowhere now, without a trial over the whole pool. Those that
+     * might fit just one of them go into {@code onlyNode}: if they fit now, it is there and nowhere else.
      */
-    private Set<String> fitNothingYet(Iterable<GangRequest> deferred, int scanned) {
+    private Set<String> fitNothingYet(Iterable<GangRequest> deferred, int scanned, Map<String, String> onlyNode) {
         Set<String> out = new HashSet<>();
         Set<String> touched = inventory.touched();
         int seen = 0;
@@ -241,9 +265,20 @@ public final class ClusterState {
             if (seen++ >= scanned) {
                 break;
             }
-            Integer attempt = fittedNothing.get(g.jobId());
-            if (attempt != null && attempt == g.attempt() && !placer.mightFitOn(inventory, g, touched)) {
+            Unfit unfit = fittedNothing.get(g.jobId());
+            if (unfit == null || unfit.attempt() != g.attempt()) {
+                continue;
+            }
+            Set<String> where = touched;
+            if (unfit.except() != null && !touched.contains(unfit.except())) {
+                where = new java.util.LinkedHashSet<>(touched);
+                where.add(unfit.except());
+            }
+            Set<String> some = placer.mightFitNodes(inventory, g, where, 2);
+            if (some != null && some.isEmpty()) {
                 out.add(g.jobId());
+            } else if (some != null && some.size() == 1) {
+                onlyNode.put(g.jobId(), some.iterator().next());
             }
         }
         return out;

@@ -42,4 +42,12 @@ public interface GangPlacer {
     default boolean mightFitOn(Inventory inventory, GangRequest gang, Set<String> nodeIds) {
         return true;
     }
+
+    /**
+     * Of {@code nodeIds}, at most {@code limit} that the gang might fit on (each looked at on its own; any other
+     * certainly does not hold it), or null when unsure (by default).
+     */
+    default Set<String> mightFitNodes(Inventory inventory, GangRequest gang, Set<String> nodeIds, int limit) {
+        return null;
+    }
 }

@@ -585,6 +585,28 @@ public final class Inventory {
     }
 
     /**
+     * What an eligible node has free: whole GPUs, the free thousandths of each device that fractions share (MIG
+     * excluded), CPU millicores and memory; null for an unknown or ineligible node.
+     */
+    public ClusterState.Room roomOn(String nodeId) {
+        Node n = nodes.get(nodeId);
+        if (n == null || !n.eligible) {
+            return null;
+        }
+        List<Integer> parts = new ArrayList<>();
+        for (int pos = 0; pos < n.count; pos++) {
+            if (n.shareCount[pos] > 0 && n.migSlots[pos] == 0 && n.shareMilli[pos] < sharing.milliCapacity()) {
+                parts.add(Math.min(999, sharing.milliCapacity() - n.shareMilli[pos]));
+            }
+        }
+        long cpu = 0;
+        for (int c : n.cpuFree) {
+            cpu += c;
+        }
+        return new ClusterState.Room(n.id, Long.bitCount(n.free), parts, cpu, n.memFree);
+    }
+
+    /**
      * The most thousandths free on one fraction-shared device of {@code model} on an eligible node (MIG-partitioned
      * devices excluded), 0 if none: O(shared devices), only asked when no whole GPU of the model is free.
      */

@@ -161,13 +161,24 @@ public final class TopologyPlacer implements GangPlacer {
 
     @Override
     public boolean mightFitOn(Inventory inv, GangRequest gang, Set<String> nodeIds) {
+        Set<String> some = mightFitNodes(inv, gang, nodeIds, 1);
+        return some == null || !some.isEmpty();
+    }
+
+    /**
+     * Of {@code nodeIds}, those a one-replica gang might fit on, at most {@code limit} of them (the first found), or
+     * null when it cannot tell (more replicas, or a topology tighter than a node).
+     */
+    @Override
+    public Set<String> mightFitNodes(Inventory inv, GangRequest gang, Set<String> nodeIds, int limit) {
         if (gang.replicaCount() != 1 || gang.topology().required().tighterThan(TopologyLevel.NODE)) {
-            return true;
+            return null;
         }
+        Set<String> out = new java.util.LinkedHashSet<>();
         TaskGroup t = gang.tasks().get(0);
         List<String> accepted = acceptedModels(t);
         if (accepted == null) {
-            return false;
+            return out;
         }
         List<Replica> order = List.of(new Replica(0, 0, t.gpus(), t.cpuMillis(), t.memoryMiB(),
                 t.gpuMilli() == null ? 0 : t.gpuMilli(), t.gpuMemoryMiB(), t.migProfile()));
@@ -176,13 +187,19 @@ public final class TopologyPlacer implements GangPlacer {
         for (int rank = 0; rank < Math.max(1, prefs.size()); rank++) {
             models[0] = prefs.isEmpty() ? null : prefs.get(rank);
             for (String id : nodeIds) {
+                if (out.contains(id)) {
+                    continue;
+                }
                 Node n = inv.node(id);
                 if (n != null && n.eligible && fit(inv, List.of(n), -1L, order, models, false, false) != null) {
-                    return true;
+                    out.add(id);
+                    if (out.size() >= limit) {
+                        return out;
+                    }
                 }
             }
         }
-        return false;
+        return out;
     }
 
     private PlacementDecision.Placed placed(GangRequest gang, List<Replica> reps, List<Step> steps) {

@@ -179,7 +179,8 @@ public final class WireMapping {
                     .setGrantedAt(a.grantedAt()).setReleasedAt(f.releasedAt()).setPlacements(placements(a))
                     .setBackend(a.backend()).setFreeCapacity(freeGpus(free))
                     .setDeferredChecks(checks.stream().map(c -> io.gantry.events.DeferredCheck.newBuilder()
-                            .setJobId(c.jobId()).setAttempt(c.attempt()).setFits(c.fits()).build()).toList())
+                            .setJobId(c.jobId()).setAttempt(c.attempt()).setFits(c.fits()).setOnlyPlace(placeRoom(c.onlyPlace()))
+                            .build()).toList())
                     .build();
         } else {
             return null;
@@ -211,6 +212,12 @@ public final class WireMapping {
     static NodeEvent inPool(NodeEvent e, String pool) {
         return e.getPayload() instanceof NodeRegistered r
                 ? NodeEvent.newBuilder(e).setPayload(NodeRegistered.newBuilder(r).setPool(pool).build()).build() : e;
+    }
+
+    private static io.gantry.events.PlaceRoom placeRoom(io.gantry.placement.core.ClusterState.Room r) {
+        return r == null ? null : io.gantry.events.PlaceRoom.newBuilder().setNodeId(r.node())
+                .setFreeGpus(r.freeGpus()).setPartFreeMilli(r.partFreeMilli()).setFreeCpuMillis(r.freeCpuMillis())
+                .setFreeMemoryMiB(r.freeMemoryMiB()).build();
     }
 
     static List<FreeGpus> freeGpus(List<FreeCapacity> free) {

@@ -114,6 +114,16 @@ class DeferredCheckProperties {
                 GangRequest g = deferred.get(check.jobId());
                 boolean alone = placer.place(Inventory.of(before, Fixtures.SIM), g) instanceof PlacementDecision.Placed;
                 assertThat(check.fits()).as("%s alone", g).isEqualTo(alone);
+                if (check.onlyPlace() != null) {
+                    // the one node it fits: every other node, each on its own, certainly does not hold it
+                    Inventory inv = Inventory.of(before, Fixtures.SIM);
+                    java.util.Set<String> all = new java.util.TreeSet<>();
+                    before.nodes().forEach(n -> all.add(n.spec().nodeId()));
+                    assertThat(check.fits()).isTrue();
+                    assertThat(placer.mightFitNodes(inv, g, all, all.size())).as("%s only place", g)
+                            .containsExactly(check.onlyPlace().node());
+                    assertThat(check.onlyPlace()).isEqualTo(inv.roomOn(check.onlyPlace().node()));
+                }
             }
         }
     }

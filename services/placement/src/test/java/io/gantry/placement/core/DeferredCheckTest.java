@@ -59,10 +59,10 @@ class DeferredCheckTest {
         assertThat(c.state.checkDeferred(List.of(one.gang()), Instant.EPOCH, 10, 10))
                 .containsExactly(new ClusterState.DeferredCheck("one", 1, false));
 
-        // a node that registers after the "no": its GPUs count
+        // a node that registers after the "no": its GPUs count (and it is the one place the gang fits)
         c.apply(c.state.register(aNode("n3").gpus(1, "H100").build()));
         assertThat(c.state.checkDeferred(List.of(one.gang()), Instant.EPOCH, 10, 10))
-                .containsExactly(new ClusterState.DeferredCheck("one", 1, true));
+                .containsExactly(new ClusterState.DeferredCheck("one", 1, true, c.state.inventory().roomOn("n3")));
         c.granted(aGang("third").task("w", 1, 1));
         assertThat(c.state.checkDeferred(List.of(one.gang()), Instant.EPOCH, 10, 10))
                 .extracting(ClusterState.DeferredCheck::fits).containsExactly(false);
@@ -143,5 +143,35 @@ class DeferredCheckTest {
         deferred.afterDispatch(small, c.state.dispatch(small, Instant.EPOCH));
         deferred.forget("a");
         assertThat(deferred.oldestFirst()).isEmpty();
+    }
+
+    @Test
+    void aGangThatFittedNothingAndNowFitsOnlyTheNodeARunLeftIsToldThatNodeAndWhatItHasFree() {
+        Fixtures.Cluster c = Fixtures.Cluster.topology(aNode("n1").gpus(8, "H100"), aNode("n2").gpus(8, "H100"));
+        Allocation full = c.granted(aGang("full").task("w", 1, 8));
+        c.granted(aGang("seven").task("w", 1, 7));
+        c.granted(aGang("one").task("w", 1, 1));
+        GangRequest p1 = aGang("p1").task("w", 1, 1).build();
+        GangRequest p2 = aGang("p2").task("w", 1, 1).build();
+        c.deferred(aGang("p1").task("w", 1, 1));
+        c.deferred(aGang("p2").task("w", 1, 1));
+        ClusterState.Room before = c.state.inventory().roomOn(full.placements().get(0).nodeId());
+
+        c.apply(c.state.cancel("full", 1, Instant.EPOCH));
+        List<ClusterState.DeferredCheck> checks = c.state.checkDeferred(List.of(p1, p2), Instant.EPOCH, 10, 10);
+
+        // both fit only where "full" ran, each on its own: the queue sends only as many as that node holds
+        String node = full.placements().get(0).nodeId();
+        ClusterState.Room room = c.state.inventory().roomOn(node);
+        assertThat(room.freeGpus()).isEqualTo(before.freeGpus() + 8);
+        assertThat(checks).containsExactly(new ClusterState.DeferredCheck("p1", 1, true, room),
+                new ClusterState.DeferredCheck("p2", 1, true, room));
+        // the queue sent neither (say): with nothing changed since, the next check still knows it is that node
+        assertThat(c.state.checkDeferred(List.of(p1, p2), Instant.EPOCH, 10, 10)).isEqualTo(checks);
+
+        // with free GPUs on both nodes it is not one place: no only place is named
+        c.apply(c.state.cancel("one", 1, Instant.EPOCH));
+        assertThat(c.state.checkDeferred(List.of(p1, p2), Instant.EPOCH, 10, 10))
+                .extracting(ClusterState.DeferredCheck::onlyPlace).containsOnlyNulls();
     }
 }

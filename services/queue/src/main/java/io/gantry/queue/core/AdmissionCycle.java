@@ -32,6 +32,15 @@ final class AdmissionCycle {
         void waiting(String jobId, WaitReason reason, String message);
 
         void preempt(String jobId, int attempt, PreemptionReason reason, String preemptor, String message);
+
+        /**
+         * Whether the job, about to be dispatched, may be (and if so, it takes its room): false when it was woken to
+         * fit in a place that the jobs dispatched before it in this cycle left too little of ({@link OnlyPlaces});
+         * it then stays parked.
+         */
+        default boolean roomFor(String jobId) {
+            return true;
+        }
     }
 
     private final FairShareConfig config;
@@ -215,8 +224,12 @@ final class AdmissionCycle {
             int flavour = fit(best, reservations.get(q.tree), t);
             visited.remove(q); // its key changes: fewer pending jobs, a higher share; it goes back into the heap
             cand.remove(q);
-            admitted.add(best.jobId());
-            decisions.dispatch(best.jobId(), flavour >= 0 ? tree.resources.get(flavour) : null);
+            if (pending.unparking.contains(best.jobId()) && !decisions.roomFor(best.jobId())) {
+                pending.repark(best.jobId()); // placement would defer it: parked again, nothing to explain
+            } else {
+                admitted.add(best.jobId());
+                decisions.dispatch(best.jobId(), flavour >= 0 ? tree.resources.get(flavour) : null);
+            }
             if (!q.pendingInOrder.isEmpty()) {
                 q.cycleShare = tree.weightedShare(q, t);
                 q.cycleClass = maxClass(q);

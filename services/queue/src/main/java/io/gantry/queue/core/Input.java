@@ -97,8 +97,27 @@ public sealed interface Input {
         }
     }
 
-    /** placement's check of a gang it deferred earlier, made right after a release: whether it would fit now. */
-    record DeferredCheck(String jobId, int attempt, boolean fits) {
+    /**
+     * placement's check of a gang it deferred earlier, made right after a release: whether it would fit now, on its
+     * own, and {@code onlyPlace}, when placement can tell, the one node it fits on (null: unknown, or several).
+     */
+    record DeferredCheck(String jobId, int attempt, boolean fits, Place onlyPlace) {
+        public DeferredCheck(String jobId, int attempt, boolean fits) {
+            this(jobId, attempt, fits, null);
+        }
+    }
+
+    /**
+     * A node and what it had free right after the release: whole GPUs, the free thousandths of each partly shared
+     * GPU, CPU millicores and memory. Gangs that fit nowhere else compete for it, so the queue dispatches only as
+     * many of them as it holds.
+     */
+    record Place(String node, int freeGpus, java.util.List<Integer> partFreeMilli, long freeCpuMillis,
+                 long freeMemoryMiB) {
+        public Place {
+            Objects.requireNonNull(node, "node");
+            partFreeMilli = java.util.List.copyOf(partFreeMilli);
+        }
     }
 
     /** recovery: the interrupted attempt runs again, from {@code resumeFrom} (a checkpoint path) or from the start. */

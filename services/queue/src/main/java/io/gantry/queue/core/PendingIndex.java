@@ -116,6 +116,13 @@ final class PendingIndex {
         }
     }
 
+    /** A job woken by a capacity change that is not offered after all: parked as it was, out of the index. */
+    void repark(String jobId) {
+        unparking.remove(jobId);
+        fresh.remove(jobId);
+        remove(jobId);
+    }
+
     private void add(QueuedJob job) {
         Admissibility a = resolve(job);
         fresh.add(job.jobId());

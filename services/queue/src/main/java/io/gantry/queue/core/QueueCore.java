@@ -496,8 +496,17 @@ public final class QueueCore {
                 emit(new QueueFact.JobPreempted(jobId, job.tenant(), attempt, reason, preemptor,
                         (int) config.preemption().gracePeriod().toSeconds(), message), out);
             }
+
+            @Override
+            public boolean roomFor(String jobId) {
+                return onlyPlaces.isEmpty() || onlyPlaces.take(jobId, live.get(jobId).spec());
+            }
         });
+        onlyPlaces.clear(); // what the release left is for the cycle right after it only
     }
+
+    /** The places the last release left room on that woken gangs fit on alone (transient: its cycle only). */
+    private final OnlyPlaces onlyPlaces = new OnlyPlaces();
 
     /**
      * The spec handed to placement: when the job named no GPU model, the GPU tasks are pinned to the flavour the
@@ -549,6 +558,12 @@ public final class QueueCore {
         }
         if (!verdict.isEmpty()) {
             parked.removeIf(job -> Boolean.FALSE.equals(verdict.get(job.jobId() + "#" + job.attempt())));
+        }
+        for (Input.DeferredCheck c : checks) {
+            QueuedJob job = live.get(c.jobId());
+            if (c.fits() && c.onlyPlace() != null && job != null && job.attempt() == c.attempt()) {
+                onlyPlaces.add(c.jobId(), c.onlyPlace());
+            }
         }
         if (free != null && !free.byModel().isEmpty()) {
             parked.sort(java.util.Comparator.comparingInt((QueuedJob j) -> -classValue(j))

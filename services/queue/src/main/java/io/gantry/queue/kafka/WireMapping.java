@@ -123,7 +123,8 @@ public final class WireMapping {
                 return new Input.Released(e.getJobId(), r.getTenant(), r.getAttempt(),
                         io.gantry.queue.core.ReleaseCause.valueOf(r.getReason().name()),
                         free(r.getFreeCapacity()), r.getDeferredChecks().stream()
-                        .map(c -> new Input.DeferredCheck(c.getJobId(), c.getAttempt(), c.getFits())).toList());
+                        .map(c -> new Input.DeferredCheck(c.getJobId(), c.getAttempt(), c.getFits(),
+                                place(c.getOnlyPlace()))).toList());
             }
             if (p instanceof JobRunStarted) {
                 return null;
@@ -150,6 +151,12 @@ public final class WireMapping {
             return null;
         }
         throw new IllegalArgumentException("payload: unexpected " + describe(value));
+    }
+
+    /** Null when placement named no only place (or is an older writer). */
+    private static Input.Place place(io.gantry.events.PlaceRoom r) {
+        return r == null ? null : new Input.Place(r.getNodeId().toString(), r.getFreeGpus(), r.getPartFreeMilli(),
+                r.getFreeCpuMillis(), r.getFreeMemoryMiB());
     }
 
     /** Null when placement did not report it (an older writer): the queue then wakes every parked job. */

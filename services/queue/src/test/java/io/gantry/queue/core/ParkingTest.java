@@ -205,4 +205,58 @@ class ParkingTest {
                 List.of(new Input.DeferredCheck("big", 1, true))));
         assertThat(yes.dispatchCount("big")).isEqualTo(2);
     }
+
+    /**
+     * A release whose deferred checks say each of {@code fitting} fits now, but only on node-7, which has {@code gpus}
+     * GPUs free (and CPU and memory for all of them). 20 more H100 are free, on nodes whose CPU and memory are taken:
+     * the summary alone cannot tell.
+     */
+    private static Input releasedOntoOnePlace(String job, String tenant, int gpus, String... fitting) {
+        Input.Place place = new Input.Place("node-7", gpus, List.of(), 64_000, 512 * 1024);
+        List<Input.DeferredCheck> checks = java.util.Arrays.stream(fitting)
+                .map(id -> new Input.DeferredCheck(id, 1, true, place)).toList();
+        return new Input.Released(job, tenant, 1, ReleaseCause.RUN_SUCCEEDED, free("H100", 20 + gpus, 4), checks);
+    }
+
+    @Test
+    void podsThatFitOnlyInThePlaceOneReleaseFreedAreDispatchedOnlyAsManyAsItHoldsInQueueOrder() {
+        QueueDriver q = QueueDriver.withQuota(64).submit(aJob("small").gpus(1), aJob("p1").gpus(1).submittedAt(1),
+                aJob("p2").gpus(1).submittedAt(2), aJob("p3").gpus(1).submittedAt(3));
+        q.granted("small", 1).deferred("p1", 1).deferred("p2", 1).deferred("p3", 1);
+
+        // one GPU freed where they fit: the one that waited longest goes, the others stay parked (no deferral)
+        q.succeeded("small", 1).apply(releasedOntoOnePlace("small", "a", 1, "p1", "p2", "p3"));
+        assertThat(List.of(q.dispatchCount("p1"), q.dispatchCount("p2"), q.dispatchCount("p3")))
+                .containsExactly(2L, 1L, 1L);
+        assertThat(List.of(q.core.state().live().get("p2").parked(), q.core.state().live().get("p3").parked()))
+                .containsExactly(true, true);
+
+        // room for two there: both
+        q.submit(aJob("other").gpus(1)).granted("other", 1).succeeded("other", 1)
+                .apply(releasedOntoOnePlace("other", "a", 2, "p2", "p3"));
+        assertThat(List.of(q.dispatchCount("p2"), q.dispatchCount("p3"))).containsExactly(2L, 2L);
+    }
+
+    @Test
+    void aPodQuotaHoldsBackLeavesTheOnePlaceToTheNextInsteadOfKeepingItFree() {
+        QueueDriver q = QueueDriver.withQuotas(Quotas.ofGpus(64, Map.of("b", 1)))
+                .submit(aJob("small").gpus(1), aJob("p1").tenant("b").gpus(1).submittedAt(1));
+        q.granted("small", 1).deferred("p1", 1);
+        // b's one GPU of quota is taken now; a's p2 parks after p1
+        q.submit(aJob("hog").tenant("b").gpus(1), aJob("p2").gpus(1).submittedAt(2));
+        q.granted("hog", 1).deferred("p2", 1);
+
+        q.succeeded("small", 1).apply(releasedOntoOnePlace("small", "a", 1, "p1", "p2"));
+        assertThat(List.of(q.dispatchCount("p1"), q.dispatchCount("p2"))).containsExactly(1L, 2L);
+    }
+
+    @Test
+    void podsWithoutAnOnlyPlaceAreAllWokenAsBefore() {
+        QueueDriver q = QueueDriver.withQuota(64).submit(aJob("small").gpus(1), aJob("p1").gpus(1).submittedAt(1),
+                aJob("p2").gpus(1).submittedAt(2));
+        q.granted("small", 1).deferred("p1", 1).deferred("p2", 1);
+        q.succeeded("small", 1).apply(new Input.Released("small", "a", 1, ReleaseCause.RUN_SUCCEEDED,
+                free("H100", 21, 4), List.of(new Input.DeferredCheck("p1", 1, true), new Input.DeferredCheck("p2", 1, true))));
+        assertThat(List.of(q.dispatchCount("p1"), q.dispatchCount("p2"))).containsExactly(2L, 2L);
+    }
 }
