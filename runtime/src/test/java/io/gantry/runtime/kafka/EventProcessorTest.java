@@ -46,7 +46,7 @@ class EventProcessorTest {
         final Set<String> cancelled = new HashSet<>();
         int restored;
         int ticks;
-        int handled;
+        volatile int handled;
         volatile int handledWhenCaughtUp = -1;
         volatile int caughtUps;
 
@@ -94,16 +94,22 @@ class EventProcessorTest {
     }
 
     private EventProcessor processor(String group, ToyHandler[] holder, String instanceId, Duration sessionTimeout) {
-        EventProcessor p = EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers())
-                .groupId(group)
+        return started(toy(group)
                 .instanceId(instanceId)
                 .advertisedUrl(instanceId == null ? "" : "http://" + instanceId + ".example:8080")
                 .sessionTimeout(sessionTimeout)
-                .inputs(Topics.ADMISSION_JOB_EVENTS)
-                .restoreFrom(Topics.QUEUE_JOB_EVENTS)
                 .tickEvery(Duration.ofMillis(100))
-                .handler(() -> holder[0] = new ToyHandler())
-                .build().start();
+                .handler(() -> holder[0] = new ToyHandler()));
+    }
+
+    /** The toy's loop: cancel requests in, its cancellations restored. */
+    private EventProcessor.Builder toy(String group) {
+        return EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers()).groupId(group)
+                .inputs(Topics.ADMISSION_JOB_EVENTS).restoreFrom(Topics.QUEUE_JOB_EVENTS);
+    }
+
+    private EventProcessor started(EventProcessor.Builder b) {
+        EventProcessor p = b.build().start();
         started.add(p);
         return p;
     }
@@ -146,24 +152,21 @@ class EventProcessorTest {
     void aBatchStaysOpenWhileInputKeepsComingSoARunOfInputsCommitsInAFewTransactions() throws Exception {
         String group = "toy-" + UUID.randomUUID();
         ToyHandler[] h = new ToyHandler[1];
-        EventProcessor p = EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers())
-                .groupId(group)
-                .inputs(Topics.ADMISSION_JOB_EVENTS)
-                .restoreFrom(Topics.QUEUE_JOB_EVENTS)
-                .commitInterval(Duration.ofMillis(500))
-                .handler(() -> h[0] = new ToyHandler())
-                .build().start();
-        started.add(p);
-        ready(p);
+        EventProcessor p = ready(started(toy(group).commitInterval(Duration.ofMillis(500))
+                .handler(() -> h[0] = new ToyHandler())));
+        await().atMost(20, TimeUnit.SECONDS).until(() -> h[0].caughtUps > 0); // the topic's older records are handled
         List<String> jobs = new ArrayList<>();
         try (KafkaProducer<String, byte[]> producer = producer()) {
             for (int i = 0; i < 20; i++) {
                 String job = "job-" + UUID.randomUUID();
                 jobs.add(job);
-                // one at a time, as a stream arrives: each poll finds one record
+                int before = h[0].handled;
                 producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), job,
                         AvroWire.encode(Topics.ADMISSION_JOB_EVENTS, cancel(job, "a")))).get();
-                Thread.sleep(10);
+                // one at a time, as a stream arrives: the next is sent once this one is handled, so each poll finds
+                // one record
+                await().pollInterval(Duration.ofMillis(2)).atMost(10, TimeUnit.SECONDS)
+                        .until(() -> h[0].handled > before);
             }
         }
         await().atMost(20, TimeUnit.SECONDS).until(() -> readAll(Topics.QUEUE_JOB_EVENTS).stream()
@@ -183,7 +186,7 @@ class EventProcessorTest {
                 }
             }
         }
-        assertThat(transactions).as("transactions for 20 inputs arriving over about 0.3 s, one commit per poll"
+        assertThat(transactions).as("transactions for 20 inputs arriving one after another, one commit per poll"
                 + " would take 20").isLessThanOrEqualTo(6);
     }
 
@@ -201,15 +204,8 @@ class EventProcessorTest {
     }
 
     private EventProcessor snapshotting(String group, ToyHandler[] holder, boolean takesSnapshots) {
-        EventProcessor p = EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers())
-                .groupId(group)
-                .inputs(Topics.ADMISSION_JOB_EVENTS)
-                .restoreFrom(Topics.QUEUE_JOB_EVENTS)
-                .snapshotEvery(5)
-                .handler(() -> holder[0] = takesSnapshots ? new SnapshottingToy() : new ToyHandler())
-                .build().start();
-        started.add(p);
-        return p;
+        return started(toy(group).snapshotEvery(5)
+                .handler(() -> holder[0] = takesSnapshots ? new SnapshottingToy() : new ToyHandler()));
     }
 
     @Test
