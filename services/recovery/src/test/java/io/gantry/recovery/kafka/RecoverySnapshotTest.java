@@ -19,6 +19,7 @@ import io.gantry.recovery.core.RecoveryPolicy;
 import io.gantry.runtime.kafka.Output;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
+import io.gantry.testkit.MutableClock;
 import org.apache.avro.specific.SpecificRecord;
 import org.junit.jupiter.api.Test;
 
@@ -50,25 +51,6 @@ class RecoverySnapshotTest {
     private record Rec(Topic<?> topic, String key, Object value) {
     }
 
-    private static final class Time extends Clock {
-        Instant now = T0;
-
-        @Override
-        public java.time.ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
-
     /** Collects what the handler publishes on its restore topics into the history; drops the rest. */
     private static Output into(List<Rec> history, List<Rec> all) {
         return new Output() {
@@ -88,7 +70,7 @@ class RecoverySnapshotTest {
         long snapshotRecords = 0;
         for (long seed = 1; seed <= 120; seed++) {
             Random r = new Random(seed);
-            RecoveryHandler live = new RecoveryHandler(RecoveryPolicy.defaults(), new Time());
+            RecoveryHandler live = new RecoveryHandler(RecoveryPolicy.defaults(), new MutableClock(T0));
             List<String> jobs = new ArrayList<>();
             List<Rec> history = history(live, r, 400, jobs);
             int cut = r.nextInt(history.size() + 1);
@@ -148,7 +130,6 @@ class RecoverySnapshotTest {
      * with the checkpoint to resume from), then the whole cluster goes silent (which nodes fail, and how).
      */
     private static List<Object> probe(RecoveryHandler h, List<String> jobs) {
-        Time time = new Time();
         List<Rec> out = new ArrayList<>();
         List<Rec> ignored = new ArrayList<>();
         Output sink = into(ignored, out);
@@ -177,16 +158,16 @@ class RecoverySnapshotTest {
      * job that succeeded or was cancelled is over (its slot gets a new job); {@code live} gets the jobs not over.
      */
     private static List<Rec> history(RecoveryHandler h, Random r, int steps, List<String> live) {
-        Time time = (Time) h.clock();
+        MutableClock time = (MutableClock) h.clock();
         List<Rec> history = new ArrayList<>();
         Output out = into(history, new ArrayList<>());
         h.restored(out);
-        h.caughtUp(time.now, out);
+        h.caughtUp(time.instant(), out);
         Map<String, Integer> attempts = new HashMap<>();
         int[] generation = new int[JOBS];
         Map<String, String> runningOn = new HashMap<>();
         for (int i = 0; i < steps; i++) {
-            time.now = time.now.plusMillis(r.nextInt(4_000));
+            time.advance(Duration.ofMillis(r.nextInt(4_000)));
             String node = "n" + r.nextInt(NODES);
             int slot = r.nextInt(JOBS);
             String job = "job-" + slot + "-" + generation[slot];
@@ -199,20 +180,20 @@ class RecoverySnapshotTest {
                 Rec again = inputs.get(r.nextInt(inputs.size()));
                 h.handle(again.topic(), again.key(), again.value(), out);
             } else if (op == 0) {
-                input(h, history, out, Topics.PLACEMENT_NODE_EVENTS, node, registration(node, r, time.now));
+                input(h, history, out, Topics.PLACEMENT_NODE_EVENTS, node, registration(node, r, time.instant()));
             } else if (op <= 5) {
                 h.handle(Topics.PLACEMENT_HEARTBEAT_EVENTS, node, heartbeat(node, i), out);
             } else if (op <= 7) {
-                h.tick(time.now, out);
+                h.tick(time.instant(), out);
             } else if (op <= 10) {
                 attempts.put(job, attempt + 1);
                 runningOn.put(job, node);
-                input(h, history, out, Topics.PLACEMENT_ALLOCATION_EVENTS, job, granted(job, attempt + 1, node, time.now));
+                input(h, history, out, Topics.PLACEMENT_ALLOCATION_EVENTS, job, granted(job, attempt + 1, node, time.instant()));
             } else if (op <= 13) {
                 if (attempt > 0) {
                     ReleaseReason reason = ReleaseReason.values()[r.nextInt(ReleaseReason.values().length)];
                     input(h, history, out, Topics.PLACEMENT_ALLOCATION_EVENTS, job,
-                            released(job, attempt, reason, runningOn.get(job), time.now));
+                            released(job, attempt, reason, runningOn.get(job), time.instant()));
                     if (reason == ReleaseReason.RUN_SUCCEEDED || reason == ReleaseReason.CANCELLED) {
                         generation[slot]++;
                     }
@@ -220,12 +201,12 @@ class RecoverySnapshotTest {
             } else if (op <= 18) {
                 if (attempt > 0) {
                     input(h, history, out, Topics.ADMISSION_CHECKPOINT_EVENTS, job,
-                            checkpoint(job, Math.max(1, attempt - r.nextInt(2)), r.nextInt(1_000), time.now));
+                            checkpoint(job, Math.max(1, attempt - r.nextInt(2)), r.nextInt(1_000), time.instant()));
                 }
             } else if (r.nextInt(3) == 0) {
                 // GPU faults are rare
                 h.handle(Topics.PLACEMENT_DEVICE_EVENTS, node, fault(node, r.nextInt(4), r.nextBoolean() ? 79 : 48,
-                        time.now), out);
+                        time.instant()), out);
             }
         }
         for (int k = 0; k < JOBS; k++) {
