@@ -1066,6 +1066,47 @@ public final class QueueCore {
         return held.values().stream().min(Instant::compareTo).orElse(null);
     }
 
+    /**
+     * What the core remembers besides its live jobs (see {@link QueueMemory}): with the facts of the jobs
+     * {@link #live} names, replayed after it, it rebuilds this state.
+     */
+    public QueueMemory memory() {
+        return new QueueMemory(clock, tenants, new TreeMap<>(finished), scheduler.usageHistories(),
+                capacityReservedFor == null ? null
+                        : new QueueMemory.ReservedFor(capacityReservedFor, capacityReservedAttempt));
+    }
+
+    /**
+     * Restores (a part of) what {@link #memory} gave, into a fresh core, before the facts of the live jobs are
+     * replayed: the ended jobs, the tenants, the queues in their order with their usage history, the clock and the
+     * capacity reservation. Parts add up; a part's null clock or reservation leaves those as they are.
+     */
+    public void restoreMemory(QueueMemory m) {
+        if (m.clock() != null && m.clock().isAfter(clock)) {
+            clock = m.clock();
+        }
+        tenants.addAll(m.tenants());
+        finished.putAll(m.finished());
+        scheduler.restoreUsageHistories(m.usage());
+        if (m.capacityReservedFor() != null) {
+            capacityReservedFor = m.capacityReservedFor().jobId();
+            capacityReservedAttempt = m.capacityReservedFor().attempt();
+        }
+    }
+
+    /**
+     * Whether the job is live: not ended, or ended but still holding a reservation. Its facts are then part of the
+     * state; those of a job that is not (ended for good, or never queued) no longer change anything.
+     */
+    public boolean live(String jobId) {
+        return live.containsKey(jobId);
+    }
+
+    /** Whether the job ended and holds nothing: the core keeps only its tenant and outcome. */
+    public boolean ended(String jobId) {
+        return finished.containsKey(jobId);
+    }
+
     /** A copy of the whole state. */
     public QueueState state() {
         return new QueueState(new TreeMap<>(live), new TreeMap<>(finished), tenants, scheduler.usage());

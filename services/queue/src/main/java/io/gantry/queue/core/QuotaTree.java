@@ -315,6 +315,41 @@ final class QuotaTree {
         }
     }
 
+    /** Every queue's decayed usage history, in the order the queues were made (for {@link QueueMemory}). */
+    List<QueueMemory.QueueUsage> usageHistories() {
+        List<QueueMemory.QueueUsage> out = new ArrayList<>(queues.size());
+        for (ClusterQueue q : queues.values()) {
+            Map<String, Double> h = new java.util.HashMap<>();
+            for (int r = 0; r < resources.size(); r++) {
+                if (q.has[r] && q.history[r] != 0) {
+                    h.put(resources.get(r), q.history[r]);
+                }
+            }
+            out.add(new QueueMemory.QueueUsage(q.def.tenant(), q.name(), h, q.historyAt));
+        }
+        return out;
+    }
+
+    /**
+     * Makes each remembered queue (an implicit one too), in order, and gives it its history; matched by queue and
+     * resource name as after a reconfiguration. Queues this configuration no longer has are skipped.
+     */
+    void restoreUsageHistories(List<QueueMemory.QueueUsage> histories) {
+        for (QueueMemory.QueueUsage u : histories) {
+            ClusterQueue q = queueFor(u.tenant(), u.queue());
+            if (q == null) {
+                continue;
+            }
+            u.history().forEach((resource, value) -> {
+                Integer r = resourceIndex.get(resource);
+                if (r != null && q.has[r]) {
+                    q.history[r] = value;
+                }
+            });
+            q.historyAt = u.atMillis();
+        }
+    }
+
     // ------------------------------------------------------------------ shares
 
     /** The weighted dominant share of {@code q} at {@code t} (see docs/design/fair-share.md). */

@@ -151,6 +151,14 @@ final class Scheduler {
         return tree.usage();
     }
 
+    List<QueueMemory.QueueUsage> usageHistories() {
+        return tree.usageHistories();
+    }
+
+    void restoreUsageHistories(List<QueueMemory.QueueUsage> histories) {
+        tree.restoreUsageHistories(histories);
+    }
+
     /** The job as the policy orders it. */
     PendingJob view(QueuedJob job) {
         return pending.view(job);

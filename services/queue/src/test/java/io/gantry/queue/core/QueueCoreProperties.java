@@ -64,6 +64,60 @@ class QueueCoreProperties {
         }
     }
 
+    /**
+     * A snapshot's rebuild: the memory of a core at any point of a history, then only the facts of the jobs live
+     * there (each at its time), leaves the state, the memory (usage histories included) and the shares that
+     * replaying every fact leaves; and both decide the same on everything that follows.
+     */
+    @Property(tries = 300)
+    void theMemoryThenTheFactsOfTheLiveJobsRebuildWhatTheWholeHistoryDoes(@ForAll("histories") List<Op> history,
+            @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 80) int cut) {
+        FairShareConfig config = FairShareConfig.implicit(QUOTAS, java.time.Duration.ofHours(1),
+                java.time.Duration.ofMinutes(30));
+        int at = Math.min(cut, history.size());
+        QueueCore live = new QueueCore(config);
+        List<QueueFact> facts = new ArrayList<>();
+        List<Instant> times = new ArrayList<>();
+        Instant clock = Instant.EPOCH;
+        for (Op op : history.subList(0, at)) {
+            clock = timeOf(op).isAfter(clock) ? timeOf(op) : clock;
+            for (QueueFact f : run(live, op)) {
+                facts.add(f);
+                times.add(clock);
+            }
+        }
+        QueueCore whole = new QueueCore(config);
+        QueueCore rebuilt = new QueueCore(config);
+        rebuilt.restoreMemory(live.memory());
+        for (int i = 0; i < facts.size(); i++) {
+            QueueFact f = facts.get(i);
+            whole.replay(f, times.get(i));
+            boolean reservation = f instanceof QueueFact.CapacityReservationRequested
+                    || f instanceof QueueFact.CapacityReservationCancelled;
+            if (live.live(f.jobId()) && !reservation) {
+                rebuilt.replay(f, times.get(i));
+            }
+        }
+        assertThat(rebuilt.state()).isEqualTo(whole.state());
+        // the memory's clock is the live core's (its last input's time), the replay's its last fact's: the first
+        // input after a start sets both to the time it is handled at
+        assertThat(withoutClock(rebuilt.memory())).isEqualTo(withoutClock(whole.memory()));
+        Instant later = clock.plusSeconds(1_800);
+        assertThat(rebuilt.queues(later)).isEqualTo(whole.queues(later));
+        assertThat(rebuilt.apply(new Input.Restored(), clock)).isEqualTo(whole.apply(new Input.Restored(), clock));
+        for (Op op : history.subList(at, history.size())) {
+            // time goes on from the start (a restart's inputs come at the wall clock, never before it)
+            Instant now = timeOf(op).isAfter(clock) ? timeOf(op) : clock;
+            assertThat(run(rebuilt, op, now)).isEqualTo(run(whole, op, now));
+            clock = now;
+        }
+        assertThat(rebuilt.memory()).isEqualTo(whole.memory());
+    }
+
+    private static QueueMemory withoutClock(QueueMemory m) {
+        return new QueueMemory(null, m.tenants(), m.finished(), m.usage(), m.capacityReservedFor());
+    }
+
     @Property(tries = 200)
     void theSameInputsGiveTheSameFacts(@ForAll("histories") List<Op> history) {
         assertThat(runAll(history)).isEqualTo(runAll(history));
@@ -109,11 +163,14 @@ class QueueCoreProperties {
     }
 
     private static List<QueueFact> run(QueueCore core, Op op) {
+        return run(core, op, timeOf(op));
+    }
+
+    private static List<QueueFact> run(QueueCore core, Op op, Instant now) {
         String jobId = "j" + op.job();
         String tenant = TENANTS[op.job() % TENANTS.length];
         QueuedJob job = core.state().live().get(jobId);
         int attempt = job == null ? 1 : op.currentAttempt() ? job.attempt() : Math.max(1, job.attempt() - 1);
-        Instant now = timeOf(op);
         Input input = switch (op.kind()) {
             // every third job retries its own failures (backoff 0, 10 or 20 s)
             case SUBMIT -> (op.job() % 3 == 0 ? shape(aJob(jobId).tenant(tenant), op.gpus()).retry(2, op.gpus() % 3 * 10L)
