@@ -137,6 +137,24 @@ public final class Topics {
         return new Topic<>(owner.id() + ".snapshots", owner, "part-<n>", StateSnapshot.class, Topic.FOREVER, true);
     }
 
+    /**
+     * How the queue's memory of its history (what none of its restore topics holds any more once a snapshot leaves
+     * the facts of ended jobs out: those jobs' outcomes, the decayed usage) travels inside its snapshots: as entries of
+     * {@code queue.snapshots} itself, keys {@code memory-<n>}. Not a topic of its own: never created, never consumed.
+     */
+    public static Topic<io.gantry.events.QueueMemoryPart> queueSnapshotMemory() {
+        return new Topic<>(snapshots(Service.QUEUE).name(), Service.QUEUE, "memory-<n>",
+                io.gantry.events.QueueMemoryPart.class, Topic.FOREVER, true);
+    }
+
+    /**
+     * How a service's snapshots carry state that is no record of its restore topics, if it has such state (the
+     * queue: {@link #queueSnapshotMemory}); empty for the others.
+     */
+    public static java.util.Optional<Topic<?>> snapshotMemory(Service owner) {
+        return owner == Service.QUEUE ? java.util.Optional.of(queueSnapshotMemory()) : java.util.Optional.empty();
+    }
+
     /** The services whose state is rebuilt from Kafka (one owner at a time) and may be snapshotted. */
     private static final List<Service> SNAPSHOTTING = List.of(Service.QUEUE, Service.PLACEMENT, Service.RECOVERY);
 

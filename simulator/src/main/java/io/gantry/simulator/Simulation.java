@@ -314,6 +314,42 @@ public final class Simulation {
         return this;
     }
 
+    private Service restarting;
+    private int restartEvery;
+    private boolean restartFromSnapshot;
+    private int nextRestart;
+
+    /**
+     * Restarts {@code service} each time another {@code everyJobs} jobs have arrived, mid-replay: from a snapshot of
+     * its state taken then, or (false) from its whole history. The two must decide alike: a replay with either is
+     * the same replay.
+     */
+    public Simulation restarts(Service service, int everyJobs, boolean fromSnapshot) {
+        if (everyJobs < 1) {
+            throw new IllegalArgumentException("restart every >= 1 jobs, was " + everyJobs);
+        }
+        this.restarting = service;
+        this.restartEvery = everyJobs;
+        this.restartFromSnapshot = fromSnapshot;
+        this.nextRestart = everyJobs;
+        return this;
+    }
+
+    /** A restart of the service that restarts, when its next one is due (after the inputs of one instant). */
+    private void restartIfDue() {
+        if (restarting == null || arrived < nextRestart) {
+            return;
+        }
+        nextRestart = arrived + restartEvery;
+        if (restartFromSnapshot) {
+            if (driver.restartFromSnapshot(restarting) < 0) {
+                throw new IllegalStateException(restarting + " takes no snapshots");
+            }
+        } else {
+            driver.restart(restarting);
+        }
+    }
+
     /** GPUs per task of the job's gang: the largest divisor of its GPUs that fits one node (1 for a share). */
     int perTask(SimJob j) {
         if (j.fractional()) {
@@ -464,6 +500,8 @@ public final class Simulation {
                 }
             }
             driver.runUntilIdle();
+            observe();
+            restartIfDue();
             observe();
             openGate();
             report.run();

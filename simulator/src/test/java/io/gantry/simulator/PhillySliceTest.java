@@ -29,9 +29,34 @@ class PhillySliceTest {
     }
 
     private Simulation.Result replay(Policy p) {
+        return replay(p, s -> s);
+    }
+
+    private Simulation.Result replay(Policy p, java.util.function.UnaryOperator<Simulation> with) {
         var nodes = Clusters.uniform(8, 8);
         var config = Policy.queues(workload.tenantWeights(), 64, 0, null, null);
-        return new Simulation(nodes, workload, p, config, Replay.placer("topology"), java.util.List.of(), null).run();
+        return with.apply(new Simulation(nodes, workload, p, config, Replay.placer("topology"), java.util.List.of(),
+                null)).run();
+    }
+
+    /**
+     * The queue restarted a dozen times mid-replay (runs checkpointing, so preemptions resume) from a snapshot of its
+     * state decides exactly as when it restarts from its whole history each time: the same grants and ends, job by
+     * job, and the same report.
+     */
+    @org.junit.jupiter.api.Test
+    void a_queue_restarted_from_its_snapshots_decides_as_one_restarted_from_its_whole_history() {
+        var checkpoints = new Simulation.Checkpoints(java.time.Duration.ofMinutes(30), java.time.Duration.ofMinutes(1),
+                0.2, 7);
+        Simulation.Result whole = replay(Policy.GANTRY, s -> s.checkpoints(checkpoints)
+                .restarts(io.gantry.schemas.Service.QUEUE, 150, false));
+        Simulation.Result fromSnapshots = replay(Policy.GANTRY, s -> s.checkpoints(checkpoints)
+                .restarts(io.gantry.schemas.Service.QUEUE, 150, true));
+
+        assertThat(whole.preemptions).as("preemptions exercise the snapshot's live jobs").isPositive();
+        assertThat(fromSnapshots.firstGrant).containsExactly(whole.firstGrant);
+        assertThat(fromSnapshots.finish).containsExactly(whole.finish);
+        assertThat(Report.summarise(fromSnapshots).virtualOnly()).isEqualTo(Report.summarise(whole).virtualOnly());
     }
 
     @ParameterizedTest

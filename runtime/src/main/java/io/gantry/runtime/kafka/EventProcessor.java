@@ -685,10 +685,13 @@ public final class EventProcessor implements AutoCloseable {
             }
         }
         List<Object[]> out = new ArrayList<>(snapshot.entries().size());
+        Topic<?> memory = Topics.snapshotMemory(owner).orElse(null);
         for (io.gantry.events.SnapshotEntry e : snapshot.entries()) {
-            Topic<?> topic = topicsByName.get(e.getTopic());
+            // the service's memory (state no restore topic holds) is named after the snapshot topic itself
+            Topic<?> topic = memory != null && memory.name().equals(e.getTopic()) ? memory
+                    : topicsByName.get(e.getTopic());
             try {
-                if (topic == null || !restoreTopics.contains(topic)) {
+                if (topic == null || !restoreTopics.contains(topic) && topic != memory) {
                     throw new IllegalArgumentException("not a restore topic: " + e.getTopic());
                 }
                 java.nio.ByteBuffer b = e.getValue().duplicate();
@@ -719,7 +722,8 @@ public final class EventProcessor implements AutoCloseable {
                                  Map<TopicPartition, Long> restoredTo, Map<TopicPartition, Long> consumed) {
         long began = System.nanoTime();
         Snapshots.Collector collector = new Snapshots.Collector(
-                restoreTopics.stream().map(Topic::name).collect(java.util.stream.Collectors.toSet()));
+                restoreTopics.stream().map(Topic::name).collect(java.util.stream.Collectors.toSet()),
+                Topics.snapshotMemory(owner).orElse(null));
         try {
             if (!h.snapshot(collector)) {
                 return false;

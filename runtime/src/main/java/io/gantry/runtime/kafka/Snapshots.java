@@ -42,17 +42,23 @@ final class Snapshots {
     /** Collects a handler's records (only of the given restore topics) into the parts of one snapshot. */
     static final class Collector implements SnapshotWriter {
         private final Set<String> restoreTopics;
+        private final Topic<?> memory;
         private final List<List<SnapshotEntry>> parts = new ArrayList<>(List.of(new ArrayList<>()));
         private int partBytes;
         private long records;
 
-        Collector(Set<String> restoreTopics) {
+        /**
+         * Records of {@code restoreTopics}, and of the service's {@code memory} binding when it has one
+         * ({@link io.gantry.schemas.Topics#snapshotMemory}: state no restore topic holds).
+         */
+        Collector(Set<String> restoreTopics, Topic<?> memory) {
             this.restoreTopics = restoreTopics;
+            this.memory = memory;
         }
 
         @Override
         public <V> void add(Topic<V> topic, String key, V value) {
-            if (!restoreTopics.contains(topic.name())) {
+            if (!restoreTopics.contains(topic.name()) && !topic.equals(memory)) {
                 throw new IllegalArgumentException("a snapshot holds records of the restore topics only, not " + topic);
             }
             byte[] bytes = AvroWire.encode(topic, value);

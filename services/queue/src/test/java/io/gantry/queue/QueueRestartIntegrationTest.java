@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The queue restarts mid-stream: the second instance rebuilds its state from {@code queue.job-events} alone. Contexts
+ * The queue restarts mid-stream: the second instance rebuilds its state from its newest snapshot and the topics'
+ * history after it (the queue's own facts, budgets). Contexts
  * are started by hand because the test stops one and starts another (never two at once: they share a
  * transactional id).
  */
@@ -42,7 +43,9 @@ class QueueRestartIntegrationTest {
         ApplicationContext ctx = ApplicationContext.run(Map.of(
                 "kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers(),
                 "micronaut.server.port", "-1",
-                "gantry.queue.quotas." + tenant, "8"));
+                "gantry.queue.quotas." + tenant, "8",
+                // a snapshot after every batch: each restart below restores from one and the history after it
+                "gantry.kafka.snapshot-every", "1"));
         await().atMost(TIMEOUT).until(() -> ctx.getBean(QueueProcessor.class).isReady());
         return ctx;
     }
@@ -89,6 +92,8 @@ class QueueRestartIntegrationTest {
                 assertThat(probe.payloads(tenant, r2, JobDispatched.class)).as("r2 dispatched once").hasSize(1);
                 assertThat(probe.payloads(tenant, r3, JobDispatched.class)).as("r3 behind r2 within quota 8").isEmpty();
             });
+            assertThat(second.getBean(QueueProcessor.class).lastRestore().snapshotRecords())
+                    .as("restored from a snapshot").isPositive();
             long reserved = second.getBean(QueueProcessor.class).read(core -> core.reservedMilli(tenant));
             assertThat(reserved).as("r2's GPUs reserved after the restart").isEqualTo(8_000L);
         } finally {

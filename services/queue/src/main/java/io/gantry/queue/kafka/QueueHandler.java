@@ -11,6 +11,9 @@ import io.gantry.queue.core.QueueCore;
 import io.gantry.queue.core.QueueFact;
 import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
+import io.gantry.runtime.kafka.SnapshotRecords;
+import io.gantry.runtime.kafka.SnapshotWriter;
+import io.gantry.events.QueueMemoryPart;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
 import org.slf4j.Logger;
@@ -145,7 +148,14 @@ public final class QueueHandler implements EventHandler {
 
     @Override
     public void restore(Topic<?> topic, String key, Object value) {
-        if (topic.equals(Topics.QUEUE_JOB_EVENTS)) {
+        restoreOne(topic, key, value);
+        keep(topic, key, value);
+    }
+
+    private void restoreOne(Topic<?> topic, String key, Object value) {
+        if (topic.equals(MEMORY)) {
+            core.restoreMemory(WireMapping.fromMemoryPart((QueueMemoryPart) value));
+        } else if (topic.equals(Topics.QUEUE_JOB_EVENTS)) {
             QueueJobEvent e = (QueueJobEvent) value;
             QueueFact fact = WireMapping.fromEnvelope(e);
             core.replay(fact, e.getOccurredAt());
@@ -227,6 +237,10 @@ public final class QueueHandler implements EventHandler {
             Instant now = clock.instant();
             publish(core.apply(input, now), now, out);
         }
+        if (topic.equals(Topics.ADMISSION_CHECKPOINT_EVENTS) || topic.equals(Topics.ADMISSION_SUSPENSION_EVENTS)
+                || topic.equals(Topics.BILLING_BUDGET_EVENTS)) {
+            keep(topic, key, value); // restore topics too
+        }
     }
 
     @Override
@@ -263,20 +277,105 @@ public final class QueueHandler implements EventHandler {
     private void publish(List<QueueFact> facts, Instant now, Output out) {
         for (QueueFact fact : facts) {
             if (fact instanceof QueueFact.JobPreempted p) {
-                out.send(Topics.QUEUE_PREEMPTION_EVENTS, p.jobId(),
-                        WireMapping.toPreemptionEnvelope(p, UUID.randomUUID().toString(), now));
+                QueuePreemptionEvent e = WireMapping.toPreemptionEnvelope(p, UUID.randomUUID().toString(), now);
+                out.send(Topics.QUEUE_PREEMPTION_EVENTS, p.jobId(), e);
+                keep(Topics.QUEUE_PREEMPTION_EVENTS, p.jobId(), e);
             } else if (fact instanceof QueueFact.JobIdleWarned || fact instanceof QueueFact.JobIdleCleared) {
-                out.send(Topics.QUEUE_IDLE_EVENTS, fact.jobId(),
-                        WireMapping.toIdleEnvelope(fact, UUID.randomUUID().toString(), now));
+                io.gantry.events.IdleEvent e = WireMapping.toIdleEnvelope(fact, UUID.randomUUID().toString(), now);
+                out.send(Topics.QUEUE_IDLE_EVENTS, fact.jobId(), e);
+                keep(Topics.QUEUE_IDLE_EVENTS, fact.jobId(), e);
             } else if (fact instanceof QueueFact.CapacityReservationRequested
                     || fact instanceof QueueFact.CapacityReservationCancelled) {
                 out.send(Topics.QUEUE_RESERVATION_EVENTS, fact.jobId(), WireMapping.toReservationEnvelope(fact,
                         UUID.randomUUID().toString(), now, submitted.get(fact.jobId())));
             } else {
-                out.send(Topics.QUEUE_JOB_EVENTS, fact.jobId(),
-                        WireMapping.toEnvelope(fact, UUID.randomUUID().toString(), now, submitted.get(fact.jobId())));
+                QueueJobEvent e = WireMapping.toEnvelope(fact, UUID.randomUUID().toString(), now,
+                        submitted.get(fact.jobId()));
+                out.send(Topics.QUEUE_JOB_EVENTS, fact.jobId(), e);
                 remember(fact, null);
+                keep(Topics.QUEUE_JOB_EVENTS, fact.jobId(), e);
             }
+        }
+    }
+
+    // ---------------------------------------------------------------- snapshots
+
+    private static final Topic<QueueMemoryPart> MEMORY = Topics.queueSnapshotMemory();
+    /** Ended jobs per memory part: a part stays well inside a snapshot part (about 60 bytes each). */
+    static final int ENDED_PER_PART = 4_000;
+    /**
+     * The records of the restore topics the state is made of besides the core's memory, for snapshots: every fact
+     * of each live job (lifecycle, preemptions, idle warnings); per job not ended its checkpoints (the newest per
+     * attempt) and newest suspend/resume request; per budget scope the newest announcement. A job that ends for good
+     * leaves them all behind: its outcome is in the memory.
+     */
+    private final SnapshotRecords kept = new SnapshotRecords();
+
+    @Override
+    public boolean snapshot(SnapshotWriter out) {
+        List<QueueMemoryPart> parts = WireMapping.toMemoryParts(core.memory(), ENDED_PER_PART);
+        for (int i = 0; i < parts.size(); i++) {
+            out.add(MEMORY, "memory-" + i, parts.get(i));
+        }
+        kept.writeTo(out);
+        return true;
+    }
+
+    /** How many records the next snapshot holds besides the memory. */
+    long snapshotRecords() {
+        return kept.size();
+    }
+
+    /** Keeps (or drops) what a record of a restore topic contributes to the state, once the core has taken it. */
+    private void keep(Topic<?> topic, String key, Object value) {
+        if (value instanceof QueueJobEvent e) {
+            keepFact(e.getJobId(), Topics.QUEUE_JOB_EVENTS, e);
+        } else if (value instanceof QueuePreemptionEvent e) {
+            keepFact(e.getJobId(), Topics.QUEUE_PREEMPTION_EVENTS, e);
+        } else if (value instanceof io.gantry.events.IdleEvent e) {
+            keepFact(e.getJobId(), Topics.QUEUE_IDLE_EVENTS, e);
+        } else if (value instanceof io.gantry.events.CheckpointEvent e && !core.ended(e.getJobId())
+                && e.getPayload() instanceof io.gantry.events.CheckpointCommitted c) {
+            // the newest per attempt is what the core keeps
+            String slot = "checkpoint/" + e.getJobId();
+            boolean newer = kept.values(slot).stream()
+                    .map(v -> (io.gantry.events.CheckpointCommitted) ((io.gantry.events.CheckpointEvent) v).getPayload())
+                    .noneMatch(o -> o.getAttempt() == c.getAttempt() && o.getStep() > c.getStep());
+            if (newer) {
+                kept.removeIf(slot, v -> ((io.gantry.events.CheckpointCommitted)
+                        ((io.gantry.events.CheckpointEvent) v).getPayload()).getAttempt() == c.getAttempt());
+                kept.append(slot, Topics.ADMISSION_CHECKPOINT_EVENTS, key, e);
+            }
+        } else if (value instanceof io.gantry.events.SuspensionEvent e && !core.ended(e.getJobId())) {
+            kept.put("suspension/" + e.getJobId(), Topics.ADMISSION_SUSPENSION_EVENTS, key, e);
+        } else if (value instanceof io.gantry.events.BudgetEvent e) {
+            Input input;
+            try {
+                input = WireMapping.toInput(key, value);
+            } catch (RuntimeException unreadable) {
+                return; // skipped by the core too
+            }
+            if (input instanceof Input.BudgetChanged b) {
+                // the newest announcement of a scope stands; one about an older month is ignored
+                String slot = "budget/" + b.tenant() + "/" + (b.queue() == null ? "" : b.queue());
+                boolean older = kept.values(slot).stream()
+                        .map(v -> (Input.BudgetChanged) WireMapping.toInput(key, v))
+                        .anyMatch(k -> b.periodFrom().isBefore(k.periodFrom()));
+                if (!older) {
+                    kept.put(slot, Topics.BILLING_BUDGET_EVENTS, key, e);
+                }
+            }
+        }
+    }
+
+    /** A fact of the job's: kept while the job is live; everything of it dropped once it ended for good. */
+    private <V> void keepFact(String jobId, Topic<V> topic, V value) {
+        if (core.live(jobId)) {
+            kept.append("job/" + jobId, topic, jobId, value);
+        } else if (core.ended(jobId)) {
+            kept.remove("job/" + jobId);
+            kept.remove("checkpoint/" + jobId);
+            kept.remove("suspension/" + jobId);
         }
     }
 }

@@ -83,6 +83,11 @@ public class QueueProcessor implements AutoCloseable, io.gantry.runtime.http.Own
                         clock.instant(), true), config, clock, policy));
     }
 
+    /** How the last start rebuilt the state (from a snapshot and the history after it, or the whole history). */
+    public io.gantry.runtime.kafka.EventProcessor.Restored lastRestore() {
+        return processor.lastRestore();
+    }
+
     /** The service's clock, for reads that age usage history. */
     public java.time.Instant now() {
         return Clock.systemUTC().instant();

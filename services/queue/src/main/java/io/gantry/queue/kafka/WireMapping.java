@@ -45,6 +45,9 @@ import io.gantry.queue.core.TaskGroup;
 import io.gantry.queue.core.WaitReason;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 
 /** Wire records to core types and back. No decisions: everything it cannot map it rejects by throwing. */
 public final class WireMapping {
@@ -358,5 +361,57 @@ public final class WireMapping {
 
     private static String describe(Object o) {
         return o == null ? "null" : o.getClass().getSimpleName();
+    }
+
+    // ---------------------------------------------------------------- the queue's memory, in snapshots
+
+    /**
+     * The memory as snapshot entries: the first part with the clock, tenants, queues and reservation, every part
+     * with up to {@code endedPerPart} of the ended jobs (in job id order).
+     */
+    static List<io.gantry.events.QueueMemoryPart> toMemoryParts(io.gantry.queue.core.QueueMemory m, int endedPerPart) {
+        List<io.gantry.events.QueueUsageHistory> queues = new ArrayList<>();
+        for (io.gantry.queue.core.QueueMemory.QueueUsage u : m.usage()) {
+            queues.add(new io.gantry.events.QueueUsageHistory(u.tenant(), u.queue(), new java.util.HashMap<>(u.history()),
+                    u.atMillis() == Long.MIN_VALUE ? null : Instant.ofEpochMilli(u.atMillis())));
+        }
+        List<io.gantry.events.QueueMemoryPart> parts = new ArrayList<>();
+        List<io.gantry.events.EndedJob> ended = new ArrayList<>();
+        java.util.Iterator<Map.Entry<String, io.gantry.queue.core.FinishedJob>> it = m.finished().entrySet().iterator();
+        do {
+            ended = new ArrayList<>();
+            while (it.hasNext() && ended.size() < endedPerPart) {
+                Map.Entry<String, io.gantry.queue.core.FinishedJob> e = it.next();
+                ended.add(new io.gantry.events.EndedJob(e.getKey(), e.getValue().tenant(),
+                        io.gantry.events.JobOutcome.valueOf(e.getValue().status().name())));
+            }
+            boolean first = parts.isEmpty();
+            io.gantry.queue.core.QueueMemory.ReservedFor r = m.capacityReservedFor();
+            parts.add(io.gantry.events.QueueMemoryPart.newBuilder()
+                    .setClock(first ? m.clock() : null)
+                    .setTenants(first ? new ArrayList<>(m.tenants()) : List.of())
+                    .setQueues(first ? queues : List.of())
+                    .setCapacityReservedFor(first && r != null
+                            ? new io.gantry.events.ReservedAttempt(r.jobId(), r.attempt()) : null)
+                    .setEnded(ended).build());
+        } while (it.hasNext());
+        return parts;
+    }
+
+    /** A memory part as the core restores it. */
+    static io.gantry.queue.core.QueueMemory fromMemoryPart(io.gantry.events.QueueMemoryPart p) {
+        java.util.SortedMap<String, io.gantry.queue.core.FinishedJob> finished = new java.util.TreeMap<>();
+        for (io.gantry.events.EndedJob e : p.getEnded()) {
+            finished.put(e.getJobId(), new io.gantry.queue.core.FinishedJob(e.getTenant(),
+                    io.gantry.queue.core.JobState.valueOf(e.getOutcome().name())));
+        }
+        List<io.gantry.queue.core.QueueMemory.QueueUsage> usage = new ArrayList<>();
+        for (io.gantry.events.QueueUsageHistory u : p.getQueues()) {
+            usage.add(new io.gantry.queue.core.QueueMemory.QueueUsage(u.getTenant(), u.getQueue(), u.getHistory(),
+                    u.getAt() == null ? Long.MIN_VALUE : u.getAt().toEpochMilli()));
+        }
+        io.gantry.events.ReservedAttempt r = p.getCapacityReservedFor();
+        return new io.gantry.queue.core.QueueMemory(p.getClock(), new java.util.TreeSet<>(p.getTenants()), finished,
+                usage, r == null ? null : new io.gantry.queue.core.QueueMemory.ReservedFor(r.getJobId(), r.getAttempt()));
     }
 }
