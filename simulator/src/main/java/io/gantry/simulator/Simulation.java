@@ -568,6 +568,23 @@ public final class Simulation {
         return times;
     }
 
+    private QueueConfig queueSettings;
+
+    /** The log the replay left (call after {@link #run}): every topic's records, in order. */
+    public io.gantry.runtime.log.InMemoryLog log() {
+        return driver.log();
+    }
+
+    /**
+     * The queue's event loop as the replay ran it (its configuration and dispatch policy), on {@code clock}: to
+     * restart the queue elsewhere on the history the replay left (call after {@link #run}).
+     */
+    public io.gantry.runtime.kafka.ServiceLoop queueLoop(java.time.Clock clock) {
+        List<io.gantry.events.QueueConfigEvent> history = driver.values(Topics.QUEUE_CONFIG_EVENTS);
+        return io.gantry.queue.kafka.QueueProcessor.loop(queueSettings, () -> history, clock,
+                policy.dispatchPolicy(), QUEUE_TICK);
+    }
+
     /**
      * Reports the earliest checkpoints due before {@code t} (all those due at that same instant), after the
      * services processed everything up to it; false when none is due before {@code t}.
@@ -592,6 +609,7 @@ public final class Simulation {
         clock = new VirtualClock(T0);
         cluster = new SimulatedBackend(nodes).withRunTimes(this::runMillis);
         QueueConfig settings = new QueueConfig();
+        queueSettings = settings;
         settings.setConfigFile(VirtualSystem.configFile(QueueConfig.toYaml(config)));
         // a replay's configuration never changes, and wake-ups come from placement's releases, as in production;
         // the safety-net re-check of every parked job is off (it is for wake-ups lost across partitions)

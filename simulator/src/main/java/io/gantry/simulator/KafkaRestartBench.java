@@ -1,0 +1,150 @@
+package io.gantry.simulator;
+
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.placement.core.NodeSpec;
+import io.gantry.queue.core.FairShareConfig;
+import io.gantry.runtime.kafka.EventProcessor;
+import io.gantry.runtime.kafka.ServiceLoop;
+import io.gantry.runtime.log.InMemoryLog;
+import io.gantry.schemas.AvroWire;
+import io.gantry.schemas.Service;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The queue's restart to ready on a real broker: replays a workload (as {@code RestartBench}), copies the queue's
+ * restore topics from the log the replay left into an embedded KRaft broker, then starts the queue's event processor
+ * on them three times and times each start until ready: from the whole history; once more from the whole history,
+ * handling one input so that it takes a snapshot; and from that snapshot. Fetching and Avro decoding included.
+ *
+ * <pre>java -Xmx12g -cp simulator/target/gantry-simulator.jar io.gantry.simulator.KafkaRestartBench --trace scale
+ *     --cluster uniform:5000x8 --policy gantry --max-jobs N</pre>
+ */
+public final class KafkaRestartBench {
+    private KafkaRestartBench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Replay.Options o = Replay.parse(args);
+        List<NodeSpec> nodes = Clusters.resolve(o.cluster(), o.traces());
+        Workload w = Replay.workload(o);
+        FairShareConfig config = Replay.queueConfig(o, w, Clusters.totalGpus(nodes));
+        Simulation sim = new Simulation(nodes, w, o.policies().get(0), config, Replay.placer(o.placer()),
+                Replay.faults(o, nodes, Simulation.horizon(w)), s -> { });
+        Simulation.Result r = sim.run();
+        System.out.printf(Locale.ROOT, "%s: %d jobs, replayed in %.1f s%n", w.name(), w.jobs().size(),
+                r.wallNanos / 1e9);
+        // the queue's clock stands where the replay ended: its restart cycle decides at that time
+        Clock clock = Clock.fixed(Instant.ofEpochMilli(r.endMillis), ZoneOffset.UTC);
+        ServiceLoop loop = sim.queueLoop(clock);
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(null, 0, Map.of())) {
+            kafka.createTopics(Topics.allNames(), 1);
+            long copied = copy(sim.log(), loop.restoreFrom(), kafka.bootstrapServers());
+            System.out.printf(Locale.ROOT, "copied %,d records of %s to the broker%n", copied, loop.restoreFrom());
+
+            // snapshots read but none taken (an interval no start reaches), then one after the first input
+            start("whole history", loop, kafka, clock, Long.MAX_VALUE, false);
+            start("whole history, then a snapshot", loop, kafka, clock, 1, true);
+            start("from the snapshot", loop, kafka, clock, Long.MAX_VALUE, false);
+            start("from the snapshot, again", loop, kafka, clock, Long.MAX_VALUE, false);
+        }
+        System.out.println("machine: " + Replay.machine());
+    }
+
+    /** Starts the queue's processor, times it to ready, and (asked to) handles one input so that it snapshots. */
+    private static void start(String label, ServiceLoop loop, EmbeddedKafka kafka, Clock clock, long snapshotEvery,
+                              boolean snapshot) throws Exception {
+        System.gc();
+        long began = System.nanoTime();
+        try (EventProcessor p = EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers()).loop(loop)
+                .snapshotEvery(snapshotEvery).clock(clock).build().start()) {
+            if (!p.awaitReady(Duration.ofMinutes(30))) {
+                throw new IllegalStateException("the queue did not get ready in 30 minutes");
+            }
+            long ready = System.nanoTime() - began;
+            EventProcessor.Restored restored = p.lastRestore();
+            System.out.printf(Locale.ROOT, "%-32s ready in %,8.0f ms (restore %,8d ms: %,d snapshot records, %,d of the"
+                            + " history)%n", label, ready / 1e6, restored.took().toMillis(), restored.snapshotRecords(),
+                    restored.historyRecords());
+            if (snapshot) {
+                long before = end(kafka, Topics.snapshots(Service.QUEUE).name());
+                trigger(kafka.bootstrapServers());
+                long t = System.nanoTime();
+                while (end(kafka, Topics.snapshots(Service.QUEUE).name()) == before) {
+                    if (System.nanoTime() - t > Duration.ofMinutes(10).toNanos()) {
+                        throw new IllegalStateException("no snapshot in 10 minutes");
+                    }
+                    Thread.sleep(100);
+                }
+                System.out.printf(Locale.ROOT, "%-32s snapshot written %,d ms after the input (%,d parts)%n", "",
+                        (System.nanoTime() - t) / 1_000_000, end(kafka, Topics.snapshots(Service.QUEUE).name())
+                                - before);
+            }
+        }
+    }
+
+    /** One input for the queue that changes nothing it decides: a resume request for a job it never saw. */
+    private static void trigger(String bootstrap) {
+        try (KafkaProducer<String, byte[]> producer = producer(bootstrap)) {
+            String job = "bench-" + UUID.randomUUID();
+            producer.send(new ProducerRecord<>(Topics.ADMISSION_SUSPENSION_EVENTS.name(), job,
+                    AvroWire.encode(Topics.ADMISSION_SUSPENSION_EVENTS, new io.gantry.events.SuspensionEvent(
+                            UUID.randomUUID().toString(), job, Instant.now(),
+                            new io.gantry.events.JobResumeRequested("bench", "bench")))));
+        }
+    }
+
+    private static long copy(InMemoryLog log, List<Topic<?>> topics, String bootstrap) {
+        long n = 0;
+        try (KafkaProducer<String, byte[]> producer = producer(bootstrap)) {
+            for (Topic<?> t : topics) {
+                for (InMemoryLog.Entry e : log.from(t.name(), 0)) {
+                    producer.send(new ProducerRecord<>(t.name(), 0, e.key(), encode(t, e.value())));
+                    n++;
+                }
+            }
+            producer.flush();
+        }
+        return n;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <V> byte[] encode(Topic<V> topic, Object value) {
+        return AvroWire.encode(topic, (V) value);
+    }
+
+    private static KafkaProducer<String, byte[]> producer(String bootstrap) {
+        return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ProducerConfig.LINGER_MS_CONFIG, 20, ProducerConfig.BATCH_SIZE_CONFIG, 512 * 1024,
+                ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new ByteArraySerializer());
+    }
+
+    private static long end(EmbeddedKafka kafka, String topic) {
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            return c.endOffsets(List.of(tp)).get(tp);
+        }
+    }
+}
