@@ -1071,7 +1071,7 @@ public final class QueueCore {
      * {@link #live} names, replayed after it, it rebuilds this state.
      */
     public QueueMemory memory() {
-        return new QueueMemory(clock, tenants, new TreeMap<>(finished), scheduler.usageHistories(),
+        return new QueueMemory(clock, tenants, finished, scheduler.usageHistories(),
                 capacityReservedFor == null ? null
                         : new QueueMemory.ReservedFor(capacityReservedFor, capacityReservedAttempt));
     }

@@ -4,7 +4,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.SortedMap;
 import java.util.SortedSet;
 
 /**
@@ -20,16 +19,19 @@ import java.util.SortedSet;
  * @param clock          the time of the newest input or fact (usage accrues up to it), or null in a part that does
  *                       not say
  * @param tenants        every tenant that has had a job
- * @param finished       the jobs that ended and hold nothing, by job id
+ * @param finished       the jobs that ended and hold nothing, by job id, in no particular order (from
+ *                       {@link QueueCore#memory} a read-only view of the core's own map: read it before the core
+ *                       takes its next input)
  * @param usage          each queue's decayed usage history, in the order the queues were made (implicit queues are
  *                       made on first use, and that order breaks ties)
  * @param capacityReservedFor the job (and attempt) placement is reserving capacity for, or null
  */
-public record QueueMemory(Instant clock, SortedSet<String> tenants, SortedMap<String, FinishedJob> finished,
+public record QueueMemory(Instant clock, SortedSet<String> tenants, Map<String, FinishedJob> finished,
                           List<QueueUsage> usage, ReservedFor capacityReservedFor) {
     public QueueMemory {
         tenants = java.util.Collections.unmodifiableSortedSet(new java.util.TreeSet<>(tenants));
-        finished = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(finished));
+        // not copied: a million ended jobs are read where they are, on the thread that owns the core
+        finished = java.util.Collections.unmodifiableMap(finished);
         usage = List.copyOf(usage);
     }
 

@@ -367,7 +367,7 @@ public final class WireMapping {
 
     /**
      * The memory as snapshot entries: the first part with the clock, tenants, queues and reservation, every part
-     * with up to {@code endedPerPart} of the ended jobs (in job id order).
+     * with up to {@code endedPerPart} of the ended jobs.
      */
     static List<io.gantry.events.QueueMemoryPart> toMemoryParts(io.gantry.queue.core.QueueMemory m, int endedPerPart) {
         List<io.gantry.events.QueueUsageHistory> queues = new ArrayList<>();
@@ -400,7 +400,7 @@ public final class WireMapping {
 
     /** A memory part as the core restores it. */
     static io.gantry.queue.core.QueueMemory fromMemoryPart(io.gantry.events.QueueMemoryPart p) {
-        java.util.SortedMap<String, io.gantry.queue.core.FinishedJob> finished = new java.util.TreeMap<>();
+        Map<String, io.gantry.queue.core.FinishedJob> finished = new java.util.HashMap<>(p.getEnded().size() * 2);
         for (io.gantry.events.EndedJob e : p.getEnded()) {
             finished.put(e.getJobId(), new io.gantry.queue.core.FinishedJob(e.getTenant(),
                     io.gantry.queue.core.JobState.valueOf(e.getOutcome().name())));
