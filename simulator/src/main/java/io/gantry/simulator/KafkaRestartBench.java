@@ -95,9 +95,10 @@ public final class KafkaRestartBench {
                     }
                     Thread.sleep(100);
                 }
+                // the parts and the transaction's commit marker
                 System.out.printf(Locale.ROOT, "%-32s snapshot written %,d ms after the input (%,d parts)%n", "",
                         (System.nanoTime() - t) / 1_000_000, end(kafka, Topics.snapshots(Service.QUEUE).name())
-                                - before);
+                                - before - 1);
             }
         }
     }
