@@ -339,12 +339,31 @@ abstract class FaultSuite {
     void checkFaults(List<Fault> measured, long lastSubmission) {
     }
 
-    /** The services' properties: time sped up 10x, half-second heartbeats, a 64-GPU default quota. */
+    /**
+     * The services' properties: time sped up 10x, half-second heartbeats, a 64-GPU default quota, and a snapshot of
+     * the queue's and recovery's state every 500 input records (so a restart restores from a snapshot and the history
+     * after it, as a long-running system does).
+     */
     static Map<String, Map<String, String>> serviceProperties() {
         return Map.of("placement", Map.of("gantry.placement.simulated.speedup", "10",
                         "gantry.placement.simulated.heartbeat-interval", "500ms"),
-                "recovery", Map.of("gantry.recovery.heartbeat-timeout", "10s"),
-                "queue", Map.of("gantry.queue.default-gpu-quota", "64"));
+                "recovery", Map.of("gantry.recovery.heartbeat-timeout", "10s", SNAPSHOT_EVERY, "500"),
+                "queue", Map.of("gantry.queue.default-gpu-quota", "64", SNAPSHOT_EVERY, "500"));
+    }
+
+    static final String SNAPSHOT_EVERY = "gantry.kafka.snapshot-every";
+
+    /** The services whose log says they restored from a snapshot at least once. */
+    java.util.Set<String> restoredFromSnapshots() throws java.io.IOException {
+        java.util.Set<String> out = new java.util.TreeSet<>();
+        for (String service : DevCluster.SERVICES) {
+            Path log = cluster.service(service).logFile();
+            if (java.nio.file.Files.exists(log)
+                    && java.nio.file.Files.readString(log).contains(service + " restored state from a snapshot")) {
+                out.add(service);
+            }
+        }
+        return out;
     }
 
     @BeforeAll

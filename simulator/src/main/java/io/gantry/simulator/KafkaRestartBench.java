@@ -1,8 +1,6 @@
 package io.gantry.simulator;
 
 import io.gantry.embedded.EmbeddedKafka;
-import io.gantry.placement.core.NodeSpec;
-import io.gantry.queue.core.FairShareConfig;
 import io.gantry.runtime.kafka.EventProcessor;
 import io.gantry.runtime.kafka.ServiceLoop;
 import io.gantry.runtime.log.InMemoryLog;
@@ -44,17 +42,9 @@ public final class KafkaRestartBench {
     }
 
     public static void main(String[] args) throws Exception {
-        Replay.Options o = Replay.parse(args);
-        List<NodeSpec> nodes = Clusters.resolve(o.cluster(), o.traces());
-        Workload w = Replay.workload(o);
-        FairShareConfig config = Replay.queueConfig(o, w, Clusters.totalGpus(nodes));
-        Simulation sim = new Simulation(nodes, w, o.policies().get(0), config, Replay.placer(o.placer()),
-                Replay.faults(o, nodes, Simulation.horizon(w)), s -> { });
-        Simulation.Result r = sim.run();
-        System.out.printf(Locale.ROOT, "%s: %d jobs, replayed in %.1f s%n", w.name(), w.jobs().size(),
-                r.wallNanos / 1e9);
+        Simulation sim = RestartBench.replayed(Replay.parse(args));
         // the queue's clock stands where the replay ended: its restart cycle decides at that time
-        Clock clock = Clock.fixed(Instant.ofEpochMilli(r.endMillis), ZoneOffset.UTC);
+        Clock clock = Clock.fixed(sim.now(), ZoneOffset.UTC);
         ServiceLoop loop = sim.queueLoop(clock);
         try (EmbeddedKafka kafka = EmbeddedKafka.start(null, 0, Map.of())) {
             kafka.createTopics(Topics.allNames(), 1);

@@ -20,19 +20,7 @@ public final class RestartBench {
     }
 
     public static void main(String[] args) throws Exception {
-        Replay.Options o = Replay.parse(args);
-        List<NodeSpec> nodes = Clusters.resolve(o.cluster(), o.traces());
-        Workload w = Replay.workload(o);
-        FairShareConfig config = Replay.queueConfig(o, w, Clusters.totalGpus(nodes));
-        Simulation sim = new Simulation(nodes, w, o.policies().get(0), config, Replay.placer(o.placer()),
-                Replay.faults(o, nodes, Simulation.horizon(w)), s -> { });
-        if (o.checkpointMinutes() != null) {
-            sim.checkpoints(new Simulation.Checkpoints(Duration.ofMinutes(o.checkpointMinutes()),
-                    Duration.ofSeconds(o.restartCostSeconds()), 0.1, o.seed()));
-        }
-        Simulation.Result r = sim.run();
-        System.out.printf(Locale.ROOT, "%s: %d jobs, replayed in %.1f s%n", w.name(), w.jobs().size(),
-                r.wallNanos / 1e9);
+        Simulation sim = replayed(Replay.parse(args));
         // twice: the first restart of each handler also warms its code up
         for (int round = 1; round <= 2; round++) {
             System.gc();
@@ -45,5 +33,22 @@ public final class RestartBench {
             }
         }
         System.out.println("machine: " + Replay.machine());
+    }
+
+    /** The replay the options describe (the first policy given), run, its size and time printed. */
+    static Simulation replayed(Replay.Options o) throws java.io.IOException {
+        List<NodeSpec> nodes = Clusters.resolve(o.cluster(), o.traces());
+        Workload w = Replay.workload(o);
+        FairShareConfig config = Replay.queueConfig(o, w, Clusters.totalGpus(nodes));
+        Simulation sim = new Simulation(nodes, w, o.policies().get(0), config, Replay.placer(o.placer()),
+                Replay.faults(o, nodes, Simulation.horizon(w)), s -> { });
+        if (o.checkpointMinutes() != null) {
+            sim.checkpoints(new Simulation.Checkpoints(Duration.ofMinutes(o.checkpointMinutes()),
+                    Duration.ofSeconds(o.restartCostSeconds()), 0.1, o.seed()));
+        }
+        Simulation.Result r = sim.run();
+        System.out.printf(Locale.ROOT, "%s: %d jobs, replayed in %.1f s%n", w.name(), w.jobs().size(),
+                r.wallNanos / 1e9);
+        return sim;
     }
 }

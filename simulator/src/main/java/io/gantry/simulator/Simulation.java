@@ -570,6 +570,11 @@ public final class Simulation {
 
     private QueueConfig queueSettings;
 
+    /** The replay's virtual time now (after {@link #run}: where it ended). */
+    public Instant now() {
+        return clock.instant();
+    }
+
     /** The log the replay left (call after {@link #run}): every topic's records, in order. */
     public io.gantry.runtime.log.InMemoryLog log() {
         return driver.log();
