@@ -29,23 +29,34 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The queue's restart to ready on a real broker: replays a workload (as {@code RestartBench}), copies the queue's
- * restore topics from the log the replay left into an embedded KRaft broker, then starts the queue's event processor
- * on them three times and times each start until ready: from the whole history; once more from the whole history,
- * handling one input so that it takes a snapshot; and from that snapshot. Fetching and Avro decoding included.
+ * A service's restart to ready on a real broker: replays a workload (as {@code RestartBench}), copies the queue's
+ * (or recovery's) restore topics from the log the replay left into an embedded KRaft broker, then starts its event
+ * processor on them four times and times each start until ready: from the whole history; once more from the whole
+ * history, handling one input so that it takes a snapshot; and twice from that snapshot. Fetching and Avro decoding
+ * included.
  *
- * <pre>java -Xmx12g -cp simulator/target/gantry-simulator.jar io.gantry.simulator.KafkaRestartBench --trace scale
- *     --cluster uniform:5000x8 --policy gantry --max-jobs N</pre>
+ * <pre>java -Xmx12g -cp simulator/target/gantry-simulator.jar io.gantry.simulator.KafkaRestartBench
+ *     [--service queue|recovery] --trace scale --cluster uniform:5000x8 --policy gantry --max-jobs N</pre>
  */
 public final class KafkaRestartBench {
     private KafkaRestartBench() {
     }
 
     public static void main(String[] args) throws Exception {
-        Simulation sim = RestartBench.replayed(Replay.parse(args));
-        // the queue's clock stands where the replay ended: its restart cycle decides at that time
+        List<String> rest = new java.util.ArrayList<>(List.of(args));
+        int at = rest.indexOf("--service");
+        Service service = Service.QUEUE;
+        if (at >= 0) {
+            service = at + 1 < rest.size() ? Service.valueOf(rest.get(at + 1).toUpperCase(Locale.ROOT)) : null;
+            rest.subList(at, Math.min(at + 2, rest.size())).clear();
+        }
+        if (service == null) {
+            throw new IllegalArgumentException("--service: queue or recovery");
+        }
+        Simulation sim = RestartBench.replayed(Replay.parse(rest.toArray(String[]::new)));
+        // the service's clock stands where the replay ended: its restart cycle decides at that time
         Clock clock = Clock.fixed(sim.now(), ZoneOffset.UTC);
-        ServiceLoop loop = sim.queueLoop(clock);
+        ServiceLoop loop = sim.loop(service, clock);
         try (EmbeddedKafka kafka = EmbeddedKafka.start(null, 0, Map.of())) {
             kafka.createTopics(Topics.allNames(), 1);
             long copied = copy(sim.log(), loop.restoreFrom(), kafka.bootstrapServers());
@@ -65,10 +76,10 @@ public final class KafkaRestartBench {
                               boolean snapshot) throws Exception {
         System.gc();
         long began = System.nanoTime();
-        try (EventProcessor p = EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers()).loop(loop)
+        try (EventProcessor p = EventProcessor.builder(loop.owner(), kafka.bootstrapServers()).loop(loop)
                 .snapshotEvery(snapshotEvery).clock(clock).build().start()) {
             if (!p.awaitReady(Duration.ofMinutes(30))) {
-                throw new IllegalStateException("the queue did not get ready in 30 minutes");
+                throw new IllegalStateException(loop.owner() + " did not get ready in 30 minutes");
             }
             long ready = System.nanoTime() - began;
             EventProcessor.Restored restored = p.lastRestore();
@@ -76,10 +87,11 @@ public final class KafkaRestartBench {
                             + " history)%n", label, ready / 1e6, restored.took().toMillis(), restored.snapshotRecords(),
                     restored.historyRecords());
             if (snapshot) {
-                long before = end(kafka, Topics.snapshots(Service.QUEUE).name());
-                trigger(kafka.bootstrapServers());
+                String snapshots = Topics.snapshots(loop.owner()).name();
+                long before = end(kafka, snapshots);
+                trigger(loop, kafka.bootstrapServers());
                 long t = System.nanoTime();
-                while (end(kafka, Topics.snapshots(Service.QUEUE).name()) == before) {
+                while (end(kafka, snapshots) == before) {
                     if (System.nanoTime() - t > Duration.ofMinutes(10).toNanos()) {
                         throw new IllegalStateException("no snapshot in 10 minutes");
                     }
@@ -87,20 +99,31 @@ public final class KafkaRestartBench {
                 }
                 // the parts and the transaction's commit marker
                 System.out.printf(Locale.ROOT, "%-32s snapshot written %,d ms after the input (%,d parts)%n", "",
-                        (System.nanoTime() - t) / 1_000_000, end(kafka, Topics.snapshots(Service.QUEUE).name())
-                                - before - 1);
+                        (System.nanoTime() - t) / 1_000_000, end(kafka, snapshots) - before - 1);
             }
         }
     }
 
-    /** One input for the queue that changes nothing it decides: a resume request for a job it never saw. */
-    private static void trigger(String bootstrap) {
+    /**
+     * One input that changes nothing the service decides: for the queue a resume request for a job it never saw,
+     * for recovery a checkpoint of one.
+     */
+    private static void trigger(ServiceLoop loop, String bootstrap) {
         try (KafkaProducer<String, byte[]> producer = producer(bootstrap)) {
             String job = "bench-" + UUID.randomUUID();
-            producer.send(new ProducerRecord<>(Topics.ADMISSION_SUSPENSION_EVENTS.name(), job,
-                    AvroWire.encode(Topics.ADMISSION_SUSPENSION_EVENTS, new io.gantry.events.SuspensionEvent(
-                            UUID.randomUUID().toString(), job, Instant.now(),
-                            new io.gantry.events.JobResumeRequested("bench", "bench")))));
+            if (loop.owner() == Service.QUEUE) {
+                producer.send(new ProducerRecord<>(Topics.ADMISSION_SUSPENSION_EVENTS.name(), job,
+                        AvroWire.encode(Topics.ADMISSION_SUSPENSION_EVENTS, new io.gantry.events.SuspensionEvent(
+                                UUID.randomUUID().toString(), job, Instant.now(),
+                                new io.gantry.events.JobResumeRequested("bench", "bench")))));
+            } else {
+                producer.send(new ProducerRecord<>(Topics.ADMISSION_CHECKPOINT_EVENTS.name(), job,
+                        AvroWire.encode(Topics.ADMISSION_CHECKPOINT_EVENTS, new io.gantry.events.CheckpointEvent(
+                                UUID.randomUUID().toString(), job, Instant.now(),
+                                io.gantry.events.CheckpointCommitted.newBuilder().setTenant("bench").setAttempt(1)
+                                        .setStep(1).setPath("/bench").setReportedVia("bench")
+                                        .setCommittedAt(Instant.now()).build()))));
+            }
         }
     }
 

@@ -569,6 +569,7 @@ public final class Simulation {
     }
 
     private QueueConfig queueSettings;
+    private VirtualSystem system;
 
     /** The replay's virtual time now (after {@link #run}: where it ended). */
     public Instant now() {
@@ -581,13 +582,19 @@ public final class Simulation {
     }
 
     /**
-     * The queue's event loop as the replay ran it (its configuration and dispatch policy), on {@code clock}: to
-     * restart the queue elsewhere on the history the replay left (call after {@link #run}).
+     * The event loop of the queue (its configuration and dispatch policy) or recovery (its policy) as the replay ran
+     * it, on {@code clock}: to restart the service elsewhere on the history the replay left (call after {@link #run}).
      */
-    public io.gantry.runtime.kafka.ServiceLoop queueLoop(java.time.Clock clock) {
-        List<io.gantry.events.QueueConfigEvent> history = driver.values(Topics.QUEUE_CONFIG_EVENTS);
-        return io.gantry.queue.kafka.QueueProcessor.loop(queueSettings, () -> history, clock,
-                policy.dispatchPolicy(), QUEUE_TICK);
+    public io.gantry.runtime.kafka.ServiceLoop loop(Service service, java.time.Clock clock) {
+        if (service == Service.QUEUE) {
+            List<io.gantry.events.QueueConfigEvent> history = driver.values(Topics.QUEUE_CONFIG_EVENTS);
+            return io.gantry.queue.kafka.QueueProcessor.loop(queueSettings, () -> history, clock,
+                    policy.dispatchPolicy(), QUEUE_TICK);
+        }
+        if (service == Service.RECOVERY) {
+            return io.gantry.recovery.kafka.RecoveryProcessor.loop(system.recovery(), clock, system.recoveryCheck());
+        }
+        throw new IllegalArgumentException("no loop of " + service + " to restart elsewhere (queue, recovery)");
     }
 
     /**
@@ -621,7 +628,7 @@ public final class Simulation {
         settings.setConfigPoll("36500d");
         settings.setParkedRecheck("36500d");
         boolean detecting = !faults.isEmpty();
-        VirtualSystem system = new VirtualSystem(Duration.ofSeconds(1), detecting ? HEARTBEAT : NEVER,
+        system = new VirtualSystem(Duration.ofSeconds(1), detecting ? HEARTBEAT : NEVER,
                 new RecoveryPolicy(detecting ? FAILURE_TIMEOUT : NEVER.multipliedBy(2), MAX_RESTARTS),
                 detecting ? RECOVERY_CHECK : NEVER, QUEUE_TICK);
         driver = system.start(clock, cluster, settings, policy.dispatchPolicy(), placer, false,
