@@ -321,11 +321,6 @@ public final class QueueHandler implements EventHandler {
         return true;
     }
 
-    /** How many records the next snapshot holds besides the memory. */
-    long snapshotRecords() {
-        return kept.size();
-    }
-
     /** Keeps (or drops) what a record of a restore topic contributes to the state, once the core has taken it. */
     private void keep(Topic<?> topic, String key, Object value) {
         if (value instanceof QueueJobEvent e) {
