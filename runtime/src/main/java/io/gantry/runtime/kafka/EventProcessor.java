@@ -258,8 +258,8 @@ public final class EventProcessor implements AutoCloseable {
         // each instance on its own; the others are shared out by the group
         List<Topic<?>> followed = singleOwner ? List.of() : inputs.stream().filter(restoreTopics::contains).toList();
         List<Topic<?>> shared = inputs.stream().filter(t -> !followed.contains(t)).toList();
-        try (KafkaConsumer<String, byte[]> c = newConsumer(groupId);
-             KafkaConsumer<String, byte[]> follower = followed.isEmpty() ? null : newConsumer(null)) {
+        try (KafkaConsumer<String, byte[]> c = newConsumer(groupId, false);
+             KafkaConsumer<String, byte[]> follower = followed.isEmpty() ? null : newConsumer(null, false)) {
             this.consumer = c;
             EventHandler h = null;
             Sink sink = null;
@@ -613,7 +613,7 @@ public final class EventProcessor implements AutoCloseable {
             lastRestore = new Restored(0, 0, Duration.ZERO);
             return Map.of();
         }
-        try (KafkaConsumer<String, byte[]> reader = newConsumer(null)) {
+        try (KafkaConsumer<String, byte[]> reader = newConsumer(null, true)) {
             List<TopicPartition> partitions = new ArrayList<>();
             for (Topic<?> t : restoreTopics) {
                 List<PartitionInfo> infos = reader.partitionsFor(t.name(), Duration.ofSeconds(30));
@@ -768,7 +768,11 @@ public final class EventProcessor implements AutoCloseable {
         return new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
     }
 
-    private KafkaConsumer<String, byte[]> newConsumer(String group) {
+    /**
+     * A consumer in {@code group} (null: none, partitions assigned by hand); {@code restoring}: one that reads up to
+     * ends it knows, never waiting for new records.
+     */
+    private KafkaConsumer<String, byte[]> newConsumer(String group, boolean restoring) {
         Map<String, Object> p = new HashMap<>();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -776,7 +780,7 @@ public final class EventProcessor implements AutoCloseable {
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "gantry-" + owner.id() + (group == null ? "-restore" : "-consumer"));
-        if (group == null) {
+        if (restoring) {
             // a restore reads up to ends it knows and never waits for new records: a fetch that includes a partition
             // already read to its end must not idle for the broker's default 500 ms wait while the others have
             // records (it did, once per MiB fetched: 80,000 records took 5-6 s instead of under one)
