@@ -130,7 +130,7 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
                     state.drainGrace(drainGraceSeconds);
                     return new PlacementHandler(state, p.backend(), clock, p.heartbeatInterval()).inPool(p.name())
                             .typicalRequests(List.copyOf(typicalGpus)).utilisation(utilisation);
-                }).toList()));
+                }).toList()).restoring(restore));
     }
 
     /** Runs {@code query} against the live state on the loop thread. */
