@@ -133,6 +133,11 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
                 }).toList()).restoring(restore));
     }
 
+    /** How the last start rebuilt the state (from a snapshot and the history after it, or the whole history). */
+    public io.gantry.runtime.kafka.EventProcessor.Restored lastRestore() {
+        return processor.lastRestore();
+    }
+
     /** Runs {@code query} against the live state on the loop thread. */
     public <T> CompletableFuture<T> query(Function<PoolRouter, T> query) {
         return processor.submit(out -> query.apply(current));
