@@ -165,7 +165,10 @@ public final class PoolRouter implements EventHandler {
             return;
         }
         to.forEach(h -> h.restore(topic, key, value));
-        released(value);
+        String over = released(value);
+        if (over != null) {
+            endedAtRestore.add(over);
+        }
         String job = endedJob(value);
         if (job != null) {
             endedAtRestore.add(job);
@@ -232,13 +235,25 @@ public final class PoolRouter implements EventHandler {
         }
     }
 
-    /** The release of the last run of a job that ended: its pool is forgotten too. */
-    private void released(Object value) {
-        if (value instanceof AllocationEvent e && e.getPayload() instanceof io.gantry.events.AllocationReleased
-                && pools.values().stream().allMatch(h -> h.state().liveAllocation(e.getJobId()).isEmpty()
-                        && h.state().grantedAttempt(e.getJobId()).isEmpty())) {
+    /**
+     * A release that ends its job for good (its run succeeded, or the job was cancelled: the queue dispatches it never
+     * again, as recovery reads it too) makes every pool forget the job, and so does the release of the last run of a
+     * job that ended; returns the job in the first case, else null.
+     */
+    private String released(Object value) {
+        if (!(value instanceof AllocationEvent e && e.getPayload() instanceof io.gantry.events.AllocationReleased r)) {
+            return null;
+        }
+        if (r.getReason() == io.gantry.events.ReleaseReason.RUN_SUCCEEDED
+                || r.getReason() == io.gantry.events.ReleaseReason.CANCELLED) {
+            ended(e.getJobId(), null);
+            return e.getJobId();
+        }
+        if (pools.values().stream().allMatch(h -> h.state().liveAllocation(e.getJobId()).isEmpty()
+                && h.state().grantedAttempt(e.getJobId()).isEmpty())) {
             jobPool.remove(e.getJobId());
         }
+        return null;
     }
 
     /** What a record of a restore topic, consumed or published, leaves in the pools' snapshots. */

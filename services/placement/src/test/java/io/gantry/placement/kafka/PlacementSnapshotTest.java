@@ -380,11 +380,12 @@ class PlacementSnapshotTest {
                                     .setAttempt((int) open.get(job)[1]).setReason("no longer starving").build()).build(), out);
                 } else if (op < 92) {
                     // an input handled again (redelivered after a restart): on its topic once, seen twice; a
-                    // job's dispatch or preemption, or a node's newest health (what follows a commit)
+                    // dispatch or preemption of a job placement has not seen end (its run did not succeed), or a
+                    // node's newest health (what follows a commit)
                     List<Rec> again = inputs.stream().filter(rec -> rec.value() instanceof NodeHealthEvent
                             ? newestHealth.get(rec.key()) == rec.value() : open.containsKey(rec.key())
-                            && !(rec.value() instanceof QueueJobEvent e && !(e.getPayload() instanceof JobDispatched)))
-                            .toList();
+                            && !(rec.value() instanceof QueueJobEvent e && !(e.getPayload() instanceof JobDispatched))
+                            && !forgotten(rec.key())).toList();
                     if (!again.isEmpty()) {
                         Rec rec = again.get(r.nextInt(again.size()));
                         router.handle(rec.topic(), rec.key(), rec.value(), out);
@@ -398,7 +399,8 @@ class PlacementSnapshotTest {
             router.tick(wall.instant(), out);
             for (String job : new ArrayList<>(open.keySet())) {
                 ClusterState state = router.pools().get(poolOf.get(job)).state();
-                if (live(job).isEmpty() && state.grantedAttempt(job).orElse(0) >= open.get(job)[1]) {
+                if (live(job).isEmpty() && (state.grantedAttempt(job).orElse(0) >= open.get(job)[1]
+                        || granted(job, open.get(job)[1]))) {
                     input(Topics.QUEUE_JOB_EVENTS, job, QueueJobEvent.newBuilder().setEventId("s-" + job)
                             .setJobId(job).setOccurredAt(clock.instant()).setPayload(JobSucceeded.newBuilder()
                                     .setTenant("vision").setAttempt((int) open.get(job)[1]).build()).build());
@@ -458,6 +460,14 @@ class PlacementSnapshotTest {
             }
             long[] j = open.get(job);
             ClusterState state = router.pools().get(poolOf.get(job)).state();
+            if (state.grantedAttempt(job).isEmpty() && granted(job, j[1])) {
+                // its run succeeded or it was cancelled: placement forgot it, the queue ends it
+                input(Topics.QUEUE_JOB_EVENTS, job, QueueJobEvent.newBuilder().setEventId("s-" + job).setJobId(job)
+                        .setOccurredAt(now).setPayload(JobSucceeded.newBuilder().setTenant("vision")
+                                .setAttempt((int) j[1]).build()).build());
+                end(job);
+                return;
+            }
             boolean ran = state.grantedAttempt(job).orElse(0) >= j[1];
             int choice = r.nextInt(5);
             if (!ran && choice == 4) {
@@ -482,6 +492,18 @@ class PlacementSnapshotTest {
                                 .setAttempt((int) j[1]).setMessage("out of retries").build()).build());
                 end(job);
             }
+        }
+
+        /** Whether placement forgot the job (its run succeeded, or it was cancelled) though the queue did not end it yet. */
+        private boolean forgotten(String job) {
+            return router.pools().get(poolOf.get(job)).state().grantedAttempt(job).isEmpty()
+                    && granted(job, open.get(job)[1]);
+        }
+
+        /** Whether the attempt of the job was ever granted. */
+        private boolean granted(String job, long attempt) {
+            return history.stream().anyMatch(rec -> rec.value() instanceof AllocationEvent e && e.getJobId().equals(job)
+                    && e.getPayload() instanceof AllocationGranted g && g.getAttempt() == attempt);
         }
 
         private void end(String job) {
