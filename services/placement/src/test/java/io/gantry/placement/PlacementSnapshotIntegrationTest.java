@@ -4,6 +4,7 @@ import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationGranted;
 import io.gantry.events.AllocationReleased;
+import io.gantry.events.JobCancelled;
 import io.gantry.events.JobDispatched;
 import io.gantry.events.JobSpec;
 import io.gantry.events.JobSucceeded;
@@ -89,34 +90,54 @@ class PlacementSnapshotIntegrationTest {
                 await().atMost(TIMEOUT).until(() -> snapshots() > 0);
             }
 
+            String next = "next-" + run;
             try (ApplicationContext restarted = startPlacement()) {
-                PlacementProcessor placement = restarted.getBean(PlacementProcessor.class);
-                assertThat(placement.lastRestore().snapshotRecords()).as("restored from a snapshot").isPositive();
-                List<Allocation> live = placement.query(r -> r.fallback().state().liveAllocations()).get();
-                assertThat(live).extracting(Allocation::jobId).contains(longJobs.get(0), longJobs.get(1))
-                        .doesNotContainAnyElementsOf(shortJobs);
-                assertThat(placement.query(r -> shortJobs.stream()
-                        .filter(j -> r.fallback().state().grantedAttempt(j).isPresent()).toList()).get())
-                        .as("ended jobs are forgotten").isEmpty();
-
-                // a dispatch read again of a live run is stale; a new gang gets GPUs the live runs do not hold
-                send(producer, Topics.QUEUE_JOB_EVENTS, longJobs.get(0), dispatched(longJobs.get(0), 8, FOREVER));
-                String next = "next-" + run;
-                send(producer, Topics.QUEUE_JOB_EVENTS, next, dispatched(next, 8, FOREVER));
-                await().atMost(TIMEOUT).until(() -> !payloads(next).isEmpty());
-                AllocationGranted granted = (AllocationGranted) payloads(next).get(0);
-                Set<String> held = new java.util.HashSet<>();
-                for (String job : longJobs) {
-                    AllocationGranted g = (AllocationGranted) payloads(job).get(0);
-                    g.getPlacements().forEach(p -> p.getGpuIndices().forEach(i -> held.add(p.getNodeId() + "#" + i)));
+                try {
+                    restartedKeepsTheLiveRuns(restarted, producer, longJobs, shortJobs, next);
+                } finally {
+                    // the broker is shared with the module's other tests: leave the cluster free
+                    for (String job : List.of(longJobs.get(0), longJobs.get(1), next)) {
+                        send(producer, Topics.QUEUE_JOB_EVENTS, job, QueueJobEvent.newBuilder()
+                                .setEventId(UUID.randomUUID().toString()).setJobId(job).setOccurredAt(Instant.now())
+                                .setPayload(JobCancelled.newBuilder().setTenant("vision").setAttempt(1)
+                                        .setRequestedBy("test").build()).build());
+                    }
+                    for (String job : List.of(longJobs.get(0), longJobs.get(1), next)) {
+                        await().atMost(TIMEOUT).until(() -> payloads(job).isEmpty()
+                                || payloads(job).stream().anyMatch(p -> p instanceof AllocationReleased));
+                    }
                 }
-                for (TaskPlacement p : granted.getPlacements()) {
-                    p.getGpuIndices().forEach(i -> assertThat(held).doesNotContain(p.getNodeId() + "#" + i));
-                }
-                assertThat(payloads(longJobs.get(0)).stream().filter(p -> p instanceof AllocationGranted))
-                        .as("a live run is granted once").hasSize(1);
             }
         }
+    }
+
+    private static void restartedKeepsTheLiveRuns(ApplicationContext restarted, KafkaProducer<String, byte[]> producer,
+                                                  List<String> longJobs, List<String> shortJobs, String next)
+            throws Exception {
+        PlacementProcessor placement = restarted.getBean(PlacementProcessor.class);
+        assertThat(placement.lastRestore().snapshotRecords()).as("restored from a snapshot").isPositive();
+        List<Allocation> live = placement.query(r -> r.fallback().state().liveAllocations()).get();
+        assertThat(live).extracting(Allocation::jobId).contains(longJobs.get(0), longJobs.get(1))
+                .doesNotContainAnyElementsOf(shortJobs);
+        assertThat(placement.query(r -> shortJobs.stream()
+                .filter(j -> r.fallback().state().grantedAttempt(j).isPresent()).toList()).get())
+                .as("ended jobs are forgotten").isEmpty();
+
+        // a dispatch read again of a live run is stale; a new gang gets GPUs the live runs do not hold
+        send(producer, Topics.QUEUE_JOB_EVENTS, longJobs.get(0), dispatched(longJobs.get(0), 8, FOREVER));
+        send(producer, Topics.QUEUE_JOB_EVENTS, next, dispatched(next, 8, FOREVER));
+        await().atMost(TIMEOUT).until(() -> !payloads(next).isEmpty());
+        AllocationGranted granted = (AllocationGranted) payloads(next).get(0);
+        Set<String> held = new java.util.HashSet<>();
+        for (String job : longJobs) {
+            AllocationGranted g = (AllocationGranted) payloads(job).get(0);
+            g.getPlacements().forEach(p -> p.getGpuIndices().forEach(i -> held.add(p.getNodeId() + "#" + i)));
+        }
+        for (TaskPlacement p : granted.getPlacements()) {
+            p.getGpuIndices().forEach(i -> assertThat(held).doesNotContain(p.getNodeId() + "#" + i));
+        }
+        assertThat(payloads(longJobs.get(0)).stream().filter(p -> p instanceof AllocationGranted))
+                .as("a live run is granted once").hasSize(1);
     }
 
     private static <V> void send(KafkaProducer<String, byte[]> producer, Topic<V> topic, String key, V value)
