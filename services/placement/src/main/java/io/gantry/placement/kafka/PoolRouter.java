@@ -402,7 +402,8 @@ public final class PoolRouter implements EventHandler {
         handleOne(topic, key, value, out);
         String job = endedJob(value);
         if (job != null) {
-            ended(job, (QueueJobEvent) value);
+            // kept (with a run still live) only when a restore reads it too: a snapshot holds restore topics only
+            ended(job, restoreTopics.contains(topic) ? (QueueJobEvent) value : null);
         }
     }
 

@@ -156,6 +156,35 @@ class PlacementSnapshotTest {
                 .isLessThan(historyRecords / 4);
     }
 
+    @Test
+    void withoutTheQueuesJobEventsToRestoreTheSnapshotHoldsNoneOfThemEvenOfAJobEndedWhileItsRunIsLive() {
+        Set<Topic<?>> restored = Set.copyOf(PlacementProcessor.loop(new SimulatedBackend(List.of()),
+                new VirtualClock(new MutableClock(T0), 1), new TopologyPlacer(), Duration.ofSeconds(1), false, List.of(8),
+                Duration.ofMillis(200)).restoreFrom());
+        assertThat(restored).doesNotContain(Topics.QUEUE_JOB_EVENTS);
+        MutableClock wall = new MutableClock(T0);
+        PoolRouter r = router(new VirtualClock(wall, 1)).restoring(restored);
+        List<Rec> all = new ArrayList<>();
+        Output out = into(new ArrayList<>(), all);
+        r.restored(out);
+        r.handle(Topics.QUEUE_JOB_EVENTS, "j", dispatch("j", "a", 2, 1, 8, 600L, null, T0), out);
+        // a cancellation of an earlier attempt: the run of attempt 2 goes on, the job is over for the queue
+        r.handle(Topics.QUEUE_JOB_EVENTS, "j", QueueJobEvent.newBuilder().setEventId("c-j").setJobId("j")
+                .setOccurredAt(T0).setPayload(JobCancelled.newBuilder().setTenant("vision").setAttempt(1)
+                        .setRequestedBy("user").build()).build(), out);
+        assertThat(r.pools().get("a").state().liveAllocation("j")).isPresent();
+
+        List<Topic<?>> topics = new ArrayList<>();
+        r.snapshot(new SnapshotWriter() {
+            @Override
+            public <V> void add(Topic<V> topic, String key, V value) {
+                topics.add(topic);
+            }
+        });
+
+        assertThat(topics).isNotEmpty().allSatisfy(t -> assertThat(restored).contains(t));
+    }
+
     private record Restored(PoolRouter router, VirtualClock clock, MutableClock wall) {
     }
 
