@@ -1044,9 +1044,25 @@ public final class ClusterState {
         return bad.isEmpty() ? on : bad;
     }
 
-    /** The job ended: nothing of its earlier runs matters to a placement any more. */
+    /**
+     * The job ended: nothing of its earlier runs matters to a placement any more, neither the nodes it avoided nor
+     * its granted attempts (the queue never dispatches an ended job again), so the state holds nothing of the jobs
+     * that ran. A run still live (a cancellation comes before its release) stays until it is released.
+     */
     public void forget(String jobId) {
         avoid.remove(jobId);
+        grantedAttempt.remove(jobId);
+    }
+
+    /** The highest attempt of the job ever granted, unless the job was {@link #forget forgotten}; empty: none. */
+    public java.util.OptionalInt grantedAttempt(String jobId) {
+        Integer attempt = grantedAttempt.get(jobId);
+        return attempt == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(attempt);
+    }
+
+    /** The jobs whose next grant avoids nodes ({@link #avoiding}), by job id. */
+    public java.util.SortedSet<String> avoidingJobs() {
+        return new TreeSet<>(avoid.keySet());
     }
 
     /** The nodes the job's next grant avoids when it fits elsewhere (empty: none). */

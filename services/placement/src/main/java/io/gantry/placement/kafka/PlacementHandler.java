@@ -39,6 +39,7 @@ import io.gantry.placement.core.NodeSpec;
 import io.gantry.runtime.http.RunTokens;
 import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
+import io.gantry.runtime.kafka.SnapshotWriter;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
 
@@ -74,6 +75,20 @@ public final class PlacementHandler implements EventHandler {
     private java.util.function.Function<String, Optional<String>> elsewhere = id -> Optional.empty();
     /** Nodes this backend lists that another pool has, already logged. */
     private final java.util.Set<String> foreign = new java.util.HashSet<>();
+    /**
+     * The records of the restore topics this pool's state is made of, for snapshots ({@link PoolRouter#snapshot}),
+     * kept as records are restored, handled and published. Per job not ended: the grant of its newest run, with its
+     * start while live or its release once ended (for the attempt a stale dispatch is refused by, and the nodes a
+     * next run avoids), its newest deferral, its newest dispatch until that run is released (the plan of a live run,
+     * the gang of a reservation), the first preemption of its live run; written before the nodes, so a release
+     * replayed from a snapshot meets no node state (see {@link #writeJobs}).
+     */
+    private final KeptRecords keptJobs = new KeptRecords();
+    /**
+     * Per node: its newest valid registration (control labels: cordons, drains, foreign load), its newest invalid
+     * one, its newest failure or recovery, the heartbeat of the highest sequence on {@code placement.node-events}.
+     */
+    private final KeptRecords keptNodes = new KeptRecords();
     /** Specs of dispatched runs seen during restore, keyed by job id; only needed to re-create live runs. */
     private final Map<String, JobDispatched> restoredDispatches = new HashMap<>();
     /** Preemptions read back at restore, by job id, the first per attempt; applied once allocations are known. */
@@ -184,6 +199,11 @@ public final class PlacementHandler implements EventHandler {
 
     @Override
     public void restore(Topic<?> topic, String key, Object value) {
+        restoreOne(value);
+        remember(value);
+    }
+
+    private void restoreOne(Object value) {
         if (value instanceof AllocationEvent e) {
             seen(e.getOccurredAt());
             if (e.getPayload() instanceof JobRunStarted s) {
@@ -215,11 +235,194 @@ public final class PlacementHandler implements EventHandler {
                 state.replay(new PlacementFact.NodeRecovered(e.getNodeId()));
             }
         } else if (value instanceof QueueJobEvent e && e.getPayload() instanceof JobDispatched d) {
-            restoredDispatches.put(e.getJobId(), d);
+            // the newest attempt's (one partition per job: the last read, unless a stale one was sent again)
+            restoredDispatches.merge(e.getJobId(), d, (old, now) -> now.getAttempt() >= old.getAttempt() ? now : old);
         } else if (value instanceof QueuePreemptionEvent e && e.getPayload() instanceof JobPreempted p) {
             // cross-topic order is not guaranteed: the allocation may not be replayed yet
             restoredPreemptions.computeIfAbsent(e.getJobId(), j -> new HashMap<>()).putIfAbsent(p.getAttempt(), e);
         }
+    }
+
+    /**
+     * The queue ended the job ({@code end}: the record saying so; null: ended earlier in this restore). Nothing of it
+     * is kept but a run still live (a cancellation comes before its release), kept with the end, so a restore of the
+     * snapshot forgets the job too.
+     */
+    void jobEnded(String jobId, QueueJobEvent end) {
+        state.forget(jobId);
+        restoredDispatches.remove(jobId);
+        restoredPreemptions.remove(jobId);
+        keptJobs.remove("dispatch/" + jobId);
+        keptJobs.remove("preempt/" + jobId);
+        String slot = "job/" + jobId;
+        if (state.liveAllocation(jobId).isEmpty()) {
+            keptJobs.remove(slot);
+        } else if (end != null && keptJobs.values(slot).stream().noneMatch(v -> v instanceof QueueJobEvent)) {
+            keptJobs.append(slot, Topics.QUEUE_JOB_EVENTS, jobId, end);
+        }
+    }
+
+    /** The job's dispatch is another pool's: its grant or deferral is there. */
+    void dispatchedElsewhere(String jobId) {
+        keptJobs.remove("dispatch/" + jobId);
+    }
+
+    /**
+     * Keeps (or drops) what a record of a restore topic contributes to the state, once the state has taken it: every
+     * record restored, every input of a restore topic (before it is handled: its place in the history) and every
+     * record published on one ({@link PoolRouter} routes them like a restore does).
+     */
+    void remember(Object value) {
+        if (value instanceof AllocationEvent e) {
+            rememberAllocation(e);
+        } else if (value instanceof NodeEvent e && e.getNodeId() != null) {
+            if (e.getPayload() instanceof NodeRegistered r) {
+                boolean valid;
+                try {
+                    WireMapping.node(e.getNodeId(), r);
+                    valid = true;
+                } catch (IllegalArgumentException bad) {
+                    valid = false;
+                }
+                keptNodes.put((valid ? "node/" : "rejected/") + e.getNodeId(), Topics.PLACEMENT_NODE_EVENTS,
+                        e.getNodeId(), e);
+            } else if (e.getPayload() instanceof NodeHeartbeat h) {
+                String slot = "heartbeat/" + e.getNodeId();
+                if (keptNodes.values(slot).stream().allMatch(v -> sequence(v) < h.getSequence())) {
+                    keptNodes.put(slot, Topics.PLACEMENT_NODE_EVENTS, e.getNodeId(), e);
+                }
+            }
+        } else if (value instanceof NodeHealthEvent e
+                && (e.getPayload() instanceof NodeFailed || e.getPayload() instanceof NodeRecovered)) {
+            keptNodes.put("health/" + e.getNodeId(), Topics.RECOVERY_NODE_EVENTS, e.getNodeId(), e);
+        } else if (value instanceof QueueJobEvent e && e.getPayload() instanceof JobDispatched d) {
+            // the newest attempt's, while it is to be placed or runs (a stale one, handled again, changes nothing)
+            String slot = "dispatch/" + e.getJobId();
+            java.util.OptionalInt granted = state.grantedAttempt(e.getJobId());
+            boolean current = granted.isEmpty() || d.getAttempt() > granted.getAsInt()
+                    || state.liveAllocation(e.getJobId()).filter(a -> a.attempt() == d.getAttempt()).isPresent();
+            if (current && keptJobs.values(slot).stream().allMatch(v -> dispatchedAttempt(v) <= d.getAttempt())) {
+                keptJobs.put(slot, Topics.QUEUE_JOB_EVENTS, e.getJobId(), e);
+            }
+        } else if (value instanceof QueuePreemptionEvent e && e.getPayload() instanceof JobPreempted p) {
+            // only the live run's, the first per attempt (the one whose grace period a restore counts from)
+            String slot = "preempt/" + e.getJobId();
+            boolean live = state.liveAllocation(e.getJobId()).filter(a -> a.attempt() == p.getAttempt()).isPresent();
+            if (live && keptJobs.values(slot).stream().noneMatch(v -> preemptedAttempt(v) == p.getAttempt())) {
+                keptJobs.append(slot, Topics.QUEUE_PREEMPTION_EVENTS, e.getJobId(), e);
+            }
+        }
+    }
+
+    private void rememberAllocation(AllocationEvent e) {
+        String job = e.getJobId();
+        String slot = "job/" + job;
+        Object p = e.getPayload();
+        if (p instanceof io.gantry.events.AllocationGranted g) {
+            if (state.allocation(g.getAllocationId()).isPresent()) {
+                keptJobs.put(slot, Topics.PLACEMENT_ALLOCATION_EVENTS, job, e);
+                keptJobs.removeIf("preempt/" + job, v -> preemptedAttempt(v) < g.getAttempt());
+            }
+        } else if (p instanceof JobRunStarted s) {
+            if (state.isStarted(s.getAllocationId()) && keptJobs.values(slot).stream()
+                    .anyMatch(v -> keptPayload(v) instanceof io.gantry.events.AllocationGranted g
+                            && g.getAllocationId().equals(s.getAllocationId()))
+                    && keptJobs.values(slot).stream().noneMatch(v -> keptPayload(v) instanceof JobRunStarted)) {
+                keptJobs.append(slot, Topics.PLACEMENT_ALLOCATION_EVENTS, job, e);
+            }
+        } else if (p instanceof io.gantry.events.AllocationReleased r) {
+            keptJobs.removeIf("preempt/" + job, v -> preemptedAttempt(v) <= r.getAttempt());
+            keptJobs.removeIf("dispatch/" + job, v -> dispatchedAttempt(v) <= r.getAttempt());
+            if (state.liveAllocation(job).isEmpty() && state.grantedAttempt(job).isEmpty()) {
+                keptJobs.remove(slot); // the job ended before its run was released (a cancellation)
+            } else if (state.allocation(r.getAllocationId()).isEmpty()
+                    && keptJobs.values(slot).stream().noneMatch(v -> keptPayload(v) instanceof io.gantry.events.AllocationReleased)
+                    && keptJobs.values(slot).stream().anyMatch(v -> keptPayload(v) instanceof io.gantry.events.AllocationGranted g
+                            && g.getAllocationId().equals(r.getAllocationId()))) {
+                keptJobs.removeIf(slot, v -> keptPayload(v) instanceof JobRunStarted);
+                keptJobs.append(slot, Topics.PLACEMENT_ALLOCATION_EVENTS, job, e);
+            }
+            // a release of another run (late, or of an older attempt) adds only nodes to avoid: see writeJobs
+        } else if (p instanceof io.gantry.events.PlacementDeferred) {
+            keptJobs.removeIf(slot, v -> keptPayload(v) instanceof io.gantry.events.PlacementDeferred);
+            keptJobs.append(slot, Topics.PLACEMENT_ALLOCATION_EVENTS, job, e);
+        }
+        // a run's success or failure holds nothing: its release follows
+    }
+
+    private static Object keptPayload(Object v) {
+        return ((AllocationEvent) v).getPayload();
+    }
+
+    private static int dispatchedAttempt(Object v) {
+        return ((JobDispatched) ((QueueJobEvent) v).getPayload()).getAttempt();
+    }
+
+    private static int preemptedAttempt(Object v) {
+        return ((JobPreempted) ((QueuePreemptionEvent) v).getPayload()).getAttempt();
+    }
+
+    private static long sequence(Object v) {
+        return ((NodeHeartbeat) ((NodeEvent) v).getPayload()).getSequence();
+    }
+
+    /**
+     * This pool's jobs for a snapshot. The nodes a job's next run avoids were worked out when its run was released,
+     * from the node states then (only the failed or cordoned nodes of the run); so a release is written with just
+     * those nodes in its placements, before any node record: replayed, it avoids exactly them. A job avoiding nodes
+     * without a release kept (one came late for an earlier run) gets such a release of its own, of no allocation.
+     */
+    void writeJobs(SnapshotWriter out, java.util.Set<Object> written) {
+        java.util.Set<String> avoiding = state.avoidingJobs();
+        keptJobs.writeTo(new SnapshotWriter() {
+            @Override
+            public <V> void add(Topic<V> topic, String key, V value) {
+                if (value instanceof AllocationEvent e && e.getPayload() instanceof io.gantry.events.AllocationReleased r
+                        && avoiding.remove(e.getJobId())) {
+                    out.add(Topics.PLACEMENT_ALLOCATION_EVENTS, key, avoided(e, io.gantry.events.AllocationReleased
+                            .newBuilder(r).setAllocationId(r.getAllocationId())));
+                    return;
+                }
+                out.add(topic, key, value);
+            }
+        }, written);
+        for (String job : avoiding) {
+            Optional<Allocation> live = state.liveAllocation(job);
+            if (live.isEmpty()) {
+                continue; // every release is kept with its grant until the next grant or the job's end
+            }
+            Allocation a = live.get();
+            AllocationEvent e = AllocationEvent.newBuilder().setEventId("avoided/" + job).setJobId(job)
+                    .setOccurredAt(a.grantedAt()).setPayload(io.gantry.events.AllocationReleased.newBuilder()
+                            .setAllocationId("avoided/" + a.allocationId()).setTenant(a.tenant())
+                            .setAttempt(a.attempt()).setReason(io.gantry.events.ReleaseReason.NODE_FAILED)
+                            .setGrantedAt(a.grantedAt()).setReleasedAt(a.grantedAt()).setPlacements(List.of())
+                            .setBackend(a.backend()).build()).build();
+            out.add(Topics.PLACEMENT_ALLOCATION_EVENTS, job, avoided(e,
+                    io.gantry.events.AllocationReleased.newBuilder((io.gantry.events.AllocationReleased) e.getPayload())));
+        }
+    }
+
+    /** The release with one placement per node the job avoids (no devices): what a replay makes it avoid. */
+    private AllocationEvent avoided(AllocationEvent e, io.gantry.events.AllocationReleased.Builder release) {
+        List<io.gantry.events.TaskPlacement> placements = new ArrayList<>();
+        int replica = 0;
+        for (String node : state.avoiding(e.getJobId())) {
+            placements.add(io.gantry.events.TaskPlacement.newBuilder().setTask("avoided").setReplica(replica++)
+                    .setNodeId(node).setGpuIndices(List.of()).setCpuMillis(0).setMemoryMiB(0).build());
+        }
+        return AllocationEvent.newBuilder(e).setPayload(release.setReason(io.gantry.events.ReleaseReason.NODE_FAILED)
+                .setPlacements(placements).build()).build();
+    }
+
+    /** This pool's nodes for a snapshot (after every pool's jobs). */
+    void writeNodes(SnapshotWriter out, java.util.Set<Object> written) {
+        keptNodes.writeTo(out, written);
+    }
+
+    /** The newest heartbeat sequence read per node (a restart heartbeats on from there). */
+    Map<String, Long> heartbeatSequences() {
+        return Map.copyOf(heartbeatSequence);
     }
 
     void seen(Instant at) {
@@ -228,9 +431,14 @@ public final class PlacementHandler implements EventHandler {
         }
     }
 
+    /** Placement's clock goes on from the newest time read back (never back before it). */
+    void clockNotBeforeRestored() {
+        clock.notBefore(newestRestored);
+    }
+
     @Override
     public void restored(Output out) {
-        clock.notBefore(newestRestored);
+        clockNotBeforeRestored();
         Instant now = clock.instant();
         for (NodeSpec node : backend.nodes()) {
             if (state.knows(node.nodeId()) || elsewhere.apply(node.nodeId()).isEmpty()) {

@@ -130,7 +130,12 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
                     state.drainGrace(drainGraceSeconds);
                     return new PlacementHandler(state, p.backend(), clock, p.heartbeatInterval()).inPool(p.name())
                             .typicalRequests(List.copyOf(typicalGpus)).utilisation(utilisation);
-                }).toList()));
+                }).toList()).restoring(restore));
+    }
+
+    /** How the last start rebuilt the state (from a snapshot and the history after it, or the whole history). */
+    public io.gantry.runtime.kafka.EventProcessor.Restored lastRestore() {
+        return processor.lastRestore();
     }
 
     /** Runs {@code query} against the live state on the loop thread. */

@@ -5,7 +5,11 @@ import io.gantry.events.AllocationGranted;
 import io.gantry.events.CapacityReservationRequested;
 import io.gantry.events.DeferralReason;
 import io.gantry.events.DeviceHealthEvent;
+import io.gantry.events.JobCancelled;
 import io.gantry.events.JobDispatched;
+import io.gantry.events.JobFailed;
+import io.gantry.events.JobRunStarted;
+import io.gantry.events.JobSucceeded;
 import io.gantry.events.NodeEvent;
 import io.gantry.events.NodeHealthEvent;
 import io.gantry.events.NodeRegistered;
@@ -18,6 +22,7 @@ import io.gantry.events.QueueReservationEvent;
 import io.gantry.placement.core.Pools;
 import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
+import io.gantry.runtime.kafka.SnapshotWriter;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
 import org.slf4j.Logger;
@@ -45,6 +50,11 @@ import java.util.UUID;
  *
  * <p>It also publishes {@code PlacementConfigApplied} (the GPU tiers and the pools) once state is restored, only
  * when it differs from the newest one on the topic.
+ *
+ * <p>It takes placement's snapshots: the newest configuration published, each pool's jobs, then each pool's nodes
+ * (see {@link PlacementHandler#writeJobs}), then one record carrying the newest time read back. Every record of a
+ * restore topic, restored, consumed or published, reaches the pools that would restore it, which keep what their
+ * state is made of; a job the queue ended is forgotten by every pool.
  */
 public final class PoolRouter implements EventHandler {
     private static final Logger LOG = LoggerFactory.getLogger(PoolRouter.class);
@@ -57,6 +67,16 @@ public final class PoolRouter implements EventHandler {
     /** The newest {@code PlacementConfigApplied} read back; null when none was ever published. */
     private Map<String, List<String>> publishedTiers;
     private Map<String, String> publishedPools;
+    /** The topics a restore reads (the snapshot holds records of these only); all of placement's by default. */
+    private java.util.Set<Topic<?>> restoreTopics = java.util.Set.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
+            Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS,
+            Topics.PLACEMENT_CONFIG_EVENTS, Topics.QUEUE_JOB_EVENTS);
+    /** The newest {@code PlacementConfigApplied} read back or published, for snapshots; null: none. */
+    private PlacementConfigEvent config;
+    /** The newest time of a record a pool took its clock's lower bound from (allocations, nodes, configuration). */
+    private Instant newest;
+    /** Jobs the queue ended, read back at this restore: forgotten again once every topic is read (any order). */
+    private final java.util.Set<String> endedAtRestore = new java.util.HashSet<>();
 
     /** @param handlers one per pool, each {@link PlacementHandler#inPool named}, in configuration order */
     public PoolRouter(List<PlacementHandler> handlers) {
@@ -73,6 +93,12 @@ public final class PoolRouter implements EventHandler {
             h.nodesElsewhere(nodeId -> pools.values().stream().filter(o -> o != h && o.state().knows(nodeId))
                     .map(PlacementHandler::pool).findFirst());
         }
+    }
+
+    /** The topics a restore reads: a snapshot holds records of these only. */
+    public PoolRouter restoring(java.util.Collection<Topic<?>> topics) {
+        this.restoreTopics = java.util.Set.copyOf(topics);
+        return this;
     }
 
     /** The pools' handlers, in configuration order. */
@@ -104,12 +130,12 @@ public final class PoolRouter implements EventHandler {
 
     /** Cordons or uncordons a node in its pool; empty when no pool has it. */
     public Optional<Boolean> cordon(String nodeId, boolean cordon, Output out) {
-        return owner(nodeId).flatMap(h -> h.cordon(nodeId, cordon, out));
+        return owner(nodeId).flatMap(h -> h.cordon(nodeId, cordon, remembering(out)));
     }
 
     /** Returns cordoned GPUs of a node to service, in its pool; empty when no pool has it. */
     public Optional<java.util.SortedSet<Integer>> uncordonGpus(String nodeId, java.util.Set<Integer> gpus, Output out) {
-        return owner(nodeId).flatMap(h -> h.uncordonGpus(nodeId, gpus, out));
+        return owner(nodeId).flatMap(h -> h.uncordonGpus(nodeId, gpus, remembering(out)));
     }
 
     // ---------------------------------------------------------------- restore
@@ -118,12 +144,44 @@ public final class PoolRouter implements EventHandler {
     public void restore(Topic<?> topic, String key, Object value) {
         if (value instanceof PlacementConfigEvent e) {
             fallback.seen(e.getOccurredAt());
+            newest(e.getOccurredAt());
             if (e.getPayload() instanceof PlacementConfigApplied c) {
                 // one key, one partition: the last read is the newest
                 publishedTiers = tiers(c.getTiers());
                 publishedPools = backends(c.getPools());
+                config = e;
             }
-        } else if (value instanceof AllocationEvent e) {
+            return;
+        }
+        List<PlacementHandler> to = route(value);
+        if (to.isEmpty()) {
+            if (value instanceof AllocationEvent e) {
+                LOG.warn("ignoring an allocation event of job {} read back at restore: no configured pool matches it",
+                        e.getJobId());
+            } else if (value instanceof NodeEvent e) {
+                LOG.warn("ignoring the registration of node {} read back at restore: no configured pool matches it",
+                        e.getNodeId());
+            }
+            return;
+        }
+        to.forEach(h -> h.restore(topic, key, value));
+        String over = released(value);
+        if (over != null) {
+            endedAtRestore.add(over);
+        }
+        String job = endedJob(value);
+        if (job != null) {
+            endedAtRestore.add(job);
+            ended(job, (QueueJobEvent) value);
+        }
+    }
+
+    /**
+     * The pools a record of a restore topic goes to, as a restore routes it (and the routing it teaches: the pool of
+     * a job's grant or deferral, of a node's registration); none when it is to be ignored.
+     */
+    private List<PlacementHandler> route(Object value) {
+        if (value instanceof AllocationEvent e) {
             String pool;
             if (e.getPayload() instanceof AllocationGranted g) {
                 pool = known(g.getPool(), g.getBackend());
@@ -133,29 +191,125 @@ public final class PoolRouter implements EventHandler {
                 pool = jobPool.getOrDefault(e.getJobId(), fallback.pool());
             }
             if (pool == null) {
-                LOG.warn("ignoring an allocation event of job {} read back at restore: no configured pool matches it",
-                        e.getJobId());
-                return;
+                return List.of();
             }
             if (e.getPayload() instanceof AllocationGranted || e.getPayload() instanceof PlacementDeferred) {
                 jobPool.put(e.getJobId(), pool);
+                String p = pool;
+                pools.values().stream().filter(h -> !h.pool().equals(p)).forEach(h -> h.dispatchedElsewhere(e.getJobId()));
             }
-            pools.get(pool).restore(topic, key, value);
+            newest(e.getOccurredAt());
+            return List.of(pools.get(pool));
         } else if (value instanceof NodeEvent e) {
             String pool = e.getPayload() instanceof NodeRegistered r ? known(r.getPool(), r.getBackend())
                     : nodePool.getOrDefault(e.getNodeId(), fallback.pool());
             if (pool == null) {
-                LOG.warn("ignoring the registration of node {} read back at restore: no configured pool matches it",
-                        e.getNodeId());
-                return;
+                return List.of();
             }
             nodePool.put(e.getNodeId(), pool);
-            pools.get(pool).restore(topic, key, value);
-        } else {
-            // node health, dispatches and preemptions may come before the registration or grant they concern
-            // (no order across topics): every pool keeps them, each uses only what concerns its own nodes and jobs
-            pools.values().forEach(h -> h.restore(topic, key, value));
+            newest(e.getOccurredAt());
+            return List.of(pools.get(pool));
         }
+        // node health, dispatches and preemptions may come before the registration or grant they concern
+        // (no order across topics): every pool keeps them, each uses only what concerns its own nodes and jobs
+        return List.copyOf(pools.values());
+    }
+
+    private void newest(Instant at) {
+        if (at != null && (newest == null || at.isAfter(newest))) {
+            newest = at;
+        }
+    }
+
+    /** The job a record of the queue says ended for good, or null. */
+    private static String endedJob(Object value) {
+        return value instanceof QueueJobEvent e && (e.getPayload() instanceof JobSucceeded
+                || e.getPayload() instanceof JobFailed || e.getPayload() instanceof JobCancelled) ? e.getJobId() : null;
+    }
+
+    /** Every pool forgets the ended job (a run still live stays until its release, and so does its pool). */
+    private void ended(String jobId, QueueJobEvent end) {
+        pools.values().forEach(h -> h.jobEnded(jobId, end));
+        if (pools.values().stream().allMatch(h -> h.state().liveAllocation(jobId).isEmpty())) {
+            jobPool.remove(jobId);
+        }
+    }
+
+    /**
+     * A release that ends its job for good (its run succeeded, or the job was cancelled: the queue dispatches it never
+     * again, as recovery reads it too) makes every pool forget the job, and so does the release of the last run of a
+     * job that ended; returns the job in the first case, else null.
+     */
+    private String released(Object value) {
+        if (!(value instanceof AllocationEvent e && e.getPayload() instanceof io.gantry.events.AllocationReleased r)) {
+            return null;
+        }
+        if (r.getReason() == io.gantry.events.ReleaseReason.RUN_SUCCEEDED
+                || r.getReason() == io.gantry.events.ReleaseReason.CANCELLED) {
+            ended(e.getJobId(), null);
+            return e.getJobId();
+        }
+        if (pools.values().stream().allMatch(h -> h.state().liveAllocation(e.getJobId()).isEmpty()
+                && h.state().grantedAttempt(e.getJobId()).isEmpty())) {
+            jobPool.remove(e.getJobId());
+        }
+        return null;
+    }
+
+    /** What a record of a restore topic, consumed or published, leaves in the pools' snapshots. */
+    private void remember(Topic<?> topic, Object value) {
+        if (!restoreTopics.contains(topic)) {
+            return;
+        }
+        if (value instanceof PlacementConfigEvent e) {
+            newest(e.getOccurredAt());
+            if (e.getPayload() instanceof PlacementConfigApplied) {
+                config = e;
+            }
+            return;
+        }
+        route(value).forEach(h -> h.remember(value));
+        released(value);
+    }
+
+    /** The output, with what goes to a restore topic remembered for snapshots. */
+    private Output remembering(Output out) {
+        return new Output() {
+            @Override
+            public <V> void send(Topic<V> topic, String key, V value) {
+                out.send(topic, key, value);
+                remember(topic, value);
+            }
+        };
+    }
+
+    @Override
+    public boolean snapshot(SnapshotWriter out) {
+        if (config != null) {
+            out.add(Topics.PLACEMENT_CONFIG_EVENTS, "placement-config", config);
+        }
+        java.util.Set<Object> written = new java.util.HashSet<>(); // node health and dispatches reach every pool
+        pools.values().forEach(h -> h.writeJobs(out, written));
+        pools.values().forEach(h -> h.writeNodes(out, written));
+        if (newest != null) {
+            // the newest time read back, so the clock never goes back: a run start of no allocation (changes nothing)
+            out.add(Topics.PLACEMENT_ALLOCATION_EVENTS, "", AllocationEvent.newBuilder().setEventId("newest")
+                    .setJobId("").setOccurredAt(newest).setPayload(JobRunStarted.newBuilder().setAllocationId("")
+                            .setTenant("").setAttempt(0).setStartedAt(newest).build()).build());
+        }
+        return true;
+    }
+
+    /** How many records the next snapshot holds. */
+    long snapshotRecords() {
+        long[] records = {0};
+        snapshot(new SnapshotWriter() {
+            @Override
+            public <V> void add(Topic<V> topic, String key, V value) {
+                records[0]++;
+            }
+        });
+        return records[0];
     }
 
     /**
@@ -180,7 +334,14 @@ public final class PoolRouter implements EventHandler {
     }
 
     @Override
-    public void restored(Output out) {
+    public void restored(Output raw) {
+        Output out = remembering(raw);
+        // a job's end may have been read before its runs (no order across topics)
+        endedAtRestore.forEach(job -> ended(job, null));
+        endedAtRestore.clear();
+        // one clock: every pool starts from the newest time any pool read back (a pool restored first would else
+        // settle its runs at an earlier time than the next)
+        pools.values().forEach(PlacementHandler::clockNotBeforeRestored);
         for (PlacementHandler h : pools.values()) {
             h.restored(out);
         }
@@ -234,7 +395,19 @@ public final class PoolRouter implements EventHandler {
     // ---------------------------------------------------------------- inputs
 
     @Override
-    public void handle(Topic<?> topic, String key, Object value, Output out) {
+    public void handle(Topic<?> topic, String key, Object value, Output raw) {
+        // on its topic before what handling it publishes
+        remember(topic, value);
+        Output out = remembering(raw);
+        handleOne(topic, key, value, out);
+        String job = endedJob(value);
+        if (job != null) {
+            // kept (with a run still live) only when a restore reads it too: a snapshot holds restore topics only
+            ended(job, restoreTopics.contains(topic) ? (QueueJobEvent) value : null);
+        }
+    }
+
+    private void handleOne(Topic<?> topic, String key, Object value, Output out) {
         if (value instanceof QueueJobEvent e && e.getPayload() instanceof JobDispatched d) {
             WireMapping.gang(e.getJobId(), d); // throws on a malformed spec before anything changes
             String pool = d.getPool() != null ? d.getPool().toString()
@@ -289,7 +462,8 @@ public final class PoolRouter implements EventHandler {
     }
 
     @Override
-    public void tick(Instant wallNow, Output out) {
+    public void tick(Instant wallNow, Output raw) {
+        Output out = remembering(raw);
         for (PlacementHandler h : pools.values()) {
             h.tick(wallNow, out);
         }
