@@ -71,6 +71,6 @@ class ChaosSuiteTest extends FaultSuite {
             throws Exception {
         runSuite(7);
         // killed mid-stream after snapshots were taken: their restarts read a snapshot and the history after it
-        assertThat(restoredFromSnapshots()).contains("queue", "recovery");
+        assertThat(restoredFromSnapshots()).contains("queue", "placement", "recovery");
     }
 }

@@ -341,12 +341,12 @@ abstract class FaultSuite {
 
     /**
      * The services' properties: time sped up 10x, half-second heartbeats, a 64-GPU default quota, and a snapshot of
-     * the queue's and recovery's state every 500 input records (so a restart restores from a snapshot and the history
-     * after it, as a long-running system does).
+     * the queue's, placement's and recovery's state every 500 input records (so a restart restores from a snapshot
+     * and the history after it, as a long-running system does).
      */
     static Map<String, Map<String, String>> serviceProperties() {
         return Map.of("placement", Map.of("gantry.placement.simulated.speedup", "10",
-                        "gantry.placement.simulated.heartbeat-interval", "500ms"),
+                        "gantry.placement.simulated.heartbeat-interval", "500ms", SNAPSHOT_EVERY, "500"),
                 "recovery", Map.of("gantry.recovery.heartbeat-timeout", "10s", SNAPSHOT_EVERY, "500"),
                 "queue", Map.of("gantry.queue.default-gpu-quota", "64", SNAPSHOT_EVERY, "500"));
     }
