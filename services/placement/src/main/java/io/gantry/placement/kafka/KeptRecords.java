@@ -21,7 +21,8 @@ final class KeptRecords {
     private record Kept(Topic<?> topic, String key, Object value) {
     }
 
-    private final TreeMap<String, List<Kept>> slots = new TreeMap<>();
+    /** By slot name; sorted only when a snapshot is written (a restore touches a slot per record read). */
+    private final java.util.HashMap<String, List<Kept>> slots = new java.util.HashMap<>();
     private long size;
 
     /** The slot holds this record alone from now on. */
@@ -71,7 +72,7 @@ final class KeptRecords {
     /** Every record kept, slot by slot, skipping those in {@code written} (and adding the others to it). */
     @SuppressWarnings({"unchecked", "rawtypes"})
     void writeTo(SnapshotWriter out, Set<Object> written) {
-        for (List<Kept> records : slots.values()) {
+        for (List<Kept> records : new TreeMap<>(slots).values()) {
             for (Kept k : records) {
                 if (written.add(new Identity(k.value()))) {
                     out.add((Topic) k.topic(), k.key(), k.value());
