@@ -30,13 +30,13 @@ import java.util.UUID;
 
 /**
  * A service's restart to ready on a real broker: replays a workload (as {@code RestartBench}), copies the queue's
- * (or recovery's) restore topics from the log the replay left into an embedded KRaft broker, then starts its event
+ * (or placement's, or recovery's) restore topics from the log the replay left into an embedded KRaft broker, then starts its event
  * processor on them four times and times each start until ready: from the whole history; once more from the whole
  * history, handling one input so that it takes a snapshot; and twice from that snapshot. Fetching and Avro decoding
  * included.
  *
  * <pre>java -Xmx12g -cp simulator/target/gantry-simulator.jar io.gantry.simulator.KafkaRestartBench
- *     [--service queue|recovery] --trace scale --cluster uniform:5000x8 --policy gantry --max-jobs N</pre>
+ *     [--service queue|placement|recovery] --trace scale --cluster uniform:5000x8 --policy gantry --max-jobs N</pre>
  */
 public final class KafkaRestartBench {
     private KafkaRestartBench() {
@@ -51,7 +51,7 @@ public final class KafkaRestartBench {
             rest.subList(at, Math.min(at + 2, rest.size())).clear();
         }
         if (service == null) {
-            throw new IllegalArgumentException("--service: queue or recovery");
+            throw new IllegalArgumentException("--service: queue, placement or recovery");
         }
         Simulation sim = RestartBench.replayed(Replay.parse(rest.toArray(String[]::new)));
         // the service's clock stands where the replay ended: its restart cycle decides at that time
@@ -106,7 +106,7 @@ public final class KafkaRestartBench {
 
     /**
      * One input that changes nothing the service decides: for the queue a resume request for a job it never saw,
-     * for recovery a checkpoint of one.
+     * for placement and recovery a checkpoint of one.
      */
     private static void trigger(ServiceLoop loop, String bootstrap) {
         try (KafkaProducer<String, byte[]> producer = producer(bootstrap)) {

@@ -582,8 +582,9 @@ public final class Simulation {
     }
 
     /**
-     * The event loop of the queue (its configuration and dispatch policy) or recovery (its policy) as the replay ran
-     * it, on {@code clock}: to restart the service elsewhere on the history the replay left (call after {@link #run}).
+     * The event loop of the queue (its configuration and dispatch policy), placement (its placer, on the replay's
+     * cluster) or recovery (its policy) as the replay ran it, on {@code clock}: to restart the service elsewhere on
+     * the history the replay left (call after {@link #run}).
      */
     public io.gantry.runtime.kafka.ServiceLoop loop(Service service, java.time.Clock clock) {
         if (service == Service.QUEUE) {
@@ -594,7 +595,13 @@ public final class Simulation {
         if (service == Service.RECOVERY) {
             return io.gantry.recovery.kafka.RecoveryProcessor.loop(system.recovery(), clock, system.recoveryCheck());
         }
-        throw new IllegalArgumentException("no loop of " + service + " to restart elsewhere (queue, recovery)");
+        if (service == Service.PLACEMENT) {
+            // on the replay's simulated cluster (nothing runs any more), as the replay wired it
+            return io.gantry.placement.kafka.PlacementProcessor.loop(cluster,
+                    new io.gantry.placement.backend.VirtualClock(clock, 1.0), placer, system.heartbeat(), false,
+                    List.of(8), system.placementTick());
+        }
+        throw new IllegalArgumentException("no loop of " + service + " to restart elsewhere");
     }
 
     /**
