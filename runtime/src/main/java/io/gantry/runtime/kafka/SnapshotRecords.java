@@ -61,6 +61,36 @@ public final class SnapshotRecords {
         return slots.values().stream().mapToLong(List::size).sum();
     }
 
+    /**
+     * Every record kept, slot by slot in the order of their names (each slot's records in the order kept), skipping
+     * records already in {@code written} by identity (and adding the others to it): for state whose slots commute,
+     * held by several handlers that may each keep the same record (placement's pools), so two equal states write the
+     * same snapshot whatever order their records came in, and a shared record is written once.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public void writeBySlot(SnapshotWriter out, java.util.Set<Object> written) {
+        for (List<Kept> records : new java.util.TreeMap<>(slots).values()) {
+            for (Kept k : records) {
+                if (written.add(new Identity(k.value()))) {
+                    out.add((Topic) k.topic(), k.key(), k.value());
+                }
+            }
+        }
+    }
+
+    /** A record by identity. */
+    private record Identity(Object value) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Identity other && other.value == value;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(value);
+        }
+    }
+
     /** Every record kept, in the order kept. */
     @SuppressWarnings({"unchecked", "rawtypes"})
     public void writeTo(SnapshotWriter out) {

@@ -39,6 +39,7 @@ import io.gantry.placement.core.NodeSpec;
 import io.gantry.runtime.http.RunTokens;
 import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
+import io.gantry.runtime.kafka.SnapshotRecords;
 import io.gantry.runtime.kafka.SnapshotWriter;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
@@ -83,12 +84,12 @@ public final class PlacementHandler implements EventHandler {
      * the gang of a reservation), the first preemption of its live run; written before the nodes, so a release
      * replayed from a snapshot meets no node state (see {@link #writeJobs}).
      */
-    private final KeptRecords keptJobs = new KeptRecords();
+    private final SnapshotRecords keptJobs = new SnapshotRecords();
     /**
      * Per node: its newest valid registration (control labels: cordons, drains, foreign load), its newest invalid
      * one, its newest failure or recovery, the heartbeat of the highest sequence on {@code placement.node-events}.
      */
-    private final KeptRecords keptNodes = new KeptRecords();
+    private final SnapshotRecords keptNodes = new SnapshotRecords();
     /** Specs of dispatched runs seen during restore, keyed by job id; only needed to re-create live runs. */
     private final Map<String, JobDispatched> restoredDispatches = new HashMap<>();
     /** Preemptions read back at restore, by job id, the first per attempt; applied once allocations are known. */
@@ -374,7 +375,7 @@ public final class PlacementHandler implements EventHandler {
      */
     void writeJobs(SnapshotWriter out, java.util.Set<Object> written) {
         java.util.Set<String> avoiding = state.avoidingJobs();
-        keptJobs.writeTo(new SnapshotWriter() {
+        keptJobs.writeBySlot(new SnapshotWriter() {
             @Override
             public <V> void add(Topic<V> topic, String key, V value) {
                 if (value instanceof AllocationEvent e && e.getPayload() instanceof io.gantry.events.AllocationReleased r
@@ -417,7 +418,7 @@ public final class PlacementHandler implements EventHandler {
 
     /** This pool's nodes for a snapshot (after every pool's jobs). */
     void writeNodes(SnapshotWriter out, java.util.Set<Object> written) {
-        keptNodes.writeTo(out, written);
+        keptNodes.writeBySlot(out, written);
     }
 
     /** The newest heartbeat sequence read per node (a restart heartbeats on from there). */
