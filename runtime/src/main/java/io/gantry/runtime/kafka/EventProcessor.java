@@ -63,6 +63,10 @@ public final class EventProcessor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EventProcessor.class);
 
     private final Service owner;
+    /** The service's id, and the unit's name after a slash when the service is split into units (logs, clients). */
+    private final String name;
+    /** The unit of work this processor runs when its service is split into several, or null: the whole service. */
+    private final String unit;
     private final String bootstrap;
     private final String groupId;
     private final String transactionalId;
@@ -95,13 +99,16 @@ public final class EventProcessor implements AutoCloseable {
 
     private EventProcessor(Builder b) {
         this.owner = b.owner;
+        this.unit = b.unit;
+        this.name = b.unit == null ? b.owner.id() : b.owner.id() + "/" + b.unit;
         this.bootstrap = b.bootstrap;
-        this.groupId = b.groupId != null ? b.groupId : "gantry-" + b.owner.id();
+        // a unit of a split service is a consumer group (and so a transactional id) of its own
+        this.groupId = b.groupId != null ? b.groupId : "gantry-" + b.owner.id() + (b.unit == null ? "" : "-" + b.unit);
         // one unit of work per service, so one transactional id: whichever instance owns the work uses it, and its
         // initTransactions fences the previous owner (a crashed or cut-off process) and aborts what it left open
         this.transactionalId = b.transactional ? groupId + "-0" : null;
         this.singleOwner = b.transactional;
-        this.ownership = new Ownership(b.advertisedUrl);
+        this.ownership = new Ownership(b.advertisedUrl, b.unit == null ? -1 : b.unitIndex);
         this.groupInstanceId = b.instanceId == null || b.instanceId.isBlank() ? null : groupId + "-" + b.instanceId;
         this.sessionTimeout = b.sessionTimeout;
         this.inputs = List.copyOf(b.inputs);
@@ -128,7 +135,7 @@ public final class EventProcessor implements AutoCloseable {
                 throw new IllegalArgumentException(owner + " must not consume its own topic " + t + " as input");
             }
         }
-        this.thread = new Thread(this::runLoop, "gantry-" + owner.id() + "-processor");
+        this.thread = new Thread(this::runLoop, "gantry-" + name.replace('/', '-') + "-processor");
     }
 
     public static Builder builder(Service owner, String bootstrapServers) {
@@ -230,21 +237,21 @@ public final class EventProcessor implements AutoCloseable {
                 runOnce();
                 backoff = 500;
             } catch (OwnershipLost e) {
-                LOG.info("{} processor: {}; restarting as a standby", owner.id(), e.getMessage());
+                LOG.info("{} processor: {}; restarting as a standby", name, e.getMessage());
             } catch (org.apache.kafka.clients.consumer.CommitFailedException e) {
                 // an instance joined or left while a transaction was open: the group's generation moved, the broker
                 // refused the batch's offsets and the transaction is aborted, so the state is rebuilt without it
-                LOG.warn("{} processor: a rebalance refused the batch's offsets ({}); rebuilding state", owner.id(),
+                LOG.warn("{} processor: a rebalance refused the batch's offsets ({}); rebuilding state", name,
                         e.getMessage());
             } catch (WakeupException e) {
                 if (running) {
-                    LOG.warn("{} processor woken up unexpectedly; restarting", owner.id());
+                    LOG.warn("{} processor woken up unexpectedly; restarting", name);
                 }
             } catch (Exception e) {
                 if (!running) {
                     break;
                 }
-                LOG.error("{} processor failed; rebuilding state and restarting in {} ms", owner.id(), backoff, e);
+                LOG.error("{} processor failed; rebuilding state and restarting in {} ms", name, backoff, e);
                 sleep(backoff);
                 backoff = Math.min(backoff * 2, 10_000);
             }
@@ -283,7 +290,7 @@ public final class EventProcessor implements AutoCloseable {
             c.subscribe(shared.stream().map(Topic::name).toList(), catchUp);
             if (!singleOwner) {
                 ready.countDown();
-                LOG.info("{} processor ready: inputs {}", owner.id(), inputs);
+                LOG.info("{} processor ready: inputs {}", name, inputs);
             }
             Instant nextTick = clock.instant();
             Batch batch = null;
@@ -316,12 +323,12 @@ public final class EventProcessor implements AutoCloseable {
                         ownership.ownerUrl(ownership.advertisedUrl());
                         ownership.role(Ownership.Role.OWNER);
                         ready.countDown();
-                        LOG.info("{} processor is the owner: inputs {}", owner.id(), c.assignment());
+                        LOG.info("{} processor is the owner: inputs {}", name, c.assignment());
                         nextTick = clock.instant();
                     } else if (h == null) {
                         if (catchUp.joined) {
                             if (ownership.role() != Ownership.Role.STANDBY) {
-                                LOG.info("{} processor is a standby; the owner is {}", owner.id(),
+                                LOG.info("{} processor is a standby; the owner is {}", name,
                                         ownership.ownerUrl().orElse("(no HTTP address)"));
                             }
                             ownership.role(Ownership.Role.STANDBY);
@@ -366,7 +373,7 @@ public final class EventProcessor implements AutoCloseable {
                         b.done.add(command);
                     }
                     if (caughtUpNow) {
-                        LOG.info("{} processor caught up with its inputs {}", owner.id(), c.assignment());
+                        LOG.info("{} processor caught up with its inputs {}", name, c.assignment());
                         handler.caughtUp(now, out);
                     }
                     if (tickDue) {
@@ -565,7 +572,7 @@ public final class EventProcessor implements AutoCloseable {
             if (transactionalId != null || isKafkaFailure(e)) {
                 throw e instanceof RuntimeException re ? re : new IllegalStateException(e);
             }
-            LOG.warn("{}: a batch of {} records could not be written ({}); writing them one by one", owner.id(),
+            LOG.warn("{}: a batch of {} records could not be written ({}); writing them one by one", name,
                     handled.size(), e.toString());
             for (ConsumerRecord<String, byte[]> r : handled) {
                 if (!handleRecord(h, sink, r)) {
@@ -590,7 +597,7 @@ public final class EventProcessor implements AutoCloseable {
     }
 
     private void deadLetter(Sink sink, ConsumerRecord<String, byte[]> r, Exception e) {
-        LOG.warn("{}: poison record {}-{}@{} sent to {}: {}", owner.id(), r.topic(), r.partition(), r.offset(),
+        LOG.warn("{}: poison record {}-{}@{} sent to {}: {}", name, r.topic(), r.partition(), r.offset(),
                 Topics.deadLetter(owner), e.toString());
         RecordHeaders headers = new RecordHeaders();
         headers.add("gantry.source.topic", r.topic().getBytes(StandardCharsets.UTF_8));
@@ -648,7 +655,7 @@ public final class EventProcessor implements AutoCloseable {
                     try {
                         value = AvroWire.decode(topic, r.value());
                     } catch (RuntimeException e) {
-                        LOG.warn("{}: skipping undecodable record {}-{}@{} during restore: {}", owner.id(), r.topic(),
+                        LOG.warn("{}: skipping undecodable record {}-{}@{} during restore: {}", name, r.topic(),
                                 r.partition(), r.offset(), e.toString());
                         continue;
                     }
@@ -660,11 +667,11 @@ public final class EventProcessor implements AutoCloseable {
             lastRestore = new Restored(fromSnapshot.size(), count, took);
             // restart time grows with the history after the newest snapshot: the figure an operator sizes by
             if (snapshot == null) {
-                LOG.info("{} restored state from {} records of {} in {} ms", owner.id(), count, restoreTopics,
+                LOG.info("{} restored state from {} records of {} in {} ms", name, count, restoreTopics,
                         took.toMillis());
             } else {
                 LOG.info("{} restored state from a snapshot of {} records (taken {}) and {} records of {} after it in"
-                        + " {} ms", owner.id(), fromSnapshot.size(), snapshot.takenAt(), count, restoreTopics,
+                        + " {} ms", name, fromSnapshot.size(), snapshot.takenAt(), count, restoreTopics,
                         took.toMillis());
             }
             return end;
@@ -680,7 +687,7 @@ public final class EventProcessor implements AutoCloseable {
             Long e = end.get(p.getKey());
             if (e == null || p.getValue() > e) {
                 LOG.warn("{}: ignoring snapshot {}: it reads {} from {}, past its end {}; replaying the whole history",
-                        owner.id(), snapshot.snapshotId(), p.getKey(), p.getValue(), e);
+                        name, snapshot.snapshotId(), p.getKey(), p.getValue(), e);
                 return null;
             }
         }
@@ -699,7 +706,7 @@ public final class EventProcessor implements AutoCloseable {
                 b.get(bytes);
                 out.add(new Object[]{topic, e.getKey(), AvroWire.decode(topic, bytes)});
             } catch (RuntimeException bad) {
-                LOG.warn("{}: ignoring snapshot {}: {}; replaying the whole history", owner.id(),
+                LOG.warn("{}: ignoring snapshot {}: {}; replaying the whole history", name,
                         snapshot.snapshotId(), bad.toString());
                 return null;
             }
@@ -710,7 +717,8 @@ public final class EventProcessor implements AutoCloseable {
     /** What a snapshot must have been written by to be read: the service, its handler and the build. */
     private String snapshotFormat(EventHandler h) {
         String build = EventProcessor.class.getPackage().getImplementationVersion();
-        return owner.id() + " " + h.getClass().getName() + " " + (build == null ? "dev" : build);
+        return owner.id() + " " + h.getClass().getName() + " " + (build == null ? "dev" : build)
+                + (unit == null ? "" : " unit " + unit);
     }
 
     /**
@@ -729,7 +737,7 @@ public final class EventProcessor implements AutoCloseable {
                 return false;
             }
         } catch (RuntimeException e) {
-            LOG.error("{}: the handler failed to write a snapshot; no more snapshots until the next start", owner.id(),
+            LOG.error("{}: the handler failed to write a snapshot; no more snapshots until the next start", name,
                     e);
             return false;
         }
@@ -740,11 +748,11 @@ public final class EventProcessor implements AutoCloseable {
         producer.beginTransaction();
         for (StateSnapshot part : parts) {
             // partition 0 whatever the topic has (an operator may have created it with more): the parts stay in order
-            sink.sendRaw(new ProducerRecord<>(snapshotTopic.name(), 0, Snapshots.key(part),
+            sink.sendRaw(new ProducerRecord<>(snapshotTopic.name(), 0, Snapshots.key(unit, part),
                     AvroWire.encode(snapshotTopic, part)));
         }
         producer.commitTransaction();
-        LOG.info("{} took a snapshot of {} records in {} parts in {} ms", owner.id(), collector.records(),
+        LOG.info("{} took a snapshot of {} records in {} parts in {} ms", name, collector.records(),
                 parts.size(), (System.nanoTime() - began) / 1_000_000);
         return true;
     }
@@ -755,7 +763,7 @@ public final class EventProcessor implements AutoCloseable {
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.LINGER_MS_CONFIG, 0);
-        p.put(ProducerConfig.CLIENT_ID_CONFIG, "gantry-" + owner.id() + "-producer");
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "gantry-" + name.replace('/', '-') + "-producer");
         if (transactionalId != null) {
             p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
             p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 30_000);
@@ -779,7 +787,7 @@ public final class EventProcessor implements AutoCloseable {
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
-        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "gantry-" + owner.id() + (group == null ? "-restore" : "-consumer"));
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "gantry-" + name.replace('/', '-') + (group == null ? "-restore" : "-consumer"));
         if (restoring) {
             // a restore reads up to ends it knows and never waits for new records: a fetch that includes a partition
             // already read to its end must not idle for the broker's default 500 ms wait while the others have
@@ -867,9 +875,9 @@ public final class EventProcessor implements AutoCloseable {
             admin.removeMembersFromConsumerGroup(groupId, new org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions(
                     List.of(new org.apache.kafka.clients.admin.MemberToRemove(groupInstanceId)))).all()
                     .get(6, TimeUnit.SECONDS);
-            LOG.info("{} processor left group {} ({})", owner.id(), groupId, groupInstanceId);
+            LOG.info("{} processor left group {} ({})", name, groupId, groupInstanceId);
         } catch (Exception e) {
-            LOG.warn("{} processor could not leave group {} as {}: {} (the group waits out its session)", owner.id(),
+            LOG.warn("{} processor could not leave group {} as {}: {} (the group waits out its session)", name,
                     groupId, groupInstanceId, e.toString());
         }
     }
@@ -917,6 +925,8 @@ public final class EventProcessor implements AutoCloseable {
         private final List<Topic<?>> restore = new ArrayList<>();
         private final Map<String, Object> clientOverrides = new HashMap<>();
         private String groupId;
+        private String unit;
+        private int unitIndex = -1;
         private String instanceId;
         private String advertisedUrl = "";
         private Duration sessionTimeout = Duration.ofSeconds(10);
@@ -961,7 +971,24 @@ public final class EventProcessor implements AutoCloseable {
             return this;
         }
 
-        /** Consumer group; default {@code gantry-<service>}. */
+        /**
+         * Runs one unit of a service split into several (placement's pools): its own consumer group
+         * ({@code gantry-<service>-<unit>}), so its own transactional id and owner, and its own snapshots. Every
+         * instance runs a processor per unit; unit {@code index} goes to the instance at {@code index} mod instances
+         * in instance id order ({@link SingleOwnerAssignor}), so the units spread over the instances and a survivor
+         * takes over a dead instance's units.
+         */
+        public Builder unit(String unitName, int index) {
+            if (unitName == null || !unitName.matches("[a-z0-9][a-z0-9-]{0,62}") || index < 0) {
+                throw new IllegalArgumentException("a unit is a lower-case name and an index >= 0, was " + unitName
+                        + " #" + index);
+            }
+            this.unit = unitName;
+            this.unitIndex = index;
+            return this;
+        }
+
+        /** Consumer group; default {@code gantry-<service>} (or {@code gantry-<service>-<unit>}). */
         public Builder groupId(String id) {
             this.groupId = id;
             return this;

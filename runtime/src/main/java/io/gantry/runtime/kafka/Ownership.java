@@ -21,12 +21,31 @@ public final class Ownership {
     }
 
     private final String advertisedUrl;
+    /** Which of several units of work this is (see {@link #spread}), or -1: the service's one unit. */
+    private final int unitIndex;
     private volatile Role role = Role.STARTING;
     private volatile String ownerUrl;
 
     /** @param advertisedUrl where this instance's HTTP API is reached by the others (may be empty: not reachable) */
     public Ownership(String advertisedUrl) {
+        this(advertisedUrl, -1);
+    }
+
+    /**
+     * @param advertisedUrl where this instance's HTTP API is reached by the others (may be empty: not reachable)
+     * @param unitIndex     the unit's place among the service's units of work (a service split into several, e.g.
+     *                      placement's pools: one consumer group each), so the units spread over the instances: the
+     *                      unit goes to the instance at {@code unitIndex mod instances} in instance id order; -1 for
+     *                      a service that is one unit (the owner keeps it while it lives)
+     */
+    public Ownership(String advertisedUrl, int unitIndex) {
         this.advertisedUrl = advertisedUrl == null ? "" : advertisedUrl;
+        this.unitIndex = unitIndex;
+    }
+
+    /** The unit's index among the service's units, or -1 when the service is one unit (see the constructor). */
+    public int unitIndex() {
+        return unitIndex;
     }
 
     /** This instance's HTTP base URL as the other instances reach it (empty when it has none). */

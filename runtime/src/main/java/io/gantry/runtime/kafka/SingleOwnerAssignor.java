@@ -25,6 +25,13 @@ import java.util.TreeSet;
  * Each member's subscription carries its HTTP address, and every assignment carries the owner's, so a standby
  * knows where to forward requests.
  *
+ * <p>A service split into several units of work (placement's pools: one consumer group per unit, every instance a
+ * member of each) spreads them instead: unit <i>i</i> goes to the member at <i>i</i> mod <i>members</i> in instance id
+ * order, so two instances share two pools one each. When that member is not the one holding the unit (it joined
+ * after the holder took it over), the holder gets nothing in this rebalance, revokes the unit (its open transaction
+ * is aborted, its committed state is on Kafka), and the next rebalance gives it to the member it belongs to, which
+ * restores it: an instance that joins takes its share back.
+ *
  * <p>Configured with the member's {@link Ownership} under {@link #OWNERSHIP_CONFIG} in the consumer's properties.
  */
 public final class SingleOwnerAssignor implements ConsumerPartitionAssignor, Configurable {
@@ -67,7 +74,7 @@ public final class SingleOwnerAssignor implements ConsumerPartitionAssignor, Con
                 all.add(new TopicPartition(t, p));
             }
         }
-        String owner = chooseOwner(members);
+        String owner = ownership.unitIndex() < 0 ? chooseOwner(members) : spreadOwner(members, ownership.unitIndex());
         Map<String, Assignment> out = new HashMap<>();
         ByteBuffer ownerUrl = members.get(owner).userData();
         byte[] url = ownerUrl == null ? new byte[0] : bytes(ownerUrl);
@@ -89,14 +96,26 @@ public final class SingleOwnerAssignor implements ConsumerPartitionAssignor, Con
      * first by instance id, then member id.
      */
     static String chooseOwner(Map<String, Subscription> members) {
-        Comparator<Map.Entry<String, Subscription>> byId = Comparator.comparing(
-                (Map.Entry<String, Subscription> e) -> e.getValue().groupInstanceId().orElse("~"))
-                .thenComparing(Map.Entry::getKey);
+        Comparator<Map.Entry<String, Subscription>> byId = byId();
         return members.entrySet().stream()
                 .min(Comparator.comparingInt((Map.Entry<String, Subscription> e) -> -e.getValue().ownedPartitions().size())
                         .thenComparing(byId))
                 .orElseThrow(() -> new IllegalStateException("a group without members"))
                 .getKey();
+    }
+
+    /** The member unit {@code unitIndex} belongs to: the one at that index, modulo their number, by instance id. */
+    static String spreadOwner(Map<String, Subscription> members, int unitIndex) {
+        List<String> ordered = members.entrySet().stream().sorted(byId()).map(Map.Entry::getKey).toList();
+        if (ordered.isEmpty()) {
+            throw new IllegalStateException("a group without members");
+        }
+        return ordered.get(unitIndex % ordered.size());
+    }
+
+    private static Comparator<Map.Entry<String, Subscription>> byId() {
+        return Comparator.comparing((Map.Entry<String, Subscription> e) -> e.getValue().groupInstanceId().orElse("~"))
+                .thenComparing(Map.Entry::getKey);
     }
 
     /**

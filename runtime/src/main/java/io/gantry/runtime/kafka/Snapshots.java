@@ -22,8 +22,9 @@ import java.util.UUID;
  * Snapshots of a service's state on its {@code <service>.snapshots} topic (see {@link EventHandler#snapshot}): the
  * parts a snapshot is written as, and finding the newest whole snapshot of a format at a start.
  *
- * <p>A snapshot's parts are written in one transaction, in order, so they sit at consecutive offsets and only a
- * whole snapshot is ever visible to a read-committed reader; the last part carries the positions. The topic is
+ * <p>A snapshot's parts are written in one transaction, in order, so only a whole snapshot is ever visible to a
+ * read-committed reader; the last part carries the positions. (The units of a split service each write their own
+ * snapshots, keyed and formatted by unit, to the same partition, so their parts may interleave.) The topic is
  * compacted by part key: a later snapshot replaces an earlier one's parts.
  */
 final class Snapshots {
@@ -96,8 +97,9 @@ final class Snapshots {
         return tp.topic() + ":" + tp.partition();
     }
 
-    static String key(StateSnapshot part) {
-        return "part-" + part.getPart();
+    /** A part's key: one per part number, prefixed by the unit's name in a service split into units. */
+    static String key(String unit, StateSnapshot part) {
+        return (unit == null ? "" : unit + "/") + "part-" + part.getPart();
     }
 
     /**
@@ -133,19 +135,32 @@ final class Snapshots {
 
     private static Found whole(KafkaConsumer<String, byte[]> reader, Topic<StateSnapshot> topic, TopicPartition tp,
                                long lastOffset, StateSnapshot last) {
-        long first = lastOffset - (last.getParts() - 1);
-        List<SnapshotEntry> entries = new ArrayList<>();
-        int expected = 0;
-        for (ConsumerRecord<String, byte[]> r : read(reader, tp, first, lastOffset + 1)) {
-            StateSnapshot s = decode(topic, r);
-            if (s == null || !s.getSnapshotId().equals(last.getSnapshotId()) || s.getPart() != expected) {
-                return null;
+        // the parts are consecutive among this writer's records; the units of a split service write to the same
+        // partition, so another unit's records may sit between them: read back until every part is found
+        long begin = reader.beginningOffsets(List.of(tp)).get(tp);
+        StateSnapshot[] parts = new StateSnapshot[last.getParts()];
+        long window = Math.max(FIRST_WINDOW, 2L * last.getParts());
+        long to = lastOffset + 1;
+        int found = 0;
+        while (found < parts.length && to > begin) {
+            long from = Math.max(begin, to - window);
+            for (ConsumerRecord<String, byte[]> r : read(reader, tp, from, to)) {
+                StateSnapshot s = decode(topic, r);
+                if (s != null && s.getSnapshotId().equals(last.getSnapshotId()) && s.getPart() < parts.length
+                        && parts[s.getPart()] == null) {
+                    parts[s.getPart()] = s;
+                    found++;
+                }
             }
-            entries.addAll(s.getEntries());
-            expected++;
+            to = from;
+            window *= 4;
         }
-        if (expected != last.getParts()) {
+        if (found != parts.length) {
             return null;
+        }
+        List<SnapshotEntry> entries = new ArrayList<>();
+        for (StateSnapshot part : parts) {
+            entries.addAll(part.getEntries());
         }
         Map<TopicPartition, Long> positions = new HashMap<>();
         last.getPositions().forEach((name, offset) -> {

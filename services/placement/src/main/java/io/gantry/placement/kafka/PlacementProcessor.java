@@ -32,10 +32,12 @@ import java.util.function.Function;
 public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http.OwnedWork {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementProcessor.class);
 
-    private final EventProcessor processor;
+    /** One processor, or with {@code shard-by-pool} one per pool (a unit each), in configuration order. */
+    private final List<EventProcessor> processors = new ArrayList<>();
     private final List<Pool> pools;
     private final List<Integer> typicalGpus;
-    private volatile PoolRouter current;
+    /** The newest router of each processor (its handler since its last start), by processor. */
+    private final java.util.Map<EventProcessor, PoolRouter> current = new java.util.concurrent.ConcurrentHashMap<>();
 
     public PlacementProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
                             @Value("${gantry.kafka.partitions:1}") int partitions,
@@ -47,17 +49,32 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
                             @Value("${gantry.placement.utilisation.sample-every:10s}") Duration utilisationEvery,
                             @Value("${gantry.placement.utilisation.window:5m}") Duration utilisationWindow,
                             @Value("${gantry.placement.utilisation.idle-percent:5}") int idlePercent,
+                            @Value("${gantry.placement.shard-by-pool:false}") boolean shardByPool,
                             io.gantry.runtime.http.Instance instance) {
         this.pools = pools.pools();
         this.typicalGpus = List.copyOf(typicalGpus);
-        this.processor = instance.configure(EventProcessor.builder(Service.PLACEMENT, bootstrap))
-                .loop(loop(this.pools, clock, restoreDispatches, this.typicalGpus, tickInterval,
-                        (int) drainGrace.toSeconds(), new PlacementHandler.UtilisationSettings(utilisationEvery,
-                                utilisationWindow, idlePercent))
-                        .observed(h -> current = (PoolRouter) h))
-                .partitions(partitions)
-                .build()
-                .start();
+        PlacementHandler.UtilisationSettings utilisation = new PlacementHandler.UtilisationSettings(utilisationEvery,
+                utilisationWindow, idlePercent);
+        // split by pool: each pool a unit of its own (consumer group, transactional id, snapshots, owner), spread
+        // over the instances; otherwise one unit holding every pool
+        List<List<Pool>> units = shardByPool && this.pools.size() > 1
+                ? this.pools.stream().map(List::of).toList() : List.of(this.pools);
+        java.util.Map<String, String> configured = new java.util.LinkedHashMap<>();
+        this.pools.forEach(p -> configured.put(p.name(), p.backend().name()));
+        for (int i = 0; i < units.size(); i++) {
+            EventProcessor.Builder b = instance.configure(EventProcessor.builder(Service.PLACEMENT, bootstrap));
+            if (units.size() > 1) {
+                b.unit("pool-" + units.get(i).get(0).name(), i);
+            }
+            EventProcessor[] self = new EventProcessor[1];
+            self[0] = b.loop(loop(units.get(i), configured, clock, restoreDispatches, this.typicalGpus, tickInterval,
+                            (int) drainGrace.toSeconds(), utilisation)
+                            .observed(h -> current.put(self[0], (PoolRouter) h)))
+                    .partitions(partitions)
+                    .build();
+            processors.add(self[0]);
+        }
+        processors.forEach(EventProcessor::start);
         for (Pool p : this.pools) {
             LOG.info("placement pool {} started with the {} backend and the {} placer", p.name(), p.backend().name(),
                     p.placer());
@@ -115,6 +132,16 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
     public static ServiceLoop loop(List<Pool> pools, VirtualClock clock, boolean restoreDispatches,
                                    List<Integer> typicalGpus, Duration tickInterval, int drainGraceSeconds,
                                    PlacementHandler.UtilisationSettings utilisation) {
+        return loop(pools, null, clock, restoreDispatches, typicalGpus, tickInterval, drainGraceSeconds, utilisation);
+    }
+
+    /**
+     * The loop of one unit of placement split by pool: the handlers of {@code pools}, knowing every configured
+     * pool's backend by name ({@code configured}; null: {@code pools} are all there are).
+     */
+    public static ServiceLoop loop(List<Pool> pools, java.util.Map<String, String> configured, VirtualClock clock,
+                                   boolean restoreDispatches, List<Integer> typicalGpus, Duration tickInterval,
+                                   int drainGraceSeconds, PlacementHandler.UtilisationSettings utilisation) {
         List<Topic<?>> restore = new ArrayList<>(List.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
                 Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS,
                 Topics.PLACEMENT_CONFIG_EVENTS));
@@ -130,22 +157,47 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
                     state.drainGrace(drainGraceSeconds);
                     return new PlacementHandler(state, p.backend(), clock, p.heartbeatInterval()).inPool(p.name())
                             .typicalRequests(List.copyOf(typicalGpus)).utilisation(utilisation);
-                }).toList()).restoring(restore));
+                }).toList(), configured).restoring(restore));
     }
 
     /** How the last start rebuilt the state (from a snapshot and the history after it, or the whole history). */
     public io.gantry.runtime.kafka.EventProcessor.Restored lastRestore() {
-        return processor.lastRestore();
+        return api().lastRestore();
+    }
+
+    /**
+     * The processor the HTTP API reads and commands through: the only one, or split by pool the unit of the pool a
+     * job naming none runs in ({@code default}, else the first). Split by pool, the API covers the pools of the
+     * instance owning that unit, which a standby forwards to (the pools other instances own are not in its answers).
+     */
+    private EventProcessor api() {
+        if (processors.size() == 1) {
+            return processors.get(0);
+        }
+        int i = 0;
+        for (; i < pools.size(); i++) {
+            if (pools.get(i).name().equals(io.gantry.placement.core.Pools.DEFAULT)) {
+                break;
+            }
+        }
+        return processors.get(i < pools.size() ? i : 0);
+    }
+
+    /** Every unit's processor, in configuration order (one unless split by pool). */
+    public List<EventProcessor> processors() {
+        return List.copyOf(processors);
     }
 
     /** Runs {@code query} against the live state on the loop thread. */
     public <T> CompletableFuture<T> query(Function<PoolRouter, T> query) {
-        return processor.submit(out -> query.apply(current));
+        EventProcessor p = api();
+        return p.submit(out -> query.apply(current.get(p)));
     }
 
     /** Runs {@code command} on the loop thread; what it sends commits in the loop's transaction. */
     public <T> CompletableFuture<T> command(java.util.function.BiFunction<PoolRouter, io.gantry.runtime.kafka.Output, T> command) {
-        return processor.submit(out -> command.apply(current, out));
+        EventProcessor p = api();
+        return p.submit(out -> command.apply(current.get(p), out));
     }
 
     /** The configured pools, in configuration order. */
@@ -155,7 +207,7 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
 
     /** Fragmentation over the pools as of their last ticks; 0 before the first. */
     public double fragmentation() {
-        PoolRouter h = current;
+        PoolRouter h = current.get(api());
         return h == null ? 0.0 : h.fragmentation();
     }
 
@@ -165,18 +217,18 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
 
     /** Whether this instance owns placement's work and has its state (a standby forwards its requests). */
     public boolean isReady() {
-        return processor.isOwner();
+        return api().isOwner();
     }
 
     @Override
     public io.gantry.runtime.kafka.Ownership ownership() {
-        return processor.ownership();
+        return api().ownership();
     }
 
     @PreDestroy
     @Override
     public void close() {
-        processor.close();
+        processors.forEach(EventProcessor::close);
         pools.forEach(p -> p.backend().close());
     }
 }

@@ -51,6 +51,11 @@ import java.util.UUID;
  * <p>It also publishes {@code PlacementConfigApplied} (the GPU tiers and the pools) once state is restored, only
  * when it differs from the newest one on the topic.
  *
+ * <p>When placement is split by pool ({@code gantry.placement.shard-by-pool}) each unit's router has the handlers of
+ * the pools it owns and knows every configured pool: it reads every record and acts on its own pools' only (a
+ * dispatch to another unit's pool, that pool's grants and nodes, are skipped; what concerns no configured pool is
+ * handled by the unit owning the fallback pool, which alone publishes the configuration).
+ *
  * <p>It takes placement's snapshots: the newest configuration published, each pool's jobs, then each pool's nodes
  * (see {@link PlacementHandler#writeJobs}), then one record carrying the newest time read back. Every record of a
  * restore topic, restored, consumed or published, reaches the pools that would restore it, which keep what their
@@ -59,7 +64,12 @@ import java.util.UUID;
 public final class PoolRouter implements EventHandler {
     private static final Logger LOG = LoggerFactory.getLogger(PoolRouter.class);
     private final Map<String, PlacementHandler> pools = new LinkedHashMap<>();
+    /** The fallback pool's handler when this router owns it, else its first pool's (clock and tiers). */
     private final PlacementHandler fallback;
+    /** Every configured pool's backend, in configuration order, owned here or not. */
+    private final Map<String, String> configured = new LinkedHashMap<>();
+    /** The pool a job naming none runs in: {@code default}, else the first configured. */
+    private final String fallbackPool;
     /** The pool of each job's latest dispatch, grant or deferral (restored from grants and deferrals). */
     private final Map<String, String> jobPool = new HashMap<>();
     /** The pool each registration read back at restore named, by node id. */
@@ -80,6 +90,14 @@ public final class PoolRouter implements EventHandler {
 
     /** @param handlers one per pool, each {@link PlacementHandler#inPool named}, in configuration order */
     public PoolRouter(List<PlacementHandler> handlers) {
+        this(handlers, null);
+    }
+
+    /**
+     * A unit of placement split by pool: the handlers of the pools it owns, and every configured pool's backend by
+     * name in configuration order (null: the owned pools are all there are).
+     */
+    public PoolRouter(List<PlacementHandler> handlers, Map<String, String> configuredPools) {
         if (handlers.isEmpty()) {
             throw new IllegalArgumentException("placement needs at least one pool");
         }
@@ -88,7 +106,17 @@ public final class PoolRouter implements EventHandler {
                 throw new IllegalArgumentException("pool " + h.pool() + " is configured twice");
             }
         }
-        fallback = pools.getOrDefault(Pools.DEFAULT, handlers.get(0));
+        if (configuredPools == null) {
+            handlers.forEach(h -> configured.put(h.pool(), h.backend().name()));
+        } else {
+            configured.putAll(configuredPools);
+            if (!configured.keySet().containsAll(pools.keySet())) {
+                throw new IllegalArgumentException("owned pools " + pools.keySet() + " are not all configured: "
+                        + configured.keySet());
+            }
+        }
+        fallbackPool = configured.containsKey(Pools.DEFAULT) ? Pools.DEFAULT : configured.keySet().iterator().next();
+        fallback = pools.getOrDefault(fallbackPool, handlers.get(0));
         for (PlacementHandler h : handlers) {
             h.nodesElsewhere(nodeId -> pools.values().stream().filter(o -> o != h && o.state().knows(nodeId))
                     .map(PlacementHandler::pool).findFirst());
@@ -106,9 +134,17 @@ public final class PoolRouter implements EventHandler {
         return java.util.Collections.unmodifiableMap(pools);
     }
 
-    /** The pool a job naming none runs in: {@code default}, else the first configured. */
+    /**
+     * The pool a job naming none runs in ({@code default}, else the first configured) when this router owns it; else
+     * the first pool it owns.
+     */
     public PlacementHandler fallback() {
         return fallback;
+    }
+
+    /** Whether this router owns the fallback pool: it handles what concerns no configured pool. */
+    private boolean ownsFallback() {
+        return pools.containsKey(fallbackPool);
     }
 
     /** The handler of the pool that has the node, if any. */
@@ -154,7 +190,7 @@ public final class PoolRouter implements EventHandler {
             return;
         }
         List<PlacementHandler> to = route(value);
-        if (to.isEmpty()) {
+        if (to.isEmpty() && !ofAnotherUnit(value)) {
             if (value instanceof AllocationEvent e) {
                 LOG.warn("ignoring an allocation event of job {} read back at restore: no configured pool matches it",
                         e.getJobId());
@@ -188,7 +224,7 @@ public final class PoolRouter implements EventHandler {
             } else if (e.getPayload() instanceof PlacementDeferred d) {
                 pool = known(d.getPool(), null);
             } else {
-                pool = jobPool.getOrDefault(e.getJobId(), fallback.pool());
+                pool = jobPool.getOrDefault(e.getJobId(), fallbackPool);
             }
             if (pool == null) {
                 return List.of();
@@ -199,20 +235,29 @@ public final class PoolRouter implements EventHandler {
                 pools.values().stream().filter(h -> !h.pool().equals(p)).forEach(h -> h.dispatchedElsewhere(e.getJobId()));
             }
             newest(e.getOccurredAt());
-            return List.of(pools.get(pool));
+            PlacementHandler h = pools.get(pool);
+            return h == null ? List.of() : List.of(h); // another unit's pool
         } else if (value instanceof NodeEvent e) {
             String pool = e.getPayload() instanceof NodeRegistered r ? known(r.getPool(), r.getBackend())
-                    : nodePool.getOrDefault(e.getNodeId(), fallback.pool());
+                    : nodePool.getOrDefault(e.getNodeId(), fallbackPool);
             if (pool == null) {
                 return List.of();
             }
             nodePool.put(e.getNodeId(), pool);
             newest(e.getOccurredAt());
-            return List.of(pools.get(pool));
+            PlacementHandler h = pools.get(pool);
+            return h == null ? List.of() : List.of(h); // another unit's pool
         }
         // node health, dispatches and preemptions may come before the registration or grant they concern
         // (no order across topics): every pool keeps them, each uses only what concerns its own nodes and jobs
         return List.copyOf(pools.values());
+    }
+
+    /** Whether a record of a restore topic belongs to a configured pool another unit owns. */
+    private boolean ofAnotherUnit(Object value) {
+        String pool = value instanceof AllocationEvent e ? jobPool.get(e.getJobId())
+                : value instanceof NodeEvent e ? nodePool.get(e.getNodeId()) : null;
+        return pool != null && configured.containsKey(pool) && !pools.containsKey(pool);
     }
 
     private void newest(Instant at) {
@@ -317,15 +362,15 @@ public final class PoolRouter implements EventHandler {
      * else to the only pool of its backend (a configuration that gave the pool of today a name); null when none.
      */
     private String known(CharSequence pool, CharSequence backend) {
-        if (pool != null && pools.containsKey(pool.toString())) {
+        if (pool != null && configured.containsKey(pool.toString())) {
             return pool.toString();
         }
-        if (pools.size() == 1) {
-            return fallback.pool();
+        if (configured.size() == 1) {
+            return fallbackPool;
         }
         if (backend != null) {
-            List<String> same = pools.values().stream().filter(h -> h.backend().name().equals(backend.toString()))
-                    .map(PlacementHandler::pool).toList();
+            List<String> same = configured.entrySet().stream().filter(c -> c.getValue().equals(backend.toString()))
+                    .map(Map.Entry::getKey).toList();
             if (same.size() == 1) {
                 return same.get(0);
             }
@@ -345,7 +390,9 @@ public final class PoolRouter implements EventHandler {
         for (PlacementHandler h : pools.values()) {
             h.restored(out);
         }
-        publishConfig(fallback.now(), out);
+        if (ownsFallback()) {
+            publishConfig(fallback.now(), out);
+        }
     }
 
     /**
@@ -356,8 +403,7 @@ public final class PoolRouter implements EventHandler {
      */
     private void publishConfig(Instant now, Output out) {
         Map<String, List<String>> tiers = tiers(fallback.state().placer().tiers().tiers());
-        Map<String, String> backends = new TreeMap<>();
-        pools.values().forEach(h -> backends.put(h.pool(), h.backend().name()));
+        Map<String, String> backends = new TreeMap<>(configured);
         boolean samePools = backends.equals(publishedPools) || (publishedPools != null && publishedPools.isEmpty()
                 && backends.keySet().equals(java.util.Set.of(Pools.DEFAULT)));
         if (tiers.equals(publishedTiers) && samePools) {
@@ -411,10 +457,18 @@ public final class PoolRouter implements EventHandler {
         if (value instanceof QueueJobEvent e && e.getPayload() instanceof JobDispatched d) {
             WireMapping.gang(e.getJobId(), d); // throws on a malformed spec before anything changes
             String pool = d.getPool() != null ? d.getPool().toString()
-                    : d.getSpec().getPool() != null ? d.getSpec().getPool().toString() : fallback.pool();
+                    : d.getSpec().getPool() != null ? d.getSpec().getPool().toString() : fallbackPool;
             PlacementHandler h = pools.get(pool);
+            if (h == null && configured.containsKey(pool)) {
+                // another unit's pool places it: this unit forgets what it kept of the job
+                jobPool.put(e.getJobId(), pool);
+                pools.values().forEach(o -> o.forgetDeferred(e.getJobId()));
+                return;
+            }
             if (h == null) {
-                deferUnknownPool(e.getJobId(), d, pool, out);
+                if (ownsFallback()) {
+                    deferUnknownPool(e.getJobId(), d, pool, out);
+                }
                 return;
             }
             jobPool.put(e.getJobId(), pool);
@@ -422,10 +476,12 @@ public final class PoolRouter implements EventHandler {
             h.handle(topic, key, value, out);
         } else if (value instanceof QueueReservationEvent e && e.getPayload() instanceof CapacityReservationRequested r) {
             String pool = jobPool.getOrDefault(e.getJobId(), r.getSpec() != null && r.getSpec().getPool() != null
-                    ? r.getSpec().getPool().toString() : fallback.pool());
+                    ? r.getSpec().getPool().toString() : fallbackPool);
             PlacementHandler h = pools.get(pool);
             if (h == null) {
-                LOG.info("no capacity reserved for job {}: its pool {} is not configured", e.getJobId(), pool);
+                if (!configured.containsKey(pool) && ownsFallback()) {
+                    LOG.info("no capacity reserved for job {}: its pool {} is not configured", e.getJobId(), pool);
+                }
                 return;
             }
             h.handle(topic, key, value, out);
@@ -452,7 +508,7 @@ public final class PoolRouter implements EventHandler {
 
     /** A dispatch to a pool placement does not have (configured away since admission accepted the job). */
     private void deferUnknownPool(String jobId, JobDispatched d, String pool, Output out) {
-        String message = "pool " + pool + " is not configured (pools: " + String.join(", ", pools.keySet()) + ")";
+        String message = "pool " + pool + " is not configured (pools: " + String.join(", ", configured.keySet()) + ")";
         LOG.info("job {} attempt {} deferred: {}", jobId, d.getAttempt(), message);
         out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, jobId, AllocationEvent.newBuilder()
                 .setEventId(UUID.randomUUID().toString()).setJobId(jobId).setOccurredAt(fallback.now())

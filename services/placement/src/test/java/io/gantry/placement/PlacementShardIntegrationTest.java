@@ -1,0 +1,189 @@
+package io.gantry.placement;
+
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationGranted;
+import io.gantry.events.JobDispatched;
+import io.gantry.events.JobSpec;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.events.TaskSpec;
+import io.gantry.placement.kafka.PlacementProcessor;
+import io.gantry.runtime.kafka.EventProcessor;
+import io.gantry.schemas.AvroWire;
+import io.gantry.schemas.Topic;
+import io.gantry.schemas.Topics;
+import io.gantry.testkit.TopicClient;
+import io.micronaut.context.ApplicationContext;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Placement split by pool ({@code gantry.placement.shard-by-pool}) on a broker of its own: two instances, two pools,
+ * each instance owns one pool's unit and places that pool's jobs; when one instance stops, the other takes its pool
+ * over (its live runs kept, not granted again, its GPUs not given twice) and places there; when the instance comes
+ * back, the pool moves back to it.
+ */
+class PlacementShardIntegrationTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final Long FOREVER = 1_000_000_000L;
+    private static EmbeddedKafka broker;
+
+    @BeforeAll
+    static void startBroker() throws Exception {
+        broker = EmbeddedKafka.start(null, 0, Map.of());
+    }
+
+    @AfterAll
+    static void stopBroker() throws Exception {
+        if (broker != null) {
+            broker.close();
+        }
+    }
+
+    private static ApplicationContext instance(String id) {
+        Map<String, Object> props = new HashMap<>(Map.of(
+                "kafka.bootstrap.servers", broker.bootstrapServers(),
+                "micronaut.server.port", "-1",
+                "gantry.instance.id", id,
+                "gantry.kafka.session-timeout", "6s",
+                "gantry.kafka.snapshot-every", "1",
+                "gantry.placement.simulated.speedup", "100",
+                "gantry.placement.tick-interval", "50ms",
+                "gantry.placement.shard-by-pool", "true"));
+        props.put("gantry.placement.pools.a.backend", "simulated");
+        props.put("gantry.placement.pools.b.backend", "simulated");
+        props.put("gantry.placement.pools.b.simulated.cluster-file", "src/test/resources/pools-b.yaml");
+        return ApplicationContext.run(props);
+    }
+
+    private static List<EventProcessor> units(ApplicationContext ctx) {
+        return ctx.getBean(PlacementProcessor.class).processors();
+    }
+
+    @Test
+    void twoInstancesEachOwnAPoolAndTheSurvivorTakesTheOtherOver() throws Exception {
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers()), new StringSerializer(), new ByteArraySerializer());
+             ApplicationContext one = instance("1")) {
+            ApplicationContext two = instance("2");
+            try {
+                // unit 0 (pool a) belongs to instance 1, unit 1 (pool b) to instance 2
+                await().atMost(TIMEOUT).until(() -> units(one).get(0).isOwner() && units(two).get(1).isOwner());
+                assertThat(units(one).get(1).isOwner()).isFalse();
+                assertThat(units(two).get(0).isOwner()).isFalse();
+
+                String liveA = "a-live-" + run;
+                String liveB = "b-live-" + run;
+                send(producer, liveA, dispatched(liveA, "a", 8, FOREVER));
+                send(producer, liveB, dispatched(liveB, "b", 4, FOREVER));
+                await().atMost(TIMEOUT).until(() -> grants(liveA).size() == 1 && grants(liveB).size() == 1);
+                assertThat(nodes(grants(liveB).get(0))).containsOnly("b-0");
+                assertThat(nodes(grants(liveA).get(0))).doesNotContain("b-0");
+                await().atMost(TIMEOUT).until(() -> snapshots("pool-b/") > 0);
+            } finally {
+                two.close();
+            }
+
+            // instance 2 left: instance 1 takes pool b over, keeps its live run and places on what is free
+            await().atMost(TIMEOUT).until(() -> units(one).get(1).isOwner());
+            assertThat(units(one).get(1).lastRestore().snapshotRecords()).as("pool b's unit restored from its snapshot")
+                    .isPositive();
+            String nextB = "b-next-" + run;
+            send(producer, nextB, dispatched(nextB, "b", 4, FOREVER));
+            await().atMost(TIMEOUT).until(() -> grants(nextB).size() == 1);
+            assertThat(nodes(grants(nextB).get(0))).containsOnly("b-0");
+            assertThat(gpus(grants(nextB).get(0))).doesNotContainAnyElementsOf(gpus(grants("b-live-" + run).get(0)));
+            String overB = "b-over-" + run;
+            send(producer, overB, dispatched(overB, "b", 4, FOREVER)); // b-0 is full: deferred, not granted
+            await().atMost(TIMEOUT).until(() -> !payloads(overB).isEmpty());
+            assertThat(grants(overB)).isEmpty();
+            assertThat(payloads(overB)).allSatisfy(p -> assertThat(p).isInstanceOfSatisfying(
+                    io.gantry.events.PlacementDeferred.class, d -> {
+                        assertThat(d.getPool()).isEqualTo("b");
+                        assertThat(d.getMessage()).doesNotContain("not configured");
+                    }));
+
+            // instance 2 comes back: pool b moves back to it
+            try (ApplicationContext back = instance("2")) {
+                await().atMost(TIMEOUT).until(() -> units(back).get(1).isOwner() && !units(one).get(1).isOwner());
+                assertThat(units(one).get(0).isOwner()).isTrue();
+                String nextA = "a-next-" + run;
+                send(producer, nextA, dispatched(nextA, "a", 8, FOREVER));
+                await().atMost(TIMEOUT).until(() -> grants(nextA).size() == 1);
+            }
+            for (String job : List.of("a-live-" + run, "b-live-" + run, nextB, "a-next-" + run)) {
+                assertThat(grants(job)).as("%s granted once", job).hasSize(1);
+                assertThat(payloads(job)).as("%s never deferred by a unit without its pool", job)
+                        .noneMatch(p -> p instanceof io.gantry.events.PlacementDeferred);
+            }
+            assertThat(grants(overB)).isEmpty();
+        }
+    }
+
+    private static void send(KafkaProducer<String, byte[]> producer, String key, QueueJobEvent value) throws Exception {
+        Topic<QueueJobEvent> topic = Topics.QUEUE_JOB_EVENTS;
+        producer.send(new ProducerRecord<>(topic.name(), key, AvroWire.encode(topic, value))).get();
+    }
+
+    private static QueueJobEvent dispatched(String jobId, String pool, int gpus, Long runSeconds) {
+        TaskSpec task = TaskSpec.newBuilder().setName("w").setReplicas(1).setCommand(List.of("train")).setGpus(gpus)
+                .setGpuModel("H100").setCpuMillis(1_000).setMemoryMiB(1_024).setRunSeconds(runSeconds).build();
+        return QueueJobEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(jobId)
+                .setOccurredAt(Instant.now())
+                .setPayload(JobDispatched.newBuilder().setTenant("vision").setAttempt(1).setGpus(gpus).setPool(pool)
+                        .setSpec(JobSpec.newBuilder().setName(jobId).setPriority(0).setTasks(List.of(task)).build())
+                        .build()).build();
+    }
+
+    private static List<Object> payloads(String jobId) {
+        try (TopicClient client = new TopicClient(broker.bootstrapServers())) {
+            return client.readAllRaw(Topics.PLACEMENT_ALLOCATION_EVENTS).stream()
+                    .filter(r -> jobId.equals(r.key()))
+                    .map(r -> AvroWire.decode(Topics.PLACEMENT_ALLOCATION_EVENTS, r.value()))
+                    .map(AllocationEvent::getPayload).toList();
+        }
+    }
+
+    private static List<AllocationGranted> grants(String jobId) {
+        return payloads(jobId).stream().filter(p -> p instanceof AllocationGranted).map(p -> (AllocationGranted) p)
+                .toList();
+    }
+
+    private static Set<String> nodes(AllocationGranted g) {
+        Set<String> out = new HashSet<>();
+        g.getPlacements().forEach(p -> out.add(p.getNodeId()));
+        return out;
+    }
+
+    private static Set<String> gpus(AllocationGranted g) {
+        Set<String> out = new HashSet<>();
+        g.getPlacements().forEach(p -> p.getGpuIndices().forEach(i -> out.add(p.getNodeId() + "#" + i)));
+        return out;
+    }
+
+    private static long snapshots(String keyPrefix) {
+        try (TopicClient client = new TopicClient(broker.bootstrapServers())) {
+            return client.readAllRaw(Topics.snapshots(io.gantry.schemas.Service.PLACEMENT)).stream()
+                    .filter(r -> r.key() != null && r.key().startsWith(keyPrefix)).count();
+        }
+    }
+}
