@@ -38,6 +38,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -95,6 +96,8 @@ public final class EventProcessor implements AutoCloseable {
     private final Thread thread;
     private final CountDownLatch ready = new CountDownLatch(1);
     private volatile boolean running = true;
+    /** The Error that stopped the loop for good (a broken build, out of memory), or null while it runs. */
+    private volatile Throwable fatal;
     private volatile KafkaConsumer<String, byte[]> consumer;
 
     private EventProcessor(Builder b) {
@@ -157,7 +160,22 @@ public final class EventProcessor implements AutoCloseable {
      * standby in the group (it forwards requests to the owner and waits to take over).
      */
     public boolean isReady() {
-        return ready.getCount() == 0 && running;
+        return ready.getCount() == 0 && running && fatal == null;
+    }
+
+    /**
+     * The Error that stopped the loop for good, if one did: a {@link LinkageError} (a class of another build), out
+     * of memory, anything but an exception. The loop does not restart after one (the next attempt would meet it
+     * again); the instance reports it on {@code /health} (DOWN), so an orchestrator restarts it, and its consumer's
+     * session lapses, so another instance takes the work over.
+     */
+    public Optional<Throwable> failure() {
+        return Optional.ofNullable(fatal);
+    }
+
+    /** The service's id, with the unit's name after a slash for a unit of a split service. */
+    public String name() {
+        return name;
     }
 
     /** Whether this instance owns the work (always true once ready for a service whose instances share it). */
@@ -188,6 +206,11 @@ public final class EventProcessor implements AutoCloseable {
      */
     public <T> CompletableFuture<T> submit(Function<Output, T> command) {
         CompletableFuture<T> result = new CompletableFuture<>();
+        Throwable stopped = fatal;
+        if (stopped != null) {
+            result.completeExceptionally(new IllegalStateException(name + " processor stopped: " + stopped, stopped));
+            return result;
+        }
         if (singleOwner && ownership.role() == Ownership.Role.STANDBY) {
             result.completeExceptionally(new NotOwnerException(owner, ownership.ownerUrl().orElse(null)));
             return result;
@@ -254,6 +277,14 @@ public final class EventProcessor implements AutoCloseable {
                 LOG.error("{} processor failed; rebuilding state and restarting in {} ms", name, backoff, e);
                 sleep(backoff);
                 backoff = Math.min(backoff * 2, 10_000);
+            } catch (Error e) {
+                // not an input's fault (a record's stack overflow is its poison, see handleRecord): a restart of the
+                // loop would meet it again, so the loop stops where /health shows it and the work moves on
+                fatal = e;
+                failCommands(e);
+                LOG.error("{} processor stopped: {}; this instance no longer handles its inputs and must be "
+                        + "restarted (/health is DOWN)", name, e.toString(), e);
+                return;
             }
         }
     }
@@ -418,7 +449,7 @@ public final class EventProcessor implements AutoCloseable {
         }
     }
 
-    private void failCommands(Exception e) {
+    private void failCommands(Throwable e) {
         Command<?> cmd;
         while ((cmd = commands.poll()) != null) {
             cmd.fail(e);
@@ -553,6 +584,10 @@ public final class EventProcessor implements AutoCloseable {
                 throw (RuntimeException) e;
             }
             deadLetter(sink, r, e);
+            return false;
+        } catch (StackOverflowError e) {
+            // a record nested deeper than the handler recurses: that record's fault, like an exception
+            deadLetter(sink, r, new IllegalArgumentException("the record is nested too deep to handle", e));
             return false;
         }
     }

@@ -49,6 +49,8 @@ class EventProcessorTest {
         volatile int handled;
         volatile int handledWhenCaughtUp = -1;
         volatile int caughtUps;
+        /** Only the test of fatal errors asks for one (the other tests' groups read its records too). */
+        boolean stopsOnStale;
 
         @Override
         public void restore(Topic<?> topic, String key, Object value) {
@@ -67,6 +69,12 @@ class EventProcessorTest {
             }
             if (req.getTenant().equals("boom")) {
                 throw new IllegalArgumentException("tenant boom is poison");
+            }
+            if (req.getTenant().equals("deep")) {
+                throw new StackOverflowError();
+            }
+            if (req.getTenant().equals("stale") && stopsOnStale) {
+                throw new NoSuchMethodError("io.gantry.Gone.method() (a class of another build)");
             }
             if (cancelled.add(key)) {
                 out.send(Topics.QUEUE_JOB_EVENTS, key, QueueJobEvent.newBuilder()
@@ -296,6 +304,41 @@ class EventProcessorTest {
             assertThat(new String(r.headers().lastHeader("gantry.error").value(), StandardCharsets.UTF_8))
                     .contains("tenant boom is poison");
         });
+    }
+
+    @Test
+    void aStackOverflowIsItsRecordsPoisonButAnErrorStopsTheLoopVisiblyWithItsRecordUncommitted() throws Exception {
+        ToyHandler[] h = new ToyHandler[1];
+        EventProcessor p = ready(started(toy("toy-" + UUID.randomUUID()).tickEvery(Duration.ofMillis(100))
+                .handler(() -> {
+                    h[0] = new ToyHandler();
+                    h[0].stopsOnStale = true;
+                    return h[0];
+                })));
+        String deep = "deep-" + UUID.randomUUID();
+        sendCancel(deep, "deep");
+        String good = "job-" + UUID.randomUUID();
+        sendCancel(good, "a");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(good) == 1);
+        assertThat(readAll(Topics.deadLetter(Service.QUEUE))).anySatisfy(r -> {
+            assertThat(r.key()).isEqualTo(deep);
+            assertThat(new String(r.headers().lastHeader("gantry.error").value(), StandardCharsets.UTF_8))
+                    .contains("nested too deep");
+        });
+        assertThat(p.failure()).isEmpty();
+
+        String stale = "stale-" + UUID.randomUUID();
+        sendCancel(stale, "stale");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> p.failure().isPresent());
+        assertThat(p.failure().get()).isInstanceOf(NoSuchMethodError.class);
+        assertThat(p.isReady()).isFalse();
+        assertThat(p.submit(out -> 1)).failsWithin(Duration.ofSeconds(1));
+        String after = "job-" + UUID.randomUUID();
+        sendCancel(after, "a");
+        Thread.sleep(1_000);
+        assertThat(countCancelled(after)).as("a stopped loop handles nothing more").isZero();
+        assertThat(readAll(Topics.deadLetter(Service.QUEUE))).as("an Error is no record's poison")
+                .noneMatch(r -> stale.equals(r.key()));
     }
 
     @Test

@@ -141,6 +141,9 @@ class MonthToDateIntegrationTest implements TestPropertyProvider {
                 && body.contains("gantry_billing_month_to_date_entries{tenant=\"vision\"} 2.0"));
         HttpResponse<String> health = get("/health", ADMIN);
         assertThat(health.statusCode()).as(health.body()).isEqualTo(200);
+        // /health is DOWN once a loop stops for good (its details are not shown to anonymous callers)
+        assertThat(context.getBeansOfType(io.micronaut.management.health.indicator.HealthIndicator.class))
+                .anyMatch(i -> i instanceof io.gantry.runtime.http.EventLoopHealthIndicator);
     }
 
     @Test

@@ -16,7 +16,7 @@ import java.time.Duration;
  * its beginning on every (re)start before any input is handled; after that, new registrations arrive as input.
  */
 @Context
-public class AdmissionProcessor implements AutoCloseable {
+public class AdmissionProcessor implements AutoCloseable, io.gantry.runtime.http.EventLoops {
     private final EventProcessor processor;
 
     public AdmissionProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
@@ -44,5 +44,10 @@ public class AdmissionProcessor implements AutoCloseable {
     @Override
     public void close() {
         processor.close();
+    }
+
+    @Override
+    public java.util.List<EventProcessor> eventLoops() {
+        return java.util.List.of(processor);
     }
 }

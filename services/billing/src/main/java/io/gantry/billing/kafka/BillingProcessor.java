@@ -19,7 +19,7 @@ import java.time.Clock;
  * Kafka, so there is nothing to restore; idempotent inserts and stable event ids make redelivery harmless.
  */
 @Context
-public class BillingProcessor implements AutoCloseable {
+public class BillingProcessor implements AutoCloseable, io.gantry.runtime.http.EventLoops {
     private final EventProcessor processor;
 
     public BillingProcessor(Ledger ledger, BillingStore store, KnownModels models,
@@ -53,5 +53,10 @@ public class BillingProcessor implements AutoCloseable {
     @Override
     public void close() {
         processor.close();
+    }
+
+    @Override
+    public java.util.List<EventProcessor> eventLoops() {
+        return java.util.List.of(processor);
     }
 }

@@ -29,7 +29,8 @@ import java.util.function.Function;
  * then consumes the queue's job, preemption and capacity-reservation events and recovery's node events.
  */
 @Context
-public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http.OwnedWork {
+public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http.OwnedWork,
+        io.gantry.runtime.http.EventLoops {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementProcessor.class);
 
     /** One processor, or with {@code shard-by-pool} one per pool (a unit each), in configuration order. */
@@ -186,6 +187,11 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
     /** Every unit's processor, in configuration order (one unless split by pool). */
     public List<EventProcessor> processors() {
         return List.copyOf(processors);
+    }
+
+    @Override
+    public List<EventProcessor> eventLoops() {
+        return processors();
     }
 
     /** Runs {@code query} against the live state on the loop thread. */

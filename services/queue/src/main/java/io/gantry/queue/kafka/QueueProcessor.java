@@ -27,7 +27,7 @@ import java.util.function.Function;
 
 /** Starts the queue's event loop with the application and gives HTTP a safe way to read the core. */
 @Context
-public class QueueProcessor implements AutoCloseable, io.gantry.runtime.http.OwnedWork {
+public class QueueProcessor implements AutoCloseable, io.gantry.runtime.http.OwnedWork, io.gantry.runtime.http.EventLoops {
     private final EventProcessor processor;
     private volatile QueueHandler handler;
 
@@ -118,5 +118,10 @@ public class QueueProcessor implements AutoCloseable, io.gantry.runtime.http.Own
     @Override
     public void close() {
         processor.close();
+    }
+
+    @Override
+    public java.util.List<EventProcessor> eventLoops() {
+        return java.util.List.of(processor);
     }
 }

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * that never failed are watched again after a restart.
  */
 @Context
-public class RecoveryProcessor implements AutoCloseable, io.gantry.runtime.http.OwnedWork {
+public class RecoveryProcessor implements AutoCloseable, io.gantry.runtime.http.OwnedWork, io.gantry.runtime.http.EventLoops {
     private final EventProcessor processor;
     private final AtomicReference<RecoveryHandler> current = new AtomicReference<>();
 
@@ -107,5 +107,10 @@ public class RecoveryProcessor implements AutoCloseable, io.gantry.runtime.http.
     @Override
     public void close() {
         processor.close();
+    }
+
+    @Override
+    public java.util.List<EventProcessor> eventLoops() {
+        return java.util.List.of(processor);
     }
 }
