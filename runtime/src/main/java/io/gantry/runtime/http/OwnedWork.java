@@ -8,4 +8,12 @@ import io.gantry.runtime.kafka.Ownership;
  */
 public interface OwnedWork {
     Ownership ownership();
+
+    /**
+     * Whether a standby forwards every request to the owner (default); false for a service split into units owned
+     * by different instances (placement by pool), whose controllers route each request to the unit it concerns.
+     */
+    default boolean forwardsToOwner() {
+        return true;
+    }
 }

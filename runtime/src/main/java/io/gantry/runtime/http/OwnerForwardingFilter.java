@@ -43,11 +43,18 @@ public class OwnerForwardingFilter implements Ordered {
             "if-match", "if-none-match");
     private static final List<String> RETURNED = List.of("Location", "Retry-After", "WWW-Authenticate", "ETag");
 
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final OwnedWork work;
     private final Ownership ownership;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     public OwnerForwardingFilter(OwnedWork work) {
+        this.work = work;
         this.ownership = work.ownership();
+    }
+
+    /** Whether the request was forwarded by another instance (it is answered here, never forwarded again). */
+    public static boolean forwarded(HttpRequest<?> request) {
+        return request.getHeaders().contains(FORWARDED);
     }
 
     /** Before authentication: the owner authenticates the forwarded request itself. */
@@ -61,7 +68,7 @@ public class OwnerForwardingFilter implements Ordered {
     @ExecuteOn(TaskExecutors.BLOCKING)
     @Nullable
     public HttpResponse<?> forward(HttpRequest<?> request) {
-        if (ownership.role() != Ownership.Role.STANDBY) {
+        if (!work.forwardsToOwner() || ownership.role() != Ownership.Role.STANDBY) {
             return null;
         }
         String owner = ownership.ownerUrl().orElse(null);
@@ -70,20 +77,38 @@ public class OwnerForwardingFilter implements Ordered {
                     "this instance is a standby and no instance owns the work right now (a failover is under way); "
                             + "retry shortly", List.of()).header("Retry-After", "2");
         }
+        return forward(request, owner, ownership.advertisedUrl());
+    }
+
+    /**
+     * Sends {@code request} as is (method, path and query, body, the headers that matter) to the instance at
+     * {@code owner}, marked as forwarded by {@code self}, and answers with its answer ({@code Gantry-Served-By}
+     * naming it); 503 problem+json with {@code Retry-After} when it does not answer.
+     */
+    public static MutableHttpResponse<?> forward(HttpRequest<?> request, String owner, String self) {
         try {
-            byte[] body = body(request);
+            return forward(request, owner, self, body(request));
+        } catch (IOException e) {
+            return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Unreadable request",
+                    "the request could not be forwarded: " + e.getMessage(), List.of());
+        }
+    }
+
+    /** {@link #forward(HttpRequest, String, String)} with the body the caller has read already. */
+    public static MutableHttpResponse<?> forward(HttpRequest<?> request, String owner, String self, byte[] body) {
+        try {
             java.net.http.HttpRequest.Builder out = java.net.http.HttpRequest.newBuilder(
                             URI.create(owner + request.getUri().toString()))
                     .timeout(Duration.ofSeconds(30))
                     .method(request.getMethodName(), body.length == 0 ? BodyPublishers.noBody()
                             : BodyPublishers.ofByteArray(body))
-                    .header(FORWARDED, ownership.advertisedUrl().isEmpty() ? "standby" : ownership.advertisedUrl());
+                    .header(FORWARDED, self.isEmpty() ? "standby" : self);
             request.getHeaders().forEach((name, values) -> {
                 if (PASSED.contains(name.toLowerCase(java.util.Locale.ROOT))) {
                     values.forEach(v -> out.header(name, v));
                 }
             });
-            java.net.http.HttpResponse<byte[]> answer = http.send(out.build(), BodyHandlers.ofByteArray());
+            java.net.http.HttpResponse<byte[]> answer = HTTP.send(out.build(), BodyHandlers.ofByteArray());
             MutableHttpResponse<byte[]> response = HttpResponse.<byte[]>status(HttpStatus.valueOf(answer.statusCode()))
                     .header(SERVED_BY, owner);
             answer.headers().firstValue("Content-Type").ifPresent(ct -> response.contentType(MediaType.of(ct)));
@@ -93,7 +118,7 @@ public class OwnerForwardingFilter implements Ordered {
             return answer.body().length == 0 ? response : response.body(answer.body());
         } catch (IOException e) {
             return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Owner unreachable",
-                    "this instance is a standby and the owner (" + owner + ") did not answer: " + e.getMessage()
+                    "the instance owning the work (" + owner + ") did not answer: " + e.getMessage()
                             + "; retry shortly", List.of()).header("Retry-After", "2");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -44,11 +44,30 @@ import static org.awaitility.Awaitility.await;
 class PlacementShardIntegrationTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final Long FOREVER = 1_000_000_000L;
+    private static final String ADMIN_TOKEN = "shard-admin-token-123";
+    private static final String TENANT_TOKEN = "shard-vision-token-123";
     private static EmbeddedKafka broker;
+    private static java.nio.file.Path tokens;
+    private static final Map<String, Integer> PORTS = new HashMap<>();
+    private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newHttpClient();
 
     @BeforeAll
     static void startBroker() throws Exception {
         broker = EmbeddedKafka.start(null, 0, Map.of());
+        tokens = java.nio.file.Files.createTempFile("shard-tokens", ".yml");
+        java.nio.file.Files.writeString(tokens, """
+                tokens:
+                  - tenant: vision
+                    token: %s
+                  - tenant: ops
+                    role: admin
+                    token: %s
+                """.formatted(TENANT_TOKEN, ADMIN_TOKEN));
+        for (String id : List.of("1", "2")) {
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                PORTS.put(id, s.getLocalPort());
+            }
+        }
     }
 
     @AfterAll
@@ -61,7 +80,8 @@ class PlacementShardIntegrationTest {
     private static ApplicationContext instance(String id) {
         Map<String, Object> props = new HashMap<>(Map.of(
                 "kafka.bootstrap.servers", broker.bootstrapServers(),
-                "micronaut.server.port", "-1",
+                "micronaut.server.port", String.valueOf(PORTS.get(id)),
+                "gantry.auth.tokens-file", tokens.toString(),
                 "gantry.instance.id", id,
                 "gantry.kafka.session-timeout", "6s",
                 "gantry.kafka.snapshot-every", "1",
@@ -71,7 +91,8 @@ class PlacementShardIntegrationTest {
         props.put("gantry.placement.pools.a.backend", "simulated");
         props.put("gantry.placement.pools.b.backend", "simulated");
         props.put("gantry.placement.pools.b.simulated.cluster-file", "src/test/resources/pools-b.yaml");
-        return ApplicationContext.run(props);
+        // with its HTTP server: the instances route requests to each other
+        return ApplicationContext.run(io.micronaut.runtime.server.EmbeddedServer.class, props).getApplicationContext();
     }
 
     private static List<EventProcessor> units(ApplicationContext ctx) {
@@ -99,6 +120,7 @@ class PlacementShardIntegrationTest {
                 assertThat(nodes(grants(liveB).get(0))).containsOnly("b-0");
                 assertThat(nodes(grants(liveA).get(0))).doesNotContain("b-0");
                 await().atMost(TIMEOUT).until(() -> snapshots("pool-b/") > 0);
+                everyInstanceAnswersOverEveryPool();
             } finally {
                 two.close();
             }
@@ -137,6 +159,38 @@ class PlacementShardIntegrationTest {
             }
             assertThat(grants(overB)).isEmpty();
         }
+    }
+
+    /** Reads over both pools from either instance; a command on a node of the other instance's pool reaches it. */
+    private static void everyInstanceAnswersOverEveryPool() throws Exception {
+        for (String id : List.of("1", "2")) {
+            for (String token : List.of(ADMIN_TOKEN, TENANT_TOKEN)) {
+                java.net.http.HttpResponse<String> nodes = call(id, "GET", "/v1/nodes", token);
+                assertThat(nodes.statusCode()).as(nodes.body()).isEqualTo(200);
+                assertThat(nodes.body()).contains("\"nodeId\":\"b-0\"").contains("\"pool\":\"a\"")
+                        .contains("\"pool\":\"b\"");
+            }
+            java.net.http.HttpResponse<String> cluster = call(id, "GET", "/v1/cluster", ADMIN_TOKEN);
+            assertThat(cluster.statusCode()).as(cluster.body()).isEqualTo(200);
+            assertThat(cluster.body()).contains("\"pool\":\"a\"").contains("\"pool\":\"b\"");
+        }
+        // b-0 is instance 2's (pool b): cordoned through instance 1, then returned to service through instance 1
+        java.net.http.HttpResponse<String> cordon = call("1", "POST", "/v1/admin/nodes/b-0/cordon", ADMIN_TOKEN);
+        assertThat(cordon.statusCode()).as(cordon.body()).isEqualTo(200);
+        assertThat(cordon.body()).contains("\"cordoned\":true");
+        assertThat(cordon.headers().firstValue("Gantry-Served-By")).hasValue("http://127.0.0.1:" + PORTS.get("2"));
+        assertThat(call("2", "GET", "/v1/cluster", ADMIN_TOKEN).body()).contains("\"cordonedNodes\":[\"b-0\"]");
+        assertThat(call("1", "POST", "/v1/admin/nodes/b-0/uncordon", ADMIN_TOKEN).statusCode()).isEqualTo(200);
+        assertThat(call("1", "POST", "/v1/admin/nodes/nowhere-9/cordon", ADMIN_TOKEN).statusCode()).isEqualTo(404);
+    }
+
+    private static java.net.http.HttpResponse<String> call(String instance, String method, String path, String token)
+            throws Exception {
+        return HTTP.send(java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + PORTS.get(instance) + path))
+                .header("Authorization", "Bearer " + token)
+                .method(method, java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
     }
 
     private static void send(KafkaProducer<String, byte[]> producer, String key, QueueJobEvent value) throws Exception {

@@ -32,8 +32,11 @@ import java.util.concurrent.TimeUnit;
 public class ClusterController {
     private final PlacementProcessor placement;
 
-    public ClusterController(PlacementProcessor placement) {
+    private final io.micronaut.json.JsonMapper json;
+
+    public ClusterController(PlacementProcessor placement, io.micronaut.json.JsonMapper json) {
         this.placement = placement;
+        this.json = json;
     }
 
     @Serdeable
@@ -60,12 +63,26 @@ public class ClusterController {
     }
 
     @Get
-    public HttpResponse<?> summary(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller) throws Exception {
+    public HttpResponse<?> summary(io.micronaut.http.HttpRequest<?> request,
+                                   @Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller) throws Exception {
         if (!placement.isReady()) {
             return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", "placement is restoring its state",
                     List.of());
         }
-        ClusterBody body = placement.query(router -> {
+        List<ClusterBody> parts = new ArrayList<>(placement.queryOwned(router -> body(router, caller))
+                .get(10, TimeUnit.SECONDS));
+        try {
+            // split by pool: the pools other instances own, as they answer the same request
+            parts.addAll(Units.others(placement, request, json, io.micronaut.core.type.Argument.of(ClusterBody.class)));
+        } catch (Units.Unavailable u) {
+            return u.answer();
+        }
+        return HttpResponse.ok(merge(parts));
+    }
+
+    /** One unit's part: its pools' capacity, racks, cordons, reservations and rejected registrations. */
+    private static ClusterBody body(io.gantry.placement.kafka.PoolRouter router, Caller caller) {
+        {
             List<RackBody> racks = new ArrayList<>();
             Map<String, String> rejected = new TreeMap<>();
             List<String> cordoned = new ArrayList<>();
@@ -100,7 +117,42 @@ public class ClusterController {
             double fragmentation = pools.size() == 1 ? pools.get(0).fragmentation() : free == 0 ? 0.0 : stranded / free;
             return new ClusterBody(router.fallback().state().placer().toString(), nodes, eligible, gpus, free,
                     fragmentation, typical, racks, rejected, cordoned, reservations, pools);
-        }).get(10, TimeUnit.SECONDS);
-        return HttpResponse.ok(body);
+        }
+    }
+
+    /**
+     * The parts of several units as one: counts added, lists joined (pools by name), fragmentation weighted by each
+     * pool's free GPUs as within a unit; the placer and typical requests of the first part (the fallback pool's).
+     */
+    static ClusterBody merge(List<ClusterBody> parts) {
+        if (parts.size() == 1) {
+            return parts.get(0);
+        }
+        List<RackBody> racks = new ArrayList<>();
+        Map<String, String> rejected = new TreeMap<>();
+        List<String> cordoned = new ArrayList<>();
+        List<ReservationBody> reservations = new ArrayList<>();
+        List<PoolBody> pools = new ArrayList<>();
+        int nodes = 0;
+        int eligible = 0;
+        int gpus = 0;
+        int free = 0;
+        for (ClusterBody p : parts) {
+            racks.addAll(p.racks());
+            rejected.putAll(p.rejectedRegistrations());
+            cordoned.addAll(p.cordonedNodes());
+            reservations.addAll(p.reservations());
+            pools.addAll(p.pools());
+            nodes += p.nodes();
+            eligible += p.eligibleNodes();
+            gpus += p.gpus();
+            free += p.freeGpus();
+        }
+        pools.sort(java.util.Comparator.comparing(PoolBody::pool));
+        cordoned.sort(null);
+        double stranded = pools.stream().mapToDouble(p -> p.fragmentation() * p.freeGpus()).sum();
+        ClusterBody first = parts.get(0);
+        return new ClusterBody(first.placer(), nodes, eligible, gpus, free, free == 0 ? 0.0 : stranded / free,
+                first.fragmentationTypicalGpus(), racks, rejected, cordoned, reservations, pools);
     }
 }

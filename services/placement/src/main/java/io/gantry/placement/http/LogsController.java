@@ -38,7 +38,7 @@ public class LogsController {
     }
 
     @Get
-    public HttpResponse<?> logs(@PathVariable String id, @Nullable @QueryValue Integer attempt,
+    public HttpResponse<?> logs(io.micronaut.http.HttpRequest<?> request, @PathVariable String id, @Nullable @QueryValue Integer attempt,
                                 @Nullable @QueryValue String task, @Nullable @QueryValue Integer replica,
                                 @Nullable @QueryValue Long offset, @Nullable @QueryValue Integer limit,
                                 @Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller) {
@@ -101,6 +101,11 @@ public class LogsController {
             m.put("sizeBytes", chunk.get().size());
             m.put("text", chunk.get().text());
             return HttpResponse.ok(m);
+        }
+        // split by pool: the run may be in a pool another instance owns (its backend ran it there)
+        Optional<HttpResponse<?>> elsewhere = Units.elsewhere(placement, request, new byte[0]);
+        if (elsewhere.isPresent()) {
+            return elsewhere.get();
         }
         return Problem.notFound("no output of job " + id + (attempt == null ? "" : " run " + attempt) + " here: "
                 + "only the local backend keeps task output (the simulated one runs no processes; Kubernetes and "

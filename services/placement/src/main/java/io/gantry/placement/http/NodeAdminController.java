@@ -40,15 +40,17 @@ public class NodeAdminController {
     }
 
     @Post("/cordon")
-    public HttpResponse<?> cordon(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+    public HttpResponse<?> cordon(io.micronaut.http.HttpRequest<?> request,
+                                  @Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                   @PathVariable String nodeId) throws Exception {
-        return change(caller, nodeId, true);
+        return change(request, caller, nodeId, true);
     }
 
     @Post("/uncordon")
-    public HttpResponse<?> uncordon(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+    public HttpResponse<?> uncordon(io.micronaut.http.HttpRequest<?> request,
+                                    @Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                     @PathVariable String nodeId) throws Exception {
-        return change(caller, nodeId, false);
+        return change(request, caller, nodeId, false);
     }
 
     /** GPUs to return to service; empty or absent: every cordoned GPU of the node. */
@@ -65,7 +67,8 @@ public class NodeAdminController {
      * pre-flight check) is lifted separately with {@code /uncordon}.
      */
     @Post(value = "/gpus/uncordon", consumes = MediaType.ALL)
-    public HttpResponse<?> uncordonGpus(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+    public HttpResponse<?> uncordonGpus(io.micronaut.http.HttpRequest<?> request,
+                                        @Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                         @PathVariable String nodeId, @Nullable @Header("Content-Type") String contentType,
                                         @Nullable @Body byte[] raw) throws Exception {
         if (caller == null || !caller.admin()) {
@@ -85,16 +88,21 @@ public class NodeAdminController {
         } catch (AdminBody.Invalid e) {
             return e.problem();
         }
-        Optional<java.util.SortedSet<Integer>> left = placement.command((h, out) ->
-                h.uncordonGpus(nodeId, new java.util.TreeSet<>(gpus), out)).get(10, TimeUnit.SECONDS);
+        Optional<java.util.SortedSet<Integer>> left = placement.commandOwned((h, out) ->
+                h.uncordonGpus(nodeId, new java.util.TreeSet<>(gpus), out), java.time.Duration.ofSeconds(10));
         if (left.isEmpty()) {
+            Optional<HttpResponse<?>> elsewhere = Units.elsewhere(placement, request, raw);
+            if (elsewhere.isPresent()) {
+                return elsewhere.get();
+            }
             return Problem.response(HttpStatus.NOT_FOUND, "Not found", "no node " + nodeId,
                     List.of(new Problem.FieldError("nodeId", "unknown node")));
         }
         return HttpResponse.ok(new GpuCordonState(nodeId, List.copyOf(left.get())));
     }
 
-    private HttpResponse<?> change(Caller caller, String nodeId, boolean cordon) throws Exception {
+    private HttpResponse<?> change(io.micronaut.http.HttpRequest<?> request, Caller caller, String nodeId,
+                                   boolean cordon) throws Exception {
         if (caller == null || !caller.admin()) {
             return Problem.response(HttpStatus.FORBIDDEN, "Forbidden", "the admin role is required", List.of());
         }
@@ -102,9 +110,13 @@ public class NodeAdminController {
             return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", "placement is restoring its state",
                     List.of());
         }
-        Optional<Boolean> now = placement.command((h, out) -> h.cordon(nodeId, cordon, out))
-                .get(10, TimeUnit.SECONDS);
+        Optional<Boolean> now = placement.commandOwned((h, out) -> h.cordon(nodeId, cordon, out),
+                java.time.Duration.ofSeconds(10));
         if (now.isEmpty()) {
+            Optional<HttpResponse<?>> elsewhere = Units.elsewhere(placement, request, new byte[0]);
+            if (elsewhere.isPresent()) {
+                return elsewhere.get();
+            }
             return Problem.response(HttpStatus.NOT_FOUND, "Not found", "no node " + nodeId,
                     List.of(new Problem.FieldError("nodeId", "unknown node")));
         }

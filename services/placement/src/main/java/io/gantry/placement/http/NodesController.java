@@ -30,8 +30,11 @@ public class NodesController {
 
     private final PlacementProcessor placement;
 
-    public NodesController(PlacementProcessor placement) {
+    private final io.micronaut.json.JsonMapper json;
+
+    public NodesController(PlacementProcessor placement, io.micronaut.json.JsonMapper json) {
         this.placement = placement;
+        this.json = json;
     }
 
     @Serdeable
@@ -62,14 +65,13 @@ public class NodesController {
     }
 
     @Get
-    public HttpResponse<?> list(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller) throws Exception {
+    public HttpResponse<?> list(io.micronaut.http.HttpRequest<?> request,
+                                @Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller) throws Exception {
         if (!placement.isReady()) {
             return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", "placement is restoring its state",
                     List.of());
         }
-        record Snapshot(List<NodeView> nodes, Map<String, String> pools, Map<String, String> tenants) {
-        }
-        Snapshot s = placement.query(router -> {
+        List<Snapshot> owned = placement.queryOwned(router -> {
             Map<String, String> tenants = new HashMap<>();
             Map<String, String> pools = new HashMap<>();
             List<NodeView> nodes = new java.util.ArrayList<>();
@@ -80,10 +82,28 @@ public class NodesController {
                     pools.put(n.nodeId(), pool);
                 });
             });
-            nodes.sort(java.util.Comparator.comparing(NodeView::nodeId));
             return new Snapshot(nodes, pools, tenants);
         }).get(10, TimeUnit.SECONDS);
-        List<NodeBody> body = s.nodes().stream().map(n -> {
+        List<NodeBody> body = new java.util.ArrayList<>();
+        for (Snapshot s : owned) {
+            body.addAll(bodies(s, caller));
+        }
+        try {
+            // split by pool: the nodes of the pools other instances own, as they answer the same request
+            Units.others(placement, request, json, io.micronaut.core.type.Argument.listOf(NodeBody.class))
+                    .forEach(body::addAll);
+        } catch (Units.Unavailable u) {
+            return u.answer();
+        }
+        body.sort(java.util.Comparator.comparing(NodeBody::nodeId));
+        return HttpResponse.ok(body);
+    }
+
+    private record Snapshot(List<NodeView> nodes, Map<String, String> pools, Map<String, String> tenants) {
+    }
+
+    private static List<NodeBody> bodies(Snapshot s, Caller caller) {
+        return s.nodes().stream().map(n -> {
             List<GpuView> gpus = n.spec().gpus().stream().map((Gpu g) -> {
                 String job = n.allocatedTo().get(g.index());
                 // tenants see only their own jobs
@@ -127,6 +147,5 @@ public class NodesController {
                     n.freeCpuMillis(), n.freeMemoryMiB(), sockets, n.spec().cordoned(), reservedFor, nics,
                     n.foreignGpus().size(), foreignHolders);
         }).toList();
-        return HttpResponse.ok(body);
     }
 }

@@ -80,11 +80,13 @@ public class PlacementMetrics {
             return;
         }
         try {
-            Map<String, List<NodeView>> nodes = placement.query(router -> {
+            // split by pool: the pools this instance owns (each instance reports its own; Prometheus scrapes all)
+            Map<String, List<NodeView>> nodes = new TreeMap<>();
+            placement.queryOwned(router -> {
                 Map<String, List<NodeView>> byPool = new TreeMap<>();
                 router.pools().forEach((pool, h) -> byPool.put(pool, h.state().snapshot().nodes()));
                 return byPool;
-            }).get(10, TimeUnit.SECONDS);
+            }).get(10, TimeUnit.SECONDS).forEach(nodes::putAll);
             publish(nodes, placement.typicalGpus());
         } catch (Exception e) {
             LOG.warn("placement metrics not refreshed; the next run retries: {}", e.toString());

@@ -21,6 +21,7 @@ import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.serde.annotation.Serdeable;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -41,15 +42,19 @@ public class SimulationController {
     }
 
     @Post("/fail")
-    public HttpResponse<?> fail(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+    public HttpResponse<?> fail(io.micronaut.http.HttpRequest<?> request,
+                                @Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                 @PathVariable String nodeId) throws Exception {
-        return change(caller, nodeId, true);
+        Optional<HttpResponse<?>> elsewhere = elsewhere(request, nodeId, null);
+        return elsewhere.isPresent() ? elsewhere.get() : change(caller, nodeId, true);
     }
 
     @Post("/revive")
-    public HttpResponse<?> revive(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+    public HttpResponse<?> revive(io.micronaut.http.HttpRequest<?> request,
+                                  @Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                   @PathVariable String nodeId) throws Exception {
-        return change(caller, nodeId, false);
+        Optional<HttpResponse<?>> elsewhere = elsewhere(request, nodeId, null);
+        return elsewhere.isPresent() ? elsewhere.get() : change(caller, nodeId, false);
     }
 
     /** A device fault to inject: {@code kind} one of DeviceFaultKind's symbols; {@code gpu} absent: the node. */
@@ -72,12 +77,17 @@ public class SimulationController {
 
     /** Injects a device fault: published on placement.device-events at the next tick, then decided by recovery. */
     @Post(value = "/faults", consumes = MediaType.ALL)
-    public HttpResponse<?> fault(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+    public HttpResponse<?> fault(io.micronaut.http.HttpRequest<?> request,
+                                 @Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                  @PathVariable String nodeId, @Nullable @Header("Content-Type") String contentType,
                                  @Nullable @Body byte[] raw) throws Exception {
         HttpResponse<?> refused = refuse(caller);
         if (refused != null) {
             return refused;
+        }
+        Optional<HttpResponse<?>> elsewhere = elsewhere(request, nodeId, raw);
+        if (elsewhere.isPresent()) {
+            return elsewhere.get();
         }
         FaultBody body;
         try {
@@ -105,7 +115,7 @@ public class SimulationController {
             return Problem.response(HttpStatus.BAD_REQUEST, "Invalid request", bad.getMessage(),
                     List.of(new Problem.FieldError(field, bad.getMessage())));
         }
-        Boolean known = placement.query(h -> {
+        Boolean known = placement.queryPool(poolOf(nodeId), h -> {
             SimulatedBackend sim = simulated(nodeId);
             if (sim == null) {
                 return false;
@@ -123,12 +133,17 @@ public class SimulationController {
 
     /** Makes the node's pre-flight check fail (or pass again). */
     @Post(value = "/preflight", consumes = MediaType.ALL)
-    public HttpResponse<?> preflight(@Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
+    public HttpResponse<?> preflight(io.micronaut.http.HttpRequest<?> request,
+                                     @Nullable @RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                      @PathVariable String nodeId, @Nullable @Header("Content-Type") String contentType,
                                      @Nullable @Body byte[] raw) throws Exception {
         HttpResponse<?> refused = refuse(caller);
         if (refused != null) {
             return refused;
+        }
+        Optional<HttpResponse<?>> elsewhere = elsewhere(request, nodeId, raw);
+        if (elsewhere.isPresent()) {
+            return elsewhere.get();
         }
         PreflightBody body;
         try {
@@ -138,7 +153,7 @@ public class SimulationController {
         } catch (AdminBody.Invalid e) {
             return e.problem();
         }
-        Boolean known = placement.query(h -> {
+        Boolean known = placement.queryPool(poolOf(nodeId), h -> {
             SimulatedBackend sim = simulated(nodeId);
             if (sim == null) {
                 return false;
@@ -151,6 +166,30 @@ public class SimulationController {
                     List.of(new Problem.FieldError("nodeId", "unknown simulated node")));
         }
         return HttpResponse.ok(new PreflightState(nodeId, body.fail()));
+    }
+
+    /**
+     * Split by pool: the answer of the instance owning the unit of the node's pool, when that is another instance
+     * (the simulated node lives in that instance's backend); empty when the node is simulated here.
+     */
+    private Optional<HttpResponse<?>> elsewhere(io.micronaut.http.HttpRequest<?> request, String nodeId, byte[] raw) {
+        if (!placement.split() || io.gantry.runtime.http.OwnerForwardingFilter.forwarded(request)) {
+            return Optional.empty();
+        }
+        for (PlacementProcessor.Pool pool : placement.pools()) {
+            if (pool.backend() instanceof SimulatedBackend sim && sim.knows(nodeId)) {
+                Optional<String> owner;
+                try {
+                    owner = placement.ownerOfPool(pool.name());
+                } catch (IllegalStateException e) {
+                    return Optional.of(Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", e.getMessage()
+                            + " (a takeover under way); retry shortly", List.of()).header("Retry-After", "2"));
+                }
+                return owner.map(url -> io.gantry.runtime.http.OwnerForwardingFilter.forward(request, url,
+                        placement.advertisedUrl(), raw == null ? new byte[0] : raw));
+            }
+        }
+        return Optional.empty();
     }
 
     /** 403 for a non-admin, 409 when no pool is simulated; null when the request may go on. */
@@ -169,6 +208,12 @@ public class SimulationController {
     private List<SimulatedBackend> simulatedBackends() {
         return placement.pools().stream().map(PlacementProcessor.Pool::backend)
                 .filter(b -> b instanceof SimulatedBackend).map(b -> (SimulatedBackend) b).toList();
+    }
+
+    /** The pool whose simulated backend has the node, or null. */
+    private String poolOf(String nodeId) {
+        return placement.pools().stream().filter(p -> p.backend() instanceof SimulatedBackend sim && sim.knows(nodeId))
+                .map(PlacementProcessor.Pool::name).findFirst().orElse(null);
     }
 
     /** The simulated backend that has the node, or null. */
@@ -192,7 +237,7 @@ public class SimulationController {
                     "the active backend is " + backends() + "; only simulated nodes can be failed",
                     List.of());
         }
-        Boolean known = placement.query(h -> {
+        Boolean known = placement.queryPool(poolOf(nodeId), h -> {
             SimulatedBackend sim = simulated(nodeId);
             if (sim == null) {
                 return false;

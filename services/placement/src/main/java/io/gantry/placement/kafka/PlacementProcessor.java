@@ -167,9 +167,9 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
     }
 
     /**
-     * The processor the HTTP API reads and commands through: the only one, or split by pool the unit of the pool a
-     * job naming none runs in ({@code default}, else the first). Split by pool, the API covers the pools of the
-     * instance owning that unit, which a standby forwards to (the pools other instances own are not in its answers).
+     * The processor of the one unit, or split by pool the unit of the pool a job naming none runs in
+     * ({@code default}, else the first): its ownership is the instance's on {@code gantry_instance_owner}. Split,
+     * the controllers read the units owned here ({@link #queryOwned}) and add the others' parts ({@code http.Units}).
      */
     private EventProcessor api() {
         if (processors.size() == 1) {
@@ -200,6 +200,21 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
         return p.submit(out -> query.apply(current.get(p)));
     }
 
+    /**
+     * Runs {@code query} on the loop thread of {@code pool}'s unit (split by pool; it must be owned here), or of the
+     * one unit; null or an unknown pool: the API's unit.
+     */
+    public <T> CompletableFuture<T> queryPool(String pool, Function<PoolRouter, T> query) {
+        EventProcessor p = api();
+        for (int i = 0; split() && pool != null && i < pools.size(); i++) {
+            if (pools.get(i).name().equals(pool)) {
+                p = processors.get(i);
+            }
+        }
+        EventProcessor unit = p;
+        return unit.submit(out -> query.apply(current.get(unit)));
+    }
+
     /** Runs {@code command} on the loop thread; what it sends commits in the loop's transaction. */
     public <T> CompletableFuture<T> command(java.util.function.BiFunction<PoolRouter, io.gantry.runtime.kafka.Output, T> command) {
         EventProcessor p = api();
@@ -221,9 +236,118 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
         return typicalGpus;
     }
 
-    /** Whether this instance owns placement's work and has its state (a standby forwards its requests). */
+    /**
+     * Whether this instance owns placement's work and has its state (a standby forwards its requests); split by
+     * pool, whether every unit is placed: owned here and restored, or owned by another instance.
+     */
     public boolean isReady() {
-        return api().isOwner();
+        return split() ? processors.stream().allMatch(p -> p.isOwner()
+                || p.isReady() && p.ownership().role() == io.gantry.runtime.kafka.Ownership.Role.STANDBY)
+                : api().isOwner();
+    }
+
+    /** Whether placement is split by pool into units (then each request is routed to the pools it concerns). */
+    public boolean split() {
+        return processors.size() > 1;
+    }
+
+    @Override
+    public boolean forwardsToOwner() {
+        return !split();
+    }
+
+    /**
+     * Runs {@code query} on the router of every unit this instance owns (the one unit, unless split by pool),
+     * each on its loop thread: one result per owned unit, in configuration order.
+     */
+    public <T> CompletableFuture<List<T>> queryOwned(Function<PoolRouter, T> query) {
+        if (!split()) {
+            return query(query).thenApply(List::of);
+        }
+        List<CompletableFuture<T>> parts = new ArrayList<>();
+        for (EventProcessor p : processors) {
+            if (p.isOwner()) {
+                parts.add(p.submit(out -> query.apply(current.get(p))));
+            }
+        }
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                .thenApply(v -> parts.stream().map(CompletableFuture::join).toList());
+    }
+
+    /**
+     * Runs {@code command} on each unit this instance owns in turn until one answers something present (the unit
+     * whose pool has the node or job); empty when none does.
+     */
+    public <T> java.util.Optional<T> commandOwned(
+            java.util.function.BiFunction<PoolRouter, io.gantry.runtime.kafka.Output, java.util.Optional<T>> command,
+            Duration timeout) throws Exception {
+        for (EventProcessor p : split() ? processors : List.of(api())) {
+            if (split() && !p.isOwner()) {
+                continue;
+            }
+            java.util.Optional<T> r = p.submit(out -> command.apply(current.get(p), out))
+                    .get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            if (r.isPresent()) {
+                return r;
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * Split by pool: the HTTP addresses of the instances owning the units this one does not (each once); empty
+     * when this instance owns every unit, or placement is not split.
+     *
+     * @throws IllegalStateException naming the pool when a unit has no owner right now (a takeover under way)
+     */
+    public List<String> otherOwners() {
+        if (!split()) {
+            return List.of();
+        }
+        java.util.Set<String> out = new java.util.LinkedHashSet<>();
+        for (int i = 0; i < processors.size(); i++) {
+            EventProcessor p = processors.get(i);
+            if (p.isOwner()) {
+                continue;
+            }
+            String url = p.ownership().ownerUrl().orElse("");
+            if (url.isEmpty() || url.equals(p.ownership().advertisedUrl())) {
+                throw new IllegalStateException("pool " + pools.get(i).name() + " has no owner right now");
+            }
+            out.add(url);
+        }
+        return List.copyOf(out);
+    }
+
+    /**
+     * Split by pool: the HTTP address of the instance owning {@code pool}'s unit when it is another one; empty when
+     * this instance owns it (or placement is not split, or there is no such pool).
+     *
+     * @throws IllegalStateException naming the pool when its unit has no owner right now
+     */
+    public java.util.Optional<String> ownerOfPool(String pool) {
+        if (!split()) {
+            return java.util.Optional.empty();
+        }
+        for (int i = 0; i < pools.size(); i++) {
+            if (pools.get(i).name().equals(pool)) {
+                EventProcessor p = processors.get(i);
+                if (p.isOwner()) {
+                    return java.util.Optional.empty();
+                }
+                String url = p.ownership().ownerUrl().orElse("");
+                if (url.isEmpty() || url.equals(p.ownership().advertisedUrl())) {
+                    throw new IllegalStateException("pool " + pool + " has no owner right now");
+                }
+                return java.util.Optional.of(url);
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    /** This instance's HTTP address as the others reach it. */
+    public String advertisedUrl() {
+        return api().ownership().advertisedUrl();
     }
 
     @Override

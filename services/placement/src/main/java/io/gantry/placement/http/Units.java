@@ -1,0 +1,97 @@
+package io.gantry.placement.http;
+
+import io.gantry.placement.kafka.PlacementProcessor;
+import io.gantry.runtime.http.OwnerForwardingFilter;
+import io.gantry.runtime.http.Problem;
+import io.micronaut.core.type.Argument;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.HttpStatus;
+import io.micronaut.json.JsonMapper;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The HTTP side of placement split by pool: a request reaching any instance is answered over every pool. Reads add
+ * what the instances owning the other pools' units answer to the same request (marked forwarded, so they answer for
+ * their own units only); a command on a node or job no unit here has goes to those instances in turn until one has
+ * it. Not split, there is nothing to add (a standby forwards the whole request to the owner instead).
+ */
+final class Units {
+    private Units() {
+    }
+
+    /** Thrown when another instance's part cannot be had: the answer to give instead. */
+    static final class Unavailable extends Exception {
+        private final transient HttpResponse<?> answer;
+
+        Unavailable(HttpResponse<?> answer) {
+            super("another instance's part is unavailable", null, false, false);
+            this.answer = answer;
+        }
+
+        HttpResponse<?> answer() {
+            return answer;
+        }
+    }
+
+    /**
+     * The bodies the instances owning the other units answer to {@code request} (none when this request was itself
+     * forwarded, or this instance owns every unit).
+     */
+    static <T> List<T> others(PlacementProcessor placement, HttpRequest<?> request, JsonMapper json, Argument<T> type)
+            throws Unavailable {
+        if (!placement.split() || OwnerForwardingFilter.forwarded(request)) {
+            return List.of();
+        }
+        List<String> owners;
+        try {
+            owners = placement.otherOwners();
+        } catch (IllegalStateException e) {
+            throw new Unavailable(Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", e.getMessage()
+                    + " (a takeover under way); retry shortly", List.of()).header("Retry-After", "2"));
+        }
+        List<T> out = new ArrayList<>();
+        for (String owner : owners) {
+            HttpResponse<?> answer = OwnerForwardingFilter.forward(request, owner, placement.advertisedUrl(), new byte[0]);
+            if (answer.getStatus() != HttpStatus.OK || !(answer.getBody().orElse(null) instanceof byte[] bytes)) {
+                throw new Unavailable(answer);
+            }
+            try {
+                out.add(json.readValue(bytes, type));
+            } catch (IOException e) {
+                throw new Unavailable(Problem.response(HttpStatus.BAD_GATEWAY, "Bad answer", "the instance at "
+                        + owner + " answered what could not be read: " + e.getMessage(), List.of()));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A node's or job's command that no unit here could carry out (the local answer was 404): the answer of the
+     * first instance owning another unit that has it, or empty (then the local 404 stands).
+     */
+    static Optional<HttpResponse<?>> elsewhere(PlacementProcessor placement, HttpRequest<?> request, byte[] body) {
+        if (!placement.split() || OwnerForwardingFilter.forwarded(request)) {
+            return Optional.empty();
+        }
+        List<String> owners;
+        try {
+            owners = placement.otherOwners();
+        } catch (IllegalStateException e) {
+            return Optional.of(Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", e.getMessage()
+                    + " (a takeover under way); retry shortly", List.of()).header("Retry-After", "2"));
+        }
+        for (String owner : owners) {
+            HttpResponse<?> answer = OwnerForwardingFilter.forward(request, owner, placement.advertisedUrl(),
+                    body == null ? new byte[0] : body);
+            if (answer.getStatus() != HttpStatus.NOT_FOUND) {
+                return Optional.of(answer);
+            }
+        }
+        return Optional.empty();
+    }
+}
