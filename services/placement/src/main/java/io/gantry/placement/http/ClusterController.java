@@ -69,62 +69,49 @@ public class ClusterController {
             return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", "placement is restoring its state",
                     List.of());
         }
-        List<ClusterBody> parts = new ArrayList<>(placement.queryOwned(router -> body(router, caller))
-                .get(10, TimeUnit.SECONDS));
+        List<ClusterBody> parts = new ArrayList<>();
+        placement.queryOwned(router -> parts(router, caller)).get(10, TimeUnit.SECONDS).forEach(parts::addAll);
         try {
             // split by pool: the pools other instances own, as they answer the same request
             parts.addAll(Units.others(placement, request, json, io.micronaut.core.type.Argument.of(ClusterBody.class)));
         } catch (Units.Unavailable u) {
             return u.answer();
         }
-        return HttpResponse.ok(merge(parts));
+        List<String> order = placement.pools().stream().map(PlacementProcessor.Pool::name).toList();
+        return HttpResponse.ok(merge(parts, order));
     }
 
-    /** One unit's part: its pools' capacity, racks, cordons, reservations and rejected registrations. */
-    private static ClusterBody body(io.gantry.placement.kafka.PoolRouter router, Caller caller) {
-        {
+    /** A unit's parts, one per pool: its capacity, racks, cordons, reservations and rejected registrations. */
+    private static List<ClusterBody> parts(io.gantry.placement.kafka.PoolRouter router, Caller caller) {
+        List<ClusterBody> parts = new ArrayList<>();
+        List<Integer> typical = router.fallback().typicalRequests();
+        for (PlacementHandler h : router.pools().values()) {
+            Inventory inv = h.state().inventory();
             List<RackBody> racks = new ArrayList<>();
-            Map<String, String> rejected = new TreeMap<>();
-            List<String> cordoned = new ArrayList<>();
-            List<ReservationBody> reservations = new ArrayList<>();
-            List<PoolBody> pools = new ArrayList<>();
-            int nodes = 0;
-            int eligible = 0;
-            int gpus = 0;
-            int free = 0;
-            double stranded = 0;
-            List<Integer> typical = router.fallback().typicalRequests();
-            for (PlacementHandler h : router.pools().values()) {
-                Inventory inv = h.state().inventory();
-                inv.rackSummaries().forEach(r -> racks.add(new RackBody(r.spine(), r.rack(), r.nodes(),
-                        r.eligibleNodes(), r.gpus(), r.freeGpus())));
-                Instant now = h.now();
-                h.state().nodes().stream().filter(NodeSpec::cordoned).map(NodeSpec::nodeId).forEach(cordoned::add);
-                h.state().reservations().forEach(r -> reservations.add(new ReservationBody(
-                        caller != null && !caller.mayAccess(r.tenant()) ? NodesController.OTHER_TENANT : r.jobId(),
-                        r.attempt(), r.domain(), r.nodes(), h.state().estimate(r.jobId(), now))));
-                rejected.putAll(h.rejectedRegistrations());
-                double fragmentation = inv.fragmentation(typical);
-                pools.add(new PoolBody(h.pool(), h.backend().name(), h.state().placer().toString(), inv.nodeCount(),
-                        inv.eligibleNodes(), inv.eligibleGpus(), inv.eligibleFreeGpus(), fragmentation));
-                nodes += inv.nodeCount();
-                eligible += inv.eligibleNodes();
-                gpus += inv.eligibleGpus();
-                free += inv.eligibleFreeGpus();
-                stranded += fragmentation * inv.eligibleFreeGpus();
-            }
-            // each pool's fragmentation is a share of its free GPUs, so weighting by them is exact
-            double fragmentation = pools.size() == 1 ? pools.get(0).fragmentation() : free == 0 ? 0.0 : stranded / free;
-            return new ClusterBody(router.fallback().state().placer().toString(), nodes, eligible, gpus, free,
-                    fragmentation, typical, racks, rejected, cordoned, reservations, pools);
+            inv.rackSummaries().forEach(r -> racks.add(new RackBody(r.spine(), r.rack(), r.nodes(),
+                    r.eligibleNodes(), r.gpus(), r.freeGpus())));
+            Instant now = h.now();
+            List<String> cordoned = h.state().nodes().stream().filter(NodeSpec::cordoned).map(NodeSpec::nodeId)
+                    .toList();
+            List<ReservationBody> reservations = h.state().reservations().stream().map(r -> new ReservationBody(
+                    caller != null && !caller.mayAccess(r.tenant()) ? NodesController.OTHER_TENANT : r.jobId(),
+                    r.attempt(), r.domain(), r.nodes(), h.state().estimate(r.jobId(), now))).toList();
+            double fragmentation = inv.fragmentation(typical);
+            String placer = h.state().placer().toString();
+            parts.add(new ClusterBody(placer, inv.nodeCount(), inv.eligibleNodes(), inv.eligibleGpus(),
+                    inv.eligibleFreeGpus(), fragmentation, typical, racks, new TreeMap<>(h.rejectedRegistrations()),
+                    cordoned, reservations, List.of(new PoolBody(h.pool(), h.backend().name(), placer,
+                    inv.nodeCount(), inv.eligibleNodes(), inv.eligibleGpus(), inv.eligibleFreeGpus(), fragmentation))));
         }
+        return parts;
     }
 
     /**
-     * The parts of several units as one: counts added, lists joined (pools by name), fragmentation weighted by each
-     * pool's free GPUs as within a unit; the placer and typical requests of the first part (the fallback pool's).
+     * The parts of several pools as one: counts added, lists joined, pools in configuration {@code order}, the
+     * fragmentation weighted by each pool's free GPUs (each pool's is a share of its free GPUs, so this is exact);
+     * the placer of the pool a job naming none runs in ({@code default}, else the first), the typical requests of any.
      */
-    static ClusterBody merge(List<ClusterBody> parts) {
+    static ClusterBody merge(List<ClusterBody> parts, List<String> order) {
         if (parts.size() == 1) {
             return parts.get(0);
         }
@@ -148,11 +135,13 @@ public class ClusterController {
             gpus += p.gpus();
             free += p.freeGpus();
         }
-        pools.sort(java.util.Comparator.comparing(PoolBody::pool));
-        cordoned.sort(null);
+        pools.sort(java.util.Comparator.comparingInt((PoolBody p) -> order.indexOf(p.pool())));
         double stranded = pools.stream().mapToDouble(p -> p.fragmentation() * p.freeGpus()).sum();
-        ClusterBody first = parts.get(0);
-        return new ClusterBody(first.placer(), nodes, eligible, gpus, free, free == 0 ? 0.0 : stranded / free,
-                first.fragmentationTypicalGpus(), racks, rejected, cordoned, reservations, pools);
+        String fallback = order.contains(io.gantry.placement.core.Pools.DEFAULT) ? io.gantry.placement.core.Pools.DEFAULT
+                : order.isEmpty() ? "" : order.get(0);
+        String placer = pools.stream().filter(p -> p.pool().equals(fallback)).map(PoolBody::placer).findFirst()
+                .orElse(parts.get(0).placer());
+        return new ClusterBody(placer, nodes, eligible, gpus, free, free == 0 ? 0.0 : stranded / free,
+                parts.get(0).fragmentationTypicalGpus(), racks, rejected, cordoned, reservations, pools);
     }
 }
