@@ -32,6 +32,8 @@ public final class Gantry {
               --pool NAME=BACKEND     a pool of the cluster with its own backend and placement core; repeatable
                                       (e.g. --pool sim=simulated --pool gpu=local); the backend options below
                                       apply to the pools of that backend; without it one pool `default` (--backend)
+              --shard-by-pool         with two or more --pool and --instances 2+: each pool a unit of placement's
+                                      work of its own, spread over the placement instances
               --cluster FILE          cluster YAML for the simulated backend (default: 4 nodes x 8 H100)
               --local-gpus N          GPUs of the local node when nvidia-smi does not describe them (default 0)
               --local-gpu-model M     their model (default generic)
@@ -123,6 +125,9 @@ public final class Gantry {
         placement.put("gantry.placement.backend", backend);
         Map<String, String> pools = pools(opts);
         pools.forEach((name, b) -> placement.put("gantry.placement.pools." + name + ".backend", b));
+        if (opts.containsKey("shard-by-pool")) {
+            placement.put("gantry.placement.shard-by-pool", "true");
+        }
         placement.put("gantry.placement.simulated.speedup", opts.getOrDefault("speedup", "1"));
         Map.of("local-gpus", "gantry.placement.local.gpus", "local-gpu-model", "gantry.placement.local.gpu-model",
                 "namespace", "gantry.placement.kubernetes.namespace", "image", "gantry.placement.kubernetes.image",
@@ -213,7 +218,11 @@ public final class Gantry {
         List<String> known = List.of("data-dir", "port", "kafka-port", "kafka-brokers", "instances", "postgres-port", "backend", "cluster", "speedup",
                 "heartbeat-timeout", "gpu-quota", "queue-config", "service-heap", "local-gpus", "local-gpu-model",
                 "kubeconfig", "namespace", "image", "slurm-conf", "slurm-partition", "pool");
-        Map<String, String> opts = CliArgs.parse(args, 1, known, List.of(), List.of("pool"), USAGE, Gantry::fail);
+        Map<String, String> opts = CliArgs.parse(args, 1, known, List.of("shard-by-pool"), List.of("pool"), USAGE,
+                Gantry::fail);
+        if (opts.containsKey("shard-by-pool") && pools(opts).size() < 2) {
+            fail("--shard-by-pool needs two or more --pool");
+        }
         for (String numeric : List.of("port", "kafka-port", "postgres-port", "gpu-quota", "local-gpus")) {
             if (opts.containsKey(numeric) && !opts.get(numeric).matches("\\d{1,5}")) {
                 fail("--" + numeric + " must be a number");

@@ -66,4 +66,13 @@ class GantryOptionsTest {
                 .as("a slurm pool reports to admission like the slurm backend")
                 .containsEntry("gantry.placement.slurm.api-url", "http://127.0.0.1:8080");
     }
+
+    @Test
+    void splittingPlacementByPoolNeedsTwoPools() {
+        Map<String, String> placement = Gantry.placementProperties(Gantry.parse(new String[] {"dev", "--pool",
+            "sim=simulated", "--pool", "gpu=local", "--shard-by-pool"}), dir, 8080);
+        assertThat(placement).containsEntry("gantry.placement.shard-by-pool", "true");
+        assertThat(Gantry.placementProperties(Gantry.parse(new String[] {"dev", "--pool", "sim=simulated"}), dir, 8080))
+                .doesNotContainKey("gantry.placement.shard-by-pool");
+    }
 }
