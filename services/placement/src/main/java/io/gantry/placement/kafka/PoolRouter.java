@@ -142,6 +142,11 @@ public final class PoolRouter implements EventHandler {
         return fallback;
     }
 
+    /** Whether this router is one unit of placement split by pool (other units own other pools). */
+    private boolean split() {
+        return configured.size() > pools.size();
+    }
+
     /** Whether this router owns the fallback pool: it handles what concerns no configured pool. */
     private boolean ownsFallback() {
         return pools.containsKey(fallbackPool);
@@ -224,7 +229,13 @@ public final class PoolRouter implements EventHandler {
             } else if (e.getPayload() instanceof PlacementDeferred d) {
                 pool = known(d.getPool(), null);
             } else {
-                pool = jobPool.getOrDefault(e.getJobId(), fallbackPool);
+                pool = jobPool.get(e.getJobId());
+                if (pool == null && split()) {
+                    // split, a job this unit has not seen granted is another unit's (granted before this unit's
+                    // snapshot: the snapshot holds this unit's jobs only)
+                    return List.of();
+                }
+                pool = pool == null ? fallbackPool : pool;
             }
             if (pool == null) {
                 return List.of();
@@ -239,7 +250,11 @@ public final class PoolRouter implements EventHandler {
             return h == null ? List.of() : List.of(h); // another unit's pool
         } else if (value instanceof NodeEvent e) {
             String pool = e.getPayload() instanceof NodeRegistered r ? known(r.getPool(), r.getBackend())
-                    : nodePool.getOrDefault(e.getNodeId(), fallbackPool);
+                    : nodePool.get(e.getNodeId());
+            if (pool == null && !(e.getPayload() instanceof NodeRegistered) && split()) {
+                return List.of(); // split: a node this unit has not seen registered is another unit's
+            }
+            pool = pool == null && !(e.getPayload() instanceof NodeRegistered) ? fallbackPool : pool;
             if (pool == null) {
                 return List.of();
             }

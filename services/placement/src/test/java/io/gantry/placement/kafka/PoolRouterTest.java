@@ -319,4 +319,30 @@ class PoolRouterTest {
                 .satisfies(p -> assertThat(((AllocationReleased) p).getDeferredChecks())
                         .extracting(c -> c.getJobId()).containsExactly("waits"));
     }
+
+    @Test
+    void aUnitOfASplitPlacementKeepsNothingOfAnotherUnitsNodesOrJobsItNeverSawRegisteredOrGranted() {
+        // the unit owning pool a (the fallback) of pools a and b, restored from its snapshot: b's registrations and
+        // grants came before it, so a later heartbeat of b-0 or release of b's job must not reach pool a
+        Map<String, ExecutionBackend> pools = twoPools();
+        VirtualClock clock = new VirtualClock(wall, 1);
+        PlacementHandler a = new PlacementHandler(new ClusterState(pools.get("a").name(), new TopologyPlacer()),
+                pools.get("a"), clock, Duration.ofSeconds(1)).inPool("a");
+        Map<String, String> configured = new LinkedHashMap<>();
+        configured.put("a", "simulated");
+        configured.put("b", "simulated");
+        PoolRouter unit = new PoolRouter(List.of(a), configured).restoring(List.of(Topics.PLACEMENT_NODE_EVENTS,
+                Topics.PLACEMENT_ALLOCATION_EVENTS));
+        long before = unit.snapshotRecords();
+        unit.restore(Topics.PLACEMENT_NODE_EVENTS, "b-0", NodeEvent.newBuilder().setEventId("hb").setNodeId("b-0")
+                .setOccurredAt(Instant.parse("2026-11-28T10:00:00Z"))
+                .setPayload(io.gantry.events.NodeHeartbeat.newBuilder().setSequence(7).build()).build());
+        unit.restore(Topics.PLACEMENT_ALLOCATION_EVENTS, "job-b", AllocationEvent.newBuilder().setEventId("start")
+                .setJobId("job-b").setOccurredAt(Instant.parse("2026-11-28T10:00:00Z"))
+                .setPayload(io.gantry.events.JobRunStarted.newBuilder().setAllocationId("alloc-b").setTenant("t")
+                        .setAttempt(1).setStartedAt(Instant.parse("2026-11-28T10:00:00Z")).build()).build());
+        // only the newest-time record may be new; a foreign node's heartbeat is not kept
+        assertThat(unit.snapshotRecords()).isLessThanOrEqualTo(before + 1);
+        assertThat(a.state().knows("b-0")).isFalse();
+    }
 }
