@@ -268,11 +268,29 @@ public final class PoolRouter implements EventHandler {
         return List.copyOf(pools.values());
     }
 
-    /** Whether a record of a restore topic belongs to a configured pool another unit owns. */
+    /**
+     * Whether a record of a restore topic that reaches none of this router's pools is another unit's (split by
+     * pool): it names or belongs to a configured pool another unit owns, or to a job or node this unit never saw
+     * granted or registered. Skipped quietly; the rest is worth a warning.
+     */
     private boolean ofAnotherUnit(Object value) {
-        String pool = value instanceof AllocationEvent e ? jobPool.get(e.getJobId())
-                : value instanceof NodeEvent e ? nodePool.get(e.getNodeId()) : null;
-        return pool != null && configured.containsKey(pool) && !pools.containsKey(pool);
+        if (!split()) {
+            return false;
+        }
+        String pool;
+        boolean names;
+        if (value instanceof AllocationEvent e) {
+            names = e.getPayload() instanceof AllocationGranted || e.getPayload() instanceof PlacementDeferred;
+            pool = e.getPayload() instanceof AllocationGranted g ? known(g.getPool(), g.getBackend())
+                    : e.getPayload() instanceof PlacementDeferred d ? known(d.getPool(), null) : jobPool.get(e.getJobId());
+        } else if (value instanceof NodeEvent e) {
+            names = e.getPayload() instanceof NodeRegistered;
+            pool = e.getPayload() instanceof NodeRegistered r ? known(r.getPool(), r.getBackend())
+                    : nodePool.get(e.getNodeId());
+        } else {
+            return false;
+        }
+        return pool == null ? !names : !pools.containsKey(pool);
     }
 
     private void newest(Instant at) {
