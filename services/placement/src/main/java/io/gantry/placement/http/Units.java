@@ -44,18 +44,8 @@ final class Units {
      */
     static <T> List<T> others(PlacementProcessor placement, HttpRequest<?> request, JsonMapper json, Argument<T> type)
             throws Unavailable {
-        if (!placement.split() || OwnerForwardingFilter.forwarded(request)) {
-            return List.of();
-        }
-        List<String> owners;
-        try {
-            owners = placement.otherOwners();
-        } catch (IllegalStateException e) {
-            throw new Unavailable(Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", e.getMessage()
-                    + " (a takeover under way); retry shortly", List.of()).header("Retry-After", "2"));
-        }
         List<T> out = new ArrayList<>();
-        for (String owner : owners) {
+        for (String owner : owners(placement, request)) {
             HttpResponse<?> answer = OwnerForwardingFilter.forward(request, owner, placement.advertisedUrl(), new byte[0]);
             if (answer.getStatus() != HttpStatus.OK || !(answer.getBody().orElse(null) instanceof byte[] bytes)) {
                 throw new Unavailable(answer);
@@ -75,15 +65,11 @@ final class Units {
      * first instance owning another unit that has it, or empty (then the local 404 stands).
      */
     static Optional<HttpResponse<?>> elsewhere(PlacementProcessor placement, HttpRequest<?> request, byte[] body) {
-        if (!placement.split() || OwnerForwardingFilter.forwarded(request)) {
-            return Optional.empty();
-        }
         List<String> owners;
         try {
-            owners = placement.otherOwners();
-        } catch (IllegalStateException e) {
-            return Optional.of(Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", e.getMessage()
-                    + " (a takeover under way); retry shortly", List.of()).header("Retry-After", "2"));
+            owners = owners(placement, request);
+        } catch (Unavailable u) {
+            return Optional.of(u.answer());
         }
         for (String owner : owners) {
             HttpResponse<?> answer = OwnerForwardingFilter.forward(request, owner, placement.advertisedUrl(),
@@ -93,5 +79,23 @@ final class Units {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * The instances owning the units this one does not, to add to or try for {@code request}; none when it was
+     * itself forwarded or placement is not split.
+     *
+     * @throws Unavailable 503 with Retry-After while a unit has no owner (a takeover under way)
+     */
+    private static List<String> owners(PlacementProcessor placement, HttpRequest<?> request) throws Unavailable {
+        if (!placement.split() || OwnerForwardingFilter.forwarded(request)) {
+            return List.of();
+        }
+        try {
+            return placement.otherOwners();
+        } catch (IllegalStateException e) {
+            throw new Unavailable(Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", e.getMessage()
+                    + " (a takeover under way); retry shortly", List.of()).header("Retry-After", "2"));
+        }
     }
 }
