@@ -5,6 +5,7 @@ import io.gantry.launcher.load.JobLedger;
 import io.gantry.launcher.load.LagSampler;
 import io.gantry.launcher.load.LoadReport;
 import io.gantry.launcher.load.Percentiles;
+import io.gantry.launcher.load.BrokerSampler;
 import io.gantry.launcher.load.ProcSampler;
 import io.gantry.launcher.load.Stack;
 
@@ -213,7 +214,10 @@ public final class LoadTest {
                  LagSampler lag = new LagSampler(stack.bootstrap())) {
                 watcher.start(Duration.ofSeconds(150));
                 probe();
+                BrokerSampler broker = new BrokerSampler(stack.bootstrap());
+                broker.start();
                 procs.sample();
+                broker.sample();
                 long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
                 t0 = start;
                 warmEnd = start + o.warmup().toNanos();
@@ -225,7 +229,7 @@ public final class LoadTest {
                     t.setDaemon(true);
                     return t;
                 });
-                sampler.scheduleAtFixedRate(() -> sample(procs, lag), 1000, 1000, TimeUnit.MILLISECONDS);
+                sampler.scheduleAtFixedRate(() -> sample(procs, lag, broker), 1000, 1000, TimeUnit.MILLISECONDS);
                 try {
                     if (o.saturate()) {
                         closedLoop();
@@ -425,7 +429,7 @@ public final class LoadTest {
         private long lastPlaced;
         private long lastSent;
 
-        private void sample(ProcSampler procs, LagSampler lagSampler) {
+        private void sample(ProcSampler procs, LagSampler lagSampler, BrokerSampler broker) {
             try {
                 long now = System.nanoTime();
                 String phase = now < warmEnd ? "warmup" : now < end ? "measure" : "drain";
@@ -448,12 +452,13 @@ public final class LoadTest {
                 v.put("placed_p50_ms", p.count() == 0 ? Double.NaN : p.at(0.50) / 1e6);
                 v.put("placed_p99_ms", p.count() == 0 ? Double.NaN : p.at(0.99) / 1e6);
                 v.put("rest_p99_ms", pr.count() == 0 ? Double.NaN : pr.at(0.99) / 1e6);
+                broker.sample().forEach(v::put);
                 Map<String, Long> lag = lagSampler.sample();
                 lag.forEach((k, x) -> v.put("lag " + k, (double) x));
                 Map<String, ProcSampler.Usage> usage = procs.sample();
                 usage.forEach((k, u) -> {
                     v.put("cpu% " + k, u.cpuPercent());
-                    if (!k.equals(ProcSampler.LOAD_GENERATOR) && !k.equals(ProcSampler.MACHINE)) {
+                    if (ProcSampler.isProcess(k)) {
                         v.put("rss_mib " + k, u.rssMiB());
                     }
                 });

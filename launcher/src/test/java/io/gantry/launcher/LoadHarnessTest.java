@@ -50,12 +50,16 @@ class LoadHarnessTest {
         for (String service : DevCluster.SERVICES) {
             assertThat(report).contains("| " + service + " |");
         }
+        assertThat(report).as("the in-JVM broker's requests by API and its time by client")
+                .contains("## Broker", "| Fetch |", "| EndTxn |", "| gantry-queue-producer |", "| all clients |",
+                        "| harness JIT compiler threads |");
 
         List<String> csv = Files.readAllLines(r.csv());
         List<String> header = Arrays.asList(csv.get(0).split(","));
         assertThat(header).contains("t_s", "phase", "granted", "placed_p99_ms", "lag gantry-queue admission.job-events",
                 "lag gantry-placement queue.job-events", "cpu% queue", "rss_mib placement",
-                "cpu% postgresql (all processes)");
+                "cpu% postgresql (all processes)", "broker_req Produce", "broker_ms Fetch",
+                "broker_client gantry-placement-producer", "cpu% harness GC and VM threads");
         List<String[]> measured = csv.stream().skip(1).map(l -> l.split(",", -1)).filter(f -> f[1].equals("measure")).toList();
         assertThat(measured).as("a sample a second over the measured 5 s").hasSizeGreaterThanOrEqualTo(4);
         int rss = header.indexOf("rss_mib placement");

@@ -11,6 +11,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -342,8 +343,9 @@ public final class LoadReport {
                 + "(VmRSS). The machine has ").append(Runtime.getRuntime().availableProcessors())
                 .append(" cores, so the rows can add up to at most ").append(Runtime.getRuntime().availableProcessors() * 100)
                 .append("%. *load generator threads* (the HTTP client and this harness's own threads, by the JVM's "
-                        + "thread CPU clock) are part of the harness JVM's figure. *whole machine* is every process on the "
-                        + "host (/proc/stat): what it has beyond the rows above it is other work that ran at the same time.\n\n");
+                        + "thread CPU clock) are part of the harness JVM's figure, and so are its *JIT compiler* and *GC "
+                        + "and VM* threads (by /proc task name). *whole machine* is every process on the host (/proc/stat): "
+                        + "what it has beyond the rows above it is other work that ran at the same time.\n\n");
         b.append("| process | CPU % mean | CPU % max | RSS MiB mean | RSS MiB max |\n| --- | ---: | ---: | ---: | ---: |\n");
         for (String name : keys("cpu% ")) {
             double[] cpu = stats(measuredDouble("cpu% " + name));
@@ -355,6 +357,7 @@ public final class LoadReport {
         double[] load = stats(measuredDouble("loadavg_1m"));
         b.append(String.format(Locale.ROOT, "1-minute load average during the measured window: mean %.1f, max %.1f.\n\n",
                 load[0], load[1]));
+        brokerSection(b);
         b.append("## How it was measured\n\n");
         b.append("""
                 - Submissions: `POST /v1/jobs` with the JDK's asynchronous HTTP/1.1 client; open loop sends job *i* at
@@ -367,6 +370,57 @@ public final class LoadReport {
                 - Per-second samples of everything above are in [samples.csv](samples.csv).
                 """);
         return b.toString();
+    }
+
+    /** Requests by Kafka API and broker time by client, when the broker ran in the harness JVM. */
+    private void brokerSection(StringBuilder b) {
+        b.append("## Broker\n\n");
+        List<String> apis = keys(BrokerSampler.REQUESTS);
+        if (apis.isEmpty()) {
+            b.append("Not measured: the broker does not run in this JVM (an external stack).\n\n");
+            return;
+        }
+        b.append("From the broker's own metrics, means over the measured window. *handler ms/s*: time in the request "
+                + "handler threads per second (LocalTimeMs); the network threads' share is in the next table. The "
+                + "broker's CPU is the harness JVM's less its load generator, JIT compiler and GC threads.\n\n");
+        b.append("| Kafka API | requests/s | handler ms/s |\n| --- | ---: | ---: |\n");
+        apis.sort(Comparator.comparingDouble((String a) -> -windowMean(BrokerSampler.REQUESTS + a)));
+        for (String api : apis) {
+            double rate = windowMean(BrokerSampler.REQUESTS + api);
+            if (rate >= 0.05) {
+                b.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f |\n", api, rate,
+                        windowMean(BrokerSampler.HANDLER_MS + api)));
+            }
+        }
+        b.append("\nBroker time by client id: % of one broker thread spent on its requests in the network and I/O "
+                + "threads (the broker's request-time, kept per client while a client quota is set: the harness sets "
+                + "one no client can reach).\n\n");
+        b.append("| client id | % of a thread |\n| --- | ---: |\n");
+        List<String> clients = keys(BrokerSampler.CLIENT);
+        clients.sort(Comparator.comparingDouble((String c) -> -windowMean(BrokerSampler.CLIENT + c)));
+        double total = 0;
+        for (String c : clients) {
+            double pct = windowMean(BrokerSampler.CLIENT + c);
+            total += pct;
+            if (pct >= 0.05) {
+                b.append(String.format(Locale.ROOT, "| %s | %.1f |\n", c, pct));
+            }
+        }
+        b.append(String.format(Locale.ROOT, "| all clients | %.1f |\n\n", total));
+    }
+
+    /** The mean of a per-second rate over the measured window's samples; a sample without it counts as 0. */
+    private double windowMean(String key) {
+        double sum = 0;
+        int n = 0;
+        for (Sample s : samples) {
+            if (s.phase().equals("measure")) {
+                Double v = s.values().get(key);
+                sum += v == null || v.isNaN() ? 0 : v;
+                n++;
+            }
+        }
+        return n == 0 ? 0 : sum / n;
     }
 
     private static void row(StringBuilder b, String name, Percentiles p) {

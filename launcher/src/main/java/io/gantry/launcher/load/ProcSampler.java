@@ -108,11 +108,23 @@ public final class ProcSampler {
     public List<String> names() {
         List<String> n = new ArrayList<>(groups.keySet());
         n.add(LOAD_GENERATOR);
+        n.add(JIT);
+        n.add(GC);
         n.add(MACHINE);
         return n;
     }
 
     public static final String LOAD_GENERATOR = "load generator threads";
+    /** This JVM's JIT compiler threads (the broker's code and the harness's are compiled by the same threads). */
+    public static final String JIT = "harness JIT compiler threads";
+    /** This JVM's garbage collection and VM operation threads. */
+    public static final String GC = "harness GC and VM threads";
+    private final Map<String, Long> lastOwnThreadTicks = new HashMap<>();
+
+    /** Whether a row is a process (with a resident set) rather than threads of this JVM or the whole machine. */
+    public static boolean isProcess(String row) {
+        return !row.equals(LOAD_GENERATOR) && !row.equals(JIT) && !row.equals(GC) && !row.equals(MACHINE);
+    }
     /** Every process on the host (/proc/stat: all CPU time but idle and iowait); the rest of it is other work. */
     public static final String MACHINE = "whole machine (every process)";
     private long lastMachineBusy = -1;
@@ -160,6 +172,13 @@ public final class ProcSampler {
             out.put(g.getKey(), new Usage(cpu, rss));
         }
         out.put(LOAD_GENERATOR, new Usage(seconds <= 0 ? 0 : loadThreadsCpuDelta() / 1e7 / seconds, 0));
+        Map<String, Long> own = ownThreadTicks();
+        for (String kind : List.of(JIT, GC)) {
+            long delta = own.getOrDefault(kind, 0L) - lastOwnThreadTicks.getOrDefault(kind, own.getOrDefault(kind, 0L));
+            out.put(kind, new Usage(seconds <= 0 ? 0 : 100.0 * Math.max(0, delta) / TICKS_PER_SECOND / seconds, 0));
+        }
+        lastOwnThreadTicks.clear();
+        lastOwnThreadTicks.putAll(own);
         long busy = machineBusyTicks();
         long machineWall = System.nanoTime(); // its own interval: the process scan before it takes varying time
         double machineSeconds = (machineWall - lastMachineWall) / 1e9;
@@ -168,6 +187,32 @@ public final class ProcSampler {
         lastMachineBusy = busy;
         lastMachineWall = machineWall;
         lastWall = wall;
+        return out;
+    }
+
+    /**
+     * CPU ticks of this JVM's own compiler and GC/VM threads so far, by /proc task name (these threads are not
+     * Java threads the ThreadMXBean lists). A thread that ended takes its ticks with it: a small undercount.
+     */
+    private static Map<String, Long> ownThreadTicks() {
+        Map<String, Long> out = new HashMap<>();
+        try (DirectoryStream<Path> dir = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : dir) {
+                String[] stat = stat(task.resolve("stat"));
+                if (stat == null || stat.length < 14) {
+                    continue;
+                }
+                String comm = stat[0];
+                String kind = comm.contains("CompilerThre") ? JIT
+                        : comm.startsWith("VM Thread") || comm.startsWith("GC Thread") || comm.startsWith("G1 ")
+                        ? GC : null;
+                if (kind != null) {
+                    out.merge(kind, Long.parseLong(stat[12]) + Long.parseLong(stat[13]), Long::sum);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no /proc/self/task: nothing counted
+        }
         return out;
     }
 
@@ -225,8 +270,12 @@ public final class ProcSampler {
 
     /** Fields of /proc/pid/stat with the command (field 2, in parentheses, may hold spaces) as element 0. */
     private static String[] stat(long pid) {
+        return stat(Path.of("/proc", Long.toString(pid), "stat"));
+    }
+
+    private static String[] stat(Path file) {
         try {
-            String s = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.UTF_8);
+            String s = Files.readString(file, StandardCharsets.UTF_8);
             int open = s.indexOf('(');
             int close = s.lastIndexOf(')');
             String comm = s.substring(open + 1, close);

@@ -14,7 +14,10 @@ import java.time.Duration;
  * {@code http://127.0.0.1:<micronaut.server.port>}), and how long its consumer group waits for a silent member before
  * moving its work ({@code gantry.kafka.session-timeout}, 6 s to 5 min, default 10 s: the bound on a failover's wait),
  * and how long a batch of input may stay open before it commits ({@code gantry.kafka.commit-interval}, 0 to 1 s,
- * default 20 ms: fewer transactions under load for at most that much latency per hop; 0 commits every poll), and
+ * default 20 ms: fewer transactions under load for at most that much latency per hop; 0 commits every poll), how
+ * long a transactional batch that has sent nothing may stay open ({@code gantry.kafka.quiet-commit-interval}, 0 to
+ * 10 s, default 1 s: input that only changes the state, such as recovery noting grants and releases, commits once a
+ * second instead of once per record; at least the commit interval), and
  * how many input records a service that keeps its state in Kafka handles between two snapshots of it
  * ({@code gantry.kafka.snapshot-every}, default 100,000; 0: none, every start replays the whole history).
  */
@@ -25,6 +28,7 @@ public final class Instance {
     private final String advertisedUrl;
     private final Duration sessionTimeout;
     private final Duration commitInterval;
+    private final Duration quietCommitInterval;
     private final long snapshotEvery;
 
     public Instance(@Value("${gantry.instance.id:}") String id,
@@ -32,6 +36,7 @@ public final class Instance {
                     @Value("${micronaut.server.port:8080}") int port,
                     @Value("${gantry.kafka.session-timeout:10s}") Duration sessionTimeout,
                     @Value("${gantry.kafka.commit-interval:20ms}") Duration commitInterval,
+                    @Value("${gantry.kafka.quiet-commit-interval:1s}") Duration quietCommitInterval,
                     @Value("${gantry.kafka.snapshot-every:100000}") long snapshotEvery) {
         if (!id.isEmpty() && !ID.matcher(id).matches()) {
             throw new ConfigurationException("gantry.instance.id must be 1-64 letters, digits, '.', '_' or '-', was `"
@@ -43,6 +48,10 @@ public final class Instance {
         }
         if (commitInterval.isNegative() || commitInterval.compareTo(Duration.ofSeconds(1)) > 0) {
             throw new ConfigurationException("gantry.kafka.commit-interval must be from 0 to 1s, was " + commitInterval);
+        }
+        if (quietCommitInterval.isNegative() || quietCommitInterval.compareTo(Duration.ofSeconds(10)) > 0) {
+            throw new ConfigurationException("gantry.kafka.quiet-commit-interval must be from 0 to 10s, was "
+                    + quietCommitInterval);
         }
         if (snapshotEvery < 0) {
             throw new ConfigurationException("gantry.kafka.snapshot-every must be >= 0 records (0: no snapshots), was "
@@ -56,13 +65,14 @@ public final class Instance {
         this.advertisedUrl = !advertisedUrl.isEmpty() ? advertisedUrl : port > 0 ? "http://127.0.0.1:" + port : "";
         this.sessionTimeout = sessionTimeout;
         this.commitInterval = commitInterval;
+        this.quietCommitInterval = quietCommitInterval;
         this.snapshotEvery = snapshotEvery;
     }
 
-    /** The builder with this instance's id, address, session timeout, commit interval and snapshot interval. */
+    /** The builder with this instance's id, address, session timeout, commit intervals and snapshot interval. */
     public EventProcessor.Builder configure(EventProcessor.Builder b) {
         return b.instanceId(id).advertisedUrl(advertisedUrl).sessionTimeout(sessionTimeout)
-                .commitInterval(commitInterval).snapshotEvery(snapshotEvery);
+                .commitInterval(commitInterval).quietCommitInterval(quietCommitInterval).snapshotEvery(snapshotEvery);
     }
 
     public String id() {

@@ -77,6 +77,7 @@ public final class EventProcessor implements AutoCloseable {
     private final Duration tickInterval;
     /** How long a batch may stay open while input keeps coming (0: one commit per poll). */
     private final long commitIntervalNanos;
+    private final long quietCommitIntervalNanos;
     /** Where snapshots of the state go, or null: none are taken (a service that shares its work, or switched off). */
     private final Topic<StateSnapshot> snapshotTopic;
     /** Input records handled between two snapshots. */
@@ -119,6 +120,7 @@ public final class EventProcessor implements AutoCloseable {
         this.handlerFactory = b.handlerFactory;
         this.tickInterval = b.tickInterval;
         this.commitIntervalNanos = b.commitInterval.toNanos();
+        this.quietCommitIntervalNanos = Math.max(b.commitInterval.toNanos(), b.quietCommitInterval.toNanos());
         this.snapshotTopic = b.transactional && b.snapshotEvery > 0 ? Topics.snapshots(b.owner) : null;
         this.snapshotEvery = b.snapshotEvery;
         this.clock = b.clock;
@@ -331,6 +333,8 @@ public final class EventProcessor implements AutoCloseable {
             long sinceSnapshot = 0;
             while (running) {
                 long wait = batch == null ? Math.min(100, tickInterval.toMillis())
+                        : quiet(batch, sink) ? Math.min(Math.min(100, tickInterval.toMillis()),
+                                Math.max(0, (quietCommitIntervalNanos - batch.age()) / 1_000_000))
                         : Math.max(0, (commitIntervalNanos - batch.age()) / 1_000_000);
                 ConsumerRecords<String, byte[]> records = c.poll(Duration.ofMillis(wait));
                 ConsumerRecords<String, byte[]> tail = follower == null ? ConsumerRecords.empty()
@@ -379,7 +383,7 @@ public final class EventProcessor implements AutoCloseable {
                 }
                 if (!nothingNew) {
                     if (batch == null) {
-                        batch = new Batch();
+                        batch = new Batch(sink.sent);
                         begin(producer);
                     }
                     Batch b = batch;
@@ -413,8 +417,12 @@ public final class EventProcessor implements AutoCloseable {
                 }
                 // a batch stays open while input keeps coming, up to the commit interval: one commit (a transaction,
                 // or a database write and an offset commit) then covers several polls. A poll that brought nothing,
-                // a command (its caller waits for the commit) or the catch-up ends it at once.
-                if (nothingNew || !batch.done.isEmpty() || caughtUpNow || batch.age() >= commitIntervalNanos) {
+                // a command (its caller waits for the commit) or the catch-up ends it at once. A transactional batch
+                // that has written nothing (its records only changed the state) holds no output back from anyone:
+                // it stays open, through quiet polls too, up to the quiet commit interval.
+                boolean quiet = quiet(batch, sink);
+                if ((nothingNew && !quiet) || !batch.done.isEmpty() || caughtUpNow
+                        || batch.age() >= (quiet ? quietCommitIntervalNanos : commitIntervalNanos)) {
                     Batch b = batch;
                     batch = null;
                     EventHandler handler = h;
@@ -447,6 +455,11 @@ public final class EventProcessor implements AutoCloseable {
                 producer.close(Duration.ofSeconds(5));
             }
         }
+    }
+
+    /** An open transactional batch that has sent nothing yet: committing it later delays no output. */
+    private boolean quiet(Batch batch, Sink sink) {
+        return transactionalId != null && batch != null && sink.sent == batch.sentBefore;
     }
 
     private void failCommands(Throwable e) {
@@ -553,10 +566,16 @@ public final class EventProcessor implements AutoCloseable {
     /** The records, offsets and commands of a batch not yet committed. */
     private static final class Batch {
         private final long openedAt = System.nanoTime();
+        /** The sink's count of records sent when the batch opened. */
+        private final long sentBefore;
         private final Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
         private final List<ConsumerRecord<String, byte[]>> handled = new ArrayList<>();
         private final List<Command<?>> done = new ArrayList<>();
         private long records;
+
+        Batch(long sentBefore) {
+            this.sentBefore = sentBefore;
+        }
 
         long age() {
             return System.nanoTime() - openedAt;
@@ -923,6 +942,8 @@ public final class EventProcessor implements AutoCloseable {
         private volatile Exception failure;
         /** Per partition written, the offset after the last record written there (acknowledged). */
         private final Map<TopicPartition, Long> written = new ConcurrentHashMap<>();
+        /** Records sent so far (by the processor's thread only). */
+        private long sent;
 
         Sink(KafkaProducer<String, byte[]> producer) {
             this.producer = producer;
@@ -935,6 +956,7 @@ public final class EventProcessor implements AutoCloseable {
         }
 
         void sendRaw(ProducerRecord<String, byte[]> record) {
+            sent++;
             producer.send(record, (meta, e) -> {
                 if (e != null) {
                     failure = e;
@@ -969,6 +991,7 @@ public final class EventProcessor implements AutoCloseable {
         private Supplier<? extends EventHandler> handlerFactory;
         private Duration tickInterval = Duration.ofSeconds(1);
         private Duration commitInterval = Duration.ZERO;
+        private Duration quietCommitInterval = Duration.ZERO;
         private long snapshotEvery;
         private Clock clock = Clock.systemUTC();
         private int partitions = 1;
@@ -1074,6 +1097,23 @@ public final class EventProcessor implements AutoCloseable {
                 throw new IllegalArgumentException("commit interval must be from 0 to 10 s, was " + interval);
             }
             this.commitInterval = interval;
+            return this;
+        }
+
+        /**
+         * How long a transactional batch that has sent nothing may stay open, through polls that bring nothing too:
+         * its records only changed the state (e.g. recovery noting a grant), so no reader waits for its commit, and
+         * one transaction then covers a second of such input instead of one per record. A record whose handling sends
+         * something turns it into an ordinary batch, committed by the commit interval from the batch's start. What
+         * it costs: on a crash the new owner handles up to this much input again (as it would any uncommitted input),
+         * and the group's committed offsets trail the input by up to this much. Never shorter than the commit
+         * interval; default zero (the commit interval alone). At-least-once processors (no transactions) ignore it.
+         */
+        public Builder quietCommitInterval(Duration interval) {
+            if (interval.isNegative() || interval.compareTo(Duration.ofSeconds(10)) > 0) {
+                throw new IllegalArgumentException("quiet commit interval must be from 0 to 10 s, was " + interval);
+            }
+            this.quietCommitInterval = interval;
             return this;
         }
 

@@ -10,10 +10,15 @@ import io.gantry.schemas.Service;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
 import io.gantry.testkit.TopicClient;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -196,6 +201,51 @@ class EventProcessorTest {
         }
         assertThat(transactions).as("transactions for 20 inputs arriving one after another, one commit per poll"
                 + " would take 20").isLessThanOrEqualTo(6);
+    }
+
+    @Test
+    void aTransactionalBatchThatSentNothingCommitsAtTheQuietIntervalWhileABatchWithAnAnswerCommitsAtOnce()
+            throws Exception {
+        String group = "toy-" + UUID.randomUUID();
+        ToyHandler[] h = new ToyHandler[1];
+        ready(started(toy(group).quietCommitInterval(Duration.ofSeconds(10)).handler(() -> h[0] = new ToyHandler())));
+        await().atMost(20, TimeUnit.SECONDS).until(() -> h[0].caughtUps > 0);
+        String job = "job-" + UUID.randomUUID();
+        RecordMetadata first = sendCancelAt(job);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> committed(group, first) > first.offset());
+
+        // the same request again: the toy answers a job once, so this batch sends nothing and stays open
+        int before = h[0].handled;
+        RecordMetadata again = sendCancelAt(job);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> h[0].handled > before);
+        await().during(Duration.ofMillis(1500)).atMost(3, TimeUnit.SECONDS)
+                .until(() -> committed(group, again) <= again.offset());
+
+        // a request with an answer joins the open batch, which then commits at once (commit interval 0), offsets
+        // of the quiet record included, long before the quiet interval's 10 s
+        String other = "job-" + UUID.randomUUID();
+        long sentAt = System.nanoTime();
+        sendCancelAt(other);
+        await().atMost(5, TimeUnit.SECONDS).until(() -> countCancelled(other) == 1);
+        assertThat(Duration.ofNanos(System.nanoTime() - sentAt)).isLessThan(Duration.ofSeconds(5));
+        await().atMost(2, TimeUnit.SECONDS).until(() -> committed(group, again) > again.offset());
+        assertThat(countCancelled(job)).isEqualTo(1);
+    }
+
+    private RecordMetadata sendCancelAt(String job) throws Exception {
+        try (KafkaProducer<String, byte[]> producer = producer()) {
+            return producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), job,
+                    AvroWire.encode(Topics.ADMISSION_JOB_EVENTS, cancel(job, "a")))).get();
+        }
+    }
+
+    /** The group's committed offset on the record's partition (-1: none). */
+    private long committed(String group, RecordMetadata record) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+            OffsetAndMetadata o = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()
+                    .get(new TopicPartition(record.topic(), record.partition()));
+            return o == null ? -1 : o.offset();
+        }
     }
 
     /** The toy, snapshotting: its state as one answer per job it cancelled (its history has nothing else). */

@@ -38,7 +38,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * for all five services, so the lag of a service that is down (the case that matters) is still reported.
  *
  * <p>The lag of a transactional group reads 1 per partition at rest: a transaction's commit marker takes an offset
- * that no record uses. Alerts use thresholds well above that.
+ * that no record uses, and input that only changes a service's state is committed up to a second late (the quiet
+ * commit interval): up to a second's worth of such records. Alerts use thresholds well above that.
  */
 @Context
 public class KafkaMetrics implements AutoCloseable {
