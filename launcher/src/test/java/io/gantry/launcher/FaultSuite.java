@@ -188,7 +188,12 @@ abstract class FaultSuite {
      * again after the takeover.
      */
     CompletableFuture<Fault> failOver(String service, JobEnds ends, ExecutorService watchers) throws Exception {
-        String group = "gantry-" + service;
+        return failOver(service, "gantry-" + service, ends, watchers);
+    }
+
+    /** {@link #failOver(String, JobEnds, ExecutorService)} of the unit of a split service whose group is {@code group}. */
+    CompletableFuture<Fault> failOver(String service, String group, JobEnds ends, ExecutorService watchers)
+            throws Exception {
         int owner = holder(group, -1);
         long hit = System.currentTimeMillis();
         cluster.service(service, owner).kill();
@@ -203,7 +208,9 @@ abstract class FaultSuite {
         }
         long takenOver = taken;
         cluster.restart(service, owner);
-        return measureThenPause(watchers, () -> new Fault("kill -9 " + service + " #" + owner, hit, takenOver,
+        String what = "kill -9 " + service + " #" + owner + (group.equals("gantry-" + service) ? ""
+                : " (" + group.substring(("gantry-" + service + "-").length()) + ")");
+        return measureThenPause(watchers, () -> new Fault(what, hit, takenOver,
                 takenOver, takenOver < 0 ? -1 : ends.awaitOneAtOrAfter(takenOver, FLOWING_AGAIN_WITHIN)));
     }
 
@@ -329,6 +336,16 @@ abstract class FaultSuite {
     abstract void inflictFaults(JobEnds ends, ExecutorService watchers, List<CompletableFuture<Fault>> faults,
                                 Map<String, Object> chaos) throws Exception;
 
+    /** The simulated 8-GPU nodes of the cluster (4: the simulated backend's default cluster). */
+    int nodes() {
+        return 4;
+    }
+
+    /** More fields of job {@code n}'s JSON (e.g. {@code "pool":"b",}), before its tasks; none by default. */
+    String jobFields(int n) {
+        return "";
+    }
+
     /** What the suite is, for its report's first line. */
     abstract String title();
 
@@ -384,7 +401,7 @@ abstract class FaultSuite {
         }
         admin = new Api(cluster.url("admission"), "admin-token-0009");
         Api nodes = new Api(cluster.url("placement"), "admin-token-0009");
-        await().atMost(LONG).until(() -> nodes.get("/v1/nodes").body().size() == 4);
+        await().atMost(LONG).until(() -> nodes.get("/v1/nodes").body().size() == nodes());
     }
 
     @AfterAll
@@ -483,14 +500,14 @@ abstract class FaultSuite {
             Map<String, long[]> billed = awaitBilling(recomputed.byTenant());
 
             System.out.printf("""
-                            %s: %d jobs, 4 tenants, every %d ms from %d clients (%.1f jobs/s), 4 x 8 GPUs, simulated \
+                            %s: %d jobs, 4 tenants, every %d ms from %d clients (%.1f jobs/s), %d x 8 GPUs, simulated \
                             time x10
                               all submitted %d s after the start; all ended %d s after that; %d s in all
                               retried submissions by answer %s; gave up %d
                               final states %s; requeued %d; terminal events %d for %d jobs
                               allocations granted %d, released %d; at most %d GPUs held at once; violations %d
                             """,
-                    title(), jobs, SUBMIT_EVERY.toMillis(), CLIENTS, 1000.0 / SUBMIT_EVERY.toMillis(),
+                    title(), jobs, SUBMIT_EVERY.toMillis(), CLIENTS, 1000.0 / SUBMIT_EVERY.toMillis(), nodes(),
                     (submittedAll - start) / 1000, (allEnded - submittedAll) / 1000, (allEnded - start) / 1000,
                     new TreeMap<>(retried), gaveUp.get(), byState, requeued, ends.size(), endsByJob.size(),
                     audit.grants(), audit.releases(), audit.mostGpusHeld(), audit.violations().size());
@@ -645,8 +662,8 @@ abstract class FaultSuite {
             default -> "\"gpus\":1";
         };
         String body = """
-                {"name":"chaos-%d","tasks":[{"name":"w","command":["python","train.py"],%s,"runSeconds":%d}]}
-                """.formatted(n, task, 2 + n % 5);
+                {"name":"chaos-%d",%s"tasks":[{"name":"w","command":["python","train.py"],%s,"runSeconds":%d}]}
+                """.formatted(n, jobFields(n), task, 2 + n % 5);
         long deadline = System.nanoTime() + LONG.toNanos();
         while (System.nanoTime() < deadline) {
             String answer;

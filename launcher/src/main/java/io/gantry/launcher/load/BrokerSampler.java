@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
@@ -33,6 +34,8 @@ public final class BrokerSampler {
     public static final String CLIENT = "broker_client ";
     /** Inter-broker and controller requests (transaction markers among them) carry no client quota. */
     static final String EXEMPT = "(broker and controller requests, e.g. transaction markers)";
+    /** Fetch requests again, split by who sent them: counted once, as Fetch. */
+    private static final Set<String> SUBSETS = Set.of("FetchConsumer", "FetchFollower");
     private static final Pattern UUID = Pattern.compile("-?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
 
     private final String bootstrap;
@@ -73,9 +76,15 @@ public final class BrokerSampler {
         long now = System.nanoTime();
         Map<String, Double> totals = new TreeMap<>();
         for (ObjectName n : names("kafka.network:type=RequestMetrics,name=RequestsPerSec,*")) {
+            if (SUBSETS.contains(n.getKeyProperty("request"))) {
+                continue;
+            }
             totals.merge(REQUESTS + n.getKeyProperty("request"), number(n, "Count"), Double::sum);
         }
         for (ObjectName n : names("kafka.network:type=RequestMetrics,name=LocalTimeMs,*")) {
+            if (SUBSETS.contains(n.getKeyProperty("request"))) {
+                continue;
+            }
             totals.merge(HANDLER_MS + n.getKeyProperty("request"), number(n, "Count") * number(n, "Mean"), Double::sum);
         }
         double seconds = (now - lastNanos) / 1e9;

@@ -263,11 +263,13 @@ public final class EventProcessor implements AutoCloseable {
                 backoff = 500;
             } catch (OwnershipLost e) {
                 LOG.info("{} processor: {}; restarting as a standby", name, e.getMessage());
+                rejoinAsNewMember();
             } catch (org.apache.kafka.clients.consumer.CommitFailedException e) {
                 // an instance joined or left while a transaction was open: the group's generation moved, the broker
                 // refused the batch's offsets and the transaction is aborted, so the state is rebuilt without it
                 LOG.warn("{} processor: a rebalance refused the batch's offsets ({}); rebuilding state", name,
                         e.getMessage());
+                rejoinAsNewMember();
             } catch (WakeupException e) {
                 if (running) {
                     LOG.warn("{} processor woken up unexpectedly; restarting", name);
@@ -277,6 +279,7 @@ public final class EventProcessor implements AutoCloseable {
                     break;
                 }
                 LOG.error("{} processor failed; rebuilding state and restarting in {} ms", name, backoff, e);
+                rejoinAsNewMember();
                 sleep(backoff);
                 backoff = Math.min(backoff * 2, 10_000);
             } catch (Error e) {
@@ -918,6 +921,19 @@ public final class EventProcessor implements AutoCloseable {
      * A static member does not leave its group when its consumer closes (the group keeps its place for a restart);
      * on a deliberate stop it is removed, so another instance takes the work over at once.
      */
+    /**
+     * Before a unit of a split service restarts its loop: leaves the group, so the next consumer joins as a new
+     * member. The unit may be in the middle of a hand-back (its holder revoked it and the rebalance that gives it to
+     * the member it belongs to is started by the holder's rejoin): a new consumer with the same static instance id
+     * would instead take the old member's place in the stable group without any rebalance, and the unit would stay
+     * with no owner. Leaving costs a rebalance among the live members (and one more when this one joins).
+     */
+    private void rejoinAsNewMember() {
+        if (unit != null && running) {
+            leaveGroup();
+        }
+    }
+
     private void leaveGroup() {
         if (groupInstanceId == null) {
             return;

@@ -30,7 +30,9 @@ import java.util.TreeSet;
  * order, so two instances share two pools one each. When that member is not the one holding the unit (it joined
  * after the holder took it over), the holder gets nothing in this rebalance, revokes the unit (its open transaction
  * is aborted, its committed state is on Kafka), and the next rebalance gives it to the member it belongs to, which
- * restores it: an instance that joins takes its share back.
+ * restores it: an instance that joins takes its share back. The holder's rejoin starts that next rebalance; when the
+ * holder's processor restarts its loop instead (the revocation ends its ownership, or refuses its open batch), it
+ * leaves the group first, because a consumer that takes a static member's place in a stable group starts none.
  *
  * <p>Configured with the member's {@link Ownership} under {@link #OWNERSHIP_CONFIG} in the consumer's properties.
  */
