@@ -15,6 +15,7 @@ import io.gantry.events.QueueJobEvent;
 import io.gantry.events.TaskPlacement;
 import io.gantry.schemas.AvroWire;
 import io.gantry.schemas.Topics;
+import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -386,11 +387,7 @@ abstract class FaultSuite {
     @BeforeAll
     void startTheWholeSystem() throws Exception {
         dataDir = Files.createTempDirectory("gantry-" + getClass().getSimpleName() + "-");
-        StringBuilder tokens = new StringBuilder("tokens:\n");
-        new TreeMap<>(TENANTS).forEach((tenant, token) -> tokens.append("  - tenant: ").append(tenant)
-                .append("\n    token: ").append(token).append('\n'));
-        tokens.append("  - tenant: ops\n    role: admin\n    token: admin-token-0009\n");
-        Files.writeString(dataDir.resolve("tokens.yml"), tokens.toString());
+        TokensFile.write(dataDir.resolve("tokens.yml"), new TreeMap<>(TENANTS), "admin-token-0009");
         Path repo = Path.of("..").toAbsolutePath().normalize();
         cluster = new DevCluster(config(dataDir, repo)).start();
         kafka = cluster.kafkaCluster();

@@ -13,6 +13,7 @@ import io.gantry.runtime.http.RunTokens;
 import io.gantry.runtime.kafka.KafkaTopics;
 import io.gantry.schemas.AvroWire;
 import io.gantry.schemas.Topics;
+import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
 import io.micronaut.core.type.Argument;
 import io.micronaut.json.JsonMapper;
@@ -300,16 +301,8 @@ class AccessIntegrationTest implements TestPropertyProvider {
 
     private static Path tokensFile() {
         try {
-            Path file = Files.createTempDirectory("access-tokens-").resolve("tokens.yaml");
-            Files.writeString(file, """
-                    tokens:
-                      - tenant: vision
-                        token: %s
-                      - tenant: ops
-                        role: admin
-                        token: %s
-                    """.formatted(VISION, ADMIN));
-            return file;
+            return TokensFile.write(Files.createTempDirectory("access-tokens-").resolve("tokens.yaml"),
+                    TokensFile.tenants("vision", VISION), ADMIN);
         } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
         }

@@ -1,5 +1,6 @@
 package io.gantry.admission;
 
+import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
 import io.gantry.admission.kafka.AdmissionProcessor;
 import io.gantry.embedded.EmbeddedKafka;
@@ -1089,19 +1090,8 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
 
     private static Path tokensFile() {
         try {
-            Path dir = Files.createTempDirectory("admission-tokens-");
-            Path file = dir.resolve("tokens.yaml");
-            Files.writeString(file, """
-                    tokens:
-                      - tenant: vision
-                        token: %s
-                      - tenant: audio
-                        token: %s
-                      - tenant: ops
-                        role: admin
-                        token: %s
-                    """.formatted(VISION, AUDIO, ADMIN));
-            return file;
+            return TokensFile.write(Files.createTempDirectory("admission-tokens-").resolve("tokens.yaml"),
+                    TokensFile.tenants("vision", VISION, "audio", AUDIO), ADMIN);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

@@ -2,6 +2,7 @@ package io.gantry.billing;
 
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.embedded.EmbeddedPostgres;
+import io.gantry.testkit.TokensFile;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -18,11 +19,7 @@ final class BillingStack {
 
     static Map<String, String> properties(String vision, String nlp, String admin) {
         try {
-            Path tokens = Files.createTempFile("gantry-tokens-", ".yml");
-            Files.writeString(tokens, "tokens:\n"
-                    + "  - tenant: vision\n    token: " + vision + "\n"
-                    + "  - tenant: nlp\n    token: " + nlp + "\n"
-                    + "  - tenant: ops\n    role: admin\n    token: " + admin + "\n");
+            Path tokens = TokensFile.write(TokensFile.tenants("vision", vision, "nlp", nlp), admin);
             Map<String, String> properties = new HashMap<>(EmbeddedPostgres.shared().newDatasource("billing"));
             properties.put("kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers());
             properties.put("micronaut.server.port", "-1");

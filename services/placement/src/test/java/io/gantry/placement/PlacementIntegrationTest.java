@@ -1,5 +1,6 @@
 package io.gantry.placement;
 
+import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.events.AllocationEvent;
@@ -52,9 +53,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import io.gantry.events.DeviceFaultDecided;
@@ -93,26 +92,14 @@ class PlacementIntegrationTest implements TestPropertyProvider {
 
     @Override
     public Map<String, String> getProperties() {
-        try {
-            Path tokens = Files.createTempFile("placement-tokens", ".yml");
-            Files.writeString(tokens, """
-                    tokens:
-                      - tenant: vision
-                        token: %s
-                      - tenant: ops
-                        role: admin
-                        token: %s
-                    """.formatted(TENANT_TOKEN, ADMIN_TOKEN));
-            return Map.of(
-                    "kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers(),
-                    "micronaut.server.port", "-1",
-                    "gantry.auth.tokens-file", tokens.toString(),
-                    "gantry.placement.simulated.speedup", "1000",
-                    "gantry.placement.simulated.heartbeat-interval", "200ms",
-                    "gantry.placement.tick-interval", "50ms");
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+        Path tokens = TokensFile.write(TokensFile.tenants("vision", TENANT_TOKEN), ADMIN_TOKEN);
+        return Map.of(
+                "kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers(),
+                "micronaut.server.port", "-1",
+                "gantry.auth.tokens-file", tokens.toString(),
+                "gantry.placement.simulated.speedup", "1000",
+                "gantry.placement.simulated.heartbeat-interval", "200ms",
+                "gantry.placement.tick-interval", "50ms");
     }
 
     private KafkaProducer<String, byte[]> producer() {

@@ -12,6 +12,7 @@ import io.gantry.runtime.kafka.EventProcessor;
 import io.gantry.schemas.AvroWire;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
+import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
 import io.micronaut.context.ApplicationContext;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -54,15 +55,7 @@ class PlacementShardIntegrationTest {
     @BeforeAll
     static void startBroker() throws Exception {
         broker = EmbeddedKafka.start(null, 0, Map.of());
-        tokens = java.nio.file.Files.createTempFile("shard-tokens", ".yml");
-        java.nio.file.Files.writeString(tokens, """
-                tokens:
-                  - tenant: vision
-                    token: %s
-                  - tenant: ops
-                    role: admin
-                    token: %s
-                """.formatted(TENANT_TOKEN, ADMIN_TOKEN));
+        tokens = TokensFile.write(TokensFile.tenants("vision", TENANT_TOKEN), ADMIN_TOKEN);
         for (String id : List.of("1", "2")) {
             try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
                 PORTS.put(id, s.getLocalPort());

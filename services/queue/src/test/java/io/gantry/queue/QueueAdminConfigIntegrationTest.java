@@ -8,6 +8,7 @@ import io.gantry.events.QueueEntry;
 import io.gantry.events.WaitReason;
 import io.gantry.queue.kafka.QueueProcessor;
 import io.gantry.schemas.Topics;
+import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.core.type.Argument;
@@ -77,14 +78,11 @@ class QueueAdminConfigIntegrationTest {
         configFile = Files.createTempFile("queues", ".yml");
         Files.writeString(configFile, config(true), StandardCharsets.UTF_8);
         configFile.toFile().deleteOnExit();
-        Path tokens = Files.createTempFile("queue-tokens", ".yaml");
-        StringBuilder t = new StringBuilder("tokens:\n");
+        java.util.Map<String, String> tokenByTenant = new java.util.LinkedHashMap<>();
         for (String tenant : List.of(solo, other, leaver, stranger)) {
-            t.append("  - tenant: ").append(tenant).append("\n    token: ").append(tenant).append("-token\n");
+            tokenByTenant.put(tenant, tenant + "-token");
         }
-        t.append("  - tenant: ops\n    role: admin\n    token: ").append(admin).append('\n');
-        Files.writeString(tokens, t, StandardCharsets.UTF_8);
-        tokens.toFile().deleteOnExit();
+        Path tokens = TokensFile.write(tokenByTenant, admin);
         Map<String, Object> p = new HashMap<>();
         p.put("kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers());
         p.put("micronaut.server.port", "-1");

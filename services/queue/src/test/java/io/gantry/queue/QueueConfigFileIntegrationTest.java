@@ -7,6 +7,7 @@ import io.gantry.events.QueueConfigApplied;
 import io.gantry.events.WaitReason;
 import io.gantry.queue.kafka.QueueProcessor;
 import io.gantry.schemas.Topics;
+import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.core.type.Argument;
@@ -66,11 +67,7 @@ class QueueConfigFileIntegrationTest {
         Files.writeString(config, configYaml, StandardCharsets.UTF_8);
         config.toFile().deleteOnExit();
         configFile = config;
-        Path tokens = Files.createTempFile("queue-tokens", ".yaml");
-        Files.writeString(tokens, "tokens:\n  - tenant: " + tenant + "\n    token: " + tenant + "-token\n"
-                        + "  - tenant: ops\n    role: admin\n    token: " + tenant + "-admin\n",
-                StandardCharsets.UTF_8);
-        tokens.toFile().deleteOnExit();
+        Path tokens = TokensFile.write(TokensFile.tenants(tenant, tenant + "-token"), tenant + "-admin");
         Map<String, Object> p = new HashMap<>();
         p.put("kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers());
         p.put("micronaut.server.port", "-1");

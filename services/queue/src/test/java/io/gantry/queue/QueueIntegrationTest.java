@@ -13,6 +13,7 @@ import io.gantry.events.ReleaseReason;
 import io.gantry.events.TaskSpec;
 import io.gantry.events.WaitReason;
 import io.gantry.schemas.Topics;
+import io.gantry.testkit.TokensFile;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.client.HttpClient;
@@ -29,7 +30,6 @@ import org.junit.jupiter.api.TestInstance;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -72,17 +72,8 @@ class QueueIntegrationTest implements TestPropertyProvider {
     }
 
     private String tokensFile() {
-        try {
-            Path file = Files.createTempFile("queue-tokens", ".yaml");
-            Files.writeString(file, "tokens:\n"
-                    + "  - tenant: " + tenant + "\n    token: " + tenant + "-token\n"
-                    + "  - tenant: " + other + "\n    token: " + other + "-token\n"
-                    + "  - tenant: ops\n    role: admin\n    token: admin-token-1\n", StandardCharsets.UTF_8);
-            file.toFile().deleteOnExit();
-            return file.toString();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+        return TokensFile.write(TokensFile.tenants(tenant, tenant + "-token", other, other + "-token"),
+                "admin-token-1").toString();
     }
 
     @AfterAll

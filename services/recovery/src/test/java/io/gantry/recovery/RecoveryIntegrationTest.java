@@ -1,5 +1,6 @@
 package io.gantry.recovery;
 
+import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.events.AllocationEvent;
@@ -45,9 +46,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -80,21 +79,16 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
     @Override
     public Map<String, String> getProperties() {
         if (properties.isEmpty()) {
-            try {
-                Path tokens = Files.createTempFile("gantry-tokens-", ".yml");
-                Files.writeString(tokens, "tokens:\n  - tenant: vision\n    token: " + TENANT_TOKEN + "\n");
-                properties.putAll(Map.of(
-                        "kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers(),
-                        "micronaut.server.port", "-1",
-                        "gantry.auth.tokens-file", tokens.toString(),
-                        "gantry.recovery.heartbeat-timeout", "3s",
-                        "gantry.recovery.check-interval", "200ms",
-                        "gantry.recovery.max-restarts", "1",
-                        // a snapshot every few records: the restart below restores from one and the history after it
-                        "gantry.kafka.snapshot-every", "20"));
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
+            Path tokens = TokensFile.write(TokensFile.tenants("vision", TENANT_TOKEN), null);
+            properties.putAll(Map.of(
+                    "kafka.bootstrap.servers", EmbeddedKafka.shared().bootstrapServers(),
+                    "micronaut.server.port", "-1",
+                    "gantry.auth.tokens-file", tokens.toString(),
+                    "gantry.recovery.heartbeat-timeout", "3s",
+                    "gantry.recovery.check-interval", "200ms",
+                    "gantry.recovery.max-restarts", "1",
+                    // a snapshot every few records: the restart below restores from one and the history after it
+                    "gantry.kafka.snapshot-every", "20"));
         }
         return properties;
     }

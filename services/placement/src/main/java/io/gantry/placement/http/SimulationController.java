@@ -173,20 +173,9 @@ public class SimulationController {
      * (the simulated node lives in that instance's backend); empty when the node is simulated here.
      */
     private Optional<HttpResponse<?>> elsewhere(io.micronaut.http.HttpRequest<?> request, String nodeId, byte[] raw) {
-        if (!placement.split() || io.gantry.runtime.http.OwnerForwardingFilter.forwarded(request)) {
-            return Optional.empty();
-        }
         for (PlacementProcessor.Pool pool : placement.pools()) {
             if (pool.backend() instanceof SimulatedBackend sim && sim.knows(nodeId)) {
-                Optional<String> owner;
-                try {
-                    owner = placement.ownerOfPool(pool.name());
-                } catch (IllegalStateException e) {
-                    return Optional.of(Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", e.getMessage()
-                            + " (a takeover under way); retry shortly", List.of()).header("Retry-After", "2"));
-                }
-                return owner.map(url -> io.gantry.runtime.http.OwnerForwardingFilter.forward(request, url,
-                        placement.advertisedUrl(), raw == null ? new byte[0] : raw));
+                return Units.toOwnerOf(placement, request, pool.name(), raw);
             }
         }
         return Optional.empty();

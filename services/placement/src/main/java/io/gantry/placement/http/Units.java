@@ -82,6 +82,26 @@ final class Units {
     }
 
     /**
+     * A command for something of pool {@code pool} (a simulated node) that another instance's unit has: that
+     * instance's answer; empty when this instance owns the pool, the request was itself forwarded, or placement is
+     * not split (then it is carried out here).
+     */
+    static Optional<HttpResponse<?>> toOwnerOf(PlacementProcessor placement, HttpRequest<?> request, String pool,
+                                               byte[] body) {
+        if (!placement.split() || OwnerForwardingFilter.forwarded(request)) {
+            return Optional.empty();
+        }
+        Optional<String> owner;
+        try {
+            owner = placement.ownerOfPool(pool);
+        } catch (IllegalStateException e) {
+            return Optional.of(takeoverUnderWay(e));
+        }
+        return owner.map(url -> OwnerForwardingFilter.forward(request, url, placement.advertisedUrl(),
+                body == null ? new byte[0] : body));
+    }
+
+    /**
      * The instances owning the units this one does not, to add to or try for {@code request}; none when it was
      * itself forwarded or placement is not split.
      *
@@ -94,8 +114,13 @@ final class Units {
         try {
             return placement.otherOwners();
         } catch (IllegalStateException e) {
-            throw new Unavailable(Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", e.getMessage()
-                    + " (a takeover under way); retry shortly", List.of()).header("Retry-After", "2"));
+            throw new Unavailable(takeoverUnderWay(e));
         }
+    }
+
+    /** 503 with Retry-After: a unit has no owner while another instance takes it over. */
+    private static HttpResponse<?> takeoverUnderWay(IllegalStateException e) {
+        return Problem.response(HttpStatus.SERVICE_UNAVAILABLE, "Not ready", e.getMessage()
+                + " (a takeover under way); retry shortly", List.of()).header("Retry-After", "2");
     }
 }
