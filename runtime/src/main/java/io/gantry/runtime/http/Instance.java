@@ -17,7 +17,9 @@ import java.time.Duration;
  * default 20 ms: fewer transactions under load for at most that much latency per hop; 0 commits every poll), how
  * long a transactional batch that has sent nothing may stay open ({@code gantry.kafka.quiet-commit-interval}, 0 to
  * 10 s, default 1 s: input that only changes the state, such as recovery noting grants and releases, commits once a
- * second instead of once per record; at least the commit interval), and
+ * second instead of once per record; at least the commit interval), how long the broker may gather records for a
+ * read model's fetch ({@code gantry.kafka.read-model-fetch-wait}, 0 to 1 s, default 100 ms: admission's jobs and
+ * billing's ledger commit to PostgreSQL a few times a second instead of once per record), and
  * how many input records a service that keeps its state in Kafka handles between two snapshots of it
  * ({@code gantry.kafka.snapshot-every}, default 100,000; 0: none, every start replays the whole history).
  */
@@ -29,6 +31,7 @@ public final class Instance {
     private final Duration sessionTimeout;
     private final Duration commitInterval;
     private final Duration quietCommitInterval;
+    private final Duration readModelFetchWait;
     private final long snapshotEvery;
 
     public Instance(@Value("${gantry.instance.id:}") String id,
@@ -37,6 +40,7 @@ public final class Instance {
                     @Value("${gantry.kafka.session-timeout:10s}") Duration sessionTimeout,
                     @Value("${gantry.kafka.commit-interval:20ms}") Duration commitInterval,
                     @Value("${gantry.kafka.quiet-commit-interval:1s}") Duration quietCommitInterval,
+                    @Value("${gantry.kafka.read-model-fetch-wait:100ms}") Duration readModelFetchWait,
                     @Value("${gantry.kafka.snapshot-every:100000}") long snapshotEvery) {
         if (!id.isEmpty() && !ID.matcher(id).matches()) {
             throw new ConfigurationException("gantry.instance.id must be 1-64 letters, digits, '.', '_' or '-', was `"
@@ -53,6 +57,10 @@ public final class Instance {
             throw new ConfigurationException("gantry.kafka.quiet-commit-interval must be from 0 to 10s, was "
                     + quietCommitInterval);
         }
+        if (readModelFetchWait.isNegative() || readModelFetchWait.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new ConfigurationException("gantry.kafka.read-model-fetch-wait must be from 0 to 1s, was "
+                    + readModelFetchWait);
+        }
         if (snapshotEvery < 0) {
             throw new ConfigurationException("gantry.kafka.snapshot-every must be >= 0 records (0: no snapshots), was "
                     + snapshotEvery);
@@ -66,13 +74,15 @@ public final class Instance {
         this.sessionTimeout = sessionTimeout;
         this.commitInterval = commitInterval;
         this.quietCommitInterval = quietCommitInterval;
+        this.readModelFetchWait = readModelFetchWait;
         this.snapshotEvery = snapshotEvery;
     }
 
     /** The builder with this instance's id, address, session timeout, commit intervals and snapshot interval. */
     public EventProcessor.Builder configure(EventProcessor.Builder b) {
         return b.instanceId(id).advertisedUrl(advertisedUrl).sessionTimeout(sessionTimeout)
-                .commitInterval(commitInterval).quietCommitInterval(quietCommitInterval).snapshotEvery(snapshotEvery);
+                .commitInterval(commitInterval).quietCommitInterval(quietCommitInterval)
+                .readModelFetchWait(readModelFetchWait).snapshotEvery(snapshotEvery);
     }
 
     public String id() {
