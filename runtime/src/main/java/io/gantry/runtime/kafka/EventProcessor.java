@@ -926,10 +926,6 @@ public final class EventProcessor implements AutoCloseable {
     }
 
     /**
-     * A static member does not leave its group when its consumer closes (the group keeps its place for a restart);
-     * on a deliberate stop it is removed, so another instance takes the work over at once.
-     */
-    /**
      * Before a unit of a split service restarts its loop: leaves the group, so the next consumer joins as a new
      * member. The unit may be in the middle of a hand-back (its holder revoked it and the rebalance that gives it to
      * the member it belongs to is started by the holder's rejoin): a new consumer with the same static instance id
@@ -942,6 +938,10 @@ public final class EventProcessor implements AutoCloseable {
         }
     }
 
+    /**
+     * A static member does not leave its group when its consumer closes (the group keeps its place for a restart);
+     * on a deliberate stop it is removed, so another instance takes the work over at once.
+     */
     private void leaveGroup() {
         if (groupInstanceId == null) {
             return;
