@@ -1,11 +1,11 @@
 package io.gantry.launcher;
 
+import io.gantry.launcher.load.BrokerSampler;
 import io.gantry.launcher.load.EventWatcher;
 import io.gantry.launcher.load.JobLedger;
 import io.gantry.launcher.load.LagSampler;
 import io.gantry.launcher.load.LoadReport;
 import io.gantry.launcher.load.Percentiles;
-import io.gantry.launcher.load.BrokerSampler;
 import io.gantry.launcher.load.ProcSampler;
 import io.gantry.launcher.load.Stack;
 

@@ -121,14 +121,15 @@ public final class ProcSampler {
     public static final String GC = "harness GC and VM threads";
     private final Map<String, Long> lastOwnThreadTicks = new HashMap<>();
 
-    /** Whether a row is a process (with a resident set) rather than threads of this JVM or the whole machine. */
-    public static boolean isProcess(String row) {
-        return !row.equals(LOAD_GENERATOR) && !row.equals(JIT) && !row.equals(GC) && !row.equals(MACHINE);
-    }
     /** Every process on the host (/proc/stat: all CPU time but idle and iowait); the rest of it is other work. */
     public static final String MACHINE = "whole machine (every process)";
     private long lastMachineBusy = -1;
     private long lastMachineWall;
+
+    /** Whether a row is a process (with a resident set) rather than threads of this JVM or the whole machine. */
+    public static boolean isProcess(String row) {
+        return !row.equals(LOAD_GENERATOR) && !row.equals(JIT) && !row.equals(GC) && !row.equals(MACHINE);
+    }
 
     private static long machineBusyTicks() {
         try {
