@@ -1118,10 +1118,7 @@ public final class EventProcessor implements AutoCloseable {
          * record's output waits for its commit. Default zero: every poll commits.
          */
         public Builder commitInterval(Duration interval) {
-            if (interval.isNegative() || interval.compareTo(Duration.ofSeconds(10)) > 0) {
-                throw new IllegalArgumentException("commit interval must be from 0 to 10 s, was " + interval);
-            }
-            this.commitInterval = interval;
+            this.commitInterval = within(interval, Duration.ofSeconds(10), "commit interval");
             return this;
         }
 
@@ -1135,10 +1132,7 @@ public final class EventProcessor implements AutoCloseable {
          * interval; default zero (the commit interval alone). At-least-once processors (no transactions) ignore it.
          */
         public Builder quietCommitInterval(Duration interval) {
-            if (interval.isNegative() || interval.compareTo(Duration.ofSeconds(10)) > 0) {
-                throw new IllegalArgumentException("quiet commit interval must be from 0 to 10 s, was " + interval);
-            }
-            this.quietCommitInterval = interval;
+            this.quietCommitInterval = within(interval, Duration.ofSeconds(10), "quiet commit interval");
             return this;
         }
 
@@ -1150,10 +1144,7 @@ public final class EventProcessor implements AutoCloseable {
          * anything is there. Transactional processors (on the path of a job's grant) ignore it.
          */
         public Builder readModelFetchWait(Duration wait) {
-            if (wait.isNegative() || wait.compareTo(Duration.ofSeconds(1)) > 0) {
-                throw new IllegalArgumentException("read-model fetch wait must be from 0 to 1 s, was " + wait);
-            }
-            this.readModelFetchWait = wait;
+            this.readModelFetchWait = within(wait, Duration.ofSeconds(1), "read-model fetch wait");
             return this;
         }
 
@@ -1179,6 +1170,14 @@ public final class EventProcessor implements AutoCloseable {
         public Builder partitions(int n) {
             this.partitions = n;
             return this;
+        }
+
+        /** {@code d} when it is from 0 to {@code max}; else IllegalArgumentException naming {@code what}. */
+        private static Duration within(Duration d, Duration max, String what) {
+            if (d.isNegative() || d.compareTo(max) > 0) {
+                throw new IllegalArgumentException(what + " must be from 0 to " + max.toMillis() + " ms, was " + d);
+            }
+            return d;
         }
 
         public Builder clientProperty(String key, Object value) {

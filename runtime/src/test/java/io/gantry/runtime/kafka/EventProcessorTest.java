@@ -269,13 +269,26 @@ class EventProcessorTest {
                 .readModelFetchWait(Duration.ofMillis(500)).handler(() -> counter).build().start();
         started.add(p);
         ready(p);
+        // a stream: one record every 10 ms, each sent on its own
+        java.util.concurrent.ScheduledExecutorService every10ms = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
         try (KafkaProducer<String, byte[]> producer = producer()) {
-            for (int i = 0; i < 20; i++) {
-                String job = "job-" + i + "-" + run;
-                producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), job,
-                        AvroWire.encode(Topics.ADMISSION_JOB_EVENTS, cancel(job, "a")))).get();
-                Thread.sleep(10);
-            }
+            // the producer fetches its metadata first, so the stream below is not held back into one burst
+            producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), "warm-up",
+                    AvroWire.encode(Topics.ADMISSION_JOB_EVENTS, cancel("warm-up", "a")))).get();
+            every10ms.scheduleWithFixedDelay(() -> {
+                int i = sent.get();
+                if (i < 20) {
+                    String job = "job-" + i + "-" + run;
+                    producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), job,
+                            AvroWire.encode(Topics.ADMISSION_JOB_EVENTS, cancel(job, "a"))));
+                    producer.flush();
+                    sent.incrementAndGet();
+                }
+            }, 0, 10, TimeUnit.MILLISECONDS);
+            await().atMost(10, TimeUnit.SECONDS).until(() -> sent.get() == 20);
+        } finally {
+            every10ms.shutdownNow();
         }
         await().atMost(20, TimeUnit.SECONDS).until(() -> counter.records.get() == 20);
         // without the wait each record sent 10 ms after the last is fetched, handled and written on its own
