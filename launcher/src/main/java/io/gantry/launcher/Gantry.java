@@ -48,6 +48,8 @@ public final class Gantry {
               --gpu-quota N           default per-tenant GPU quota when there is no queue configuration (default 64)
               --queue-config FILE     queues, cohorts, flavours and priority classes (YAML; see
                                       services/queue/src/main/resources/examples/queues.yml)
+              --queue-shards N        split the queue by cohort tree into N units of work (1-64, default 1), spread
+                                      over the queue instances (--instances 2+); each tenant's trees on one shard
               --service-heap SIZE     -Xmx of each service JVM (default 256m)
             """;
 
@@ -64,16 +66,7 @@ public final class Gantry {
         Map<String, Map<String, String>> props = new HashMap<>();
         props.put("placement", placementProperties(opts, dataDir, port));
         props.put("recovery", Map.of("gantry.recovery.heartbeat-timeout", opts.getOrDefault("heartbeat-timeout", "10s")));
-        Map<String, String> queue = new LinkedHashMap<>();
-        queue.put("gantry.queue.default-gpu-quota", opts.getOrDefault("gpu-quota", "64"));
-        if (opts.containsKey("queue-config")) {
-            Path queueConfig = Path.of(opts.get("queue-config")).toAbsolutePath();
-            if (!Files.isRegularFile(queueConfig)) {
-                fail("--queue-config " + queueConfig + ": no such file");
-            }
-            queue.put("gantry.queue.config-file", queueConfig.toString());
-        }
-        props.put("queue", queue);
+        props.put("queue", queueProperties(opts));
         DevCluster.Config config = new DevCluster.Config(dataDir, repo,
                 Integer.parseInt(opts.getOrDefault("kafka-port", "9092")),
                 Integer.parseInt(opts.getOrDefault("postgres-port", "15432")), port, props,
@@ -116,6 +109,23 @@ public final class Gantry {
                 """.formatted(dataDir, dataDir, cluster.url("admission"), cluster.url("queue"), cluster.url("placement"),
                 cluster.url("billing"), cluster.bootstrapServers(), t.file(), t.tenant()));
         supervise(cluster, stopped);
+    }
+
+    /** The queue's {@code gantry.queue.*} settings from the options; a named file that is missing stops here. */
+    static Map<String, String> queueProperties(Map<String, String> opts) {
+        Map<String, String> queue = new LinkedHashMap<>();
+        queue.put("gantry.queue.default-gpu-quota", opts.getOrDefault("gpu-quota", "64"));
+        if (opts.containsKey("queue-config")) {
+            Path queueConfig = Path.of(opts.get("queue-config")).toAbsolutePath();
+            if (!Files.isRegularFile(queueConfig)) {
+                fail("--queue-config " + queueConfig + ": no such file");
+            }
+            queue.put("gantry.queue.config-file", queueConfig.toString());
+        }
+        if (opts.containsKey("queue-shards")) {
+            queue.put("gantry.queue.shards", opts.get("queue-shards"));
+        }
+        return queue;
     }
 
     /** Placement's {@code gantry.placement.*} settings from the options; a named file that is missing stops here. */
@@ -217,7 +227,7 @@ public final class Gantry {
     static Map<String, String> parse(String[] args) {
         List<String> known = List.of("data-dir", "port", "kafka-port", "kafka-brokers", "instances", "postgres-port", "backend", "cluster", "speedup",
                 "heartbeat-timeout", "gpu-quota", "queue-config", "service-heap", "local-gpus", "local-gpu-model",
-                "kubeconfig", "namespace", "image", "slurm-conf", "slurm-partition", "pool");
+                "kubeconfig", "namespace", "image", "slurm-conf", "slurm-partition", "pool", "queue-shards");
         Map<String, String> opts = CliArgs.parse(args, 1, known, List.of("shard-by-pool"), List.of("pool"), USAGE,
                 Gantry::fail);
         if (opts.containsKey("shard-by-pool") && pools(opts).size() < 2) {
@@ -227,6 +237,9 @@ public final class Gantry {
             if (opts.containsKey(numeric) && !opts.get(numeric).matches("\\d{1,5}")) {
                 fail("--" + numeric + " must be a number");
             }
+        }
+        if (opts.containsKey("queue-shards") && !opts.get("queue-shards").matches("[1-9]|[1-5][0-9]|6[0-4]")) {
+            fail("--queue-shards must be a number from 1 to 64");
         }
         if (opts.containsKey("kafka-brokers") && !opts.get("kafka-brokers").matches("[1-9]")) {
             fail("--kafka-brokers must be a number from 1 to 9");

@@ -75,4 +75,11 @@ class GantryOptionsTest {
         assertThat(Gantry.placementProperties(Gantry.parse(new String[] {"dev", "--pool", "sim=simulated"}), dir, 8080))
                 .doesNotContainKey("gantry.placement.shard-by-pool");
     }
+
+    @Test
+    void theQueueSplitsIntoTheShardsAsked() {
+        assertThat(Gantry.queueProperties(Gantry.parse(new String[] {"dev", "--queue-shards", "2"})))
+                .containsEntry("gantry.queue.shards", "2");
+        assertThat(Gantry.queueProperties(Gantry.parse(new String[] {"dev"}))).doesNotContainKey("gantry.queue.shards");
+    }
 }

@@ -26,6 +26,14 @@ public interface EventHandler {
         return false;
     }
 
+    /**
+     * What else a snapshot's format depends on besides the service, handler class, build and unit: a snapshot written
+     * under another variant is not read (a whole-history restore instead). Empty (the default): nothing else.
+     */
+    default String snapshotVariant() {
+        return "";
+    }
+
     /** Called once after restore, before the first input. */
     default void restored(Output out) {
     }

@@ -138,7 +138,9 @@ public final class EventProcessor implements AutoCloseable {
             topicsByName.put(snapshotTopic.name(), snapshotTopic);
         }
         for (Topic<?> t : inputs) {
-            if (t.owner() == owner && b.transactional) {
+            // a unit of a split service may read what another unit writes (the queue's shards follow the
+            // configuration shard 0 publishes); a whole service reading its own output would feed itself
+            if (t.owner() == owner && b.transactional && b.unit == null) {
                 throw new IllegalArgumentException(owner + " must not consume its own topic " + t + " as input");
             }
         }
@@ -773,11 +775,12 @@ public final class EventProcessor implements AutoCloseable {
         return out;
     }
 
-    /** What a snapshot must have been written by to be read: the service, its handler and the build. */
+    /** What a snapshot must have been written by to be read: the service, its handler, the build and its variant. */
     private String snapshotFormat(EventHandler h) {
         String build = EventProcessor.class.getPackage().getImplementationVersion();
         return owner.id() + " " + h.getClass().getName() + " " + (build == null ? "dev" : build)
-                + (unit == null ? "" : " unit " + unit);
+                + (unit == null ? "" : " unit " + unit)
+                + (h.snapshotVariant().isEmpty() ? "" : " " + h.snapshotVariant());
     }
 
     /**

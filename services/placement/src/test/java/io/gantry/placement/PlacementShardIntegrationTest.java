@@ -12,6 +12,7 @@ import io.gantry.runtime.kafka.EventProcessor;
 import io.gantry.schemas.AvroWire;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
+import io.gantry.testkit.InstanceProperties;
 import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
 import io.micronaut.context.ApplicationContext;
@@ -71,16 +72,10 @@ class PlacementShardIntegrationTest {
     }
 
     private static ApplicationContext instance(String id) {
-        Map<String, Object> props = new HashMap<>(Map.of(
-                "kafka.bootstrap.servers", broker.bootstrapServers(),
-                "micronaut.server.port", String.valueOf(PORTS.get(id)),
-                "gantry.auth.tokens-file", tokens.toString(),
-                "gantry.instance.id", id,
-                "gantry.kafka.session-timeout", "6s",
-                "gantry.kafka.snapshot-every", "1",
-                "gantry.placement.simulated.speedup", "100",
-                "gantry.placement.tick-interval", "50ms",
-                "gantry.placement.shard-by-pool", "true"));
+        Map<String, Object> props = InstanceProperties.of(broker.bootstrapServers(), PORTS.get(id), tokens, id);
+        props.put("gantry.placement.simulated.speedup", "100");
+        props.put("gantry.placement.tick-interval", "50ms");
+        props.put("gantry.placement.shard-by-pool", "true");
         props.put("gantry.placement.pools.a.backend", "simulated");
         props.put("gantry.placement.pools.b.backend", "simulated");
         props.put("gantry.placement.pools.b.simulated.cluster-file", "src/test/resources/pools-b.yaml");

@@ -24,8 +24,13 @@ final class KafkaProbe implements AutoCloseable {
     private final List<ConsumerRecord<String, byte[]>> deadLetters = new ArrayList<>();
 
     KafkaProbe() {
+        this(EmbeddedKafka.shared().bootstrapServers());
+    }
+
+    /** Reading from the broker at {@code bootstrap} (a test's own broker). */
+    KafkaProbe(String bootstrap) {
         consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, EmbeddedKafka.shared().bootstrapServers(),
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false), new StringDeserializer(), new ByteArrayDeserializer());
         List<TopicPartition> partitions = new ArrayList<>();

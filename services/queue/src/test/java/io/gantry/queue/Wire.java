@@ -33,8 +33,13 @@ final class Wire implements AutoCloseable {
     private final KafkaProducer<String, byte[]> producer;
 
     Wire() {
+        this(EmbeddedKafka.shared().bootstrapServers());
+    }
+
+    /** Writing to the broker at {@code bootstrap} (a test's own broker). */
+    Wire(String bootstrap) {
         producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, EmbeddedKafka.shared().bootstrapServers(),
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new ByteArraySerializer());
     }
 

@@ -8,6 +8,7 @@ import io.micronaut.http.annotation.RequestAttribute;
 import java.time.Instant;
 import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.runtime.http.Problem;
+import io.gantry.runtime.http.Units;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
 import io.micronaut.http.annotation.Controller;
@@ -73,7 +74,8 @@ public class ClusterController {
         placement.queryOwned(router -> parts(router, caller)).get(10, TimeUnit.SECONDS).forEach(parts::addAll);
         try {
             // split by pool: the pools other instances own, as they answer the same request
-            parts.addAll(Units.others(placement, request, json, io.micronaut.core.type.Argument.of(ClusterBody.class)));
+            parts.addAll(Units.others(placement.units(), request, json,
+                    io.micronaut.core.type.Argument.of(ClusterBody.class)));
         } catch (Units.Unavailable u) {
             return u.answer();
         }

@@ -5,6 +5,7 @@ import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.Ids;
 import io.gantry.runtime.http.Problem;
+import io.gantry.runtime.http.Units;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.annotation.Controller;
@@ -103,7 +104,7 @@ public class LogsController {
             return HttpResponse.ok(m);
         }
         // split by pool: the run may be in a pool another instance owns (its backend ran it there)
-        Optional<HttpResponse<?>> elsewhere = Units.elsewhere(placement, request, new byte[0]);
+        Optional<HttpResponse<?>> elsewhere = Units.elsewhere(placement.units(), request, new byte[0]);
         if (elsewhere.isPresent()) {
             return elsewhere.get();
         }

@@ -7,6 +7,7 @@ import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
 import io.gantry.runtime.http.JsonBody;
+import io.gantry.runtime.http.Units;
 import io.micronaut.http.MediaType;
 import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Header;
@@ -91,7 +92,7 @@ public class NodeAdminController {
         Optional<java.util.SortedSet<Integer>> left = placement.commandOwned((h, out) ->
                 h.uncordonGpus(nodeId, new java.util.TreeSet<>(gpus), out), java.time.Duration.ofSeconds(10));
         if (left.isEmpty()) {
-            Optional<HttpResponse<?>> elsewhere = Units.elsewhere(placement, request, raw);
+            Optional<HttpResponse<?>> elsewhere = Units.elsewhere(placement.units(), request, raw);
             if (elsewhere.isPresent()) {
                 return elsewhere.get();
             }
@@ -113,7 +114,7 @@ public class NodeAdminController {
         Optional<Boolean> now = placement.commandOwned((h, out) -> h.cordon(nodeId, cordon, out),
                 java.time.Duration.ofSeconds(10));
         if (now.isEmpty()) {
-            Optional<HttpResponse<?>> elsewhere = Units.elsewhere(placement, request, new byte[0]);
+            Optional<HttpResponse<?>> elsewhere = Units.elsewhere(placement.units(), request, new byte[0]);
             if (elsewhere.isPresent()) {
                 return elsewhere.get();
             }

@@ -6,6 +6,7 @@ import io.gantry.placement.core.NodeView;
 import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.Problem;
+import io.gantry.runtime.http.Units;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
@@ -90,7 +91,7 @@ public class NodesController {
         }
         try {
             // split by pool: the nodes of the pools other instances own, as they answer the same request
-            Units.others(placement, request, json, io.micronaut.core.type.Argument.listOf(NodeBody.class))
+            Units.others(placement.units(), request, json, io.micronaut.core.type.Argument.listOf(NodeBody.class))
                     .forEach(body::addAll);
         } catch (Units.Unavailable u) {
             return u.answer();

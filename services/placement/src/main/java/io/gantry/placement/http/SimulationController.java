@@ -9,6 +9,7 @@ import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
 import io.gantry.runtime.http.JsonBody;
+import io.gantry.runtime.http.Units;
 import io.micronaut.http.MediaType;
 import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Header;
@@ -175,7 +176,7 @@ public class SimulationController {
     private Optional<HttpResponse<?>> elsewhere(io.micronaut.http.HttpRequest<?> request, String nodeId, byte[] raw) {
         for (PlacementProcessor.Pool pool : placement.pools()) {
             if (pool.backend() instanceof SimulatedBackend sim && sim.knows(nodeId)) {
-                return Units.toOwnerOf(placement, request, pool.name(), raw);
+                return Units.toOwnerOf(placement.units(), request, pool.name(), raw);
             }
         }
         return Optional.empty();

@@ -36,6 +36,8 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
     /** One processor, or with {@code shard-by-pool} one per pool (a unit each), in configuration order. */
     private final List<EventProcessor> processors = new ArrayList<>();
     private final List<Pool> pools;
+    /** Who owns each unit: the pools' names, in configuration order (one unit: not split). */
+    private final io.gantry.runtime.http.UnitOwners units;
     private final List<Integer> typicalGpus;
     /** The newest router of each processor (its handler since its last start), by processor. */
     private final java.util.Map<EventProcessor, PoolRouter> current = new java.util.concurrent.ConcurrentHashMap<>();
@@ -58,23 +60,25 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
                 utilisationWindow, idlePercent);
         // split by pool: each pool a unit of its own (consumer group, transactional id, snapshots, owner), spread
         // over the instances; otherwise one unit holding every pool
-        List<List<Pool>> units = shardByPool && this.pools.size() > 1
+        List<List<Pool>> split = shardByPool && this.pools.size() > 1
                 ? this.pools.stream().map(List::of).toList() : List.of(this.pools);
         java.util.Map<String, String> configured = new java.util.LinkedHashMap<>();
         this.pools.forEach(p -> configured.put(p.name(), p.backend().name()));
-        for (int i = 0; i < units.size(); i++) {
+        for (int i = 0; i < split.size(); i++) {
             EventProcessor.Builder b = instance.configure(EventProcessor.builder(Service.PLACEMENT, bootstrap));
-            if (units.size() > 1) {
-                b.unit("pool-" + units.get(i).get(0).name(), i);
+            if (split.size() > 1) {
+                b.unit("pool-" + split.get(i).get(0).name(), i);
             }
             EventProcessor[] self = new EventProcessor[1];
-            self[0] = b.loop(loop(units.get(i), configured, clock, restoreDispatches, this.typicalGpus, tickInterval,
+            self[0] = b.loop(loop(split.get(i), configured, clock, restoreDispatches, this.typicalGpus, tickInterval,
                             (int) drainGrace.toSeconds(), utilisation)
                             .observed(h -> current.put(self[0], (PoolRouter) h)))
                     .partitions(partitions)
                     .build();
             processors.add(self[0]);
         }
+        units = new io.gantry.runtime.http.UnitOwners("pool", split.stream().map(u -> u.get(0).name()).toList(),
+                processors);
         processors.forEach(EventProcessor::start);
         for (Pool p : this.pools) {
             LOG.info("placement pool {} started with the {} backend and the {} placer", p.name(), p.backend().name(),
@@ -241,9 +245,7 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
      * pool, whether every unit is placed: owned here and restored, or owned by another instance.
      */
     public boolean isReady() {
-        return split() ? processors.stream().allMatch(p -> p.isOwner()
-                || p.isReady() && p.ownership().role() == io.gantry.runtime.kafka.Ownership.Role.STANDBY)
-                : api().isOwner();
+        return split() ? units.allPlaced() : api().isOwner();
     }
 
     /** Whether placement is split by pool into units (then each request is routed to the pools it concerns). */
@@ -294,55 +296,9 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
         return java.util.Optional.empty();
     }
 
-    /**
-     * Split by pool: the HTTP addresses of the instances owning the units this one does not (each once); empty
-     * when this instance owns every unit, or placement is not split.
-     *
-     * @throws IllegalStateException naming the pool when a unit has no owner right now (a takeover under way)
-     */
-    public List<String> otherOwners() {
-        if (!split()) {
-            return List.of();
-        }
-        java.util.Set<String> out = new java.util.LinkedHashSet<>();
-        for (int i = 0; i < processors.size(); i++) {
-            EventProcessor p = processors.get(i);
-            if (p.isOwner()) {
-                continue;
-            }
-            String url = p.ownership().ownerUrl().orElse("");
-            if (url.isEmpty() || url.equals(p.ownership().advertisedUrl())) {
-                throw new IllegalStateException("pool " + pools.get(i).name() + " has no owner right now");
-            }
-            out.add(url);
-        }
-        return List.copyOf(out);
-    }
-
-    /**
-     * Split by pool: the HTTP address of the instance owning {@code pool}'s unit when it is another one; empty when
-     * this instance owns it (or placement is not split, or there is no such pool).
-     *
-     * @throws IllegalStateException naming the pool when its unit has no owner right now
-     */
-    public java.util.Optional<String> ownerOfPool(String pool) {
-        if (!split()) {
-            return java.util.Optional.empty();
-        }
-        for (int i = 0; i < pools.size(); i++) {
-            if (pools.get(i).name().equals(pool)) {
-                EventProcessor p = processors.get(i);
-                if (p.isOwner()) {
-                    return java.util.Optional.empty();
-                }
-                String url = p.ownership().ownerUrl().orElse("");
-                if (url.isEmpty() || url.equals(p.ownership().advertisedUrl())) {
-                    throw new IllegalStateException("pool " + pool + " has no owner right now");
-                }
-                return java.util.Optional.of(url);
-            }
-        }
-        return java.util.Optional.empty();
+    /** Who owns each pool's unit (split by pool), for requests the HTTP side routes ({@code Units}). */
+    public io.gantry.runtime.http.UnitOwners units() {
+        return units;
     }
 
     /** This instance's HTTP address as the others reach it. */

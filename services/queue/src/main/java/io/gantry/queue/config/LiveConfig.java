@@ -19,6 +19,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.BiFunction;
 
 /**
  * Which fair-share configuration is live, and its history on {@code queue.config-events}.
@@ -106,6 +107,16 @@ public final class LiveConfig {
      * then the newest published configuration stays live and the settings are reported as rejected.
      */
     public static Startup startup(QueueConfig settings, List<Applied> history, Instant now, boolean keepOnError) {
+        return startup(settings, history, now, keepOnError, (before, next) -> List.of());
+    }
+
+    /**
+     * {@link #startup(QueueConfig, List, Instant, boolean)}, with settings that changed also refused (like invalid
+     * ones) when {@code refuse} finds problems going from the newest published configuration to them: a queue split
+     * into shards refuses one that moves a tenant to another shard.
+     */
+    public static Startup startup(QueueConfig settings, List<Applied> history, Instant now, boolean keepOnError,
+                                  BiFunction<FairShareConfig, FairShareConfig, List<String>> refuse) {
         Applied latest = history.isEmpty() ? null : history.get(history.size() - 1);
         Applied lastFromSettings = null;
         for (Applied a : history) {
@@ -118,7 +129,17 @@ public final class LiveConfig {
         String sha = sha256(text);
         if (latest == null || lastFromSettings == null || !lastFromSettings.sha256().equals(sha)) {
             try {
-                return fromSettings(settings, fileText, text, sha, latest, null, now);
+                Startup s = fromSettings(settings, fileText, text, sha, latest, null, now);
+                if (latest != null && isValid(latest)) {
+                    FairShareConfig before = IMPLICIT.equals(latest.source()) ? settings.implicitConfig()
+                            : QueueConfig.parse(latest.yaml(), "version " + latest.version());
+                    List<String> problems = refuse.apply(before, s.config());
+                    if (!problems.isEmpty()) {
+                        String where = fileText != null ? settings.getConfigFile() : "settings";
+                        throw new ConfigException(problems.stream().map(p -> where + ": " + p).toList());
+                    }
+                }
+                return s;
             } catch (ConfigException e) {
                 if (!keepOnError || latest == null || !IMPLICIT.equals(latest.source())
                         && !isValid(latest)) {

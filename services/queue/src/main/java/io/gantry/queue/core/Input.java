@@ -9,6 +9,11 @@ import java.util.Objects;
  */
 public sealed interface Input {
 
+    /** The tenant whose job this input concerns; null for what concerns no one tenant (capacity, time). */
+    default String tenant() {
+        return null;
+    }
+
     /** admission: a tenant submitted a job; {@code submittedAt} is the event time. */
     record Submitted(String jobId, String tenant, JobSpec spec, Instant submittedAt) implements Input {
         public Submitted {

@@ -8,6 +8,7 @@ import io.gantry.queue.core.ConfigException;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.JsonBody;
 import io.gantry.runtime.http.Problem;
+import io.gantry.runtime.http.Units;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpHeaders;
 import io.micronaut.http.HttpRequest;
@@ -75,6 +76,10 @@ public class AdminConfigController {
         if (!caller.admin()) {
             return forbidden();
         }
+        java.util.Optional<HttpResponse<?>> there = toShardZero(request, new byte[0]);
+        if (there.isPresent()) {
+            return there.get();
+        }
         QueueHandler.ConfigStatus s = onLoop((h, out) -> h.configStatus());
         if (wantsYaml(request) && s.current() != null) {
             return HttpResponse.ok(s.current().yaml().getBytes(StandardCharsets.UTF_8))
@@ -109,6 +114,10 @@ public class AdminConfigController {
             throws Exception {
         if (!caller.admin()) {
             return forbidden();
+        }
+        java.util.Optional<HttpResponse<?>> there = toShardZero(request, body);
+        if (there.isPresent()) {
+            return there.get();
         }
         if (force != null && !force.equals("true") && !force.equals("false")) {
             return Problem.badRequest(List.of(new Problem.FieldError("force", "must be true or false, was '"
@@ -182,6 +191,14 @@ public class AdminConfigController {
     private static HttpResponse<?> unsupported(String message) {
         return Problem.response(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported media type",
                 "Content-Type: " + message, List.of(new Problem.FieldError("Content-Type", message)));
+    }
+
+    /**
+     * Split by cohort tree, shard 0 decides the configuration: the answer of the instance owning it when that is
+     * another one; empty when it is owned here (or the queue is not split).
+     */
+    private java.util.Optional<HttpResponse<?>> toShardZero(HttpRequest<?> request, byte[] body) {
+        return Units.toOwnerOf(queue.units(), request, "0", body);
     }
 
     private static HttpResponse<?> forbidden() {

@@ -5,19 +5,23 @@ import io.gantry.queue.core.FairShareConfig;
 import io.gantry.queue.core.PendingEntry;
 import io.gantry.queue.core.QueueView;
 import io.gantry.queue.kafka.QueueProcessor;
-
-import java.time.Instant;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.Problem;
+import io.gantry.runtime.http.Units;
+import io.micronaut.core.type.Argument;
+import io.micronaut.http.HttpRequest;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Get;
 import io.micronaut.http.annotation.PathVariable;
 import io.micronaut.http.annotation.RequestAttribute;
+import io.micronaut.json.JsonMapper;
 import io.micronaut.serde.annotation.Serdeable;
 
 import java.math.BigDecimal;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
@@ -32,9 +36,11 @@ public class QueueController {
     private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,62}");
 
     private final QueueProcessor queue;
+    private final JsonMapper json;
 
-    public QueueController(QueueProcessor queue) {
+    public QueueController(QueueProcessor queue, JsonMapper json) {
         this.queue = queue;
+        this.json = json;
     }
 
     /**
@@ -92,30 +98,76 @@ public class QueueController {
     }
 
     @Get
-    public HttpResponse<?> queues(@RequestAttribute(Caller.ATTRIBUTE) Caller caller) throws Exception {
+    public HttpResponse<?> queues(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, HttpRequest<?> request)
+            throws Exception {
         Instant now = queue.now();
+        if (queue.split()) {
+            return splitQueues(caller, request, now);
+        }
         List<QueueRow> rows = read(core -> core.queues(now).stream()
                 .filter(v -> caller.admin() || v.tenant().equals(caller.tenant()))
                 .map(QueueRow::of).toList());
         if (rows.isEmpty() && !caller.admin()) {
             // a tenant that never submitted still sees its implicit queue (zeros)
-            rows = read(core -> {
-                QueueView v = core.config().isImplicit() ? core.queue(caller.tenant(), now, true) : null;
-                return v == null ? List.<QueueRow>of() : List.of(QueueRow.of(v));
-            });
+            rows = read(core -> implicitRow(core, caller, now));
         }
         return HttpResponse.ok(new Queues(rows));
     }
 
+    /** A tenant's implicit queue with zeros (before it submitted), or nothing with a configuration file. */
+    private static List<QueueRow> implicitRow(io.gantry.queue.core.QueueCore core, Caller caller, Instant now) {
+        QueueView v = core.config().isImplicit() ? core.queue(caller.tenant(), now, true) : null;
+        return v == null ? List.<QueueRow>of() : List.of(QueueRow.of(v));
+    }
+
+    /**
+     * Split by cohort tree: each shard owned here answers for its tenants' queues, and the instances owning the other
+     * shards add theirs (the request forwarded to them, so they answer for their own shards only); by queue name.
+     */
+    private HttpResponse<?> splitQueues(Caller caller, HttpRequest<?> request, Instant now) throws Exception {
+        List<QueueRow> rows = new ArrayList<>();
+        for (int shard : queue.ownedShards()) {
+            rows.addAll(readShard(shard, (h, core) -> {
+                List<QueueRow> part = core.queues(now).stream()
+                        .filter(v -> h.shards().ofQueue(v.name()) == shard)
+                        .filter(v -> caller.admin() || v.tenant().equals(caller.tenant()))
+                        .map(QueueRow::of).toList();
+                // the shard of a tenant without a queue row shows its implicit queue (zeros)
+                return part.isEmpty() && !caller.admin() && h.shards().ofTenant(caller.tenant()) == shard
+                        ? implicitRow(core, caller, now) : part;
+            }));
+        }
+        try {
+            Units.others(queue.units(), request, json, Argument.of(Queues.class)).forEach(q -> rows.addAll(q.queues()));
+        } catch (Units.Unavailable u) {
+            return u.answer();
+        }
+        rows.sort(java.util.Comparator.comparing(QueueRow::name));
+        return HttpResponse.ok(new Queues(rows));
+    }
+
     @Get("/{name}/pending")
-    public HttpResponse<?> pending(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String name)
-            throws Exception {
+    public HttpResponse<?> pending(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @PathVariable String name,
+                                   HttpRequest<?> request) throws Exception {
         if (!NAME.matcher(name).matches()) {
             return Problem.badRequest(List.of(new Problem.FieldError("name",
                     "must be a lower-case queue name ([a-z0-9][a-z0-9-]{0,62})")));
         }
+        int shard = 0;
+        if (queue.split()) {
+            io.gantry.queue.core.Shards shards = queue.shards();
+            if (shards == null) {
+                throw new QueueUnavailableException(null);
+            }
+            shard = shards.ofQueue(name);
+            java.util.Optional<HttpResponse<?>> there = Units.toOwnerOf(queue.units(), request,
+                    Integer.toString(shard), new byte[0]);
+            if (there.isPresent()) {
+                return there.get();
+            }
+        }
         Instant now = queue.now();
-        Pending body = read(core -> {
+        Pending body = readShard(shard, (h, core) -> {
             QueueView v = core.queue(name, now, !caller.admin() && name.equals(caller.tenant()));
             if (v == null || !caller.mayAccess(v.tenant())) {
                 return null;
@@ -127,6 +179,15 @@ public class QueueController {
             return Problem.notFound("no queue " + name);
         }
         return HttpResponse.ok(body);
+    }
+
+    private <T> T readShard(int shard, java.util.function.BiFunction<io.gantry.queue.kafka.QueueHandler,
+            io.gantry.queue.core.QueueCore, T> query) throws Exception {
+        try {
+            return queue.readShard(shard, query);
+        } catch (TimeoutException | ExecutionException e) {
+            throw new QueueUnavailableException(e);
+        }
     }
 
     private <T> T read(java.util.function.Function<io.gantry.queue.core.QueueCore, T> query) throws Exception {

@@ -92,7 +92,7 @@ public class QueueMetrics {
     }
 
     void refresh() {
-        if (!queue.isReady()) {
+        if (!queue.split() && !queue.isReady()) {
             if (queue.ownership().role() == io.gantry.runtime.kafka.Ownership.Role.STANDBY) {
                 // a standby (maybe the owner until a moment ago) reports no queue: the owner's gauges are the figures
                 publish(List.of(), queue.now());
@@ -101,8 +101,13 @@ public class QueueMetrics {
         }
         try {
             Instant now = queue.now();
-            List<QueueSample> samples = queue.read(core -> core.queues(now).stream()
-                    .map(v -> new QueueSample(v, core.pending(v.name()))).toList());
+            List<QueueSample> samples = new ArrayList<>();
+            // split by cohort tree: each shard owned here reports its tenants' queues (the other instances theirs)
+            for (int shard : queue.ownedShards()) {
+                samples.addAll(queue.readShard(shard, (h, core) -> core.queues(now).stream()
+                        .filter(v -> !queue.split() || h.shards().ofQueue(v.name()) == shard)
+                        .map(v -> new QueueSample(v, core.pending(v.name()))).toList()));
+            }
             publish(samples, now);
         } catch (Exception e) {
             LOG.warn("queue metrics not refreshed; the next run retries: {}", e.toString());

@@ -9,6 +9,8 @@ import io.gantry.queue.core.FairShareConfig;
 import io.gantry.queue.core.Input;
 import io.gantry.queue.core.QueueCore;
 import io.gantry.queue.core.QueueFact;
+import io.gantry.queue.core.Shards;
+import io.gantry.events.QueueConfigEvent;
 import io.gantry.runtime.kafka.EventHandler;
 import io.gantry.runtime.kafka.Output;
 import io.gantry.runtime.kafka.SnapshotRecords;
@@ -46,18 +48,63 @@ public final class QueueHandler implements EventHandler {
 
     QueueHandler(LiveConfig.Startup startup, QueueConfig settings, Clock clock,
                  io.gantry.queue.core.DispatchPolicy policy) {
-        this.core = new QueueCore(startup.config(), policy);
+        this(startup, settings, clock, policy, 0, 1);
+    }
+
+    /**
+     * The handler of shard {@code shard} of {@code shards} (a queue split by cohort tree): it takes the jobs of the
+     * tenants {@link Shards} gives it. Shard 0 decides the configuration (file, admin API) and publishes it; the
+     * others start on the newest published one and follow what shard 0 publishes.
+     */
+    QueueHandler(LiveConfig.Startup startup, QueueConfig settings, Clock clock,
+                 io.gantry.queue.core.DispatchPolicy policy, int shard, int shards) {
+        boolean follower = shard != 0;
+        FairShareConfig initial = follower && startup.fallbackConfig() != null ? startup.fallbackConfig()
+                : startup.config();
+        this.core = new QueueCore(initial, policy);
         this.clock = clock;
         this.settings = settings;
+        this.shard = shard;
+        this.shards = Shards.of(initial, shards);
         this.parkedRecheck = settings.parkedRecheckInterval();
         this.nextParkedRecheck = clock.instant().plus(parkedRecheck);
         this.nextConfigPoll = clock.instant().plus(settings.configPollInterval());
-        this.toPublish = startup.publish();
-        this.current = startup.current();
-        this.rejected = startup.rejected();
+        this.toPublish = follower ? null : startup.publish();
+        this.current = follower && startup.fallback() != null ? startup.fallback() : startup.current();
+        this.rejected = follower ? null : startup.rejected();
         this.fileSha = startup.fileSha();
-        this.fallback = startup.fallback();
-        this.fallbackConfig = startup.fallbackConfig();
+        this.fallback = follower ? null : startup.fallback();
+        this.fallbackConfig = follower ? null : startup.fallbackConfig();
+    }
+
+    /** This handler's shard (0 unless the queue is split by cohort tree). */
+    private final int shard;
+    /** Who owns which tenant's jobs, under the live configuration (read by HTTP threads too). */
+    private volatile Shards shards;
+
+    /** Whether this handler takes {@code tenant}'s jobs. */
+    private boolean mine(String tenant) {
+        return !shards.split() || shards.ofTenant(tenant) == shard;
+    }
+
+    /** Whether this handler decides the configuration: not split, or shard 0. */
+    private boolean decidesConfig() {
+        return shard == 0;
+    }
+
+    /** Who owns which tenant's jobs under the live configuration. */
+    public Shards shards() {
+        return shards;
+    }
+
+    /** Whether a queue split into shards would refuse {@code next}: it moves a tenant to another shard. */
+    private List<String> moves(FairShareConfig next) {
+        return shards.moves(Shards.of(next, shards.count()));
+    }
+
+    @Override
+    public String snapshotVariant() {
+        return shards.split() ? "shards " + shards.digest() : "";
     }
 
     /** The configuration live before a file that changed while the service was down; null otherwise. */
@@ -85,7 +132,16 @@ public final class QueueHandler implements EventHandler {
             rejected = new LiveConfig.Rejected(LiveConfig.ADMIN, by, e.problems(), now);
             throw e;
         }
-        List<String> stranded = core.stranded(next);
+        List<String> moves = moves(next);
+        if (!moves.isEmpty()) {
+            // not even with force: the jobs of a tenant that moved would be left with an owner that no longer hears
+            // about them
+            List<String> problems = moves.stream().map(p -> "body: " + p).toList();
+            rejected = new LiveConfig.Rejected(LiveConfig.ADMIN, by, problems, now);
+            throw new io.gantry.queue.core.ConfigException(problems);
+        }
+        List<String> stranded = new java.util.ArrayList<>(core.stranded(next));
+        stranded.addAll(shards.removedElsewhere(core.config(), next, shard));
         if (!stranded.isEmpty()) {
             if (!force) {
                 List<String> problems = stranded.stream().map(p -> "body: " + p).toList();
@@ -104,6 +160,7 @@ public final class QueueHandler implements EventHandler {
         out.send(Topics.QUEUE_CONFIG_EVENTS, "queue-config", a.toEvent());
         publish(core.reconfigure(next, now), now, out);
         current = a;
+        shards = Shards.of(next, shards.count());
         LOG.info("queue configuration version {} applied (source {}, by {})", a.version(), source, by);
         return a;
     }
@@ -128,7 +185,9 @@ public final class QueueHandler implements EventHandler {
         fileSha = sha;
         try {
             FairShareConfig next = QueueConfig.parse(text, settings.getConfigFile());
-            List<String> stranded = core.stranded(next);
+            List<String> stranded = new java.util.ArrayList<>(moves(next));
+            stranded.addAll(core.stranded(next));
+            stranded.addAll(shards.removedElsewhere(core.config(), next, shard));
             if (!stranded.isEmpty()) {
                 // a file cannot say "force": the admin API can, after a look at the jobs named here
                 throw new io.gantry.queue.core.ConfigException(stranded.stream()
@@ -148,8 +207,39 @@ public final class QueueHandler implements EventHandler {
 
     @Override
     public void restore(Topic<?> topic, String key, Object value) {
+        if (!ofThisShard(key, value)) {
+            return;
+        }
         restoreOne(topic, key, value);
         keep(topic, key, value);
+    }
+
+    /**
+     * Whether a record read back concerns this shard's tenants (always, unless split). A record that cannot be read
+     * goes on to where it is skipped or dead-lettered as before.
+     */
+    private boolean ofThisShard(String key, Object value) {
+        if (!shards.split()) {
+            return true;
+        }
+        String tenant;
+        try {
+            tenant = value instanceof QueueJobEvent e ? WireMapping.fromEnvelope(e).tenant()
+                    : value instanceof QueuePreemptionEvent e ? WireMapping.fromPreemptionEnvelope(e).tenant()
+                    : value instanceof io.gantry.events.IdleEvent e ? WireMapping.fromIdleEnvelope(e).tenant()
+                    : value instanceof QueueReservationEvent e ? WireMapping.fromReservationEnvelope(e).tenant()
+                    : value instanceof QueueMemoryPart ? null
+                    : tenantOf(WireMapping.toInput(key, value));
+        } catch (RuntimeException unreadable) {
+            return decidesConfig();
+        }
+        return tenant == null || mine(tenant);
+    }
+
+    /** The tenant an input concerns; null for what concerns every shard (capacity, ticks). */
+    private static String tenantOf(Input input) {
+        // a release frees capacity every shard may dispatch into; the shard without the job ignores the rest
+        return input == null || input instanceof Input.Released ? null : input.tenant();
     }
 
     private void restoreOne(Topic<?> topic, String key, Object value) {
@@ -227,7 +317,15 @@ public final class QueueHandler implements EventHandler {
 
     @Override
     public void handle(Topic<?> topic, String key, Object value, Output out) {
+        if (value instanceof QueueConfigEvent e) {
+            followConfig(e, out);
+            return;
+        }
         Input input = WireMapping.toInput(key, value);
+        String tenant = tenantOf(input);
+        if (tenant != null && !mine(tenant)) {
+            return; // another shard's tenant
+        }
         if (input instanceof Input.Submitted s
                 && ((io.gantry.events.AdmissionJobEvent) value).getPayload() instanceof io.gantry.events.JobSubmitted j) {
             // a resubmission of a live or ended job changes nothing: keep the spec the job was queued with
@@ -243,10 +341,28 @@ public final class QueueHandler implements EventHandler {
         }
     }
 
+    /**
+     * A shard other than 0 applies each configuration shard 0 published after the one it runs on (older ones, read
+     * again after a restart, change nothing).
+     */
+    private void followConfig(QueueConfigEvent e, Output out) {
+        LiveConfig.Applied a = LiveConfig.Applied.of(e);
+        if (decidesConfig() || a == null || current != null && a.version() <= current.version()) {
+            return;
+        }
+        FairShareConfig next = LiveConfig.IMPLICIT.equals(a.source()) ? settings.implicitConfig()
+                : QueueConfig.parse(a.yaml(), "version " + a.version());
+        Instant now = clock.instant();
+        publish(core.reconfigure(next, now), now, out);
+        current = a;
+        shards = Shards.of(next, shards.count());
+        LOG.info("queue shard {} follows configuration version {}", shard, a.version());
+    }
+
     @Override
     public void tick(Instant wallNow, Output out) {
         Instant now = clock.instant();
-        if (settings.hasConfigFile() && !now.isBefore(nextConfigPoll)) {
+        if (decidesConfig() && settings.hasConfigFile() && !now.isBefore(nextConfigPoll)) {
             nextConfigPoll = now.plus(settings.configPollInterval());
             pollFile(now, out);
         }

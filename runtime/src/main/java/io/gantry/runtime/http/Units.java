@@ -1,8 +1,5 @@
-package io.gantry.placement.http;
+package io.gantry.runtime.http;
 
-import io.gantry.placement.kafka.PlacementProcessor;
-import io.gantry.runtime.http.OwnerForwardingFilter;
-import io.gantry.runtime.http.Problem;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.HttpResponse;
@@ -15,17 +12,18 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The HTTP side of placement split by pool: a request reaching any instance is answered over every pool. Reads add
- * what the instances owning the other pools' units answer to the same request (marked forwarded, so they answer for
- * their own units only); a command on a node or job no unit here has goes to those instances in turn until one has
- * it. Not split, there is nothing to add (a standby forwards the whole request to the owner instead).
+ * The HTTP side of a service split into units ({@link UnitOwners}: placement by pool, the queue by cohort tree): a
+ * request reaching any instance is answered over every unit. Reads add what the instances owning the other units
+ * answer to the same request (marked forwarded, so they answer for their own units only); a command on something no
+ * unit here has goes to those instances in turn until one has it; a request about one unit goes to its owner. Not
+ * split, there is nothing to add (a standby forwards the whole request to the owner instead).
  */
-final class Units {
+public final class Units {
     private Units() {
     }
 
     /** Thrown when another instance's part cannot be had: the answer to give instead. */
-    static final class Unavailable extends Exception {
+    public static final class Unavailable extends Exception {
         private final transient HttpResponse<?> answer;
 
         Unavailable(HttpResponse<?> answer) {
@@ -33,7 +31,7 @@ final class Units {
             this.answer = answer;
         }
 
-        HttpResponse<?> answer() {
+        public HttpResponse<?> answer() {
             return answer;
         }
     }
@@ -42,11 +40,11 @@ final class Units {
      * The bodies the instances owning the other units answer to {@code request} (none when this request was itself
      * forwarded, or this instance owns every unit).
      */
-    static <T> List<T> others(PlacementProcessor placement, HttpRequest<?> request, JsonMapper json, Argument<T> type)
+    public static <T> List<T> others(UnitOwners units, HttpRequest<?> request, JsonMapper json, Argument<T> type)
             throws Unavailable {
         List<T> out = new ArrayList<>();
-        for (String owner : owners(placement, request)) {
-            HttpResponse<?> answer = OwnerForwardingFilter.forward(request, owner, placement.advertisedUrl(), new byte[0]);
+        for (String owner : owners(units, request)) {
+            HttpResponse<?> answer = OwnerForwardingFilter.forward(request, owner, units.advertisedUrl(), new byte[0]);
             if (answer.getStatus() != HttpStatus.OK || !(answer.getBody().orElse(null) instanceof byte[] bytes)) {
                 throw new Unavailable(answer);
             }
@@ -64,15 +62,15 @@ final class Units {
      * A node's or job's command that no unit here could carry out (the local answer was 404): the answer of the
      * first instance owning another unit that has it, or empty (then the local 404 stands).
      */
-    static Optional<HttpResponse<?>> elsewhere(PlacementProcessor placement, HttpRequest<?> request, byte[] body) {
+    public static Optional<HttpResponse<?>> elsewhere(UnitOwners units, HttpRequest<?> request, byte[] body) {
         List<String> owners;
         try {
-            owners = owners(placement, request);
+            owners = owners(units, request);
         } catch (Unavailable u) {
             return Optional.of(u.answer());
         }
         for (String owner : owners) {
-            HttpResponse<?> answer = OwnerForwardingFilter.forward(request, owner, placement.advertisedUrl(),
+            HttpResponse<?> answer = OwnerForwardingFilter.forward(request, owner, units.advertisedUrl(),
                     body == null ? new byte[0] : body);
             if (answer.getStatus() != HttpStatus.NOT_FOUND) {
                 return Optional.of(answer);
@@ -82,37 +80,37 @@ final class Units {
     }
 
     /**
-     * A command for something of pool {@code pool} (a simulated node) that another instance's unit has: that
-     * instance's answer; empty when this instance owns the pool, the request was itself forwarded, or placement is
-     * not split (then it is carried out here).
+     * A request about unit {@code unit} (a simulated node's pool, a queue's shard) that another instance owns:
+     * that instance's answer; empty when this instance owns the unit, the request was itself forwarded, or the
+     * service is not split (then it is carried out here).
      */
-    static Optional<HttpResponse<?>> toOwnerOf(PlacementProcessor placement, HttpRequest<?> request, String pool,
+    public static Optional<HttpResponse<?>> toOwnerOf(UnitOwners units, HttpRequest<?> request, String unit,
                                                byte[] body) {
-        if (!placement.split() || OwnerForwardingFilter.forwarded(request)) {
+        if (!units.split() || OwnerForwardingFilter.forwarded(request)) {
             return Optional.empty();
         }
         Optional<String> owner;
         try {
-            owner = placement.ownerOfPool(pool);
+            owner = units.ownerOf(unit);
         } catch (IllegalStateException e) {
             return Optional.of(takeoverUnderWay(e));
         }
-        return owner.map(url -> OwnerForwardingFilter.forward(request, url, placement.advertisedUrl(),
+        return owner.map(url -> OwnerForwardingFilter.forward(request, url, units.advertisedUrl(),
                 body == null ? new byte[0] : body));
     }
 
     /**
      * The instances owning the units this one does not, to add to or try for {@code request}; none when it was
-     * itself forwarded or placement is not split.
+     * itself forwarded or the service is not split.
      *
      * @throws Unavailable 503 with Retry-After while a unit has no owner (a takeover under way)
      */
-    private static List<String> owners(PlacementProcessor placement, HttpRequest<?> request) throws Unavailable {
-        if (!placement.split() || OwnerForwardingFilter.forwarded(request)) {
+    private static List<String> owners(UnitOwners units, HttpRequest<?> request) throws Unavailable {
+        if (!units.split() || OwnerForwardingFilter.forwarded(request)) {
             return List.of();
         }
         try {
-            return placement.otherOwners();
+            return units.otherOwners();
         } catch (IllegalStateException e) {
             throw new Unavailable(takeoverUnderWay(e));
         }
