@@ -117,9 +117,9 @@ public final class Shards {
 
     /**
      * Why going from these shards to {@code next} must be refused: one sentence per tenant whose jobs would change
-     * shard (its jobs, usage and holds live in one shard's state, which a running service does not hand over). Empty
-     * when no tenant both configurations have moves (new tenants and tenants that leave take their place on their
-     * own; an implicit configuration has every tenant, each its own tree).
+     * shard (its jobs, usage and holds live in one shard's state, which a running service does not hand over),
+     * leaving included (a tenant without a queue is shard 0's). Empty when no tenant moves (new tenants take their
+     * place on their own; an implicit configuration has every tenant, each its own tree).
      */
     public List<String> moves(Shards next) {
         Objects.requireNonNull(next, "next");
@@ -131,14 +131,16 @@ public final class Shards {
         TreeSet<String> tenants = new TreeSet<>(groupOf.keySet());
         tenants.addAll(next.groupOf.keySet());
         for (String tenant : tenants) {
-            if (groupOf(tenant) == null || next.groupOf(tenant) == null) {
-                continue;
+            if (groupOf(tenant) == null) {
+                continue; // new: no state anywhere yet
             }
+            // a tenant that leaves goes to shard 0 with what is left of it (late events, cancellations)
             int from = ofTenant(tenant);
             int to = next.ofTenant(tenant);
             if (from != to) {
+                String where = next.groupOf(tenant) == null ? "no queue left" : next.groupOf(tenant);
                 problems.add("queues: tenant " + tenant + " would move from shard " + from + " (" + groupOf(tenant)
-                        + ") to shard " + to + " (" + next.groupOf(tenant) + "); the queue is split into " + count
+                        + ") to shard " + to + " (" + where + "); the queue is split into " + count
                         + " shards by cohort tree (gantry.queue.shards), and a running queue keeps each tenant on"
                         + " its shard: regroup the trees with the queue started once with gantry.queue.shards=1");
             }

@@ -293,7 +293,9 @@ public final class QueueHandler implements EventHandler {
         LOG.info("queue state rebuilt from {} facts", restoredFacts);
         Instant now = clock.instant();
         if (toPublish != null && fallbackConfig != null) {
-            List<String> stranded = core.stranded(fallbackConfig, core.config());
+            List<String> stranded = new java.util.ArrayList<>(core.stranded(fallbackConfig, core.config()));
+            stranded.addAll(Shards.of(fallbackConfig, shards.count()).removedElsewhere(fallbackConfig, core.config(),
+                    shard));
             if (!stranded.isEmpty()) {
                 // the file changed while the service was down and would strand jobs: keep what was live
                 rejected = new LiveConfig.Rejected(LiveConfig.FILE, LiveConfig.FILE, stranded.stream()
@@ -302,6 +304,7 @@ public final class QueueHandler implements EventHandler {
                         rejected.problems());
                 publish(core.reconfigure(fallbackConfig, now), now, out);
                 current = fallback;
+                shards = Shards.of(fallbackConfig, shards.count());
                 toPublish = null;
             }
         }

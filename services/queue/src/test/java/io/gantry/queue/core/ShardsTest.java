@@ -86,9 +86,17 @@ class ShardsTest {
                 .queue(aQueue("b").tenant("tb").cohort(r[1]).quota("H100", 8))
                 .queue(aQueue("n").tenant("tn").cohort(r[1]).quota("H100", 8)).build();
         assertThat(from.moves(Shards.of(grown, 2))).as("quota changes and new tenants move nobody").isEmpty();
-        FairShareConfig gone = aConfig().flavours("H100").cohort(r[0])
+        FairShareConfig withoutB = aConfig().flavours("H100").cohort(r[0])
                 .queue(aQueue("a").tenant("ta").cohort(r[0]).quota("H100", 8)).build();
-        assertThat(from.moves(Shards.of(gone, 2))).as("a tenant that leaves moves nowhere").isEmpty();
+        FairShareConfig withoutA = aConfig().flavours("H100").cohort(r[1])
+                .queue(aQueue("b").tenant("tb").cohort(r[1]).quota("H100", 8)).build();
+        String onOne = from.ofTenant("ta") == 1 ? "ta" : "tb";
+        FairShareConfig leavingOne = onOne.equals("ta") ? withoutA : withoutB;
+        FairShareConfig leavingZero = onOne.equals("ta") ? withoutB : withoutA;
+        assertThat(from.moves(Shards.of(leavingOne, 2))).as("a tenant of shard 1 that leaves goes to shard 0")
+                .singleElement().asString().contains("tenant " + onOne + " would move from shard 1")
+                .contains("(no queue left)");
+        assertThat(from.moves(Shards.of(leavingZero, 2))).as("a tenant of shard 0 that leaves stays there").isEmpty();
         assertThat(Shards.of(before.build(), 1).moves(Shards.of(moved, 1))).as("one shard: nothing moves").isEmpty();
     }
 
