@@ -68,6 +68,8 @@ public final class EventProcessor implements AutoCloseable {
     private final String name;
     /** The unit of work this processor runs when its service is split into several, or null: the whole service. */
     private final String unit;
+    /** This unit's index among the units of a split service; -1 when the service is one unit. */
+    private final int unitIndex;
     private final String bootstrap;
     private final String groupId;
     private final String transactionalId;
@@ -105,6 +107,7 @@ public final class EventProcessor implements AutoCloseable {
     private EventProcessor(Builder b) {
         this.owner = b.owner;
         this.unit = b.unit;
+        this.unitIndex = b.unit == null ? -1 : b.unitIndex;
         this.name = b.unit == null ? b.owner.id() : b.owner.id() + "/" + b.unit;
         this.bootstrap = b.bootstrap;
         // a unit of a split service is a consumer group (and so a transactional id) of its own
@@ -599,6 +602,12 @@ public final class EventProcessor implements AutoCloseable {
                 throw new IllegalArgumentException("null value (tombstone) on an event topic");
             }
         } catch (RuntimeException e) {
+            if (unit != null && unitIndex != 0) {
+                // every unit reads the record and fails alike: unit 0 sends it to the dead letter, once
+                LOG.debug("{}: undecodable record {}-{}@{} left to unit 0's dead letter: {}", name, r.topic(),
+                        r.partition(), r.offset(), e.toString());
+                return false;
+            }
             deadLetter(sink, r, e);
             return false;
         }

@@ -391,6 +391,26 @@ class EventProcessorTest {
     }
 
     @Test
+    void aRecordNoUnitOfASplitServiceCanDecodeGoesToTheDeadLetterOnce() throws Exception {
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        for (int unit = 0; unit < 2; unit++) {
+            ready(started(toy("toy-u" + unit + "-" + run).unit("u" + unit + "-" + run, unit)
+                    .tickEvery(Duration.ofMillis(100)).handler(ToyHandler::new)));
+        }
+        String garbageKey = "garbage-" + UUID.randomUUID();
+        try (KafkaProducer<String, byte[]> producer = producer()) {
+            producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), garbageKey,
+                    "not avro".getBytes(StandardCharsets.UTF_8))).get();
+        }
+        String good = "job-" + UUID.randomUUID();
+        sendCancel(good, "a");
+        // each unit has its own state and cancels the job once: both read past the garbage
+        await().atMost(30, TimeUnit.SECONDS).until(() -> countCancelled(good) == 2);
+        assertThat(readAll(Topics.deadLetter(Service.QUEUE))).filteredOn(r -> garbageKey.equals(r.key()))
+                .as("unit 0 dead-letters it, unit 1 leaves it to unit 0").hasSize(1);
+    }
+
+    @Test
     void sendsUndecodableAndFailingRecordsToTheDeadLetterTopicAndKeepsGoing() throws Exception {
         ToyHandler[] h = new ToyHandler[1];
         EventProcessor p = processor("toy-" + UUID.randomUUID(), h);

@@ -136,9 +136,20 @@ class PlacementShardIntegrationTest {
             try (ApplicationContext back = instance("2")) {
                 await().atMost(TIMEOUT).until(() -> units(back).get(1).isOwner() && !units(one).get(1).isOwner());
                 assertThat(units(one).get(0).isOwner()).isTrue();
+                // what no unit can use goes to the dead letter once (the fallback pool's unit sends it)
+                String garbage = "garbage-" + run;
+                producer.send(new ProducerRecord<>(Topics.QUEUE_JOB_EVENTS.name(), garbage,
+                        "not avro".getBytes(java.nio.charset.StandardCharsets.UTF_8))).get();
+                String malformed = "malformed-" + run;
+                send(producer, malformed, dispatched(malformed, "b", -1, FOREVER));
                 String nextA = "a-next-" + run;
                 send(producer, nextA, dispatched(nextA, "a", 8, FOREVER));
                 await().atMost(TIMEOUT).until(() -> grants(nextA).size() == 1);
+                try (TopicClient client = new TopicClient(broker.bootstrapServers())) {
+                    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(client.readAllRaw(
+                            Topics.deadLetter(io.gantry.schemas.Service.PLACEMENT)).stream().map(r -> r.key()))
+                            .containsExactlyInAnyOrder(garbage, malformed));
+                }
             }
             for (String job : List.of("a-live-" + run, "b-live-" + run, nextB, "a-next-" + run)) {
                 assertThat(grants(job)).as("%s granted once", job).hasSize(1);

@@ -37,7 +37,8 @@ import static org.awaitility.Awaitility.await;
  * trees on different shards, each instance owning one shard. Each shard admits its tree's jobs against that tree's
  * quota; either instance answers over both shards; a configuration change applied at either goes through shard 0 and
  * the other shard follows it; one that would move a tenant to another shard is refused; when an instance stops, the
- * other takes its shard over and goes on from its state (nothing dispatched twice).
+ * other takes its shard over and goes on from its state (nothing dispatched twice); a record no shard can use goes to
+ * the dead letter once.
  */
 class QueueShardIntegrationTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
@@ -184,6 +185,23 @@ class QueueShardIntegrationTest {
                         .hasSize(1);
             }
             assertThat(probe.deadLetters()).isEmpty();
+
+            // a record every shard reads and none can use goes to the dead letter once (shard 0's)
+            ApplicationContext back = instance("2");
+            try {
+                await().atMost(TIMEOUT).until(() -> shards(back).get(1).isOwner());
+                wire.sendRaw(io.gantry.schemas.Topics.ADMISSION_JOB_EVENTS, "garbage-" + RUN,
+                        "not avro".getBytes(StandardCharsets.UTF_8));
+                wire.submit(B + "-no-replicas", B, 1, 0);
+                wire.submit(B + "-5", B, 1, 1);
+                wire.runSucceeds(B + "-2", B, 1); // room in B's quota for B-5
+                await().atMost(TIMEOUT).untilAsserted(() ->
+                        assertThat(probe.payloads(B, B + "-5", JobDispatched.class)).hasSize(1));
+                assertThat(probe.deadLetters()).extracting(r -> r.key())
+                        .containsExactlyInAnyOrder("garbage-" + RUN, B + "-no-replicas");
+            } finally {
+                back.close();
+            }
         }
     }
 

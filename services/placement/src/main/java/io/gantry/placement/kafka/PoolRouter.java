@@ -488,7 +488,14 @@ public final class PoolRouter implements EventHandler {
 
     private void handleOne(Topic<?> topic, String key, Object value, Output out) {
         if (value instanceof QueueJobEvent e && e.getPayload() instanceof JobDispatched d) {
-            WireMapping.gang(e.getJobId(), d); // throws on a malformed spec before anything changes
+            try {
+                WireMapping.gang(e.getJobId(), d); // throws on a malformed spec before anything changes
+            } catch (RuntimeException malformed) {
+                if (split() && !ownsFallback()) {
+                    return; // every unit finds it malformed: the fallback pool's unit dead-letters it, once
+                }
+                throw malformed;
+            }
             String pool = d.getPool() != null ? d.getPool().toString()
                     : d.getSpec().getPool() != null ? d.getSpec().getPool().toString() : fallbackPool;
             PlacementHandler h = pools.get(pool);

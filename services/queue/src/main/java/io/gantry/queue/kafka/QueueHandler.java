@@ -324,7 +324,15 @@ public final class QueueHandler implements EventHandler {
             followConfig(e, out);
             return;
         }
-        Input input = WireMapping.toInput(key, value);
+        Input input;
+        try {
+            input = WireMapping.toInput(key, value);
+        } catch (RuntimeException malformed) {
+            if (shards.split() && !decidesConfig()) {
+                return; // every shard finds it malformed: shard 0 sends it to the dead letter, once
+            }
+            throw malformed;
+        }
         String tenant = tenantOf(input);
         if (tenant != null && !mine(tenant)) {
             return; // another shard's tenant
