@@ -102,6 +102,16 @@ public final class QueueHandler implements EventHandler {
         return shards.moves(Shards.of(next, shards.count()));
     }
 
+    /**
+     * What going from {@code before} to {@code next} strands: this shard's jobs left without a queue, and (split)
+     * queues other shards own that it removes, whose jobs this shard cannot count.
+     */
+    private List<String> stranded(FairShareConfig before, FairShareConfig next) {
+        List<String> out = new java.util.ArrayList<>(core.stranded(before, next));
+        out.addAll(Shards.of(before, shards.count()).removedElsewhere(before, next, shard));
+        return out;
+    }
+
     @Override
     public String snapshotVariant() {
         return shards.split() ? "shards " + shards.digest() : "";
@@ -140,8 +150,7 @@ public final class QueueHandler implements EventHandler {
             rejected = new LiveConfig.Rejected(LiveConfig.ADMIN, by, problems, now);
             throw new io.gantry.queue.core.ConfigException(problems);
         }
-        List<String> stranded = new java.util.ArrayList<>(core.stranded(next));
-        stranded.addAll(shards.removedElsewhere(core.config(), next, shard));
+        List<String> stranded = stranded(core.config(), next);
         if (!stranded.isEmpty()) {
             if (!force) {
                 List<String> problems = stranded.stream().map(p -> "body: " + p).toList();
@@ -186,8 +195,7 @@ public final class QueueHandler implements EventHandler {
         try {
             FairShareConfig next = QueueConfig.parse(text, settings.getConfigFile());
             List<String> stranded = new java.util.ArrayList<>(moves(next));
-            stranded.addAll(core.stranded(next));
-            stranded.addAll(shards.removedElsewhere(core.config(), next, shard));
+            stranded.addAll(stranded(core.config(), next));
             if (!stranded.isEmpty()) {
                 // a file cannot say "force": the admin API can, after a look at the jobs named here
                 throw new io.gantry.queue.core.ConfigException(stranded.stream()
@@ -293,9 +301,7 @@ public final class QueueHandler implements EventHandler {
         LOG.info("queue state rebuilt from {} facts", restoredFacts);
         Instant now = clock.instant();
         if (toPublish != null && fallbackConfig != null) {
-            List<String> stranded = new java.util.ArrayList<>(core.stranded(fallbackConfig, core.config()));
-            stranded.addAll(Shards.of(fallbackConfig, shards.count()).removedElsewhere(fallbackConfig, core.config(),
-                    shard));
+            List<String> stranded = stranded(fallbackConfig, core.config());
             if (!stranded.isEmpty()) {
                 // the file changed while the service was down and would strand jobs: keep what was live
                 rejected = new LiveConfig.Rejected(LiveConfig.FILE, LiveConfig.FILE, stranded.stream()
