@@ -121,6 +121,55 @@ public final class Report {
      * The longest first-grant wait of any job of more than one GPU that was granted (the starvation guard bounds
      * it: see "The starvation guard, on and off" in RESULTS.md); the first such job on equal waits; null when none.
      */
+    /**
+     * Where the average first-grant wait went: per policy, each cause's share of it (seconds per job of the workload,
+     * so a column adds up to that size's part of the average and the total column to the average wait), by job size.
+     */
+    static void waitCauses(StringBuilder md, List<Simulation.Result> results) {
+        md.append("\nWhere the average wait went (seconds per job of the workload: each cause's part of the average"
+                + " first-grant wait, by job size; the queue's reason and sentence, or placement's deferral cause, as"
+                + " last said before the grant):\n");
+        for (Simulation.Result r : results) {
+            int n = r.jobs.size();
+            long[] jobs = new long[WaitCauses.SIZES.size()];
+            for (SimJob j : r.jobs) {
+                int col = 0;
+                while (j.gpus() > WaitCauses.SIZES.get(col)) {
+                    col++;
+                }
+                jobs[col]++;
+            }
+            md.append("\n| ").append(r.policy).append(": cause | all");
+            for (int c = 0; c < jobs.length; c++) {
+                int lo = c == 0 ? 1 : WaitCauses.SIZES.get(c - 1) + 1;
+                int hi = WaitCauses.SIZES.get(c);
+                md.append(" | ").append(hi == Integer.MAX_VALUE ? "> " + (lo - 1) + " GPUs" : lo == hi ? lo + " GPU"
+                        : lo + "-" + hi + " GPUs").append(" (").append(jobs[c]).append(" jobs)");
+            }
+            md.append(" |\n|---|---").append("|---".repeat(jobs.length)).append("|\n");
+            long[] total = new long[jobs.length];
+            List<Map.Entry<String, long[]>> rows = new ArrayList<>(r.waitCauses.table().entrySet());
+            rows.sort((a, b) -> Long.compare(java.util.Arrays.stream(b.getValue()).sum(),
+                    java.util.Arrays.stream(a.getValue()).sum()));
+            for (Map.Entry<String, long[]> e : rows) {
+                long[] v = e.getValue();
+                md.append("| ").append(e.getKey()).append(String.format(Locale.ROOT, " | %.0f",
+                        java.util.Arrays.stream(v).sum() / 1000.0 / Math.max(1, n)));
+                for (int c = 0; c < v.length; c++) {
+                    total[c] += v[c];
+                    md.append(String.format(Locale.ROOT, " | %.0f", v[c] / 1000.0 / Math.max(1, n)));
+                }
+                md.append(" |\n");
+            }
+            md.append(String.format(Locale.ROOT, "| total | %.0f", java.util.Arrays.stream(total).sum() / 1000.0
+                    / Math.max(1, n)));
+            for (long t : total) {
+                md.append(String.format(Locale.ROOT, " | %.0f", t / 1000.0 / Math.max(1, n)));
+            }
+            md.append(" |\n");
+        }
+    }
+
     public static GangWait longestGangWait(Simulation.Result r) {
         GangWait longest = null;
         for (int i = 0; i < r.jobs.size(); i++) {
@@ -496,6 +545,7 @@ public final class Report {
             r.deferralExample.forEach((reason, message) -> md.append("- ").append(r.policy).append(", first ")
                     .append(reason).append(": ").append(message).append('\n'));
         }
+        waitCauses(md, results);
         md.append("\nInvariants: ");
         for (Simulation.Result r : results) {
             md.append(r.policy).append(": ").append(r.violations.isEmpty() ? "no violations" : r.violations.size()

@@ -470,6 +470,7 @@ public final class Simulation {
                 switch (s.kind()) {
                     case SUBMIT -> {
                         arrived++;
+                        r.waitCauses.submitted(workload.jobs().get(s.job()).id(), at);
                         r.queueLength.add(at, arrived - r.ended - running.size());
                         if (policy.headOfLineGate()) {
                             gate.add(s.job());
@@ -818,6 +819,7 @@ public final class Simulation {
                 allocation(a);
             } else if (v instanceof QueueJobEvent q) {
                 if (q.getPayload() instanceof JobDispatched d) {
+                    r.waitCauses.heard(q.getJobId(), gpusOf(q.getJobId()), WaitCauses.PLACING, now);
                     r.dispatches++;
                     charged.put(q.getJobId() + "#" + d.getAttempt(), d.getGpuMilli());
                 } else if (q.getPayload() instanceof io.gantry.events.QuotaReleased qr) {
@@ -825,6 +827,12 @@ public final class Simulation {
                     if (charge != null && !charge.equals(qr.getGpuMilli())) {
                         r.violations.add("job " + q.getJobId() + " attempt " + qr.getAttempt() + ": the queue gave "
                                 + "back " + qr.getGpuMilli() + " thousandths of a GPU, charged " + charge);
+                    }
+                } else if (q.getPayload() instanceof io.gantry.events.JobWaiting w) {
+                    // placement's deferral named the capacity cause; the queue's CAPACITY only repeats it
+                    if (w.getReason() != io.gantry.events.WaitReason.CAPACITY) {
+                        r.waitCauses.heard(q.getJobId(), gpusOf(q.getJobId()),
+                                WaitCauses.ofQueue(w.getReason().name(), w.getMessage()), now);
                     }
                 } else if (q.getPayload() instanceof JobSucceeded) {
                     ended(q.getJobId(), true);
@@ -867,9 +875,15 @@ public final class Simulation {
             r.deferrals++;
             r.deferralsByReason.merge(d.getReason().name(), 1L, Long::sum);
             r.deferralExample.putIfAbsent(d.getReason().name(), d.getMessage());
+            r.waitCauses.heard(e.getJobId(), gpusOf(e.getJobId()), "CAPACITY: " + d.getReason().name(), now);
         } else if (e.getPayload() instanceof AllocationReleased rel) {
             released(e.getJobId(), rel);
         }
+    }
+
+    private int gpusOf(String jobId) {
+        Integer i = index.get(jobId);
+        return i == null ? 1 : workload.jobs().get(i).gpus();
     }
 
     private void ended(String jobId, boolean ok) {
@@ -892,6 +906,7 @@ public final class Simulation {
         int i = index.get(jobId);
         if (r.firstGrant[i] < 0) {
             r.firstGrant[i] = a.getGrantedAt().toEpochMilli();
+            r.waitCauses.granted(jobId, workload.jobs().get(i).gpus(), r.firstGrant[i]);
         }
         ungranted.remove(i);
         running.add(i);
@@ -1132,6 +1147,8 @@ public final class Simulation {
         public final boolean[] rejected;
         /** Held intervals: {start ms, end ms, thousandths of a GPU held, job index}. */
         public final List<long[]> intervals = new ArrayList<>();
+        /** First-grant waits by what the job was waiting for. */
+        final WaitCauses waitCauses = new WaitCauses();
         /** Jobs arrived and neither running nor ended, at every change. */
         public final Series queueLength = new Series();
         /** Whole GPUs free but stranded for the typical request, and all free GPUs, sampled. */

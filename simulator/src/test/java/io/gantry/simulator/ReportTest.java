@@ -4,6 +4,7 @@ import io.gantry.queue.core.FairShareConfig;
 import io.gantry.placement.core.TopologyPlacer;
 import org.junit.jupiter.api.Test;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -41,6 +42,54 @@ class ReportTest {
                 Map.of("x", 1.0, "y", 1.0));
 
         assertThat(Report.longestGangWait(r)).isEqualTo(new Report.GangWait("b", 100_000));
+    }
+
+    @Test
+    void the_wait_causes_add_up_to_the_average_wait_and_name_what_each_job_waited_for() {
+        // a (x) borrows the whole node for 100 s; b (y, within its nominal 4) waits for the quota x borrowed; c (x, a
+        // whole node) arrives at 150 s while b holds half the node: the cohort has 4 of the 8 it needs
+        List<SimJob> jobs = List.of(new SimJob("a", "x", 8, 0, 100_000), new SimJob("b", "y", 4, 0, 100_000),
+                new SimJob("c", "x", 8, 150_000, 10_000));
+        Simulation.Result r = run(jobs, Map.of("x", 1.0, "y", 1.0));
+
+        assertThat(r.waitCauses.table()).containsOnlyKeys("QUOTA: own nominal lent to others", "QUOTA: cohort full",
+                WaitCauses.NO_REASON, WaitCauses.PLACING);
+        assertThat(r.waitCauses.table().get("QUOTA: own nominal lent to others")).containsExactly(0, 100_000, 0, 0);
+        assertThat(r.waitCauses.table().get("QUOTA: cohort full")).containsExactly(0, 0, 50_000, 0);
+        StringBuilder md = new StringBuilder();
+        Report.waitCauses(md, List.of(r));
+        // seconds per job of the workload: b's 100 s and c's 50 s over 3 jobs
+        assertThat(md.toString()).contains("| total | 50 | 0 | 33 | 17 | 0 |")
+                .contains("| 1 GPU (0 jobs) | 2-4 GPUs (1 jobs) | 5-8 GPUs (2 jobs) | > 8 GPUs (0 jobs) |");
+
+        // quota for 16 GPUs on 8: the same jobs wait for placement instead, each under its deferral cause
+        Workload w = new Workload("t", jobs, Map.of("x", 1.0, "y", 1.0), "inline");
+        Simulation.Result placed = new Simulation(Clusters.uniform(1, 8), w, Policy.FIFO_BACKFILL,
+                Policy.queues(w.tenantWeights(), 16, 0, null, null), new TopologyPlacer(), List.of(), null).run();
+        long capacity = placed.waitCauses.table().entrySet().stream().filter(e -> e.getKey().startsWith("CAPACITY: "))
+                .mapToLong(e -> Arrays.stream(e.getValue()).sum()).sum();
+        assertThat(capacity).isEqualTo(150_000);
+    }
+
+    @Test
+    void a_wait_is_the_last_cause_heard_until_the_next_and_ends_at_the_first_grant() {
+        WaitCauses w = new WaitCauses();
+        w.submitted("j", 0);
+        w.heard("j", 2, "QUOTA: cohort full", 10);
+        w.heard("j", 2, "CAPACITY: FRAGMENTED", 40);
+        w.granted("j", 2, 100);
+        w.heard("j", 2, "QUOTA: cohort full", 200); // after the grant: not a first-grant wait
+        w.granted("unknown", 1, 300);
+
+        assertThat(w.table()).containsOnlyKeys(WaitCauses.NO_REASON, "QUOTA: cohort full", "CAPACITY: FRAGMENTED");
+        assertThat(w.table().get(WaitCauses.NO_REASON)).containsExactly(0, 10, 0, 0);
+        assertThat(w.table().get("QUOTA: cohort full")).containsExactly(0, 30, 0, 0);
+        assertThat(w.table().get("CAPACITY: FRAGMENTED")).containsExactly(0, 60, 0, 0);
+        assertThat(WaitCauses.ofQueue("QUOTA", "waiting for quota: the free quota is reserved for starving job j2 (no"
+                + " estimate)")).isEqualTo("QUOTA: held for a starving job");
+        assertThat(WaitCauses.ofQueue("QUOTA", "waiting for its turn in queue q")).isEqualTo(
+                "QUOTA: its turn in its queue");
+        assertThat(WaitCauses.ofQueue("DEPENDENCY", "waiting for job a")).isEqualTo("DEPENDENCY");
     }
 
     @Test
