@@ -38,11 +38,6 @@ public final class UnitOwners {
         return processors.size() > 1;
     }
 
-    /** The units' processors, in unit order. */
-    public List<EventProcessor> processors() {
-        return processors;
-    }
-
     /**
      * Split: the HTTP addresses of the instances owning the units this one does not (each once); empty when this
      * instance owns every unit, or the service is not split.

@@ -250,7 +250,7 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
 
     /** Whether placement is split by pool into units (then each request is routed to the pools it concerns). */
     public boolean split() {
-        return processors.size() > 1;
+        return units.split();
     }
 
     @Override
