@@ -118,10 +118,6 @@ public final class Report {
     }
 
     /**
-     * The longest first-grant wait of any job of more than one GPU that was granted (the starvation guard bounds
-     * it: see "The starvation guard, on and off" in RESULTS.md); the first such job on equal waits; null when none.
-     */
-    /**
      * Where the average first-grant wait went: per policy, each cause's share of it (seconds per job of the workload,
      * so a column adds up to that size's part of the average and the total column to the average wait), by job size.
      */
@@ -133,11 +129,7 @@ public final class Report {
             int n = r.jobs.size();
             long[] jobs = new long[WaitCauses.SIZES.size()];
             for (SimJob j : r.jobs) {
-                int col = 0;
-                while (j.gpus() > WaitCauses.SIZES.get(col)) {
-                    col++;
-                }
-                jobs[col]++;
+                jobs[WaitCauses.column(j.gpus())]++;
             }
             md.append("\n| ").append(r.policy).append(": cause | all");
             for (int c = 0; c < jobs.length; c++) {
@@ -149,19 +141,19 @@ public final class Report {
             md.append(" |\n|---|---").append("|---".repeat(jobs.length)).append("|\n");
             long[] total = new long[jobs.length];
             List<Map.Entry<String, long[]>> rows = new ArrayList<>(r.waitCauses.table().entrySet());
-            rows.sort((a, b) -> Long.compare(java.util.Arrays.stream(b.getValue()).sum(),
-                    java.util.Arrays.stream(a.getValue()).sum()));
+            rows.sort((a, b) -> Long.compare(Arrays.stream(b.getValue()).sum(),
+                    Arrays.stream(a.getValue()).sum()));
             for (Map.Entry<String, long[]> e : rows) {
                 long[] v = e.getValue();
                 md.append("| ").append(e.getKey()).append(String.format(Locale.ROOT, " | %.0f",
-                        java.util.Arrays.stream(v).sum() / 1000.0 / Math.max(1, n)));
+                        Arrays.stream(v).sum() / 1000.0 / Math.max(1, n)));
                 for (int c = 0; c < v.length; c++) {
                     total[c] += v[c];
                     md.append(String.format(Locale.ROOT, " | %.0f", v[c] / 1000.0 / Math.max(1, n)));
                 }
                 md.append(" |\n");
             }
-            md.append(String.format(Locale.ROOT, "| total | %.0f", java.util.Arrays.stream(total).sum() / 1000.0
+            md.append(String.format(Locale.ROOT, "| total | %.0f", Arrays.stream(total).sum() / 1000.0
                     / Math.max(1, n)));
             for (long t : total) {
                 md.append(String.format(Locale.ROOT, " | %.0f", t / 1000.0 / Math.max(1, n)));
@@ -170,6 +162,10 @@ public final class Report {
         }
     }
 
+    /**
+     * The longest first-grant wait of any job of more than one GPU that was granted (the starvation guard bounds
+     * it: see "The starvation guard, on and off" in RESULTS.md); the first such job on equal waits; null when none.
+     */
     public static GangWait longestGangWait(Simulation.Result r) {
         GangWait longest = null;
         for (int i = 0; i < r.jobs.size(); i++) {

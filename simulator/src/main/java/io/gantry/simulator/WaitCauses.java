@@ -48,11 +48,16 @@ final class WaitCauses {
     }
 
     private void add(String c, int gpus, long ms) {
+        waited.computeIfAbsent(c, k -> new long[SIZES.size()])[column(gpus)] += Math.max(0, ms);
+    }
+
+    /** The size column of a job of {@code gpus} GPUs. */
+    static int column(int gpus) {
         int col = 0;
         while (gpus > SIZES.get(col)) {
             col++;
         }
-        waited.computeIfAbsent(c, k -> new long[SIZES.size()])[col] += Math.max(0, ms);
+        return col;
     }
 
     /** Milliseconds waited by cause, each a row of per-size sums. */
