@@ -65,29 +65,30 @@ final class WaitCauses {
         return waited;
     }
 
+    /**
+     * Quota causes by a phrase of the queue's sentence (its {@code Explainer}), first match wins; a sentence none
+     * matches is the queue's own quota (nominal, or a tenant's implicit quota).
+     */
+    private static final List<Map.Entry<String, String>> QUOTA_CAUSES = List.of(
+            Map.entry("waiting for its turn", "QUOTA: its turn in its queue"),
+            Map.entry("reserved for starving job", "QUOTA: held for a starving job"),
+            Map.entry("which preempted runs", "QUOTA: held for a preemptor"),
+            Map.entry("preempting: ", "QUOTA: preempting, its victims stopping"),
+            Map.entry("reserved: ", "QUOTA: starving, holds the reservation"),
+            Map.entry(" lent to ", "QUOTA: own nominal lent to others"),
+            Map.entry("borrowing limit", "QUOTA: borrowing limit"),
+            Map.entry("waiting for quota: cohort ", "QUOTA: cohort full"));
+
     /** The queue's wait reason and sentence, as a cause: quota waits split by what holds the quota. */
     static String ofQueue(String reason, String message) {
         if (!"QUOTA".equals(reason) || message == null) {
             return reason;
         }
-        if (message.startsWith("waiting for its turn")) {
-            return "QUOTA: its turn in its queue";
+        for (Map.Entry<String, String> c : QUOTA_CAUSES) {
+            if (message.contains(c.getKey())) {
+                return c.getValue();
+            }
         }
-        if (message.contains("reserved for starving job")) {
-            return "QUOTA: held for a starving job";
-        }
-        if (message.contains("which preempted runs")) {
-            return "QUOTA: held for a preemptor";
-        }
-        if (message.startsWith("reserved:")) {
-            return "QUOTA: starving, holds the reservation";
-        }
-        if (message.contains(" lent to ")) {
-            return "QUOTA: own nominal lent to others";
-        }
-        if (message.contains("borrowing limit")) {
-            return "QUOTA: borrowing limit";
-        }
-        return "QUOTA: cohort full";
+        return "QUOTA: its queue's own quota";
     }
 }

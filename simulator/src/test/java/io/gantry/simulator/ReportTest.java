@@ -90,6 +90,12 @@ class ReportTest {
         assertThat(WaitCauses.ofQueue("QUOTA", "waiting for its turn in queue q")).isEqualTo(
                 "QUOTA: its turn in its queue");
         assertThat(WaitCauses.ofQueue("DEPENDENCY", "waiting for job a")).isEqualTo("DEPENDENCY");
+        assertThat(WaitCauses.ofQueue("QUOTA", "preempting: waiting for job v to stop (RECLAIM)")).isEqualTo(
+                "QUOTA: preempting, its victims stopping");
+        assertThat(WaitCauses.ofQueue("QUOTA", "waiting for quota: cohort c needs 8 x gpu, 3 free")).isEqualTo(
+                "QUOTA: cohort full");
+        assertThat(WaitCauses.ofQueue("QUOTA", "waiting for quota: queue q uses 4 of 4 gpu, job needs 1")).isEqualTo(
+                "QUOTA: its queue's own quota");
     }
 
     @Test
