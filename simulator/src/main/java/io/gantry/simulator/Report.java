@@ -159,7 +159,31 @@ public final class Report {
                 md.append(String.format(Locale.ROOT, " | %.0f", t / 1000.0 / Math.max(1, n)));
             }
             md.append(" |\n");
+            long[] after = afterFirstGrant(r);
+            md.append(String.format(Locale.ROOT, "| not in the total: after the first grant (preempted or requeued and"
+                    + " waiting again, work lost, restart costs) | %.0f", Arrays.stream(after).sum() / 1000.0
+                    / Math.max(1, n)));
+            for (long a : after) {
+                md.append(String.format(Locale.ROOT, " | %.0f", a / 1000.0 / Math.max(1, n)));
+            }
+            md.append(" |\n");
         }
+    }
+
+    /**
+     * Per size column, milliseconds that succeeded jobs spent between their first grant and their end beyond their
+     * run time: JCT = first-grant wait + run time + this. Failed and unfinished jobs are left out (their run time
+     * is not what they ran).
+     */
+    static long[] afterFirstGrant(Simulation.Result r) {
+        long[] after = new long[WaitCauses.SIZES.size()];
+        for (int i = 0; i < r.jobs.size(); i++) {
+            SimJob j = r.jobs.get(i);
+            if (r.succeeded[i] && r.firstGrant[i] >= 0 && r.finish[i] >= 0) {
+                after[WaitCauses.column(j.gpus())] += Math.max(0, r.finish[i] - r.firstGrant[i] - j.durationMillis());
+            }
+        }
+        return after;
     }
 
     /**

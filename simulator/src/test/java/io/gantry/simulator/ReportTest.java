@@ -99,6 +99,26 @@ class ReportTest {
     }
 
     @Test
+    void time_after_the_first_grant_is_what_a_succeeded_job_took_beyond_its_run_time() {
+        // a ran 100 s but ended 250 s after its first grant (preempted, waited, resumed); b ran straight through;
+        // c failed after 40 s on a 10 s run time (failed attempts retried: its run time says nothing about what it ran)
+        List<SimJob> jobs = List.of(new SimJob("a", "x", 8, 0, 100_000), new SimJob("b", "x", 1, 0, 50_000),
+                new SimJob("c", "x", 2, 0, 10_000));
+        Simulation.Result r = new Simulation.Result("gantry", jobs, 8);
+        long[][] grantFinishSucceeded = {{10_000, 260_000, 1}, {0, 50_000, 1}, {0, 40_000, 0}};
+        for (int i = 0; i < jobs.size(); i++) {
+            r.firstGrant[i] = grantFinishSucceeded[i][0];
+            r.finish[i] = grantFinishSucceeded[i][1];
+            r.succeeded[i] = grantFinishSucceeded[i][2] == 1;
+        }
+
+        assertThat(Report.afterFirstGrant(r)).containsExactly(0, 0, 150_000, 0);
+        StringBuilder md = new StringBuilder();
+        Report.waitCauses(md, List.of(r));
+        assertThat(md.toString()).contains("waiting again, work lost, restart costs) | 50 | 0 | 0 | 50 | 0 |");
+    }
+
+    @Test
     void a_replay_without_gangs_has_no_longest_gang_wait() {
         Simulation.Result r = run(List.of(new SimJob("a", "x", 1, 0, 100_000), new SimJob("c", "y", 1, 0, 10_000)),
                 Map.of("x", 1.0, "y", 1.0));
