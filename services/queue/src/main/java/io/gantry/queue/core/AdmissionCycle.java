@@ -172,6 +172,8 @@ final class AdmissionCycle {
         };
         PriorityQueue<ClusterQueue> heap = new PriorityQueue<>(Math.max(1, active.size()), byStanding);
         heap.addAll(active);
+        Set<ClusterQueue> inCycle = Collections.newSetFromMap(new IdentityHashMap<>());
+        inCycle.addAll(active);
         List<ClusterQueue> visited = new ArrayList<>();
         Map<ClusterQueue, PendingJobEntry> cand = new IdentityHashMap<>();
         Set<ClusterQueue> exhausted = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -234,6 +236,22 @@ final class AdmissionCycle {
                 q.cycleShare = tree.weightedShare(q, t);
                 q.cycleClass = maxClass(q);
                 heap.add(q);
+            }
+            Reservation res = reservations.get(q.tree);
+            Reservation fresh = res == null ? null : guard.refreshed(res);
+            if (fresh != res) {
+                // the admission moved the starving job's estimated start later: a job whose time limit ends
+                // before the new estimate may now backfill, in any queue of the tree (cached answers are stale)
+                reservations.put(q.tree, fresh);
+                for (ClusterQueue o : tree.trees.get(q.tree)) {
+                    exhausted.remove(o);
+                    cand.remove(o);
+                    if (!o.pendingInOrder.isEmpty() && inCycle.add(o)) {
+                        o.cycleShare = tree.weightedShare(o, t);
+                        o.cycleClass = maxClass(o);
+                        heap.add(o);
+                    }
+                }
             }
         }
         return admitted;

@@ -38,6 +38,8 @@ final class ClusterQueue {
     final long[] levels;
     /** How long a job waits before it stands at the first level again; -1: never. */
     final long promoteAfterMillis;
+    /** Attained service (millionths of a GPU-second) a run's job needs before it yields by service level. */
+    final long preemptAfter;
 
     // ---------------------------------------------------------------- usage
     final long[] usage;
@@ -69,6 +71,7 @@ final class ClusterQueue {
         boolean las = policy == FairShareConfig.OrderingPolicy.LAS;
         this.levels = las ? ordering.levels().stream().mapToLong(s -> s * 1_000_000L).toArray() : new long[0];
         this.promoteAfterMillis = las && ordering.promoteAfter() != null ? ordering.promoteAfter().toMillis() : -1;
+        this.preemptAfter = ordering.preemptAfter() * 1_000_000L;
         this.def = def;
         this.parent = parent;
         this.tree = parent == null ? "queue:" + def.name() : parent.tree;
@@ -156,12 +159,25 @@ final class ClusterQueue {
 
     /** The level the run {@code c} has reached by {@code t}, counting its service so far. */
     int level(QuotaCharge c, long t) {
-        return levels.length == 0 ? 0 : level(c.attainedBefore() + c.gpuMilli() * Math.max(0, t - c.dispatchedMillis()));
+        return levels.length == 0 ? 0 : level(attained(c, t));
+    }
+
+    private static long attained(QuotaCharge c, long t) {
+        return c.attainedBefore() + c.gpuMilli() * Math.max(0, t - c.dispatchedMillis());
     }
 
     /**
-     * Whether a run of this queue dispatched by {@code cutoff}, of {@code job}'s class and priority or below, has
-     * reached a higher service level than {@code job} by {@code t}.
+     * Whether the run {@code c} would yield to a job at service level {@code level} of its queue by {@code t}: it
+     * reached a higher level, and its job received at least {@link #preemptAfter} (its class and priority, its
+     * checkpoint and minimum run time are the preemptor's to check).
+     */
+    boolean yieldsByServiceLevel(QuotaCharge c, int level, long t) {
+        return levels.length > 0 && level(c, t) > level && attained(c, t) >= preemptAfter;
+    }
+
+    /**
+     * Whether a run of this queue dispatched by {@code cutoff}, of {@code job}'s class and priority or below, would
+     * yield to {@code job} by service level by {@code t} ({@link #yieldsByServiceLevel}).
      */
     boolean runsAboveLevel(PendingJob job, long cutoff, long t) {
         if (levels.length == 0) {
@@ -169,7 +185,7 @@ final class ClusterQueue {
         }
         for (QuotaCharge c : runningSince(cutoff)) {
             if (priorityKey(c.classValue(), c.priority()) <= priorityKey(job.classValue(), job.priority())
-                    && level(c, t) > job.level()) {
+                    && yieldsByServiceLevel(c, job.level(), t)) {
                 return true;
             }
         }

@@ -110,12 +110,21 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
      *                     service level, ascending; {@code levels.size() + 1} levels
      * @param promoteAfter a job waiting this long (since it was last queued) stands at the first level again; null:
      *                     never
+     * @param preemptAfter attained service (GPU-seconds over all of a job's runs) a run's job must have received
+     *                     before it is preempted by service level at all: the levels order the queue, this bounds how
+     *                     often a run is stopped for that order (a gang passes a one-GPU-hour level within minutes,
+     *                     and a stopped gang needs a whole node again); 0: as soon as it is at a higher level
      * @param cohorts      the policy a cohort names for its queues and those of the cohorts below it (the nearest
      *                     cohort that names one wins; a queue's own still wins over all)
      */
-    public record Ordering(OrderingPolicy policy, List<Long> levels, Duration promoteAfter,
+    public record Ordering(OrderingPolicy policy, List<Long> levels, Duration promoteAfter, long preemptAfter,
                            Map<String, OrderingPolicy> cohorts) {
-        /** Two levels split at one GPU-hour; a waiting job is promoted after 8 hours. */
+        /** The default {@link #preemptAfter}: 32 GPU-hours (see simulator/RESULTS.md, "A floor under preemption by service level"). */
+        public static final long DEFAULT_PREEMPT_AFTER = 32 * 3_600L;
+        /**
+         * Two levels split at one GPU-hour; a waiting job is promoted after 8 hours; a run is preempted by service
+         * level only after 32 GPU-hours.
+         */
         public static final Ordering DEFAULT = new Ordering(OrderingPolicy.LAS, List.of(3_600L), Duration.ofHours(8));
         /** First come, first served inside a queue. */
         public static final Ordering FIFO = new Ordering(OrderingPolicy.FIFO, DEFAULT.levels, DEFAULT.promoteAfter);
@@ -123,16 +132,24 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         public Ordering {
             Objects.requireNonNull(policy, "policy");
             levels = List.copyOf(levels);
+            if (preemptAfter < 0) {
+                throw new IllegalArgumentException("preemptAfter must be >= 0, was " + preemptAfter);
+            }
             cohorts = Collections.unmodifiableMap(new TreeMap<>(cohorts));
         }
 
-        /** No cohort names a policy of its own. */
+        /** No cohort names a policy of its own; the default {@link #preemptAfter}. */
         public Ordering(OrderingPolicy policy, List<Long> levels, Duration promoteAfter) {
-            this(policy, levels, promoteAfter, Map.of());
+            this(policy, levels, promoteAfter, DEFAULT_PREEMPT_AFTER);
+        }
+
+        /** No cohort names a policy of its own. */
+        public Ordering(OrderingPolicy policy, List<Long> levels, Duration promoteAfter, long preemptAfter) {
+            this(policy, levels, promoteAfter, preemptAfter, Map.of());
         }
 
         Ordering withCohorts(Map<String, OrderingPolicy> byCohort) {
-            return new Ordering(policy, levels, promoteAfter, byCohort);
+            return new Ordering(policy, levels, promoteAfter, preemptAfter, byCohort);
         }
     }
 
@@ -355,6 +372,8 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         }
         m.put("levels", hours);
         m.put("promoteAfter", o.promoteAfter() == null ? "never" : o.promoteAfter().toString());
+        long pa = o.preemptAfter();
+        m.put("preemptAfter", pa % 3600 == 0 ? (Object) (pa / 3600) : (Object) (pa / 3600.0));
         return m;
     }
 
@@ -760,14 +779,17 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         return null;
     }
 
-    /** {@code ordering: {policy: las, levels: [1, 8], promoteAfter: 8h}}: levels in GPU-hours, ascending. */
+    /**
+     * {@code ordering: {policy: las, levels: [1, 8], promoteAfter: 8h, preemptAfter: 32}}: levels in GPU-hours,
+     * ascending; preemptAfter in GPU-hours.
+     */
     private static Ordering ordering(Reader r, Object node) {
         Ordering d = Ordering.DEFAULT;
         Map<String, Object> m = node == null ? null : r.map(node, "ordering");
         if (m == null) {
             return d;
         }
-        r.onlyKeys(m, "ordering", Set.of("policy", "levels", "promoteAfter"));
+        r.onlyKeys(m, "ordering", Set.of("policy", "levels", "promoteAfter", "preemptAfter"));
         OrderingPolicy policy = m.get("policy") == null ? d.policy()
                 : orderingPolicy(r, m.get("policy"), "ordering.policy");
         List<Long> levels = d.levels();
@@ -800,7 +822,16 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
                 r.problem("ordering.promoteAfter", "must be > 0 or never, was '" + pa + "'");
             }
         }
-        return new Ordering(policy == null ? d.policy() : policy, levels, promote);
+        long preemptAfter = d.preemptAfter();
+        if (m.get("preemptAfter") != null) {
+            double hours = r.number(m.get("preemptAfter"), "ordering.preemptAfter");
+            if (hours < 0 || hours > 1_000_000) {
+                r.problem("ordering.preemptAfter", "must be GPU-hours >= 0 (at most 1e6), was " + m.get("preemptAfter"));
+            } else if (!Double.isNaN(hours)) { // NaN: not a number, already said
+                preemptAfter = Math.round(hours * 3600);
+            }
+        }
+        return new Ordering(policy == null ? d.policy() : policy, levels, promote, preemptAfter);
     }
 
     private static Preemption preemption(Reader r, Object node) {

@@ -249,7 +249,7 @@ final class Preemptor {
                     // by service level only a run that saved a checkpoint in this attempt: it resumes from it, where
                     // one that saved none would start over, and a long job could then never finish
                     reason = !rules.withinQueue() ? null : lower ? PreemptionReason.PRIORITY
-                            : same && own.level(c, t) > p.view().level()
+                            : same && own.yieldsByServiceLevel(c, p.view().level(), t)
                             && checkpoints.lastSavedMillis(c.jobId(), c.attempt()) != Long.MIN_VALUE
                             ? PreemptionReason.SERVICE_LEVEL : null;
                 } else if (rules.reclaim() != FairShareConfig.Reclaim.NEVER && withinNominal && tree.borrowing(q, c)

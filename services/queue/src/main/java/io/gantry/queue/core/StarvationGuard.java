@@ -93,6 +93,21 @@ final class StarvationGuard {
     }
 
     /**
+     * The reservation {@code r} after an admission in its tree: a starving job's estimate counts the running jobs,
+     * so an admission with a time limit can move it later (one without makes it unknown). {@code r} itself when
+     * nothing changed, and for a preemptor's reservation (its estimate is when its victims' grace ends) or one
+     * without an estimate (an admission cannot make it known).
+     */
+    Reservation refreshed(Reservation r) {
+        if (r.preemption() != null || r.estimateMillis() == null) {
+            return r;
+        }
+        Long estimate = estimate(r.job(), r.flavour());
+        return java.util.Objects.equals(estimate, r.estimateMillis()) ? r
+                : new Reservation(r.tree(), r.job(), r.flavour(), estimate, null);
+    }
+
+    /**
      * When enough running jobs of the tree will have ended (by their time limits) for the reserved job to fit; null
      * when that cannot be known (a job it would wait for has no time limit).
      */

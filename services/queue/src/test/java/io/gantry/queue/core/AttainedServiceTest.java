@@ -26,8 +26,10 @@ class AttainedServiceTest {
                 .set("preemption", PREEMPTION).set("ordering", ordering);
     }
 
+    /** LAS with no floor under preemption by service level: a run yields as soon as it passed the level. */
     private static QueueDriver las() {
-        return QueueDriver.with(team(Map.of("policy", "las", "levels", List.of(1), "promoteAfter", "8h")).build());
+        return QueueDriver.with(team(Map.of("policy", "las", "levels", List.of(1), "promoteAfter", "8h",
+                "preemptAfter", 0)).build());
     }
 
     /** Every run saves a checkpoint at {@code second} (so it can be preempted by service level). */
@@ -91,6 +93,28 @@ class AttainedServiceTest {
     }
 
     @Test
+    void aRunIsPreemptedByServiceLevelOnlyOnceItsJobReceivedPreemptAfter() {
+        // levels order the queue from one GPU-hour; runs yield to that order only from two GPU-hours on
+        QueueDriver q = QueueDriver.with(team(Map.of("policy", "las", "levels", List.of(1), "promoteAfter", "8h",
+                "preemptAfter", 2)).build());
+        q.at(0).submit(aJob("long").tenant("team").gpus(8).submittedAt(0));
+        q.at(500).apply(saved("long", 1, 500));
+        q.at(600).submit(aJob("short").tenant("team").gpus(8).submittedAt(600));
+        q.at(899).apply(new Input.Tick(false));
+        assertThat(preempted(q)).as("level 1 at 450 s, but 8 x 899 s < 2 GPU-hours").isEmpty();
+        q.at(900).apply(new Input.Tick(false));
+        assertThat(preempted(q)).singleElement().satisfies(p -> {
+            assertThat(p.jobId()).isEqualTo("long");
+            assertThat(p.reason()).isEqualTo(PreemptionReason.SERVICE_LEVEL);
+        });
+        // the order itself does not wait for the floor: the new job stands before the one past the level
+        q.at(930).released("long", 1, ReleaseCause.PREEMPTED);
+        q.at(940).submit(aJob("fresh").tenant("team").gpus(8).submittedAt(940));
+        q.at(1000).finished("short");
+        assertThat(q.dispatchOrder()).containsExactly("long", "short", "fresh");
+    }
+
+    @Test
     void aRunThatSavedNoCheckpointIsNotPreemptedByServiceLevelItWouldStartOver() {
         QueueDriver q = las().at(0).submit(aJob("long").tenant("team").gpus(8).submittedAt(0));
         q.at(600).submit(aJob("short").tenant("team").gpus(8).submittedAt(600));
@@ -108,7 +132,8 @@ class AttainedServiceTest {
         fifo.at(600).submit(aJob("short").tenant("team").gpus(8).submittedAt(600));
         assertThat(preempted(fifo)).isEmpty();
 
-        QueueDriver q = QueueDriver.with(team(Map.of("policy", "las")).classes("normal", 0, "high", 10).build())
+        QueueDriver q = QueueDriver.with(team(Map.of("policy", "las", "preemptAfter", 0))
+                        .classes("normal", 0, "high", 10).build())
                 .at(0).submit(aJob("long").tenant("team").gpus(8).priorityClass("high").submittedAt(0));
         q.at(500).apply(saved("long", 1, 500));
         q.at(600).submit(aJob("short").tenant("team").gpus(8).submittedAt(600));
@@ -118,6 +143,7 @@ class AttainedServiceTest {
     @Test
     void aQueueMayChooseFifoWhileTheOthersStayInAttainedServiceOrder() {
         FairShareConfig c = aConfig().flavours("H100").set("preemption", PREEMPTION)
+                .set("ordering", Map.of("preemptAfter", 0))
                 .queue(aQueue("team").quota("H100", 8).set("ordering", "fifo"))
                 .queue(aQueue("lab").quota("H100", 8)).build();
         assertThat(c.orderingOf(c.queues().get(0))).isEqualTo(FairShareConfig.OrderingPolicy.FIFO);
@@ -154,6 +180,7 @@ class AttainedServiceTest {
         // a run of the FIFO cohort's queue is never preempted by service level; one of the LAS queue is (no idle
         // quota left to borrow in the tree)
         FairShareConfig full = aConfig().flavours("H100").set("preemption", PREEMPTION)
+                .set("ordering", Map.of("preemptAfter", 0))
                 .cohort(Map.of("name", "batch", "ordering", "fifo"))
                 .cohort(Map.of("name", "interactive", "parent", "batch", "ordering", "las"))
                 .queue(aQueue("etl").cohort("batch").quota("H100", 8))
@@ -188,13 +215,21 @@ class AttainedServiceTest {
         assertThat(c.ordering()).isEqualTo(new FairShareConfig.Ordering(FairShareConfig.OrderingPolicy.LAS,
                 List.of(1_800L, 14_400L, 115_200L), null));
         assertThat(FairShareConfig.fromYaml(c.toDocument())).isEqualTo(c);
+        FairShareConfig floor = team(Map.of("policy", "las", "preemptAfter", 1.5)).build();
+        assertThat(floor.ordering().preemptAfter()).isEqualTo(5_400L);
+        assertThat(FairShareConfig.fromYaml(floor.toDocument())).isEqualTo(floor);
         assertThat(aConfig().flavours("H100").queue(aQueue("team").quota("H100", 8)).build().ordering())
                 .as("the default").isEqualTo(new FairShareConfig.Ordering(FairShareConfig.OrderingPolicy.LAS,
-                        List.of(3_600L), Duration.ofHours(8)));
-        assertThatThrownBy(() -> team(Map.of("policy", "lifo", "levels", List.of(2, 1), "promoteAfter", "0")).build())
+                        List.of(3_600L), Duration.ofHours(8), 32 * 3_600L));
+        assertThatThrownBy(() -> team(Map.of("policy", "lifo", "levels", List.of(2, 1), "promoteAfter", "0",
+                "preemptAfter", -1)).build())
                 .hasMessageContaining("ordering.policy: must be fifo or las, was 'lifo'")
                 .hasMessageContaining("ordering.levels[1]: must be greater than the level before it, was 1")
-                .hasMessageContaining("ordering.promoteAfter: must be > 0 or never, was '0'");
+                .hasMessageContaining("ordering.promoteAfter: must be > 0 or never, was '0'")
+                .hasMessageContaining("ordering.preemptAfter: must be GPU-hours >= 0 (at most 1e6), was -1");
+        assertThatThrownBy(() -> team(Map.of("preemptAfter", "lots")).build())
+                .hasMessageContaining("ordering.preemptAfter: must be a number, was lots")
+                .message().doesNotContain("GPU-hours >= 0");
         assertThatThrownBy(() -> aConfig().flavours("H100").queue(aQueue("team").quota("H100", 8)
                 .set("ordering", "random")).build()).hasMessageContaining("queues[0].ordering: must be fifo or las");
     }
