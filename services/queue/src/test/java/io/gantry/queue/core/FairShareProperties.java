@@ -36,7 +36,9 @@ class FairShareProperties {
             .queue(aQueue("nlp-batch").tenant("nlp").cohort("research").quota("H100", 0, 4L, null).quota("A100", 0))
             .queue(aQueue("speech").cohort("research").quota("H100", 2).quota("A100", 2))
             .queue(aQueue("solo").quota("H100", 4))
-            .set("preemption", Map.of("minRunTime", "30s")).build();
+            .set("preemption", Map.of("minRunTime", "30s"))
+            // service levels and the floor under preemption by them in GPU-seconds these histories reach
+            .set("ordering", Map.of("levels", List.of(0.01), "preemptAfter", 0.02)).build();
 
     private static ConfigBuilder tree() {
         return aConfig().flavours("H100", "A100").halfLife("10m")
@@ -52,7 +54,7 @@ class FairShareProperties {
     private static final String[] TENANTS = {"vision", "nlp", "speech", "solo"};
     private static final String[] MODELS = {null, null, "H100", "A100", "V100"};
 
-    enum Kind { SUBMIT, GRANT, DEFER, FINISH, RELEASE, NODE_FAILED, REQUEUE, CANCEL, CAPACITY, PREEMPTED, TICK }
+    enum Kind { SUBMIT, GRANT, DEFER, FINISH, RELEASE, NODE_FAILED, REQUEUE, CANCEL, CAPACITY, PREEMPTED, TICK, CHECKPOINT }
 
     /** One random step; job and attempt are resolved against the core's state when it runs. */
     record Op(Kind kind, int job, int gpus, int variant, int seconds) {
@@ -74,7 +76,7 @@ class FairShareProperties {
     Arbitrary<List<Op>> contested() {
         Arbitrary<Op> op = Combinators.combine(Arbitraries.of(Kind.SUBMIT, Kind.SUBMIT, Kind.SUBMIT, Kind.SUBMIT,
                         Kind.GRANT, Kind.FINISH, Kind.RELEASE, Kind.PREEMPTED, Kind.PREEMPTED, Kind.TICK, Kind.TICK,
-                        Kind.CANCEL), Arbitraries.integers().between(0, 14),
+                        Kind.CANCEL, Kind.CHECKPOINT, Kind.CHECKPOINT), Arbitraries.integers().between(0, 14),
                 Arbitraries.integers().between(1, 3), Arbitraries.integers().between(0, 99),
                 Arbitraries.integers().between(0, 40)).as(Op::new);
         return op.list().ofMinSize(60).ofMaxSize(150);
@@ -134,6 +136,8 @@ class FairShareProperties {
                 case CANCEL -> new Input.CancelRequested(jobId, tenant, tenant);
                 case CAPACITY -> new Input.CapacityChanged("node");
                 case PREEMPTED -> new Input.Released(jobId, tenant, attempt, ReleaseCause.PREEMPTED);
+                case CHECKPOINT -> new Input.CheckpointCommitted(jobId, tenant, attempt, op.variant(),
+                        "/ckpt/" + jobId + "/" + op.variant(), now);
                 case TICK -> new Input.Tick(op.variant() % 10 == 0);
             };
             List<QueueFact> out = core.apply(input, now);
@@ -314,6 +318,7 @@ class FairShareProperties {
         Map<String, Instant> dispatchedAt = new HashMap<>();
         Map<String, JobSpec> dispatchedSpec = new HashMap<>();
         int preemptions = 0;
+        int serviceLevel = 0;
         // a mirror that replays the facts one by one: its state is the state each decision was taken in
         QueueCore mirror = new QueueCore(EAGER);
         for (Op op : history) {
@@ -346,6 +351,7 @@ class FairShareProperties {
                         long firstLevel = EAGER.ordering().levels().get(0) * 1_000_000L;
                         assertThat(served).as("service of %s", key).isGreaterThanOrEqualTo(
                                 Math.max(firstLevel, EAGER.ordering().preemptAfter() * 1_000_000L));
+                        serviceLevel++;
                         assertThat(preemptor.attained()).as("service of %s", p.preemptorJobId()).isLessThan(served);
                     } else {
                         assertThat(p.reason()).isEqualTo(PreemptionReason.RECLAIM);
@@ -371,8 +377,10 @@ class FairShareProperties {
             }
         }
         Statistics.label("preempted").collect(preemptions > 0);
+        Statistics.label("by service level").collect(serviceLevel > 0);
         // the property must not hold vacuously: enough histories do preempt
         Statistics.label("preempted").coverage(c -> c.check(true).percentage(pct -> pct >= 5));
+        Statistics.label("by service level").coverage(c -> c.check(true).percentage(pct -> pct >= 3));
     }
 
     private static String queueOf(QueuedJob job) {
