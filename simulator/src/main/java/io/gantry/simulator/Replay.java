@@ -54,6 +54,11 @@ public final class Replay {
                                     only wait)
               --starvation-wait MIN|never  gantry's generated queues: how long a queue head or parked gang waits
                                     before a reservation is asked (default 30; never: the guard off)
+              --task-gpus N         a gang's GPUs as tasks of at most N GPUs each (default: as many as one node
+                                    holds); 1: a gang may spread over nodes (placed as tightly as it fits), as in
+                                    simulators that ignore consolidation
+              --tenants trace|one   one: every job in one tenant's queue, the cluster its quota (no fair share
+                                    between tenants, as in single-queue studies); default trace
               --xid-rate F          random hardware GPU faults (Xid 79) per GPU-day, seeded by --seed (default 0)
               --repair-after SEC    how long a faulty GPU stays out of service (default 3600)
               --traces DIR          the shared traces folder (default: ../shared/traces or ../../shared/traces)
@@ -68,12 +73,13 @@ public final class Replay {
                           double compression, long seed, String placer, Path queueConfig, Path faultsFile,
                           String fail, Path traces, Path out, int minGpus, double failRate, long recoverAfterSeconds,
                           Integer quotaGpus, Integer checkpointMinutes, long restartCostSeconds, double xidRate,
-                          long repairAfterSeconds, Integer maxDrainMinutes, Integer starvationWaitMinutes) {
+                          long repairAfterSeconds, Integer maxDrainMinutes, Integer starvationWaitMinutes,
+                          Integer taskGpus, boolean oneTenant) {
         public Options(String trace, String cluster, List<Policy> policies, int maxJobs, LocalDateTime windowStart,
                        double compression, long seed, String placer, Path queueConfig, Path faultsFile,
                        String fail, Path traces, Path out) {
             this(trace, cluster, policies, maxJobs, windowStart, compression, seed, placer, queueConfig, faultsFile,
-                    fail, traces, out, 1, 0, 3600, null, null, 60, 0, 3600, null, null);
+                    fail, traces, out, 1, 0, 3600, null, null, 60, 0, 3600, null, null, null, false);
         }
     }
 
@@ -108,7 +114,7 @@ public final class Replay {
         List<String> known = List.of("trace", "cluster", "policy", "max-jobs", "window-start", "compress", "seed",
                 "placer", "queue-config", "faults", "fail", "traces", "out", "min-gpus", "fail-rate", "recover-after",
                 "quota-gpus", "checkpoint-every", "restart-cost", "xid-rate", "repair-after", "max-drain",
-                "starvation-wait");
+                "starvation-wait", "task-gpus", "tenants");
         for (String k : a.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option --" + k);
@@ -119,6 +125,10 @@ public final class Replay {
             throw new IllegalArgumentException("--trace: one of " + String.join(", ", TRACES) + ", or csv:FILE");
         }
         String placer = a.getOrDefault("placer", "topology");
+        String tenants = a.getOrDefault("tenants", "trace");
+        if (!tenants.equals("trace") && !tenants.equals("one")) {
+            throw new IllegalArgumentException("--tenants: trace or one, got " + tenants);
+        }
         if (!placer.equals("topology") && !placer.equals("first-fit")) {
             throw new IllegalArgumentException("--placer: topology or first-fit, got " + placer);
         }
@@ -147,7 +157,9 @@ public final class Replay {
                     a.containsKey("max-drain") ? Integer.valueOf(nonNegativeInt("max-drain", a.get("max-drain"))) : null,
                     !a.containsKey("starvation-wait") ? null : "never".equals(a.get("starvation-wait"))
                             ? Integer.valueOf(NEVER) : Integer.valueOf(nonNegativeInt("starvation-wait",
-                            a.get("starvation-wait"))));
+                            a.get("starvation-wait"))),
+                    a.containsKey("task-gpus") ? Integer.valueOf(positiveInt("task-gpus", a.get("task-gpus"))) : null,
+                    tenants.equals("one"));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
@@ -190,7 +202,7 @@ public final class Replay {
                 throw new IllegalArgumentException("--trace " + o.trace() + ": cannot read " + file.toAbsolutePath());
             }
             Workload csv = Traces.csv(file.getFileName().toString().replaceFirst("\\.csv$", ""), read(file), t);
-            return o.minGpus() > 1 ? Traces.atLeast(csv, o.minGpus()) : csv;
+            return tenants(o, o.minGpus() > 1 ? Traces.atLeast(csv, o.minGpus()) : csv);
         }
         Workload w = switch (o.trace()) {
             case "philly" -> Traces.philly(read(o.traces().resolve("philly/philly.csv")),
@@ -203,7 +215,11 @@ public final class Replay {
             case "topology" -> Traces.topology(all ? 1_050 : o.maxJobs(), 10, o.seed());
             default -> Traces.kueueBaseline(30, o.seed(), o.maxJobs());
         };
-        return o.minGpus() > 1 ? Traces.atLeast(w, o.minGpus()) : w;
+        return tenants(o, o.minGpus() > 1 ? Traces.atLeast(w, o.minGpus()) : w);
+    }
+
+    private static Workload tenants(Options o, Workload w) {
+        return o.oneTenant() ? Traces.oneTenant(w) : w;
     }
 
     /**
@@ -238,6 +254,14 @@ public final class Replay {
 
     /** {@code --starvation-wait never}: the starvation guard off (no reservation is ever asked for). */
     static final int NEVER = -1;
+
+    private static int positiveInt(String option, String value) {
+        int v = Integer.parseInt(value);
+        if (v < 1) {
+            throw new IllegalArgumentException("--" + option + " must be >= 1, was " + value);
+        }
+        return v;
+    }
 
     private static int nonNegativeInt(String option, String value) {
         int v = Integer.parseInt(value);
@@ -309,6 +333,9 @@ public final class Replay {
                 sim.deviceFaults(Simulation.randomDeviceFaults(nodes, o.xidRate(), o.repairAfterSeconds() * 1000,
                         Simulation.horizon(w), o.seed()));
             }
+            if (o.taskGpus() != null) {
+                sim.taskGpus(o.taskGpus());
+            }
             if (o.checkpointMinutes() != null) {
                 sim.checkpoints(new Simulation.Checkpoints(Duration.ofMinutes(o.checkpointMinutes()),
                         Duration.ofSeconds(o.restartCostSeconds()), 0.1, o.seed()));
@@ -329,6 +356,9 @@ public final class Replay {
                 "GPU faults: " + (o.xidRate() <= 0 ? "none" : String.format(Locale.ROOT, "random hardware Xid 79, %.3g "
                         + "per GPU-day over the no-wait horizon, repaired after %d s, seed %d", o.xidRate(),
                         o.repairAfterSeconds(), o.seed())),
+                "gangs: " + (o.taskGpus() == null ? "tasks of at most one node's GPUs (a gang of up to a node's GPUs "
+                        + "is one task on one node)" : "tasks of at most " + o.taskGpus() + (o.taskGpus() == 1 ? " GPU" : " GPUs") + " (a gang may spread "
+                        + "over nodes; placed as tightly as it fits)"),
                 "checkpoints: " + (o.checkpointMinutes() == null ? "none (an interruption loses the whole run)"
                         : "every " + o.checkpointMinutes() + " min of work (+-10% per job), restart cost "
                         + o.restartCostSeconds() + " s"),
@@ -385,6 +415,12 @@ public final class Replay {
         }
         if (!o.placer().equals("topology")) {
             s.append(" --placer ").append(o.placer());
+        }
+        if (o.taskGpus() != null) {
+            s.append(" --task-gpus ").append(o.taskGpus());
+        }
+        if (o.oneTenant()) {
+            s.append(" --tenants one");
         }
         return s.append(" --seed ").append(o.seed()).toString();
     }

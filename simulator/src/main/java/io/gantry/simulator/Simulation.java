@@ -350,12 +350,29 @@ public final class Simulation {
         }
     }
 
-    /** GPUs per task of the job's gang: the largest divisor of its GPUs that fits one node (1 for a share). */
+    /**
+     * Tasks of at most this many GPUs (default: as many as one node holds): 1 lets a gang spread over nodes, placed as
+     * tightly as it fits, as simulators that ignore consolidation assume.
+     */
+    public Simulation taskGpus(int max) {
+        if (max < 1) {
+            throw new IllegalArgumentException("taskGpus must be >= 1, was " + max);
+        }
+        this.taskGpus = max;
+        return this;
+    }
+
+    private int taskGpus = Integer.MAX_VALUE;
+
+    /**
+     * GPUs per task of the job's gang: the largest divisor of its GPUs that fits one node and {@link #taskGpus} (1 for
+     * a share).
+     */
     int perTask(SimJob j) {
         if (j.fractional()) {
             return 1;
         }
-        for (int d = Math.min(j.gpus(), maxNodeGpus); d >= 1; d--) {
+        for (int d = Math.min(j.gpus(), Math.min(maxNodeGpus, taskGpus)); d >= 1; d--) {
             if (j.gpus() % d == 0) {
                 return d;
             }

@@ -398,6 +398,20 @@ public final class Traces {
                 + " GPUs");
     }
 
+    /** The tenant of {@link #oneTenant}: every job's. */
+    public static final String ONE_TENANT = "all";
+
+    /**
+     * The workload with every job in one tenant's queue ({@value #ONE_TENANT}, weight 1): no fair share between the
+     * trace's tenants, as in studies that replay a trace on one queue.
+     */
+    public static Workload oneTenant(Workload w) {
+        List<SimJob> jobs = w.jobs().stream().map(j -> new SimJob(j.id(), ONE_TENANT, j.gpus(), j.submitMillis(),
+                j.durationMillis(), j.gpuMilli(), j.cpuMillis(), j.memoryMiB(), j.gpuModels(), j.topology(),
+                j.timeLimitSeconds())).toList();
+        return new Workload(w.name(), jobs, Map.of(ONE_TENANT, 1.0), w.note() + ", every job in one tenant's queue");
+    }
+
     /** Queue names must be lower-case DNS-like labels; trace VC ids are hex, so only the prefix is added. */
     static String tenantName(String raw) {
         String s = raw.strip().toLowerCase().replaceAll("[^a-z0-9-]", "-");

@@ -161,6 +161,35 @@ class ReplayTest {
                 .isGreaterThan(java.time.Duration.ofDays(365 * 100));
         assertThat(Replay.queueConfig(Replay.parse(new String[] {"--trace", "topology", "--starvation-wait", "120"}),
                 w, 5120).starvationWait()).isEqualTo(java.time.Duration.ofHours(2));
+        assertThat(o.taskGpus()).as("a node's GPUs by default").isNull();
+        assertThat(o.oneTenant()).isFalse();
+        assertThat(Replay.parse(new String[] {"--trace", "topology", "--task-gpus", "1"}).taskGpus()).isEqualTo(1);
+        assertThatThrownBy(() -> Replay.parse(new String[] {"--trace", "topology", "--task-gpus", "0"}))
+                .hasMessageContaining("--task-gpus must be >= 1");
+        assertThatThrownBy(() -> Replay.parse(new String[] {"--trace", "topology", "--tenants", "two"}))
+                .hasMessageContaining("--tenants: trace or one");
+    }
+
+    @Test
+    void one_tenant_puts_every_job_in_one_queue_with_the_cluster_as_its_quota() throws Exception {
+        assumeTrue(Files.isRegularFile(TRACES.resolve("philly/philly.csv")),
+                "skipped: the shared Philly trace is not at " + TRACES.toAbsolutePath());
+        Replay.Options trace = Replay.parse(new String[] {"--trace", "philly", "--max-jobs", "300", "--traces",
+                TRACES.toString()});
+        Replay.Options one = Replay.parse(new String[] {"--trace", "philly", "--max-jobs", "300", "--traces",
+                TRACES.toString(), "--tenants", "one"});
+        Workload byTrace = Replay.workload(trace);
+        Workload merged = Replay.workload(one);
+
+        assertThat(byTrace.tenantWeights()).hasSizeGreaterThan(3);
+        assertThat(merged.jobs()).hasSameSizeAs(byTrace.jobs());
+        assertThat(merged.jobs()).extracting(SimJob::tenant).containsOnly(Traces.ONE_TENANT);
+        assertThat(merged.jobs()).extracting(SimJob::id, SimJob::gpus, SimJob::submitMillis, SimJob::durationMillis)
+                .containsExactlyElementsOf(byTrace.jobs().stream().map(j -> org.assertj.core.groups.Tuple.tuple(
+                        j.id(), j.gpus(), j.submitMillis(), j.durationMillis())).toList());
+        assertThat(merged.tenantWeights()).containsOnlyKeys(Traces.ONE_TENANT);
+        assertThat(Replay.queueConfig(one, merged, 16).queues()).singleElement()
+                .satisfies(q -> assertThat(q.quotas().values().iterator().next().nominal()).isEqualTo(16_000L));
     }
 
     private static List<Simulation.Fault> faultsOf(Replay.Options o) {

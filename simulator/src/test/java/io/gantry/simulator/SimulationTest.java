@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class SimulationTest {
     private static Simulation.Result run(List<NodeSpec> nodes, List<SimJob> jobs, Policy policy,
@@ -100,6 +101,26 @@ class SimulationTest {
         assertThat(r.checkpoints).as("3 before the failure, 3 in the rerun (at 10, 20, 30 min of its work)")
                 .isEqualTo(5);
         assertThat(r.violations).isEmpty();
+    }
+
+    @Test
+    void with_tasks_of_at_most_one_gpu_a_gang_spreads_over_nodes_instead_of_waiting_for_one() {
+        List<NodeSpec> nodes = Clusters.uniform(2, 4);
+        // two 3-GPU runs leave one GPU free on each node: a 2-GPU gang fits no node until one of them ends
+        Workload w = new Workload("test", List.of(new SimJob("a", "t", 3, 0, 60 * MINUTE),
+                new SimJob("b", "t", 3, 0, 90 * MINUTE), new SimJob("g", "t", 2, 1_000, 10 * MINUTE)),
+                Map.of("t", 1.0), "inline");
+        Simulation.Result whole = new Simulation(nodes, w, Policy.GANTRY, Policy.queues(w.tenantWeights(), 8, 0, null,
+                null), new TopologyPlacer(), List.of(), null).run();
+        Simulation.Result spread = new Simulation(nodes, w, Policy.GANTRY, Policy.queues(w.tenantWeights(), 8, 0, null,
+                null), new TopologyPlacer(), List.of(), null).taskGpus(1).run();
+
+        assertThat(whole.firstGrant[index(whole, "g")]).as("one task of 2 GPUs waits for a node").isEqualTo(60 * MINUTE);
+        assertThat(spread.firstGrant[index(spread, "g")]).as("two tasks of 1 GPU").isLessThan(MINUTE);
+        assertThat(spread.ended).isEqualTo(3);
+        assertThat(spread.violations).isEmpty();
+        assertThatThrownBy(() -> new Simulation(nodes, w, Policy.GANTRY, Policy.queues(w.tenantWeights(), 8, 0, null,
+                null), new TopologyPlacer(), List.of(), null).taskGpus(0)).hasMessageContaining(">= 1");
     }
 
     @Test
