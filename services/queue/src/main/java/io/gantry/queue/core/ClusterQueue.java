@@ -172,7 +172,11 @@ final class ClusterQueue {
      * checkpoint and minimum run time are the preemptor's to check).
      */
     boolean yieldsByServiceLevel(QuotaCharge c, int level, long t) {
-        return levels.length > 0 && level(c, t) > level && attained(c, t) >= preemptAfter;
+        if (levels.length == 0) {
+            return false;
+        }
+        long attained = attained(c, t);
+        return level(attained) > level && attained >= preemptAfter;
     }
 
     /**
