@@ -196,8 +196,13 @@ public final class ClusterState {
      */
     public List<DeferredCheck> checkDeferred(Iterable<GangRequest> deferred, Instant now, int trials, int scanned) {
         List<DeferredCheck> out = new ArrayList<>();
-        Map<GangShape, Boolean> alone = new HashMap<>();
+        // shapes are interned (shapeOf), so these compare them by identity instead of hashing their task lists
+        Map<GangShape, Boolean> alone = new java.util.IdentityHashMap<>();
         List<GangShape> failed = new ArrayList<>();
+        if (shapes.size() > 4 * Math.max(256, scanned)) {
+            shapes.clear(); // gangs long placed or forgotten: start over rather than keep them
+            internedShapes.clear();
+        }
         boolean plain = cordoned.isEmpty() && reservedNodes.isEmpty();
         Map<String, String> onlyNode = new HashMap<>();
         Set<String> stillNothing = plain ? fitNothingYet(deferred, scanned, onlyNode) : Set.of();
@@ -212,7 +217,7 @@ public final class ClusterState {
                 break;
             }
             // a gang with a reservation of its own is placed there first: its answer is its own
-            GangShape shape = activeReservation(g.jobId()) ? null : GangShape.of(g);
+            GangShape shape = activeReservation(g.jobId()) ? null : shapeOf(g);
             Boolean fits = shape == null ? null : alone.get(shape);
             if (fits == null && shape != null && (stillNothing.contains(g.jobId())
                     || needsAtLeastAFailed(shape, failed))) {
@@ -240,6 +245,25 @@ public final class ClusterState {
         inventory.forgetTouched();
         return out;
     }
+
+    /**
+     * The gang's shape, one instance per distinct shape: the check runs after every release over up to a thousand
+     * parked gangs, and building and hashing each one's shape anew was most of its cost. Kept by gang instance (the
+     * deferred gangs are the same objects from one check to the next) until {@link #checkDeferred} starts over.
+     */
+    private GangShape shapeOf(GangRequest g) {
+        GangShape s = shapes.get(g);
+        if (s == null) {
+            GangShape fresh = GangShape.of(g);
+            GangShape known = internedShapes.putIfAbsent(fresh, fresh);
+            s = known == null ? fresh : known;
+            shapes.put(g, s);
+        }
+        return s;
+    }
+
+    private final Map<GangRequest, GangShape> shapes = new java.util.IdentityHashMap<>();
+    private final Map<GangShape, GangShape> internedShapes = new HashMap<>();
 
     /**
      * Gangs known to have fitted no node (but the one named) when last looked at (at the last check, or deferred
