@@ -119,24 +119,31 @@ final class StarvationGuard {
         if (need <= 0) {
             return null;
         }
-        List<QuotaCharge> holding = new ArrayList<>();
+        // only runs with a time limit can end by a known time: unless they hold enough, the start cannot be known
+        // (runs rarely carry limits, and this is asked every cycle: the sort below is then skipped)
+        List<QuotaCharge> ending = new ArrayList<>();
+        long endingAmount = 0;
         for (ClusterQueue q : tree.trees.get(r.queue().tree)) {
             for (QuotaCharge c : q.running) {
-                if (c.amount(resource, cpu, mem) > 0) {
-                    holding.add(c);
+                long amount = c.amount(resource, cpu, mem);
+                if (amount > 0 && c.endMillis() != Long.MAX_VALUE) {
+                    ending.add(c);
+                    endingAmount += amount;
                 }
             }
         }
-        holding.sort(Comparator.comparingLong(QuotaCharge::endMillis)
-                .thenComparingLong(c -> -c.amount(resource, cpu, mem)));
+        if (endingAmount < need) {
+            return null;
+        }
+        ending.sort(Comparator.comparingLong(QuotaCharge::endMillis));
         long freed = 0;
-        for (QuotaCharge c : holding) {
+        for (QuotaCharge c : ending) {
             freed += c.amount(resource, cpu, mem);
             if (freed >= need) {
-                return c.endMillis() == Long.MAX_VALUE ? null : c.endMillis();
+                return c.endMillis();
             }
         }
-        return null;
+        return null; // not reached: the runs with a time limit hold at least what is needed
     }
 
     /**
