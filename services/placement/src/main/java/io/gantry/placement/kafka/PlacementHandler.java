@@ -843,9 +843,9 @@ public final class PlacementHandler implements EventHandler {
             AllocationEvent event = WireMapping.allocationEvent(f, now, release ? state.freeCapacity() : List.of(),
                     release ? state.checkDeferred(deferredGangs.oldestFirst(), now, DEFERRED_TRIALS,
                             DEFERRED_SCANNED) : List.of(),
-                    token == null ? null : RunTokens.sha256(token));
+                    token == null ? null : RunTokens.sha256(token), pool);
             if (event != null) {
-                out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), WireMapping.inPool(event, pool));
+                out.send(Topics.PLACEMENT_ALLOCATION_EVENTS, event.getJobId(), event);
             }
             if (f instanceof PlacementFact.AllocationReleased r) {
                 backend.stop(r.allocation().allocationId());

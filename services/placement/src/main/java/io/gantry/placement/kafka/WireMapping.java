@@ -142,6 +142,17 @@ public final class WireMapping {
     static AllocationEvent allocationEvent(PlacementFact fact, Instant now, List<FreeCapacity> free,
                                            List<io.gantry.placement.core.ClusterState.DeferredCheck> checks,
                                            String runTokenSha256) {
+        return allocationEvent(fact, now, free, checks, runTokenSha256, null);
+    }
+
+    /**
+     * As above, as published by the pool {@code pool} (null: none named): a grant, deferral or release names it (a
+     * release's free capacity is that pool's); other payloads have no pool. Built with it rather than copied after:
+     * a copy of a release deep-copies its placements, free capacity and checks.
+     */
+    static AllocationEvent allocationEvent(PlacementFact fact, Instant now, List<FreeCapacity> free,
+                                           List<io.gantry.placement.core.ClusterState.DeferredCheck> checks,
+                                           String runTokenSha256, String pool) {
         String jobId;
         Object payload;
         if (fact instanceof PlacementFact.AllocationGranted f) {
@@ -150,11 +161,12 @@ public final class WireMapping {
             payload = AllocationGranted.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setPlacements(placements(a)).setGrantedAt(a.grantedAt())
                     .setBackend(a.backend()).setTimeLimitSeconds(a.timeLimitSeconds())
-                    .setRunTokenSha256(runTokenSha256).build();
+                    .setRunTokenSha256(runTokenSha256).setPool(pool).build();
         } else if (fact instanceof PlacementFact.PlacementDeferred f) {
             jobId = f.jobId();
             payload = PlacementDeferred.newBuilder().setTenant(f.tenant()).setAttempt(f.attempt())
-                    .setReason(DeferralReason.valueOf(f.reason().name())).setMessage(f.message()).build();
+                    .setReason(DeferralReason.valueOf(f.reason().name())).setMessage(f.message()).setPool(pool)
+                    .build();
         } else if (fact instanceof PlacementFact.RunStarted f) {
             Allocation a = f.allocation();
             jobId = a.jobId();
@@ -177,7 +189,7 @@ public final class WireMapping {
             payload = AllocationReleased.newBuilder().setAllocationId(a.allocationId()).setTenant(a.tenant())
                     .setAttempt(a.attempt()).setReason(ReleaseReason.valueOf(f.reason().name()))
                     .setGrantedAt(a.grantedAt()).setReleasedAt(f.releasedAt()).setPlacements(placements(a))
-                    .setBackend(a.backend()).setFreeCapacity(freeGpus(free))
+                    .setBackend(a.backend()).setFreeCapacity(freeGpus(free, pool))
                     .setDeferredChecks(checks.stream().map(c -> io.gantry.events.DeferredCheck.newBuilder()
                             .setJobId(c.jobId()).setAttempt(c.attempt()).setFits(c.fits()).setOnlyPlace(placeRoom(c.onlyPlace()))
                             .build()).toList())
@@ -187,25 +199,6 @@ public final class WireMapping {
         }
         return AllocationEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(jobId)
                 .setOccurredAt(now).setPayload(payload).build();
-    }
-
-    /**
-     * The event as published by the pool {@code pool}: a grant, deferral or release names it (a release's free
-     * capacity is that pool's); other payloads have no pool.
-     */
-    static AllocationEvent inPool(AllocationEvent e, String pool) {
-        Object payload = e.getPayload();
-        if (payload instanceof AllocationGranted g) {
-            payload = AllocationGranted.newBuilder(g).setPool(pool).build();
-        } else if (payload instanceof PlacementDeferred d) {
-            payload = PlacementDeferred.newBuilder(d).setPool(pool).build();
-        } else if (payload instanceof AllocationReleased r) {
-            payload = AllocationReleased.newBuilder(r).setFreeCapacity(r.getFreeCapacity().stream()
-                    .map(f -> FreeGpus.newBuilder(f).setPool(pool).build()).toList()).build();
-        } else {
-            return e;
-        }
-        return AllocationEvent.newBuilder(e).setPayload(payload).build();
     }
 
     /** The registration as published by the pool whose backend lists the node. */
@@ -220,10 +213,10 @@ public final class WireMapping {
                 .setFreeMemoryMiB(r.freeMemoryMiB()).build();
     }
 
-    static List<FreeGpus> freeGpus(List<FreeCapacity> free) {
+    static List<FreeGpus> freeGpus(List<FreeCapacity> free, String pool) {
         List<FreeGpus> out = new ArrayList<>(free.size());
         for (FreeCapacity c : free) {
-            out.add(FreeGpus.newBuilder().setGpuModel(c.gpuModel()).setFreeGpus(c.freeGpus())
+            out.add(FreeGpus.newBuilder().setGpuModel(c.gpuModel()).setFreeGpus(c.freeGpus()).setPool(pool)
                     .setLargestFreeOnNode(c.largestFreeOnNode()).setNodesWithFree(c.nodesWithFree())
                     .setLargestFreeMilli(c.largestFreeMilli()).setLargestFreeCpuMillis(c.largestFreeCpuMillis())
                     .setLargestFreeMemoryMiB(c.largestFreeMemoryMiB()).build());
