@@ -551,13 +551,18 @@ public final class QueueCore {
         for (String id : scheduler.parked()) {
             parked.add(live.get(id));
         }
-        // placement's own verdict on a gang it checked is exact; the summary is only a necessary condition
+        // placement's own verdict on a gang it checked is exact; the summary is only a necessary condition. Only a
+        // verdict on the attempt the queue holds counts (parked jobs are those attempts); keyed by job id, as this
+        // runs on every release over every parked job
         Map<String, Boolean> verdict = new HashMap<>();
         for (Input.DeferredCheck c : checks) {
-            verdict.put(c.jobId() + "#" + c.attempt(), c.fits());
+            QueuedJob job = live.get(c.jobId());
+            if (job != null && job.attempt() == c.attempt()) {
+                verdict.put(c.jobId(), c.fits());
+            }
         }
         if (!verdict.isEmpty()) {
-            parked.removeIf(job -> Boolean.FALSE.equals(verdict.get(job.jobId() + "#" + job.attempt())));
+            parked.removeIf(job -> Boolean.FALSE.equals(verdict.get(job.jobId())));
         }
         for (Input.DeferredCheck c : checks) {
             QueuedJob job = live.get(c.jobId());
