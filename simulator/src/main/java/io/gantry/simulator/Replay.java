@@ -357,8 +357,9 @@ public final class Replay {
                         + "per GPU-day over the no-wait horizon, repaired after %d s, seed %d", o.xidRate(),
                         o.repairAfterSeconds(), o.seed())),
                 "gangs: " + (o.taskGpus() == null ? "tasks of at most one node's GPUs (a gang of up to a node's GPUs "
-                        + "is one task on one node)" : "tasks of at most " + o.taskGpus() + (o.taskGpus() == 1 ? " GPU" : " GPUs") + " (a gang may spread "
-                        + "over nodes; placed as tightly as it fits)"),
+                        + "is one task on one node)" : "tasks of at most " + o.taskGpus()
+                        + (o.taskGpus() == 1 ? " GPU" : " GPUs") + " (a gang may spread over nodes; placed as tightly "
+                        + "as it fits)"),
                 "checkpoints: " + (o.checkpointMinutes() == null ? "none (an interruption loses the whole run)"
                         : "every " + o.checkpointMinutes() + " min of work (+-10% per job), restart cost "
                         + o.restartCostSeconds() + " s"),

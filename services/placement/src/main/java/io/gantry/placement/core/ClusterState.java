@@ -199,7 +199,7 @@ public final class ClusterState {
         // shapes are interned (shapeOf), so these compare them by identity instead of hashing their task lists
         Map<GangShape, Boolean> alone = new java.util.IdentityHashMap<>();
         List<GangShape> failed = new ArrayList<>();
-        if (shapes.size() > 4 * Math.max(256, scanned)) {
+        if (shapes.size() > 4L * Math.max(256, scanned)) {
             shapes.clear(); // gangs long placed or forgotten: start over rather than keep them
             internedShapes.clear();
         }

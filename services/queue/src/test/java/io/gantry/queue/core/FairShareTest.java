@@ -169,15 +169,16 @@ class FairShareTest {
                                             + "starving job gang"));
                         }),
                 new Case("a starving gang's estimate counts only the runs with a time limit: known when they free "
-                        + "enough", aConfig().flavours("H100").starvationWait("10m").queue(aQueue("team").quota("H100", 12)),
+                        + "enough",
+                        aConfig().flavours("H100").starvationWait("10m").queue(aQueue("team").quota("H100", 12)),
                         q -> q.at(0).submit(aJob("limited").tenant("team").gpus(4).timeLimit(1800).submittedAt(0),
                                         aJob("later").tenant("team").gpus(2).timeLimit(3600).submittedAt(0),
                                         aJob("open").tenant("team").gpus(4).submittedAt(0))
                                 .at(10).submit(aJob("gang").tenant("team").gang(2, 2).submittedAt(10))
                                 .at(700).submit(aJob("other").tenant("team").gpus(1).submittedAt(700)),
                         // needs 4 with 2 free: "limited" frees 4 at 1800 s ("later" is not needed, "open" never ends)
-                        q -> assertThat(q.lastWait("gang").message()).isEqualTo("reserved: waiting for quota: queue team "
-                                + "uses 10 of 12 H100, job needs 4 (est. 19 min)")),
+                        q -> assertThat(q.lastWait("gang").message()).isEqualTo("reserved: waiting for quota: "
+                                + "queue team uses 10 of 12 H100, job needs 4 (est. 19 min)")),
                 new Case("a starving gang that also waits for a run without a time limit has no estimate",
                         aConfig().flavours("H100").starvationWait("10m").queue(aQueue("team").quota("H100", 12)),
                         q -> q.at(0).submit(aJob("limited").tenant("team").gpus(4).timeLimit(1800).submittedAt(0),
@@ -185,9 +186,9 @@ class FairShareTest {
                                 .at(10).submit(aJob("gang").tenant("team").gang(2, 4).submittedAt(10))
                                 .at(700).submit(aJob("other").tenant("team").gpus(1).submittedAt(700)),
                         // needs 8 with 2 free: "limited" frees only 4 by a known time
-                        q -> assertThat(q.lastWait("gang").message()).isEqualTo("reserved: waiting for quota: queue team "
-                                + "uses 10 of 12 H100, job needs 8 (no estimate: a running job it waits for has no time "
-                                + "limit)")),
+                        q -> assertThat(q.lastWait("gang").message()).isEqualTo("reserved: waiting for quota: "
+                                + "queue team uses 10 of 12 H100, job needs 8 (no estimate: a running job it waits "
+                                + "for has no time limit)")),
                 new Case("a starving gang that must borrow does not hold back another queue's jobs within that "
                         + "queue's nominal quota; jobs that would borrow too still wait for it",
                         aConfig().flavours("H100").starvationWait("10m").cohort("pool")
