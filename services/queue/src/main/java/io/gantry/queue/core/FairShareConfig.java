@@ -119,7 +119,10 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
      */
     public record Ordering(OrderingPolicy policy, List<Long> levels, Duration promoteAfter, long preemptAfter,
                            Map<String, OrderingPolicy> cohorts) {
-        /** The default {@link #preemptAfter}: 32 GPU-hours (see simulator/RESULTS.md, "A floor under preemption by service level"). */
+        /**
+         * The default {@link #preemptAfter}: 32 GPU-hours (simulator/RESULTS.md, "a floor under preemption by service
+         * level").
+         */
         public static final long DEFAULT_PREEMPT_AFTER = 32 * 3_600L;
         /**
          * Two levels split at one GPU-hour; a waiting job is promoted after 8 hours; a run is preempted by service
@@ -368,13 +371,17 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         m.put("policy", o.policy().name().toLowerCase(java.util.Locale.ROOT));
         List<Object> hours = new ArrayList<>();
         for (long s : o.levels()) {
-            hours.add(s % 3600 == 0 ? (Object) (s / 3600) : (Object) (s / 3600.0));
+            hours.add(gpuHours(s));
         }
         m.put("levels", hours);
         m.put("promoteAfter", o.promoteAfter() == null ? "never" : o.promoteAfter().toString());
-        long pa = o.preemptAfter();
-        m.put("preemptAfter", pa % 3600 == 0 ? (Object) (pa / 3600) : (Object) (pa / 3600.0));
+        m.put("preemptAfter", gpuHours(o.preemptAfter()));
         return m;
+    }
+
+    /** GPU-seconds as the document writes them: whole GPU-hours as a whole number, else a fraction. */
+    private static Object gpuHours(long seconds) {
+        return seconds % 3600 == 0 ? (Object) (seconds / 3600) : (Object) (seconds / 3600.0);
     }
 
     /** A GPU amount in thousandths as written in a document: whole GPUs as a whole number, else a decimal. */

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
@@ -246,64 +247,35 @@ class FairShareProperties {
     /** A history jqwik found (shrunk): the full cycle after the last step dispatched j1 where the live one had not. */
     @Example
     void afterARequeueAFullCycleFindsNothingMoreToDispatch() {
-        afterEveryInputAFullCycleFindsNothingMoreToDispatch(List.of(
-                new Op(Kind.SUBMIT, 2, 1, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 5, 5, 55, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 4, 10, 2, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 1, 1, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.DEFER, 1, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 0, 0, 0),
-                new Op(Kind.SUBMIT, 0, 10, 0, 0),
-                new Op(Kind.SUBMIT, 2, 1, 99, 0),
-                new Op(Kind.RELEASE, 6, 9, 0, 102),
-                new Op(Kind.SUBMIT, 3, 2, 13, 108),
-                new Op(Kind.TICK, 3, 6, 23, 93),
-                new Op(Kind.TICK, 0, 4, 29, 8),
-                new Op(Kind.GRANT, 2, 9, 63, 13),
-                new Op(Kind.DEFER, 8, 5, 14, 20),
-                new Op(Kind.DEFER, 12, 7, 74, 116),
-                new Op(Kind.FINISH, 10, 7, 18, 0),
-                new Op(Kind.PREEMPTED, 12, 5, 0, 70),
-                new Op(Kind.TICK, 0, 9, 2, 0),
-                new Op(Kind.CAPACITY, 8, 5, 28, 27),
-                new Op(Kind.SUBMIT, 12, 0, 38, 94),
-                new Op(Kind.FINISH, 11, 6, 6, 33),
-                new Op(Kind.REQUEUE, 2, 5, 15, 97)));
+        Op blank = new Op(Kind.SUBMIT, 0, 0, 0, 0); // the op jqwik shrank most steps to
+        List<Op> ops = new ArrayList<>();
+        ops.add(new Op(Kind.SUBMIT, 2, 1, 0, 0));
+        ops.addAll(Collections.nCopies(5, blank));
+        ops.add(new Op(Kind.SUBMIT, 5, 5, 55, 0));
+        ops.addAll(Collections.nCopies(5, blank));
+        ops.add(new Op(Kind.SUBMIT, 4, 10, 2, 0));
+        ops.addAll(Collections.nCopies(4, blank));
+        ops.add(new Op(Kind.SUBMIT, 1, 1, 0, 0));
+        ops.addAll(Collections.nCopies(16, blank));
+        ops.add(new Op(Kind.DEFER, 1, 0, 0, 0));
+        ops.addAll(Collections.nCopies(6, blank));
+        ops.add(new Op(Kind.SUBMIT, 0, 10, 0, 0));
+        ops.add(new Op(Kind.SUBMIT, 2, 1, 99, 0));
+        ops.add(new Op(Kind.RELEASE, 6, 9, 0, 102));
+        ops.add(new Op(Kind.SUBMIT, 3, 2, 13, 108));
+        ops.add(new Op(Kind.TICK, 3, 6, 23, 93));
+        ops.add(new Op(Kind.TICK, 0, 4, 29, 8));
+        ops.add(new Op(Kind.GRANT, 2, 9, 63, 13));
+        ops.add(new Op(Kind.DEFER, 8, 5, 14, 20));
+        ops.add(new Op(Kind.DEFER, 12, 7, 74, 116));
+        ops.add(new Op(Kind.FINISH, 10, 7, 18, 0));
+        ops.add(new Op(Kind.PREEMPTED, 12, 5, 0, 70));
+        ops.add(new Op(Kind.TICK, 0, 9, 2, 0));
+        ops.add(new Op(Kind.CAPACITY, 8, 5, 28, 27));
+        ops.add(new Op(Kind.SUBMIT, 12, 0, 38, 94));
+        ops.add(new Op(Kind.FINISH, 11, 6, 6, 33));
+        ops.add(new Op(Kind.REQUEUE, 2, 5, 15, 97));
+        afterEveryInputAFullCycleFindsNothingMoreToDispatch(ops);
     }
 
     /**
