@@ -25,9 +25,10 @@ final class AllocationAudit {
 
     /**
      * What the log shows: the grants and releases counted, the most devices held (whole or in part) at once, the
-     * allocations never released, and every violation found, as sentences.
+     * allocations never released, every violation found, as sentences, and the jobs they name (to show their history).
      */
-    record Result(int grants, int releases, int mostGpusHeld, Set<String> stillHeld, List<String> violations) {
+    record Result(int grants, int releases, int mostGpusHeld, Set<String> stillHeld, List<String> violations,
+                  Set<String> jobsInViolation) {
     }
 
     private AllocationAudit() {
@@ -40,10 +41,12 @@ final class AllocationAudit {
         Set<String> grantedRuns = new HashSet<>();
         Set<String> grantedAllocations = new HashSet<>();
         List<String> violations = new ArrayList<>();
+        Set<String> jobsInViolation = new java.util.TreeSet<>();
         int grants = 0;
         int releases = 0;
         int most = 0;
         for (AllocationEvent e : log) {
+            int before = violations.size();
             if (e.getPayload() instanceof AllocationGranted g) {
                 grants++;
                 String run = e.getJobId() + " attempt " + g.getAttempt();
@@ -82,8 +85,12 @@ final class AllocationAudit {
                     }
                 }
             }
+            if (violations.size() > before) {
+                jobsInViolation.add(e.getJobId());
+            }
         }
-        return new Result(grants, releases, most, Set.copyOf(devicesOfAllocation.keySet()), List.copyOf(violations));
+        return new Result(grants, releases, most, Set.copyOf(devicesOfAllocation.keySet()), List.copyOf(violations),
+                java.util.Collections.unmodifiableSet(jobsInViolation));
     }
 
     private static void take(Map<String, Map<String, Integer>> holders, String device, String allocation, int milli,

@@ -54,8 +54,10 @@ class AllocationAuditTest {
 
     @Test
     void aReleaseOfNothingHeldIsReported() {
-        assertThat(AllocationAudit.of(List.of(released("j9", 1, "a9"))).violations())
-                .containsExactly("allocation a9 of job j9 released but not held");
+        var r = AllocationAudit.of(List.of(granted("j1", 1, "a1", "n1", 0), released("j9", 1, "a9")));
+
+        assertThat(r.violations()).containsExactly("allocation a9 of job j9 released but not held");
+        assertThat(r.jobsInViolation()).containsExactly("j9");
     }
 
     @Test

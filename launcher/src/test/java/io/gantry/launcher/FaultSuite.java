@@ -531,6 +531,7 @@ abstract class FaultSuite {
                         b[0] - r[0]);
             }
             audit.violations().stream().limit(20).forEach(v -> System.out.println("  VIOLATION " + v));
+            audit.jobsInViolation().stream().limit(5).forEach(job -> printHistory(topics, job));
             recomputed.problems().stream().limit(20).forEach(p -> System.out.println("  MISMATCH " + p));
 
             assertThat(gaveUp.get()).as("submissions never accepted").isZero();
@@ -549,6 +550,24 @@ abstract class FaultSuite {
             checkFaults(measured, submittedAll);
         }
         passed = true;
+    }
+
+    /**
+     * A job's records on the allocation log and the queue's job and preemption logs, with partition, offset and
+     * broker timestamp: what a violation needs to be explained after the run (the broker's data is gone by then).
+     */
+    private static void printHistory(TopicClient topics, String job) {
+        System.out.println("  history of job " + job + ":");
+        for (var topic : List.of(Topics.QUEUE_JOB_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS,
+                Topics.PLACEMENT_ALLOCATION_EVENTS)) {
+            for (ConsumerRecord<String, byte[]> r : topics.readAllRaw(topic)) {
+                if (job.equals(r.key())) {
+                    Object value = AvroWire.decode(topic, r.value());
+                    System.out.printf("    %s-%d@%d t=%d %s%n", topic.name(), r.partition(), r.offset(), r.timestamp(),
+                            value);
+                }
+            }
+        }
     }
 
     /**

@@ -52,7 +52,8 @@ import java.util.function.Supplier;
  *
  * <p>In transactional mode (queue, placement, recovery) the records a batch produces and the input offsets it
  * consumed commit in one Kafka transaction, and state is rebuilt on start from the restore topics (read
- * committed, beginning to end): a crash at any instant neither loses nor repeats a decision. In at-least-once
+ * committed, beginning to end; on the service's own topics to an end past every transaction open at the start,
+ * which the other units of a split service may hold): a crash at any instant neither loses nor repeats a decision. In at-least-once
  * mode (read models and ledgers that write to PostgreSQL) offsets are committed after the handler returns and
  * the handler must be idempotent.
  *
@@ -81,6 +82,8 @@ public final class EventProcessor implements AutoCloseable {
     private final long commitIntervalNanos;
     private final long quietCommitIntervalNanos;
     private final long readModelFetchWaitMs;
+    /** How long a restore waits without progress for transactions open on the service's own topics to end. */
+    private final Duration openTransactionWait;
     /** Where snapshots of the state go, or null: none are taken (a service that shares its work, or switched off). */
     private final Topic<StateSnapshot> snapshotTopic;
     /** Input records handled between two snapshots. */
@@ -126,6 +129,7 @@ public final class EventProcessor implements AutoCloseable {
         this.commitIntervalNanos = b.commitInterval.toNanos();
         this.quietCommitIntervalNanos = Math.max(b.commitInterval.toNanos(), b.quietCommitInterval.toNanos());
         this.readModelFetchWaitMs = b.readModelFetchWait.toMillis();
+        this.openTransactionWait = b.openTransactionWait;
         this.snapshotTopic = b.transactional && b.snapshotEvery > 0 ? Topics.snapshots(b.owner) : null;
         this.snapshotEvery = b.snapshotEvery;
         this.clock = b.clock;
@@ -703,7 +707,7 @@ public final class EventProcessor implements AutoCloseable {
             Snapshots.Found snapshot = snapshotTopic == null ? null
                     : Snapshots.readNewest(reader, snapshotTopic, snapshotFormat(h));
             reader.assign(partitions);
-            Map<TopicPartition, Long> end = reader.endOffsets(partitions);
+            Map<TopicPartition, Long> end = endOfOpenTransactions(reader, partitions);
             List<Object[]> fromSnapshot = snapshot == null ? List.of() : decoded(snapshot, end);
             if (snapshot != null && fromSnapshot == null) {
                 snapshot = null;
@@ -718,8 +722,26 @@ public final class EventProcessor implements AutoCloseable {
                         : Math.max(beginning.get(tp), snapshot.positions().getOrDefault(tp, 0L)));
             }
             long count = 0;
+            long progressAt = System.nanoTime();
+            long positions = positions(reader, partitions);
             while (partitions.stream().anyMatch(tp -> reader.position(tp) < end.get(tp))) {
-                for (ConsumerRecord<String, byte[]> r : reader.poll(Duration.ofMillis(200))) {
+                ConsumerRecords<String, byte[]> polled = reader.poll(Duration.ofMillis(200));
+                long now = positions(reader, partitions);
+                if (now != positions) {
+                    positions = now;
+                    progressAt = System.nanoTime();
+                } else if (System.nanoTime() - progressAt > openTransactionWait.toNanos()) {
+                    // a transaction the broker has not aborted yet (its producer gone, its timeout not passed): go on
+                    // with what is committed, as a restore to the last stable offset would, and say so
+                    List<TopicPartition> behind = partitions.stream().filter(tp -> reader.position(tp) < end.get(tp))
+                            .toList();
+                    LOG.error("{}: restoring, {} stayed behind a transaction open for more than {} s; going on "
+                            + "without the records committed after it began", name, behind,
+                            openTransactionWait.toSeconds());
+                    behind.forEach(tp -> end.put(tp, reader.position(tp)));
+                    break;
+                }
+                for (ConsumerRecord<String, byte[]> r : polled) {
                     Topic<?> topic = topicsByName.get(r.topic());
                     Object value;
                     try {
@@ -746,6 +768,43 @@ public final class EventProcessor implements AutoCloseable {
             }
             return end;
         }
+    }
+
+    /**
+     * Where a restore reads to: the last stable offset (the end a read-committed reader sees now) of other services'
+     * topics, whose records after it belong to transactions still open (their writer's, one per topic: an input
+     * brings them, or nothing needs them); of this service's own topics, the end including every transaction open
+     * now. Another unit of a split service writes those topics too, and a transaction of its still open keeps the
+     * stable offset behind records this unit's previous owner committed after it began: read only to there, a
+     * restore would lose them (a release of a run, and the run restored as live, released twice). The restore reads
+     * on as those transactions end (committed or aborted); a dead producer's is aborted by the broker once its
+     * timeout passes.
+     */
+    private Map<TopicPartition, Long> endOfOpenTransactions(KafkaConsumer<String, byte[]> reader,
+                                                            List<TopicPartition> partitions) {
+        Map<TopicPartition, Long> end = new HashMap<>(reader.endOffsets(partitions));
+        List<TopicPartition> own = partitions.stream()
+                .filter(tp -> topicsByName.get(tp.topic()).owner() == owner).toList();
+        if (own.isEmpty()) {
+            return end;
+        }
+        Map<TopicPartition, Long> stable = Map.copyOf(end);
+        try (KafkaConsumer<String, byte[]> uncommitted = newConsumer(null, true, "read_uncommitted")) {
+            uncommitted.endOffsets(own).forEach((tp, e) -> end.merge(tp, e, Math::max));
+        }
+        List<TopicPartition> open = own.stream().filter(tp -> end.get(tp) > stable.get(tp)).toList();
+        if (!open.isEmpty()) {
+            LOG.info("{}: restoring, transactions are open on {}: reading on as they end", name, open);
+        }
+        return end;
+    }
+
+    private static long positions(KafkaConsumer<String, byte[]> reader, List<TopicPartition> partitions) {
+        long sum = 0;
+        for (TopicPartition tp : partitions) {
+            sum += reader.position(tp);
+        }
+        return sum;
     }
 
     /**
@@ -852,9 +911,13 @@ public final class EventProcessor implements AutoCloseable {
      * ends it knows, never waiting for new records.
      */
     private KafkaConsumer<String, byte[]> newConsumer(String group, boolean restoring) {
+        return newConsumer(group, restoring, "read_committed");
+    }
+
+    private KafkaConsumer<String, byte[]> newConsumer(String group, boolean restoring, String isolation) {
         Map<String, Object> p = new HashMap<>();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
@@ -1029,6 +1092,7 @@ public final class EventProcessor implements AutoCloseable {
         private Duration commitInterval = Duration.ZERO;
         private Duration quietCommitInterval = Duration.ZERO;
         private Duration readModelFetchWait = Duration.ZERO;
+        private Duration openTransactionWait = Duration.ofSeconds(60);
         private long snapshotEvery;
         private Clock clock = Clock.systemUTC();
         private int partitions = 1;
@@ -1131,6 +1195,17 @@ public final class EventProcessor implements AutoCloseable {
          */
         public Builder commitInterval(Duration interval) {
             this.commitInterval = within(interval, Duration.ofSeconds(10), "commit interval");
+            return this;
+        }
+
+        /**
+         * How long a restore waits, without any progress, for transactions open on the service's own topics (another
+         * unit's, or a dead producer's until the broker aborts it) before it goes on without the records committed
+         * after they began, logging an error. Default 60 s: past the transaction timeout of Gantry's producers (30 s)
+         * and the broker's check for timed-out transactions (every 10 s by default).
+         */
+        public Builder openTransactionWait(Duration wait) {
+            this.openTransactionWait = within(wait, Duration.ofMinutes(10), "open-transaction wait");
             return this;
         }
 

@@ -367,6 +367,74 @@ class EventProcessorTest {
         assertThat(h3[0].cancelled).containsAll(jobs).contains(other);
     }
 
+    /**
+     * Units of a split service write the same topics, each in transactions of its own: a transaction another unit
+     * holds open keeps the topic's last stable offset (the end a read-committed reader sees) behind records this
+     * unit's previous owner committed after it began. A start that restored only to that end lost them (a release
+     * restored as a live run, released again: placement split by pool under kill -9).
+     */
+    @Test
+    void aStartWaitsForTransactionsOpenOnItsOwnTopicsSoItRestoresWhatWasCommittedBehindThem() throws Exception {
+        TopicPartition p0 = new TopicPartition(Topics.QUEUE_JOB_EVENTS.name(), 0);
+        String behind = "job-" + UUID.randomUUID();
+        String open = "job-" + UUID.randomUUID();
+        try (KafkaProducer<String, byte[]> otherUnit = transactional("other-unit-" + UUID.randomUUID());
+             KafkaProducer<String, byte[]> previousOwner = transactional("previous-owner-" + UUID.randomUUID())) {
+            KafkaTopics.ensureAll(kafka.bootstrapServers(), 1);
+            otherUnit.beginTransaction();
+            otherUnit.send(cancelled(p0, open)).get();
+            previousOwner.beginTransaction();
+            previousOwner.send(cancelled(p0, behind)).get();
+            previousOwner.commitTransaction();
+
+            ToyHandler[] h = new ToyHandler[1];
+            EventProcessor p = processor("toy-" + UUID.randomUUID(), h);
+            assertThat(p.awaitReady(Duration.ofSeconds(2))).as("ready while a transaction before its end is open")
+                    .isFalse();
+            otherUnit.commitTransaction();
+            ready(p);
+            assertThat(h[0].cancelled).contains(behind, open);
+        }
+    }
+
+    @Test
+    void aTransactionThatNeverEndsHoldsAStartBackOnlyForTheOpenTransactionWait() throws Exception {
+        TopicPartition p0 = new TopicPartition(Topics.QUEUE_JOB_EVENTS.name(), 0);
+        String committed = "job-" + UUID.randomUUID();
+        try (KafkaProducer<String, byte[]> hung = transactional("hung-" + UUID.randomUUID());
+             KafkaProducer<String, byte[]> writer = transactional("writer-" + UUID.randomUUID())) {
+            KafkaTopics.ensureAll(kafka.bootstrapServers(), 1);
+            writer.beginTransaction();
+            writer.send(cancelled(p0, committed)).get();
+            writer.commitTransaction();
+            hung.beginTransaction();
+            hung.send(cancelled(p0, "job-" + UUID.randomUUID())).get();
+
+            ToyHandler[] h = new ToyHandler[1];
+            long began = System.nanoTime();
+            EventProcessor p = started(toy("toy-" + UUID.randomUUID()).openTransactionWait(Duration.ofSeconds(2))
+                    .handler(() -> h[0] = new ToyHandler()));
+            ready(p);
+            assertThat(Duration.ofNanos(System.nanoTime() - began)).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+            assertThat(h[0].cancelled).as("what was committed before the transaction began").contains(committed);
+            hung.abortTransaction();
+        }
+    }
+
+    private KafkaProducer<String, byte[]> transactional(String id) {
+        KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, id), new StringSerializer(), new ByteArraySerializer());
+        producer.initTransactions();
+        return producer;
+    }
+
+    private static ProducerRecord<String, byte[]> cancelled(TopicPartition tp, String job) {
+        return new ProducerRecord<>(tp.topic(), tp.partition(), job, AvroWire.encode(Topics.QUEUE_JOB_EVENTS,
+                QueueJobEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(job)
+                        .setOccurredAt(Instant.now()).setPayload(new JobCancelled("a", 0, "a", null)).build()));
+    }
+
     @Test
     void saysItHasCaughtUpOnlyOnceTheBacklogThatWaitedForItIsHandledAndOnlyOnce() throws Exception {
         String group = "toy-" + UUID.randomUUID();
