@@ -381,11 +381,8 @@ class EventProcessorTest {
         try (KafkaProducer<String, byte[]> otherUnit = transactional("other-unit-" + UUID.randomUUID());
              KafkaProducer<String, byte[]> previousOwner = transactional("previous-owner-" + UUID.randomUUID())) {
             KafkaTopics.ensureAll(kafka.bootstrapServers(), 1);
-            otherUnit.beginTransaction();
-            otherUnit.send(cancelled(p0, open)).get();
-            previousOwner.beginTransaction();
-            previousOwner.send(cancelled(p0, behind)).get();
-            previousOwner.commitTransaction();
+            begin(otherUnit, cancelled(p0, open));
+            begin(previousOwner, cancelled(p0, behind)).commitTransaction();
 
             ToyHandler[] h = new ToyHandler[1];
             EventProcessor p = processor("toy-" + UUID.randomUUID(), h);
@@ -404,11 +401,8 @@ class EventProcessorTest {
         try (KafkaProducer<String, byte[]> hung = transactional("hung-" + UUID.randomUUID());
              KafkaProducer<String, byte[]> writer = transactional("writer-" + UUID.randomUUID())) {
             KafkaTopics.ensureAll(kafka.bootstrapServers(), 1);
-            writer.beginTransaction();
-            writer.send(cancelled(p0, committed)).get();
-            writer.commitTransaction();
-            hung.beginTransaction();
-            hung.send(cancelled(p0, "job-" + UUID.randomUUID())).get();
+            begin(writer, cancelled(p0, committed)).commitTransaction();
+            begin(hung, cancelled(p0, "job-" + UUID.randomUUID()));
 
             ToyHandler[] h = new ToyHandler[1];
             long began = System.nanoTime();
@@ -419,6 +413,14 @@ class EventProcessorTest {
             assertThat(h[0].cancelled).as("what was committed before the transaction began").contains(committed);
             hung.abortTransaction();
         }
+    }
+
+    /** Begins a transaction of {@code producer} holding {@code record} (written, not committed). */
+    private static KafkaProducer<String, byte[]> begin(KafkaProducer<String, byte[]> producer,
+                                                       ProducerRecord<String, byte[]> record) throws Exception {
+        producer.beginTransaction();
+        producer.send(record).get();
+        return producer;
     }
 
     private KafkaProducer<String, byte[]> transactional(String id) {
