@@ -21,7 +21,10 @@ import java.time.Duration;
  * read model's fetch ({@code gantry.kafka.read-model-fetch-wait}, 0 to 1 s, default 100 ms: admission's jobs and
  * billing's ledger commit to PostgreSQL a few times a second instead of once per record), and
  * how many input records a service that keeps its state in Kafka handles between two snapshots of it
- * ({@code gantry.kafka.snapshot-every}, default 100,000; 0: none, every start replays the whole history).
+ * ({@code gantry.kafka.snapshot-every}, default 100,000; 0: none, every start replays the whole history), and how
+ * long a start waits, without progress, for transactions open on its service's own topics before it restores without
+ * what was committed behind them ({@code gantry.kafka.open-transaction-wait}, 0 to 10 min, default 60 s: past the
+ * producers' 30 s transaction timeout, after which the broker aborts a dead producer's).
  */
 @Singleton
 public final class Instance {
@@ -33,6 +36,7 @@ public final class Instance {
     private final Duration quietCommitInterval;
     private final Duration readModelFetchWait;
     private final long snapshotEvery;
+    private final Duration openTransactionWait;
 
     public Instance(@Value("${gantry.instance.id:}") String id,
                     @Value("${gantry.instance.advertised-url:}") String advertisedUrl,
@@ -41,7 +45,8 @@ public final class Instance {
                     @Value("${gantry.kafka.commit-interval:20ms}") Duration commitInterval,
                     @Value("${gantry.kafka.quiet-commit-interval:1s}") Duration quietCommitInterval,
                     @Value("${gantry.kafka.read-model-fetch-wait:100ms}") Duration readModelFetchWait,
-                    @Value("${gantry.kafka.snapshot-every:100000}") long snapshotEvery) {
+                    @Value("${gantry.kafka.snapshot-every:100000}") long snapshotEvery,
+                    @Value("${gantry.kafka.open-transaction-wait:60s}") Duration openTransactionWait) {
         if (!id.isEmpty() && !ID.matcher(id).matches()) {
             throw new ConfigurationException("gantry.instance.id must be 1-64 letters, digits, '.', '_' or '-', was `"
                     + id + "`");
@@ -65,6 +70,10 @@ public final class Instance {
             throw new ConfigurationException("gantry.kafka.snapshot-every must be >= 0 records (0: no snapshots), was "
                     + snapshotEvery);
         }
+        if (openTransactionWait.isNegative() || openTransactionWait.compareTo(Duration.ofMinutes(10)) > 0) {
+            throw new ConfigurationException("gantry.kafka.open-transaction-wait must be from 0 to 10m, was "
+                    + openTransactionWait);
+        }
         if (!advertisedUrl.isEmpty() && !advertisedUrl.matches("https?://[^/\\s]+")) {
             throw new ConfigurationException("gantry.instance.advertised-url must be http(s)://host[:port] without a "
                     + "path, was `" + advertisedUrl + "`");
@@ -76,13 +85,18 @@ public final class Instance {
         this.quietCommitInterval = quietCommitInterval;
         this.readModelFetchWait = readModelFetchWait;
         this.snapshotEvery = snapshotEvery;
+        this.openTransactionWait = openTransactionWait;
     }
 
-    /** The builder with this instance's id, address, session timeout, commit intervals and snapshot interval. */
+    /**
+     * The builder with this instance's id, address, session timeout, commit intervals, snapshot interval and
+     * open-transaction wait.
+     */
     public EventProcessor.Builder configure(EventProcessor.Builder b) {
         return b.instanceId(id).advertisedUrl(advertisedUrl).sessionTimeout(sessionTimeout)
                 .commitInterval(commitInterval).quietCommitInterval(quietCommitInterval)
-                .readModelFetchWait(readModelFetchWait).snapshotEvery(snapshotEvery);
+                .readModelFetchWait(readModelFetchWait).snapshotEvery(snapshotEvery)
+                .openTransactionWait(openTransactionWait);
     }
 
     public String id() {
