@@ -162,6 +162,17 @@ class QueueShardIntegrationTest {
                 assertThat(moved.body()).contains("tenant " + A + " would move from shard 0").contains("to shard 1");
                 assertThat(get("2", "/v1/admin/queue-config", ADMIN).body()).contains("nominal: 6")
                         .doesNotContain(A + ", cohort: " + root1);
+
+                // a tree pinned to a shard the split does not have: refused; pinned where it is: applied
+                String pinnedTo2 = config(6, root0).replace("  - name: " + root0 + "\n",
+                        "  - name: " + root0 + "\n    shard: 2\n");
+                HttpResponse<String> pinned = put("2", pinnedTo2);
+                assertThat(pinned.statusCode()).isEqualTo(400);
+                assertThat(pinned.body()).contains("cohort:" + root0 + " is pinned to shard 2")
+                        .contains("shards 0 to 1");
+                HttpResponse<String> pinnedHere = put("2", pinnedTo2.replace("shard: 2", "shard: 0"));
+                assertThat(pinnedHere.statusCode()).as(pinnedHere.body()).isEqualTo(200);
+                assertThat(get("1", "/v1/admin/queue-config", ADMIN).body()).contains("shard: 0");
             } finally {
                 two.close();
             }

@@ -112,8 +112,9 @@ public final class LiveConfig {
 
     /**
      * {@link #startup(QueueConfig, List, Instant, boolean)}, with settings that changed also refused (like invalid
-     * ones) when {@code refuse} finds problems going from the newest published configuration to them: a queue split
-     * into shards refuses one that moves a tenant to another shard.
+     * ones) when {@code refuse} finds problems going from the newest published configuration (null when none is
+     * valid) to them: a queue split into shards refuses one that moves a tenant to another shard, or whose pins
+     * cannot hold.
      */
     public static Startup startup(QueueConfig settings, List<Applied> history, Instant now, boolean keepOnError,
                                   BiFunction<FairShareConfig, FairShareConfig, List<String>> refuse) {
@@ -130,14 +131,13 @@ public final class LiveConfig {
         if (latest == null || lastFromSettings == null || !lastFromSettings.sha256().equals(sha)) {
             try {
                 Startup s = fromSettings(settings, fileText, text, sha, latest, null, now);
-                if (latest != null && isValid(latest)) {
-                    FairShareConfig before = IMPLICIT.equals(latest.source()) ? settings.implicitConfig()
-                            : QueueConfig.parse(latest.yaml(), "version " + latest.version());
-                    List<String> problems = refuse.apply(before, s.config());
-                    if (!problems.isEmpty()) {
-                        String where = fileText != null ? settings.getConfigFile() : "settings";
-                        throw new ConfigException(problems.stream().map(p -> where + ": " + p).toList());
-                    }
+                FairShareConfig before = latest == null || !isValid(latest) ? null
+                        : IMPLICIT.equals(latest.source()) ? settings.implicitConfig()
+                        : QueueConfig.parse(latest.yaml(), "version " + latest.version());
+                List<String> problems = refuse.apply(before, s.config());
+                if (!problems.isEmpty()) {
+                    String where = fileText != null ? settings.getConfigFile() : "settings";
+                    throw new ConfigException(problems.stream().map(p -> where + ": " + p).toList());
                 }
                 return s;
             } catch (ConfigException e) {

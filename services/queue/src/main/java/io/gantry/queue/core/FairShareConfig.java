@@ -39,12 +39,16 @@ import java.util.regex.Pattern;
  * @param idleTimeout     idle reclamation for every queue that does not set its own: a run of an interactive job whose
  *                        GPUs stay idle this long is stopped (reason IDLE), warned at half of it; null (the default):
  *                        never
+ * @param shardPins       cohort tree ({@code cohort:<root>} or {@code queue:<name>} of a queue in no cohort) to the
+ *                        shard that owns it when the queue is split by cohort tree ({@code cohorts[].shard} of a root
+ *                        cohort, {@code queues[].shard} of a queue in no cohort); a tree not named here goes to the
+ *                        shard its name hashes to ({@link Shards})
  */
 public record FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
                               Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
                               Duration starvationWait, Quotas implicitQuotas, Preemption preemption,
                               Ordering ordering, Duration maxDrain, Map<String, String> flavourPools,
-                              Duration idleTimeout) {
+                              Duration idleTimeout, Map<String, Integer> shardPins) {
     /**
      * The default {@link #maxDrain}: null, a drain only waits. A bound (placement then stops checkpointed runs in the
      * way) cuts the tail of waits but, measured on Philly, raises the average (docs/design/topology-placement.md,
@@ -254,7 +258,16 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
     /** The same configuration with another flavour -> pool map. */
     public FairShareConfig withFlavourPools(Map<String, String> pools) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, preemption, ordering, maxDrain, pools, idleTimeout);
+                starvationWait, implicitQuotas, preemption, ordering, maxDrain, pools, idleTimeout, shardPins);
+    }
+
+    /** A configuration whose cohort trees all go to the shards their names hash to. */
+    public FairShareConfig(List<String> flavours, Map<String, String> cohorts, List<QueueDef> queues,
+                           Map<String, Integer> priorityClasses, String defaultPriorityClass, Duration halfLife,
+                           Duration starvationWait, Quotas implicitQuotas, Preemption preemption, Ordering ordering,
+                           Duration maxDrain, Map<String, String> flavourPools, Duration idleTimeout) {
+        this(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife, starvationWait,
+                implicitQuotas, preemption, ordering, maxDrain, flavourPools, idleTimeout, Map.of());
     }
 
     /** A configuration with the default drain bound. */
@@ -327,6 +340,9 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             if (ordering.cohorts().containsKey(name)) {
                 c.put("ordering", ordering.cohorts().get(name).name().toLowerCase(java.util.Locale.ROOT));
             }
+            if (shardPins.containsKey("cohort:" + name)) {
+                c.put("shard", shardPins.get("cohort:" + name));
+            }
             cohortList.add(c);
         });
         doc.put("cohorts", cohortList);
@@ -344,6 +360,9 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             }
             if (q.idleTimeout() != null) {
                 m.put("idleTimeout", q.idleTimeout().isZero() ? "never" : q.idleTimeout().toString());
+            }
+            if (shardPins.containsKey("queue:" + q.name())) {
+                m.put("shard", shardPins.get("queue:" + q.name()));
             }
             Map<String, Object> quotas = new LinkedHashMap<>();
             q.quotas().forEach((resource, rq) -> {
@@ -399,31 +418,31 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
     /** The same configuration with another preemption policy. */
     public FairShareConfig withPreemption(Preemption p) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, p, ordering, maxDrain, flavourPools, idleTimeout);
+                starvationWait, implicitQuotas, p, ordering, maxDrain, flavourPools, idleTimeout, shardPins);
     }
 
     /** The same configuration with another ordering inside queues. */
     public FairShareConfig withOrdering(Ordering o) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, preemption, o, maxDrain, flavourPools, idleTimeout);
+                starvationWait, implicitQuotas, preemption, o, maxDrain, flavourPools, idleTimeout, shardPins);
     }
 
     /** The same configuration with another starvation wait (how long a head waits before a reservation is asked). */
     public FairShareConfig withStarvationWait(Duration d) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                d, implicitQuotas, preemption, ordering, maxDrain, flavourPools, idleTimeout);
+                d, implicitQuotas, preemption, ordering, maxDrain, flavourPools, idleTimeout, shardPins);
     }
 
     /** The same configuration with another drain bound (null: drains only wait). */
     public FairShareConfig withMaxDrain(Duration d) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, preemption, ordering, d, flavourPools, idleTimeout);
+                starvationWait, implicitQuotas, preemption, ordering, d, flavourPools, idleTimeout, shardPins);
     }
 
     /** The same configuration with another idle timeout for queues that set none (null: never). */
     public FairShareConfig withIdleTimeout(Duration d) {
         return new FairShareConfig(flavours, cohorts, queues, priorityClasses, defaultPriorityClass, halfLife,
-                starvationWait, implicitQuotas, preemption, ordering, maxDrain, flavourPools, d);
+                starvationWait, implicitQuotas, preemption, ordering, maxDrain, flavourPools, d, shardPins);
     }
 
     public FairShareConfig {
@@ -437,6 +456,12 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
         Objects.requireNonNull(starvationWait, "starvationWait");
         flavourPools = flavourPools == null ? Map.of()
                 : Collections.unmodifiableMap(new LinkedHashMap<>(flavourPools));
+        shardPins = shardPins == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(shardPins));
+        shardPins.forEach((tree, shard) -> {
+            if (shard == null || shard < 0) {
+                throw new IllegalArgumentException("the shard of " + tree + " must be >= 0, was " + shard);
+            }
+        });
     }
 
     /** Without a configuration file: an implicit queue per tenant, GPU quota from {@code quotas}, no borrowing. */
@@ -550,6 +575,7 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
 
         Map<String, String> cohorts = new LinkedHashMap<>();
         Map<String, OrderingPolicy> cohortOrdering = new LinkedHashMap<>();
+        Map<String, Integer> shardPins = new LinkedHashMap<>();
         List<Object> cl = r.list(root.get("cohorts"), "cohorts");
         for (int i = 0; cl != null && i < cl.size(); i++) {
             String path = "cohorts[" + i + "]";
@@ -557,9 +583,16 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             if (c == null) {
                 continue;
             }
-            r.onlyKeys(c, path, Set.of("name", "parent", "ordering"));
+            r.onlyKeys(c, path, Set.of("name", "parent", "ordering", "shard"));
             String name = r.name(c.get("name"), path + ".name");
             String parent = c.get("parent") == null ? null : r.name(c.get("parent"), path + ".parent");
+            Integer shard = shard(r, c.get("shard"), path + ".shard");
+            if (shard != null && parent != null) {
+                r.problem(path + ".shard", "only a root cohort (a whole cohort tree) is pinned to a shard; cohort '"
+                        + name + "' is under '" + parent + "'");
+            } else if (shard != null && name != null) {
+                shardPins.put("cohort:" + name, shard);
+            }
             OrderingPolicy cohortPolicy = c.get("ordering") == null ? null
                     : orderingPolicy(r, c.get("ordering"), path + ".ordering");
             if (name != null) {
@@ -602,7 +635,8 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             if (q == null) {
                 continue;
             }
-            r.onlyKeys(q, path, Set.of("name", "tenant", "cohort", "weight", "quotas", "ordering", "idleTimeout"));
+            r.onlyKeys(q, path, Set.of("name", "tenant", "cohort", "weight", "quotas", "ordering", "idleTimeout",
+                    "shard"));
             Duration queueIdle = idleTimeout(r, q.get("idleTimeout"), path + ".idleTimeout");
             OrderingPolicy queueOrdering = q.get("ordering") == null ? null
                     : orderingPolicy(r, q.get("ordering"), path + ".ordering");
@@ -621,6 +655,13 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             }
             if (cohort != null && !cohorts.containsKey(cohort)) {
                 r.problem(path + ".cohort", "unknown cohort '" + cohort + "'");
+            }
+            Integer shard = shard(r, q.get("shard"), path + ".shard");
+            if (shard != null && cohort != null) {
+                r.problem(path + ".shard", "only a queue in no cohort is a tree of its own; this one is in cohort "
+                        + cohort + ": pin its root cohort instead");
+            } else if (shard != null && name != null) {
+                shardPins.put("queue:" + name, shard);
             }
             Map<String, ResourceQuota> quotas = new LinkedHashMap<>();
             Map<String, Object> qm = q.get("quotas") == null ? Map.of() : r.map(q.get("quotas"), path + ".quotas");
@@ -713,7 +754,20 @@ public record FairShareConfig(List<String> flavours, Map<String, String> cohorts
             throw new ConfigException(r.problems);
         }
         return new FairShareConfig(flavours, cohorts, queues, classes, defaultClass, halfLife, starvation, null,
-                preemption, ordering.withCohorts(cohortOrdering), maxDrain, pools, idleTimeout);
+                preemption, ordering.withCohorts(cohortOrdering), maxDrain, pools, idleTimeout, shardPins);
+    }
+
+    /** A {@code shard:} of a root cohort or of a queue in no cohort: a whole number >= 0, or null when absent. */
+    private static Integer shard(Reader r, Object value, String path) {
+        if (value == null) {
+            return null;
+        }
+        double v = r.number(value, path);
+        if (v != Math.rint(v) || v < 0 || v > 1023) {
+            r.problem(path, "must be a whole number from 0 to 1023 (a shard of gantry.queue.shards), was " + value);
+            return null;
+        }
+        return (int) v;
     }
 
     /**

@@ -15,8 +15,11 @@ import java.util.TreeSet;
  * may depend on each other, and its budgets hold all of them), so the unit of ownership is a group of trees linked
  * by tenants; its name is the smallest of its trees' names ({@code cohort:<root>} or {@code queue:<name>}), and its
  * shard is that name's {@link String#hashCode} modulo the shard count: stable while the group keeps its name, and
- * the same in every instance. Without a configuration file each tenant's implicit queue is a tree of its own.
- * A tenant no queue belongs to has shard 0, the shard that also answers what concerns no tenant.
+ * the same in every instance, unless the configuration pins one of the group's trees to a shard ({@code shard:} of
+ * a root cohort or of a queue in no cohort): an operator balances the shards so. Without a configuration file each
+ * tenant's implicit queue is a tree of its own. A tenant no queue belongs to has shard 0, the shard that also answers
+ * what concerns no tenant. Pins that cannot hold (a shard the split does not have, two trees a tenant joins pinned
+ * apart) are {@link #problems}: a configuration with any is refused; until then such a group goes by its hash.
  */
 public final class Shards {
     private final int count;
@@ -25,12 +28,19 @@ public final class Shards {
     private final Map<String, String> groupOf;
     /** Queue name to its tenant (configured queues only). */
     private final Map<String, String> tenantOfQueue;
+    /** Group name to the shard its pinned trees name (split only; groups whose pins cannot hold are left out). */
+    private final Map<String, Integer> pinOfGroup;
+    /** Why the configuration's pins cannot hold, one sentence each. */
+    private final List<String> problems;
 
-    private Shards(int count, boolean implicit, Map<String, String> groupOf, Map<String, String> tenantOfQueue) {
+    private Shards(int count, boolean implicit, Map<String, String> groupOf, Map<String, String> tenantOfQueue,
+                   Map<String, Integer> pinOfGroup, List<String> problems) {
         this.count = count;
         this.implicit = implicit;
         this.groupOf = groupOf;
         this.tenantOfQueue = tenantOfQueue;
+        this.pinOfGroup = pinOfGroup;
+        this.problems = List.copyOf(problems);
     }
 
     /** The shards of {@code config} split {@code count} ways (1: not split, everything is shard 0). */
@@ -40,7 +50,7 @@ public final class Shards {
             throw new IllegalArgumentException("shards: at least 1, was " + count);
         }
         if (config.isImplicit()) {
-            return new Shards(count, true, Map.of(), Map.of());
+            return new Shards(count, true, Map.of(), Map.of(), Map.of(), List.of());
         }
         // union-find over trees; a tenant links the trees of its queues
         Map<String, String> parent = new HashMap<>();
@@ -57,7 +67,47 @@ public final class Shards {
         }
         Map<String, String> groupOf = new TreeMap<>();
         firstTreeOf.forEach((tenant, tree) -> groupOf.put(tenant, find(parent, tree)));
-        return new Shards(count, false, groupOf, tenantOfQueue);
+        Map<String, Integer> pinOfGroup = new TreeMap<>();
+        List<String> problems = new ArrayList<>();
+        if (count > 1) {
+            pins(config, count, parent, groupOf, pinOfGroup, problems);
+        }
+        return new Shards(count, false, groupOf, tenantOfQueue, pinOfGroup, problems);
+    }
+
+    /** The shard of each group with a pinned tree, and why pins cannot hold (split into {@code count} shards). */
+    private static void pins(FairShareConfig config, int count, Map<String, String> parent,
+                             Map<String, String> groupOf, Map<String, Integer> pinOfGroup, List<String> problems) {
+        Map<String, String> pinnedTreeOfGroup = new HashMap<>();
+        java.util.Set<String> conflicting = new java.util.HashSet<>();
+        for (Map.Entry<String, Integer> pin : config.shardPins().entrySet()) {
+            String tree = pin.getKey();
+            int shard = pin.getValue();
+            if (shard >= count) {
+                problems.add("queues: " + tree + " is pinned to shard " + shard + ", and the queue is split into "
+                        + count + " shards (gantry.queue.shards): shards 0 to " + (count - 1));
+                continue;
+            }
+            if (!parent.containsKey(tree)) {
+                continue; // a root cohort without queues: nothing of it to own
+            }
+            String group = find(parent, tree);
+            Integer before = pinOfGroup.putIfAbsent(group, shard);
+            if (before != null && before != shard && conflicting.add(group)) {
+                String other = pinnedTreeOfGroup.get(group);
+                TreeSet<String> tenants = new TreeSet<>();
+                groupOf.forEach((tenant, g) -> {
+                    if (g.equals(group)) {
+                        tenants.add(tenant);
+                    }
+                });
+                problems.add("queues: cohort trees " + other + " and " + tree + " share tenants ("
+                        + String.join(", ", tenants) + ") and so one shard, but are pinned to shards " + before
+                        + " and " + shard);
+            }
+            pinnedTreeOfGroup.putIfAbsent(group, tree);
+        }
+        conflicting.forEach(pinOfGroup::remove);
     }
 
     /** The tree of a queue: {@code cohort:<root cohort>}, or {@code queue:<name>} for a queue in no cohort. */
@@ -107,12 +157,36 @@ public final class Shards {
     /** The shard owning {@code tenant}'s jobs. */
     public int ofTenant(String tenant) {
         String group = groupOf(tenant);
-        return group == null ? 0 : Math.floorMod(group.hashCode(), count);
+        if (group == null) {
+            return 0;
+        }
+        Integer pinned = pinOfGroup.get(group);
+        return pinned != null ? pinned : Math.floorMod(group.hashCode(), count);
+    }
+
+    /**
+     * Why the configuration's pins cannot hold under this split, one sentence each (a configuration with any is
+     * refused); empty when not split, whatever the pins say (they wait for a split).
+     */
+    public List<String> problems() {
+        return problems;
     }
 
     /** The shard owning the jobs of queue {@code name}: its tenant's (an implicit queue is named after its tenant). */
     public int ofQueue(String name) {
         return ofTenant(implicit ? name : tenantOfQueue.getOrDefault(name, ""));
+    }
+
+    /**
+     * Why a split queue refuses a configuration whose shards are {@code after}: its pins cannot hold, or, going from
+     * {@code before} (null: nothing was live, so nothing moves), it moves a tenant to another shard.
+     */
+    public static List<String> refusals(Shards before, Shards after) {
+        List<String> out = new ArrayList<>(after.problems());
+        if (before != null) {
+            out.addAll(before.moves(after));
+        }
+        return out;
     }
 
     /**

@@ -97,9 +97,12 @@ public final class QueueHandler implements EventHandler {
         return shards;
     }
 
-    /** Whether a queue split into shards would refuse {@code next}: it moves a tenant to another shard. */
+    /**
+     * Whether a queue split into shards would refuse {@code next}: its pins cannot hold, or it moves a tenant to
+     * another shard.
+     */
     private List<String> moves(FairShareConfig next) {
-        return shards.moves(Shards.of(next, shards.count()));
+        return Shards.refusals(shards, Shards.of(next, shards.count()));
     }
 
     /**

@@ -73,10 +73,14 @@ public class QueueProcessor implements AutoCloseable, io.gantry.runtime.http.Own
         processors.forEach(EventProcessor::start);
     }
 
-    /** What a start or restart refuses besides invalid settings: split, a change that moves a tenant's shard. */
+    /**
+     * What a start or restart refuses besides invalid settings: split, pins that cannot hold, and a change that moves
+     * a tenant's shard ({@code before} null: nothing was published, so nothing moves).
+     */
     private static java.util.function.BiFunction<io.gantry.queue.core.FairShareConfig,
             io.gantry.queue.core.FairShareConfig, List<String>> refusal(int shards) {
-        return (before, next) -> Shards.of(before, shards).moves(Shards.of(next, shards));
+        return (before, next) -> Shards.refusals(before == null ? null : Shards.of(before, shards),
+                Shards.of(next, shards));
     }
 
     /**

@@ -80,7 +80,7 @@ class ConfigValidationTest {
                         "halfLife: must be a duration >= 0 such as 7d, 12h, 30m, 45s or PT1H, was 'soon'"),
                 new Case("unknown keys are refused rather than ignored",
                         base().queue(aQueue("q").quota("H100", 4).set("wieght", 2)),
-                        "queues[0].wieght: unknown key (allowed: [cohort, idleTimeout, name, ordering, quotas, tenant, weight])"),
+                        "queues[0].wieght: unknown key (allowed: [cohort, idleTimeout, name, ordering, quotas, shard, tenant, weight])"),
                 new Case("an idle timeout must be a duration",
                         base().set("idleTimeout", "soon").queue(aQueue("q").quota("H100", 4)),
                         "idleTimeout: must be a duration >= 0 such as 7d, 12h, 30m, 45s or PT1H, was 'soon'"),

@@ -3,11 +3,13 @@ package io.gantry.queue.core;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 
 import static io.gantry.queue.core.ConfigBuilder.aConfig;
 import static io.gantry.queue.core.ConfigBuilder.aQueue;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class ShardsTest {
 
@@ -153,5 +155,80 @@ class ShardsTest {
                 .isEmpty();
         assertThat(Shards.of(before, 1).removedElsewhere(before, withoutB, 0)).isEmpty();
         assertThat(s.ofQueue("b")).isEqualTo(s.ofTenant("tb"));
+    }
+
+    @Test
+    void aPinnedTreeIsOnItsShardWhateverItsNameHashesTo() {
+        String[] r = twoRootsApart();
+        int hashed = Math.floorMod(("cohort:" + r[0]).hashCode(), 2);
+        FairShareConfig c = aConfig().flavours("H100").cohort(Map.of("name", r[0], "shard", 1 - hashed))
+                .cohort("vision", r[0])
+                .queue(aQueue("a").tenant("ta").cohort("vision").quota("H100", 8))
+                .queue(aQueue("solo").tenant("ts").quota("H100", 8).set("shard", 1)).build();
+        Shards s = Shards.of(c, 2);
+
+        assertThat(s.ofTenant("ta")).isEqualTo(1 - hashed);
+        assertThat(s.ofQueue("a")).isEqualTo(1 - hashed);
+        assertThat(s.ofTenant("ts")).isEqualTo(1);
+        assertThat(s.problems()).isEmpty();
+        assertThat(Shards.of(c, 1).ofTenant("ts")).as("not split: pins wait for a split").isZero();
+        assertThat(Shards.of(c, 1).problems()).isEmpty();
+        assertThat(FairShareConfig.fromYaml(c.toDocument())).as("written and read back").isEqualTo(c);
+    }
+
+    @Test
+    void pinsOnAShardThatDoesNotExistOrApartForTreesATenantJoinsAreProblems() {
+        String[] r = twoRootsApart();
+        FairShareConfig c = aConfig().flavours("H100").cohort(Map.of("name", r[0], "shard", 0))
+                .cohort(Map.of("name", r[1], "shard", 1))
+                .queue(aQueue("a").tenant("ta").cohort(r[0]).quota("H100", 8))
+                .queue(aQueue("b").tenant("ta").cohort(r[1]).quota("H100", 8))
+                .queue(aQueue("far").tenant("tf").quota("H100", 8).set("shard", 2)).build();
+
+        assertThat(Shards.of(c, 2).problems()).containsExactly(
+                "queues: cohort trees cohort:" + min(r) + " and cohort:" + max(r) + " share tenants (ta) and so one "
+                        + "shard, but are pinned to shards 0 and 1",
+                "queues: queue:far is pinned to shard 2, and the queue is split into 2 shards "
+                        + "(gantry.queue.shards): shards 0 to 1");
+        assertThat(Shards.of(c, 3).problems()).hasSize(1);
+    }
+
+    @Test
+    void aPinThatMovesATenantIsRefusedLikeAnyMove() {
+        String[] r = twoRootsApart();
+        FairShareConfig hashed = aConfig().flavours("H100").cohort(r[0])
+                .queue(aQueue("a").tenant("ta").cohort(r[0]).quota("H100", 8)).build();
+        int from = Shards.of(hashed, 2).ofTenant("ta");
+        FairShareConfig pinnedThere = aConfig().flavours("H100").cohort(Map.of("name", r[0], "shard", from))
+                .queue(aQueue("a").tenant("ta").cohort(r[0]).quota("H100", 8)).build();
+        FairShareConfig pinnedAway = aConfig().flavours("H100").cohort(Map.of("name", r[0], "shard", 1 - from))
+                .queue(aQueue("a").tenant("ta").cohort(r[0]).quota("H100", 8)).build();
+
+        assertThat(Shards.of(hashed, 2).moves(Shards.of(pinnedThere, 2))).isEmpty();
+        assertThat(Shards.of(hashed, 2).moves(Shards.of(pinnedAway, 2))).singleElement().asString()
+                .contains("tenant ta would move from shard " + from);
+    }
+
+    @Test
+    void onlyAWholeTreeCanBePinned() {
+        assertThatThrownBy(() -> aConfig().flavours("H100").cohort("org").cohort(Map.of("name", "research",
+                "parent", "org", "shard", 1)).queue(aQueue("a").cohort("research").quota("H100", 8)).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("cohorts[1].shard")
+                .hasMessageContaining("root cohort");
+        assertThatThrownBy(() -> aConfig().flavours("H100").cohort("org")
+                .queue(aQueue("a").cohort("org").quota("H100", 8).set("shard", 1)).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("queues[0].shard")
+                .hasMessageContaining("cohort org");
+        assertThatThrownBy(() -> aConfig().flavours("H100")
+                .queue(aQueue("a").quota("H100", 8).set("shard", -1)).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("queues[0].shard");
+    }
+
+    private static String min(String[] r) {
+        return r[0].compareTo(r[1]) < 0 ? r[0] : r[1];
+    }
+
+    private static String max(String[] r) {
+        return r[0].compareTo(r[1]) < 0 ? r[1] : r[0];
     }
 }
