@@ -53,9 +53,9 @@ import java.util.function.Supplier;
  * <p>In transactional mode (queue, placement, recovery) the records a batch produces and the input offsets it
  * consumed commit in one Kafka transaction, and state is rebuilt on start from the restore topics (read
  * committed, beginning to end; on the service's own topics to an end past every transaction open at the start,
- * which the other units of a split service may hold): a crash at any instant neither loses nor repeats a decision. In at-least-once
- * mode (read models and ledgers that write to PostgreSQL) offsets are committed after the handler returns and
- * the handler must be idempotent.
+ * which the other units of a split service may hold): a crash at any instant neither loses nor repeats a decision.
+ * In at-least-once mode (read models and ledgers that write to PostgreSQL) offsets are committed after the handler
+ * returns and the handler must be idempotent.
  *
  * <p>A record that cannot be decoded, or whose handling throws, goes to {@code <service>.dead-letter} with
  * headers naming its source and the error, and the loop keeps going. Any Kafka failure restarts the loop with a
@@ -731,15 +731,20 @@ public final class EventProcessor implements AutoCloseable {
                     positions = now;
                     progressAt = System.nanoTime();
                 } else if (System.nanoTime() - progressAt > openTransactionWait.toNanos()) {
-                    // a transaction the broker has not aborted yet (its producer gone, its timeout not passed): go on
-                    // with what is committed, as a restore to the last stable offset would, and say so
                     List<TopicPartition> behind = partitions.stream().filter(tp -> reader.position(tp) < end.get(tp))
                             .toList();
-                    LOG.error("{}: restoring, {} stayed behind a transaction open for more than {} s; going on "
-                            + "without the records committed after it began", name, behind,
-                            openTransactionWait.toSeconds());
-                    behind.forEach(tp -> end.put(tp, reader.position(tp)));
-                    break;
+                    Map<TopicPartition, Long> stableNow = reader.endOffsets(behind);
+                    if (behind.stream().allMatch(tp -> reader.position(tp) >= stableNow.get(tp))) {
+                        // held back by a transaction the broker has not aborted yet (its producer gone, its timeout
+                        // not passed): go on with what is committed, as a restore to the stable offset would
+                        LOG.error("{}: restoring, {} stayed behind a transaction open for more than {} s; going on "
+                                + "without the records committed after it began", name, behind,
+                                openTransactionWait.toSeconds());
+                        behind.forEach(tp -> end.put(tp, reader.position(tp)));
+                        break;
+                    }
+                    // committed records are there but not coming (a broker away): wait on for them, as ever
+                    progressAt = System.nanoTime();
                 }
                 for (ConsumerRecord<String, byte[]> r : polled) {
                     Topic<?> topic = topicsByName.get(r.topic());
