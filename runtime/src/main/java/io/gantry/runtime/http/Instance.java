@@ -22,9 +22,9 @@ import java.time.Duration;
  * billing's ledger commit to PostgreSQL a few times a second instead of once per record), and
  * how many input records a service that keeps its state in Kafka handles between two snapshots of it
  * ({@code gantry.kafka.snapshot-every}, default 100,000; 0: none, every start replays the whole history), and how
- * long a start waits, without progress, for transactions open on its service's own topics before it restores without
- * what was committed behind them ({@code gantry.kafka.open-transaction-wait}, 0 to 10 min, default 60 s: past the
- * producers' 30 s transaction timeout, after which the broker aborts a dead producer's).
+ * long a start waits, without progress, for transactions open on its service's own topics before it fails and starts
+ * over ({@code gantry.kafka.open-transaction-wait}, 0 to 10 min, default 60 s: past the producers' 30 s transaction
+ * timeout, after which the broker aborts a dead producer's).
  */
 @Singleton
 public final class Instance {

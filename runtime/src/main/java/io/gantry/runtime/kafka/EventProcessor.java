@@ -735,13 +735,13 @@ public final class EventProcessor implements AutoCloseable {
                             .toList();
                     Map<TopicPartition, Long> stableNow = reader.endOffsets(behind);
                     if (behind.stream().allMatch(tp -> reader.position(tp) >= stableNow.get(tp))) {
-                        // held back by a transaction the broker has not aborted yet (its producer gone, its timeout
-                        // not passed): go on with what is committed, as a restore to the stable offset would
-                        LOG.error("{}: restoring, {} stayed behind a transaction open for more than {} s; going on "
-                                + "without the records committed after it began", name, behind,
-                                openTransactionWait.toSeconds());
-                        behind.forEach(tp -> end.put(tp, reader.position(tp)));
-                        break;
+                        // held back by a transaction nobody ends (a producer gone whose timeout the broker missed,
+                        // or a hanging transaction): a state without what was committed after it began could grant
+                        // twice, so the start fails and starts over (the loop's back-off), loudly, until it ends
+                        throw new IllegalStateException(name + ": restoring, " + behind + " stayed behind a "
+                                + "transaction open for more than " + openTransactionWait.toSeconds() + " s; starting "
+                                + "over rather than going on without the records committed after it began (find it "
+                                + "with kafka-transactions.sh find-hanging, end it with its abort command)");
                     }
                     // committed records are there but not coming (a broker away): wait on for them, as ever
                     progressAt = System.nanoTime();
@@ -1205,9 +1205,10 @@ public final class EventProcessor implements AutoCloseable {
 
         /**
          * How long a restore waits, without any progress, for transactions open on the service's own topics (another
-         * unit's, or a dead producer's until the broker aborts it) before it goes on without the records committed
-         * after they began, logging an error. Default 60 s: past the transaction timeout of Gantry's producers (30 s)
-         * and the broker's check for timed-out transactions (every 10 s by default).
+         * unit's, or a dead producer's until the broker aborts it) before it fails and starts over (the loop's
+         * back-off, an error each time) rather than go on without the records committed after they began. Default
+         * 60 s: past the transaction timeout of Gantry's producers (30 s) and the broker's check for timed-out
+         * transactions (every 10 s by default), so only a transaction nobody ends makes a start fail.
          */
         public Builder openTransactionWait(Duration wait) {
             this.openTransactionWait = within(wait, Duration.ofMinutes(10), "open-transaction wait");
