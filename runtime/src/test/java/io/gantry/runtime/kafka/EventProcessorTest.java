@@ -375,15 +375,9 @@ class EventProcessorTest {
      */
     @Test
     void aStartWaitsForTransactionsOpenOnItsOwnTopicsSoItRestoresWhatWasCommittedBehindThem() throws Exception {
-        TopicPartition p0 = new TopicPartition(Topics.QUEUE_JOB_EVENTS.name(), 0);
         String behind = "job-" + UUID.randomUUID();
         String open = "job-" + UUID.randomUUID();
-        try (KafkaProducer<String, byte[]> otherUnit = transactional("other-unit-" + UUID.randomUUID());
-             KafkaProducer<String, byte[]> previousOwner = transactional("previous-owner-" + UUID.randomUUID())) {
-            KafkaTopics.ensureAll(kafka.bootstrapServers(), 1);
-            begin(otherUnit, cancelled(p0, open));
-            begin(previousOwner, cancelled(p0, behind)).commitTransaction();
-
+        try (KafkaProducer<String, byte[]> otherUnit = openWithCommittedBehind(open, behind)) {
             ToyHandler[] h = new ToyHandler[1];
             EventProcessor p = processor("toy-" + UUID.randomUUID(), h);
             assertThat(p.awaitReady(Duration.ofSeconds(2))).as("ready while a transaction before its end is open")
@@ -396,15 +390,9 @@ class EventProcessorTest {
 
     @Test
     void aTransactionThatDoesNotEndFailsTheStartUntilItEndsThenTheStartRestoresEverything() throws Exception {
-        TopicPartition p0 = new TopicPartition(Topics.QUEUE_JOB_EVENTS.name(), 0);
         String behind = "job-" + UUID.randomUUID();
         String aborted = "job-" + UUID.randomUUID();
-        try (KafkaProducer<String, byte[]> hung = transactional("hung-" + UUID.randomUUID());
-             KafkaProducer<String, byte[]> writer = transactional("writer-" + UUID.randomUUID())) {
-            KafkaTopics.ensureAll(kafka.bootstrapServers(), 1);
-            begin(hung, cancelled(p0, aborted));
-            begin(writer, cancelled(p0, behind)).commitTransaction();
-
+        try (KafkaProducer<String, byte[]> hung = openWithCommittedBehind(aborted, behind)) {
             ToyHandler[] h = new ToyHandler[1];
             EventProcessor p = started(toy("toy-" + UUID.randomUUID()).openTransactionWait(Duration.ofSeconds(1))
                     .handler(() -> h[0] = new ToyHandler()));
@@ -414,6 +402,20 @@ class EventProcessorTest {
             assertThat(h[0].cancelled).as("what was committed behind it, not what it aborted").contains(behind)
                     .doesNotContain(aborted);
         }
+    }
+
+    /**
+     * On partition 0 of queue.job-events, a transaction of another writer left open holding {@code open}'s
+     * cancellation, and {@code behind}'s committed by a third writer after it began; the open one's producer.
+     */
+    private KafkaProducer<String, byte[]> openWithCommittedBehind(String open, String behind) throws Exception {
+        TopicPartition p0 = new TopicPartition(Topics.QUEUE_JOB_EVENTS.name(), 0);
+        KafkaTopics.ensureAll(kafka.bootstrapServers(), 1);
+        KafkaProducer<String, byte[]> other = begin(transactional("other-" + UUID.randomUUID()), cancelled(p0, open));
+        try (KafkaProducer<String, byte[]> previous = transactional("previous-" + UUID.randomUUID())) {
+            begin(previous, cancelled(p0, behind)).commitTransaction();
+        }
+        return other;
     }
 
     /** Begins a transaction of {@code producer} holding {@code record} (written, not committed). */
