@@ -34,7 +34,7 @@ class KubernetesBackendContractTest extends ExecutionBackendContract<KubernetesB
 
     /**
      * Halted, closed only after the last test: closing a watch while fabric8's mock server sends an event can stall
-     * the server for a minute (its listener waits on its own event loop), which would fail the next test.
+     * the server for up to 30 s (see {@link MockCluster.Proxy}), which would fail the next test.
      */
     @Override
     protected void dispose(KubernetesBackend backend) {

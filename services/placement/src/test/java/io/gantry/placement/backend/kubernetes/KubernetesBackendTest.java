@@ -60,8 +60,8 @@ class KubernetesBackendTest {
     }
 
     /**
-     * Halted, not closed: closing a watch while fabric8's mock server sends an event can stall the server for a
-     * minute (its listener waits on its own event loop), which would fail the next test.
+     * Halted, not closed: closing a watch while fabric8's mock server sends an event can stall the server for up to
+     * 30 s (see {@link MockCluster.Proxy}), which would fail the next test.
      */
     @AfterEach
     void haltBackends() {

@@ -126,10 +126,17 @@ public final class MockCluster implements AutoCloseable {
         }
     }
 
-    /** A loopback TCP proxy whose connections can be cut, as a network or API server restart would. */
+    /**
+     * A loopback TCP proxy whose connections can be cut on the client's side, as a network fault would. The server's
+     * side of a cut connection stays open and is drained until the server stops: fabric8's mock (7.8.0) stalls every
+     * request for up to 30 s when a watch's connection closes while it sends the watch an event (its close handler
+     * waits on the event loop for the sender, whose write waits for the event loop), which would fail the tests
+     * after this one. A server that has not noticed a broken connection yet is what a real network fault looks like.
+     */
     static final class Proxy implements AutoCloseable {
         private final ServerSocket listener;
-        private final List<Socket> open = new CopyOnWriteArrayList<>();
+        /** The client's side of every open connection. */
+        private final List<Socket> clientSides = new CopyOnWriteArrayList<>();
         final AtomicInteger accepted = new AtomicInteger();
 
         Proxy(int targetPort) throws IOException {
@@ -138,13 +145,15 @@ public final class MockCluster implements AutoCloseable {
             Thread t = new Thread(() -> {
                 while (!listener.isClosed()) {
                     try {
-                        Socket in = listener.accept();
-                        Socket out = new Socket(InetAddress.getLoopbackAddress(), targetPort);
-                        open.add(in);
-                        open.add(out);
+                        Socket client = listener.accept();
+                        Socket server = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+                        clientSides.add(client);
                         accepted.incrementAndGet();
-                        pump(in, out);
-                        pump(out, in);
+                        if (listener.isClosed()) {
+                            closeQuietly(client);
+                        }
+                        pump("test-proxy-up", client, server, false);
+                        pump("test-proxy-down", server, client, true);
                     } catch (IOException e) {
                         return;
                     }
@@ -158,30 +167,49 @@ public final class MockCluster implements AutoCloseable {
             return listener.getLocalPort();
         }
 
-        private void pump(Socket from, Socket to) {
+        /**
+         * Copies {@code from} to {@code to}. Upstream (client to server) it ends when the client's side ends and
+         * leaves the server's side open; downstream it drains what the server sends after the client's side is cut,
+         * until the server closes.
+         */
+        private static void pump(String name, Socket from, Socket to, boolean drain) {
             Thread t = new Thread(() -> {
                 byte[] buf = new byte[8192];
-                try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                boolean writing = true;
+                try {
+                    InputStream in = from.getInputStream();
+                    OutputStream out = to.getOutputStream();
                     int n;
                     while ((n = in.read(buf)) >= 0) {
-                        out.write(buf, 0, n);
-                        out.flush();
+                        if (writing) {
+                            try {
+                                out.write(buf, 0, n);
+                                out.flush();
+                            } catch (IOException e) {
+                                if (!drain) {
+                                    return;
+                                }
+                                writing = false;
+                            }
+                        }
                     }
                 } catch (IOException e) {
-                    // the other side closed
+                    // this side was cut or closed
                 } finally {
-                    closeQuietly(from);
-                    closeQuietly(to);
+                    if (drain) {
+                        closeQuietly(from);
+                        closeQuietly(to);
+                    }
                 }
-            }, "test-proxy-pump");
+            }, name);
             t.setDaemon(true);
             t.start();
         }
 
-        /** Cuts every open connection; new ones are accepted. */
+        /** Cuts every open connection on the client's side; new ones are accepted. */
         void drop() {
-            open.forEach(Proxy::closeQuietly);
-            open.clear();
+            clientSides.forEach(Proxy::closeQuietly);
+            clientSides.clear();
         }
 
         private static void closeQuietly(Socket s) {
