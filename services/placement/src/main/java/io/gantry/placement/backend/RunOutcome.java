@@ -11,6 +11,11 @@ public record RunOutcome(String allocationId, RunResult result) {
         return new RunOutcome(allocationId, RunResult.succeeded(at));
     }
 
+    /** A success the backend knows the run reached on its own, not in answer to a stop (a simulated run's end). */
+    public static RunOutcome succeededOnItsOwn(String allocationId, Instant at) {
+        return new RunOutcome(allocationId, RunResult.succeededOnItsOwn(at));
+    }
+
     public static RunOutcome failed(String allocationId, Integer exitCode, String message, Instant at) {
         return new RunOutcome(allocationId, RunResult.failed(exitCode, message, at));
     }

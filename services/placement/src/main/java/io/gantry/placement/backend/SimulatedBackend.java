@@ -320,7 +320,8 @@ public final class SimulatedBackend implements ExecutionBackend {
                 continue;
             }
             runs.remove(r.allocation().allocationId());
-            outcomes.add(RunOutcome.succeeded(r.allocation().allocationId(), r.endsAt()));
+            // its modelled end: the simulated run never reads a stop notice, so it did not end in answer to one
+            outcomes.add(RunOutcome.succeededOnItsOwn(r.allocation().allocationId(), r.endsAt()));
         }
         return outcomes;
     }

@@ -35,6 +35,8 @@ public final class ClusterState {
     private final Map<String, Instant> started = new HashMap<>();
     /** Allocation id to the end of its preemption grace period, for runs being preempted. */
     private final Map<String, Instant> stopDeadline = new HashMap<>();
+    /** When each pending stop was told to its run (see {@link #runEnded}). */
+    private final Map<String, Instant> stopNotice = new HashMap<>();
     /** The release reason of each pending stop (PREEMPTED unless the queue stopped the run for idling). */
     private final Map<String, ReleaseCause> stopCause = new HashMap<>();
     /** Every pending deadline (grace ends, time limits), earliest first: a tick reads only the due head. */
@@ -710,8 +712,8 @@ public final class ClusterState {
         for (Allocation a : stop) {
             List<String> held = a.placements().stream().map(PlacedTask::nodeId).filter(on::contains).distinct()
                     .sorted().toList();
-            facts.add(new PlacementFact.PreemptionRequested(a, TimeMath.plusSeconds(
-                    now.isBefore(a.grantedAt()) ? a.grantedAt() : now, drainGraceSeconds),
+            Instant notice = now.isBefore(a.grantedAt()) ? a.grantedAt() : now;
+            facts.add(new PlacementFact.PreemptionRequested(a, notice, TimeMath.plusSeconds(notice, drainGraceSeconds),
                     (held.size() == 1 ? "node " : "nodes ") + String.join(", ", held) + why));
         }
         return facts;
@@ -961,9 +963,12 @@ public final class ClusterState {
     }
 
     /**
-     * The backend's outcome; ignored when the allocation was already released (cancelled, node failed). While a
-     * preemption is pending, a failure is the stop's doing (the tasks got SIGTERM): the run is released
-     * {@code PREEMPTED} with no outcome; a success stands (the run ended naturally first).
+     * The backend's outcome; ignored when the allocation was already released (cancelled, node failed). A run that
+     * ended once its stop was told (the notice, SIGTERM) ended as that stop, whatever its exit code: a task that saves
+     * its state and exits 0 on the notice (as the guide shows) was stopped, not done, so the run is released with the
+     * stop's cause ({@code PREEMPTED}: requeued from its newest checkpoint) and no outcome. A success that finished
+     * before the notice stands, even when reported after it, and so does one the backend knows the run reached on its
+     * own ({@link RunResult#onItsOwn()}: a simulated run's modelled end).
      */
     public List<PlacementFact> runEnded(String allocationId, RunResult result) {
         Allocation a = liveById.get(allocationId);
@@ -971,11 +976,12 @@ public final class ClusterState {
             return List.of();
         }
         Instant at = result.finishedAt().isBefore(a.grantedAt()) ? a.grantedAt() : result.finishedAt();
+        Instant notice = stopNotice.get(allocationId);
+        if (notice != null && (!result.succeeded() || !result.onItsOwn() && !at.isBefore(notice))) {
+            return List.of(new PlacementFact.AllocationReleased(a, stopCause(allocationId), at));
+        }
         if (result.succeeded()) {
             return List.of(new PlacementFact.RunSucceeded(a, at), new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, at));
-        }
-        if (stopDeadline.containsKey(allocationId)) {
-            return List.of(new PlacementFact.AllocationReleased(a, stopCause(allocationId), at));
         }
         return List.of(new PlacementFact.RunFailed(a, result.exitCode(), result.message(), at),
                 new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_FAILED, at));
@@ -1181,7 +1187,7 @@ public final class ClusterState {
             return List.of();
         }
         Instant start = from.isBefore(a.grantedAt()) ? a.grantedAt() : from;
-        return List.of(new PlacementFact.PreemptionRequested(a, TimeMath.plusSeconds(start, graceSeconds), null,
+        return List.of(new PlacementFact.PreemptionRequested(a, start, TimeMath.plusSeconds(start, graceSeconds), null,
                 reason));
     }
 
@@ -1275,6 +1281,7 @@ public final class ClusterState {
             Allocation a = liveById.get(f.allocation().allocationId());
             if (a != null && !stopDeadline.containsKey(a.allocationId())) {
                 stopDeadline.put(a.allocationId(), f.deadline());
+                stopNotice.put(a.allocationId(), f.noticeAt());
                 stopCause.put(a.allocationId(), f.reason());
                 deadlines.add(new Deadline(f.deadline(), a.allocationId(), true));
             }
@@ -1342,6 +1349,7 @@ public final class ClusterState {
             deadlines.remove(new Deadline(limit, allocationId, false));
         }
         Instant grace = stopDeadline.remove(allocationId);
+        stopNotice.remove(allocationId);
         stopCause.remove(allocationId);
         if (grace != null) {
             deadlines.remove(new Deadline(grace, allocationId, true));

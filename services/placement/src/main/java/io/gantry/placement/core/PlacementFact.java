@@ -54,27 +54,32 @@ public sealed interface PlacementFact {
      * ({@code RunStopRequested}); not rebuilt from it: a restore derives it again from {@code queue.preemption-events}
      * (a bounded drain's stops start over).
      */
-    record PreemptionRequested(Allocation allocation, Instant deadline, String why, ReleaseCause reason)
-            implements PlacementFact {
+    /**
+     * A stop of a live run: told at {@code noticeAt} (the notice, then SIGTERM), killed at {@code deadline}. A run that
+     * ends from {@code noticeAt} on ends as this stop, whatever its exit code (it may have saved and exited 0).
+     */
+    record PreemptionRequested(Allocation allocation, Instant noticeAt, Instant deadline, String why,
+                               ReleaseCause reason) implements PlacementFact {
         public PreemptionRequested {
             Objects.requireNonNull(allocation, "allocation");
+            Objects.requireNonNull(noticeAt, "noticeAt");
             Objects.requireNonNull(deadline, "deadline");
             Objects.requireNonNull(reason, "reason");
         }
 
         /** A stop released {@code PREEMPTED}. */
-        public PreemptionRequested(Allocation allocation, Instant deadline, String why) {
-            this(allocation, deadline, why, ReleaseCause.PREEMPTED);
+        public PreemptionRequested(Allocation allocation, Instant noticeAt, Instant deadline, String why) {
+            this(allocation, noticeAt, deadline, why, ReleaseCause.PREEMPTED);
         }
 
         /** A stop whose reason the caller words (the queue's preemption sentence). */
-        public PreemptionRequested(Allocation allocation, Instant deadline) {
-            this(allocation, deadline, null);
+        public PreemptionRequested(Allocation allocation, Instant noticeAt, Instant deadline) {
+            this(allocation, noticeAt, deadline, null);
         }
 
         /** The same stop, told to the run with {@code sentence}. */
         public PreemptionRequested because(String sentence) {
-            return new PreemptionRequested(allocation, deadline, sentence, reason);
+            return new PreemptionRequested(allocation, noticeAt, deadline, sentence, reason);
         }
     }
 

@@ -38,7 +38,7 @@ class SimulatedBackendTest {
         assertThat(backend.poll(T0.plusSeconds(89))).isEmpty();
         List<RunOutcome> outcomes = backend.poll(T0.plusSeconds(95));
 
-        assertThat(outcomes).containsExactly(new RunOutcome(a.allocationId(), RunResult.succeeded(T0.plusSeconds(90))));
+        assertThat(outcomes).containsExactly(new RunOutcome(a.allocationId(), RunResult.succeededOnItsOwn(T0.plusSeconds(90))));
         assertThat(backend.poll(T0.plusSeconds(200))).as("reported once").isEmpty();
     }
 
@@ -67,7 +67,7 @@ class SimulatedBackendTest {
 
         assertThat(backend.poll(T0.plusSeconds(59))).isEmpty();
         assertThat(backend.poll(T0.plusSeconds(3600)))
-                .containsExactly(new RunOutcome(a.allocationId(), RunResult.succeeded(T0.plusSeconds(60))));
+                .containsExactly(new RunOutcome(a.allocationId(), RunResult.succeededOnItsOwn(T0.plusSeconds(60))));
     }
 
     @Test
@@ -90,7 +90,7 @@ class SimulatedBackendTest {
         backend.start(negative, plan(Long.MIN_VALUE, null), T0);
 
         assertThat(backend.poll(T0.plus(Duration.ofDays(365L * 10_000))))
-                .containsExactly(new RunOutcome(negative.allocationId(), RunResult.succeeded(T0)));
+                .containsExactly(new RunOutcome(negative.allocationId(), RunResult.succeededOnItsOwn(T0)));
         assertThat(backend.running()).containsExactly(huge.allocationId());
     }
 
@@ -186,7 +186,7 @@ class SimulatedBackendTest {
 
         assertThat(lost).extracting(RunOutcome::allocationId).containsExactly(lostPlan.allocationId());
         assertThat(backend.poll(T0.plusSeconds(100))).containsExactly(
-                new RunOutcome(a.allocationId(), RunResult.succeeded(T0.plusSeconds(45))));
+                new RunOutcome(a.allocationId(), RunResult.succeededOnItsOwn(T0.plusSeconds(45))));
     }
 
     @Test
@@ -198,7 +198,7 @@ class SimulatedBackendTest {
         assertThat(backend.nextOutcomeAt()).isEqualTo(T0.plusSeconds(120));
         assertThat(backend.poll(T0.plusSeconds(119))).isEmpty();
         assertThat(backend.poll(T0.plusSeconds(121)))
-                .containsExactly(new RunOutcome(a.allocationId(), RunResult.succeeded(T0.plusSeconds(120))));
+                .containsExactly(new RunOutcome(a.allocationId(), RunResult.succeededOnItsOwn(T0.plusSeconds(120))));
         assertThat(backend.running()).doesNotContain(a.allocationId());
     }
 

@@ -40,7 +40,7 @@ class PreemptionAndTimeLimitTest {
 
         List<PlacementFact> asked = c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
 
-        assertThat(asked).containsExactly(new PlacementFact.PreemptionRequested(a, T0.plusSeconds(130)));
+        assertThat(asked).containsExactly(new PlacementFact.PreemptionRequested(a, T0.plusSeconds(100), T0.plusSeconds(130)));
         assertThat(c.state.expire(T0.plusSeconds(129))).as("not before the grace period ends").isEmpty();
         List<PlacementFact> facts = c.apply(c.state.expire(T0.plusSeconds(131)));
         assertThat(facts).as("no outcome, only the release, at the deadline itself")
@@ -66,16 +66,50 @@ class PreemptionAndTimeLimitTest {
     }
 
     @Test
-    void aRunThatSucceedsDuringItsGracePeriodIsANormalSuccess() {
+    void aRunThatExitsZeroAfterItsStopNoticeWasStoppedNotDone() {
+        // the guide's loop: on the notice, save a checkpoint, report it and exit 0
         Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
         Allocation a = live(c, "j");
         c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
 
         List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(), RunResult.succeeded(T0.plusSeconds(110))));
 
+        assertThat(facts).as("released as the stop (requeued from its checkpoint), no success")
+                .containsExactly(new PlacementFact.AllocationReleased(a, ReleaseCause.PREEMPTED, T0.plusSeconds(110)));
+        assertThat(c.state.expire(T0.plusSeconds(200))).as("the deadline went with the release").isEmpty();
+
+        Fixtures.Cluster d = running(aGang("k").task("w", 1, 8));
+        Allocation b = live(d, "k");
+        d.apply(d.state.preempt("k", 1, 30, T0.plusSeconds(100), ReleaseCause.IDLE));
+        assertThat(d.apply(d.state.runEnded(b.allocationId(), RunResult.succeeded(T0.plusSeconds(100)))))
+                .as("at the notice's instant too, with the stop's own cause")
+                .containsExactly(new PlacementFact.AllocationReleased(b, ReleaseCause.IDLE, T0.plusSeconds(100)));
+    }
+
+    @Test
+    void aRunThatSucceededBeforeItsStopNoticeSucceededEvenWhenItsOutcomeComesAfterIt() {
+        Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
+        Allocation a = live(c, "j");
+        c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
+
+        List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(), RunResult.succeeded(T0.plusSeconds(99))));
+
+        assertThat(facts).containsExactly(new PlacementFact.RunSucceeded(a, T0.plusSeconds(99)),
+                new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, T0.plusSeconds(99)));
+    }
+
+    @Test
+    void aSimulatedRunReachingItsModelledEndDuringItsGracePeriodSucceeded() {
+        // it never reads the notice: its end is its own, as the backend knows
+        Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
+        Allocation a = live(c, "j");
+        c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
+
+        List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(),
+                RunResult.succeededOnItsOwn(T0.plusSeconds(110))));
+
         assertThat(facts).containsExactly(new PlacementFact.RunSucceeded(a, T0.plusSeconds(110)),
                 new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, T0.plusSeconds(110)));
-        assertThat(c.state.expire(T0.plusSeconds(200))).as("the deadline went with the release").isEmpty();
     }
 
     @Test
@@ -124,7 +158,7 @@ class PreemptionAndTimeLimitTest {
         Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
 
         assertThat(c.state.preempt("j", 1, 10, T0.minusSeconds(3600)))
-                .containsExactly(new PlacementFact.PreemptionRequested(live(c, "j"), T0.plusSeconds(10)));
+                .containsExactly(new PlacementFact.PreemptionRequested(live(c, "j"), T0, T0.plusSeconds(10)));
     }
 
     @Test
