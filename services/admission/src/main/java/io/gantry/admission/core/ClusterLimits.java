@@ -12,12 +12,22 @@ import java.util.TreeMap;
  * @param maxGpusPerNodeByModel per GPU model, the most GPUs of that model any one node has
  * @param totalGpusByModel      per GPU model, how many GPUs of it the whole cluster has (failed and cordoned
  *                              nodes included: they are expected back)
+ * @param maxSocketCpuMillis    the most CPU (millicores) on one NUMA socket of any node (placement puts a task's
+ *                              CPUs on its GPUs' socket), 0 when not known
+ * @param maxSocketMemoryMiB    the most memory on one NUMA socket of any node (the whole node's where memory is not
+ *                              registered per socket), 0 when not known
  */
 public record ClusterLimits(int nodes, int maxGpusPerNode, Map<String, Integer> maxGpusPerNodeByModel,
-                            Map<String, Integer> totalGpusByModel) {
+                            Map<String, Integer> totalGpusByModel, long maxSocketCpuMillis, long maxSocketMemoryMiB) {
     public ClusterLimits {
         maxGpusPerNodeByModel = Map.copyOf(maxGpusPerNodeByModel);
         totalGpusByModel = Map.copyOf(totalGpusByModel);
+    }
+
+    /** Limits of GPUs only: CPU and memory not known. */
+    public ClusterLimits(int nodes, int maxGpusPerNode, Map<String, Integer> maxGpusPerNodeByModel,
+                         Map<String, Integer> totalGpusByModel) {
+        this(nodes, maxGpusPerNode, maxGpusPerNodeByModel, totalGpusByModel, 0, 0);
     }
 
     /** No node registered yet: nothing that needs a GPU can be admitted. */

@@ -667,6 +667,7 @@ public final class JobSpecValidator {
         Integer cpuMillis = cpus(task.get("cpus"), path + ".cpus", errors);
         Long memory = integer(task.get("memoryMiB"), path + ".memoryMiB", 1, MAX_MEMORY_MIB,
                 "must be between 1 and " + MAX_MEMORY_MIB + " (16 TiB)", errors);
+        nodeFit(cpuMillis, memory, path, limits, errors);
         Long runSeconds = integer(task.get("runSeconds"), path + ".runSeconds", 1, MAX_SECONDS,
                 "must be between 1 and " + MAX_SECONDS + " (366 days)", errors);
         boolean wholeGpus = gpus != null && gpus > 0;
@@ -759,6 +760,26 @@ public final class JobSpecValidator {
             errors.add(new FieldError(path, "no registered node has more than "
                     + limits.maxGpusPerNodeByModel().get(gpuModel) + " " + gpuModel + " GPUs, so " + gpus
                     + " per task can never be placed"));
+        }
+    }
+
+    /** CPU and memory no registered node has (placement puts them on one NUMA socket, with the task's GPUs). */
+    private static void nodeFit(Integer cpuMillis, Long memoryMiB, String path, ClusterLimits limits,
+                                List<FieldError> errors) {
+        if (limits.nodes() == 0) {
+            return;
+        }
+        if (cpuMillis != null && limits.maxSocketCpuMillis() > 0 && cpuMillis > limits.maxSocketCpuMillis()) {
+            errors.add(new FieldError(path + ".cpus", "no registered node has more than "
+                    + BigDecimal.valueOf(limits.maxSocketCpuMillis(), 3).stripTrailingZeros().toPlainString()
+                    + " CPUs on one NUMA socket (a task's CPUs are on its GPUs' socket), so "
+                    + BigDecimal.valueOf(cpuMillis, 3).stripTrailingZeros().toPlainString()
+                    + " per task can never be placed"));
+        }
+        if (memoryMiB != null && limits.maxSocketMemoryMiB() > 0 && memoryMiB > limits.maxSocketMemoryMiB()) {
+            errors.add(new FieldError(path + ".memoryMiB", "no registered node has more than "
+                    + limits.maxSocketMemoryMiB() + " MiB of memory on one NUMA socket (or in all, where memory is"
+                    + " not per socket), so " + memoryMiB + " per task can never be placed"));
         }
     }
 

@@ -6,34 +6,54 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The GPUs of every registered node, as far as admission needs them. A node that registers again replaces its
- * earlier registration (its hardware may have changed); nodes are never forgotten, because a failed node is
- * expected back and a spec that fits it is still placeable.
+ * The GPUs, and the CPU and memory of the largest NUMA socket, of every registered node, as far as admission needs
+ * them. A node that registers again replaces its earlier registration (its hardware may have changed); nodes are
+ * never forgotten, because a failed node is expected back and a spec that fits it is still placeable.
  */
 public final class NodeCatalog {
-    private final Map<String, List<String>> gpuModelsByNode = new LinkedHashMap<>();
+    private final Map<String, Hardware> byNode = new LinkedHashMap<>();
+
+    private record Hardware(List<String> gpuModels, long socketCpuMillis, long socketMemoryMiB) {
+    }
 
     /**
+     * A node whose CPU and memory are not known.
+     *
      * @param gpuModels the model of each GPU of the node, one entry per device
      */
     public void register(String nodeId, List<String> gpuModels) {
+        register(nodeId, gpuModels, 0, 0);
+    }
+
+    /**
+     * @param gpuModels       the model of each GPU of the node, one entry per device
+     * @param socketCpuMillis the CPU of its largest NUMA socket (the whole node's when it has one), 0 if not known
+     * @param socketMemoryMiB the memory of its largest NUMA socket (the whole node's where memory is not per
+     *                        socket), 0 if not known
+     */
+    public void register(String nodeId, List<String> gpuModels, long socketCpuMillis, long socketMemoryMiB) {
         if (nodeId == null || nodeId.isBlank()) {
             throw new IllegalArgumentException("node id must not be blank");
         }
-        gpuModelsByNode.put(nodeId, List.copyOf(gpuModels));
+        byNode.put(nodeId, new Hardware(List.copyOf(gpuModels), socketCpuMillis, socketMemoryMiB));
     }
 
     public ClusterLimits limits() {
         int maxGpus = 0;
+        long maxCpu = 0;
+        long maxMemory = 0;
         Map<String, Integer> maxByModel = new HashMap<>();
         Map<String, Integer> totalByModel = new HashMap<>();
-        for (List<String> models : gpuModelsByNode.values()) {
+        for (Hardware node : byNode.values()) {
+            List<String> models = node.gpuModels();
             models.forEach(m -> totalByModel.merge(m, 1, Integer::sum));
             maxGpus = Math.max(maxGpus, models.size());
             Map<String, Integer> onNode = new HashMap<>();
             models.forEach(m -> onNode.merge(m, 1, Integer::sum));
             onNode.forEach((m, n) -> maxByModel.merge(m, n, Math::max));
+            maxCpu = Math.max(maxCpu, node.socketCpuMillis());
+            maxMemory = Math.max(maxMemory, node.socketMemoryMiB());
         }
-        return new ClusterLimits(gpuModelsByNode.size(), maxGpus, maxByModel, totalByModel);
+        return new ClusterLimits(byNode.size(), maxGpus, maxByModel, totalByModel, maxCpu, maxMemory);
     }
 }

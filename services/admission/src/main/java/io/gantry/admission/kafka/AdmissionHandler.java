@@ -56,7 +56,8 @@ final class AdmissionHandler implements EventHandler {
     @Override
     public void restore(Topic<?> topic, String key, Object value) {
         if (value instanceof NodeEvent e && e.getPayload() instanceof NodeRegistered r) {
-            nodes.register(e.getNodeId(), WireMapping.gpuModels(r));
+            nodes.register(e.getNodeId(), WireMapping.gpuModels(r), WireMapping.socketCpuMillis(r),
+                        WireMapping.socketMemoryMiB(r));
         } else if (value instanceof QueueConfigEvent e) {
             catalog = WireMapping.withQueueConfig(catalog, e);
         } else if (value instanceof PlacementConfigEvent e) {
@@ -94,7 +95,8 @@ final class AdmissionHandler implements EventHandler {
         }
         if (value instanceof NodeEvent e) {
             if (e.getPayload() instanceof NodeRegistered r) {
-                nodes.register(e.getNodeId(), WireMapping.gpuModels(r));
+                nodes.register(e.getNodeId(), WireMapping.gpuModels(r), WireMapping.socketCpuMillis(r),
+                        WireMapping.socketMemoryMiB(r));
                 limits.publish(nodes.limits());
             }
             return;

@@ -174,6 +174,18 @@ public final class WireMapping {
         return node.getGpus().stream().map(GpuDevice::getModel).toList();
     }
 
+    /** The CPU of the node's largest NUMA socket (the whole node's when it registers none). */
+    public static long socketCpuMillis(NodeRegistered node) {
+        return node.getNumaCpuMillis().isEmpty() ? node.getCpuMillis()
+                : node.getNumaCpuMillis().stream().mapToLong(Integer::longValue).max().orElse(0);
+    }
+
+    /** The memory of the node's largest NUMA socket (the whole node's where memory is not registered per socket). */
+    public static long socketMemoryMiB(NodeRegistered node) {
+        return node.getNumaMemoryMiB().isEmpty() ? node.getMemoryMiB()
+                : node.getNumaMemoryMiB().stream().mapToLong(Long::longValue).max().orElse(0);
+    }
+
     public static JobEvent fromAdmission(AdmissionJobEvent e, String source) {
         String id = e.getEventId();
         Instant at = e.getOccurredAt();

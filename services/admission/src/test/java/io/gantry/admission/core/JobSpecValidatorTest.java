@@ -484,6 +484,29 @@ class JobSpecValidatorTest {
     }
 
     @Test
+    void refusesCpuOrMemoryNoNodeHasOnOneNumaSocketAndAcceptsExactlyTheLargest() {
+        NodeCatalog catalog = new NodeCatalog();
+        catalog.register("big", SpecTrees.gpus(8, "H100"), 48_000, 524_288);
+        catalog.register("small", SpecTrees.gpus(4, "A100"), 16_000, 131_072);
+        ClusterLimits limits = catalog.limits();
+
+        Object tooMuch = aJob().noTasks().task(aTask("a").gpus(8).set("cpus", 64).set("memoryMiB", 600_000)).build();
+        assertThat(validator.validate(tooMuch, limits).errors()).extracting(FieldError::field, FieldError::message)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("tasks[0].cpus", "no registered node has more than 48"
+                                + " CPUs on one NUMA socket (a task's CPUs are on its GPUs' socket), so 64 per task"
+                                + " can never be placed"),
+                        org.assertj.core.groups.Tuple.tuple("tasks[0].memoryMiB", "no registered node has more than"
+                                + " 524288 MiB of memory on one NUMA socket (or in all, where memory is not per"
+                                + " socket), so 600000 per task can never be placed"));
+        Object largest = aJob().noTasks().task(aTask("a").gpus(8).set("cpus", 48).set("memoryMiB", 524_288)).build();
+        assertThat(validator.validate(largest, limits).errors()).isEmpty();
+        assertThat(validator.validate(aJob().noTasks().task(aTask("a").gpus(1).set("cpus", 0.5)).build(), limits)
+                .errors()).isEmpty();
+        assertThat(validator.validate(tooMuch, CLUSTER).errors()).as("CPU and memory of the nodes not known").isEmpty();
+    }
+
+    @Test
     void acceptsCpuOnlyTasksBeforeAnyNodeRegisters() {
         Object tree = aJob().noTasks().task(aTask("a").gpus(0)).build();
 

@@ -34,6 +34,16 @@ class NodeCatalogTest {
     }
 
     @Test
+    void cpuAndMemoryAreTheLargestSocketOfAnyNode() {
+        NodeCatalog catalog = new NodeCatalog();
+        catalog.register("a", gpus(8, "H100"), 48_000, 262_144);
+        catalog.register("b", gpus(4, "A100"), 64_000, 131_072);
+
+        assertThat(catalog.limits().maxSocketCpuMillis()).isEqualTo(64_000);
+        assertThat(catalog.limits().maxSocketMemoryMiB()).isEqualTo(262_144);
+    }
+
+    @Test
     void anEmptyCatalogAdmitsNoGpus() {
         assertThat(new NodeCatalog().limits()).isEqualTo(ClusterLimits.none());
     }
