@@ -21,9 +21,11 @@ public class ProblemErrorResponseProcessor implements ErrorResponseProcessor<Map
                                                                     MutableHttpResponse<?> response) {
         HttpStatus status = response.getStatus();
         List<Problem.FieldError> errors = context.getErrors().stream()
-                .map(e -> new Problem.FieldError(e.getPath().orElse("body"), e.getMessage()))
+                .filter(e -> where(status, e.getPath().orElse(null), e.getMessage()) != null)
+                .map(e -> new Problem.FieldError(where(status, e.getPath().orElse(null), e.getMessage()),
+                        e.getMessage()))
                 .toList();
-        String detail = errors.isEmpty() ? null : errors.get(0).message();
+        String detail = context.getErrors().isEmpty() ? null : context.getErrors().get(0).getMessage();
         if (status.getCode() >= 500) {
             // never echo internals (or secrets inside them) to a client
             detail = "internal error";
@@ -32,5 +34,22 @@ public class ProblemErrorResponseProcessor implements ErrorResponseProcessor<Map
         return ((MutableHttpResponse<Map<String, Object>>) response)
                 .contentType(Problem.PROBLEM_JSON)
                 .body(Problem.body(status, status.getReason(), detail, errors));
+    }
+
+    /**
+     * What a Micronaut error is about: its own path; else the request's URI when it says so; else nothing for an
+     * unknown route, method or media type asked for (no field is wrong); else the body.
+     */
+    static String where(HttpStatus status, String path, String message) {
+        if (path != null) {
+            return path;
+        }
+        if (message != null && message.contains("URI")) {
+            return "uri";
+        }
+        return switch (status) {
+            case NOT_FOUND, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE -> null;
+            default -> "body";
+        };
     }
 }

@@ -190,15 +190,24 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         long before = endOffset(Topics.ADMISSION_JOB_EVENTS);
         String bad = """
                 {"name":"x","colour":"red","placementPolicy":"random",
-                 "tasks":[{"name":"w","command":["python",""],"gpus":9,"gpuModel":"B200"}]}""";
+                 "tasks":[{"name":"w","command":["python",""],"gpus":9,"gpuModel":"B200","cpus":200,
+                           "memoryMiB":2000000}]}""";
 
         Reply reply = post(VISION, bad, null);
 
         assertThat(reply.status).isEqualTo(400);
         assertThat(reply.header("Content-Type")).contains("application/problem+json");
         assertThat(errorFields(reply)).containsExactlyInAnyOrder("colour", "placementPolicy", "tasks[0].command[1]",
-                "tasks[0].gpus", "tasks[0].gpuModel");
-        assertThat(reply.raw).contains("no registered node has more than 8 GPUs");
+                "tasks[0].gpus", "tasks[0].gpuModel", "tasks[0].cpus", "tasks[0].memoryMiB");
+        assertThat(reply.raw).contains("no registered node has more than 8 GPUs",
+                "no registered node has more than 128 CPUs on one NUMA socket",
+                "no registered node has more than 1048576 MiB of memory");
+
+        Reply unknownRoute = get(VISION, "/v1/no-such-thing");
+        assertThat(unknownRoute.status).isEqualTo(404);
+        assertThat(unknownRoute.header("Content-Type")).contains("application/problem+json");
+        assertThat(unknownRoute.body()).as("no field of the request is wrong").doesNotContainKey("errors")
+                .containsEntry("detail", "Page Not Found");
 
         Reply malformed = post(VISION, "{\"name\": ", null);
         assertThat(malformed.status).isEqualTo(400);

@@ -1,0 +1,20 @@
+package io.gantry.runtime.http;
+
+import io.micronaut.http.HttpStatus;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What Micronaut's own errors name as the wrong field of a request. */
+class ProblemErrorResponseProcessorTest {
+    @Test
+    void anErrorNamesItsPathTheUriOrTheBodyAndAnUnknownRouteNamesNoField() {
+        assertThat(ProblemErrorResponseProcessor.where(HttpStatus.BAD_REQUEST, "limit", "must be a number"))
+                .isEqualTo("limit");
+        assertThat(ProblemErrorResponseProcessor.where(HttpStatus.BAD_REQUEST, null, "Malformed URI")).isEqualTo("uri");
+        assertThat(ProblemErrorResponseProcessor.where(HttpStatus.NOT_FOUND, null, "Page Not Found")).isNull();
+        assertThat(ProblemErrorResponseProcessor.where(HttpStatus.METHOD_NOT_ALLOWED, null, "Method [PATCH] not allowed"))
+                .isNull();
+        assertThat(ProblemErrorResponseProcessor.where(HttpStatus.BAD_REQUEST, null, "Invalid JSON")).isEqualTo("body");
+    }
+}
