@@ -25,6 +25,8 @@ public final class ExitCode {
     public static final int JOB_CANCELLED = 8;
     /** {@code watch --timeout}: the job had not ended when the time was up. */
     public static final int TIMEOUT = 9;
+    /** The tenant's or queue's money budget is exhausted and set to refuse new work (402). */
+    public static final int BUDGET = 10;
 
     private ExitCode() {
     }
@@ -35,6 +37,7 @@ public final class ExitCode {
             case 400, 413, 415, 422 -> INVALID;
             case 401, 403 -> AUTH;
             case 404 -> NOT_FOUND;
+            case 402 -> BUDGET;
             case 409 -> CONFLICT;
             case 503 -> UNAVAILABLE;
             default -> ERROR;

@@ -81,7 +81,12 @@ final class SubmitCommand implements Callable<Integer> {
         }
         JsonNode answer;
         try {
-            answer = root.client().post(ApiClient.Service.ADMISSION, "/v1/jobs", json, headers);
+            ApiClient.Answer a = root.client().postForAnswer(ApiClient.Service.ADMISSION, "/v1/jobs", json, headers);
+            answer = a.body();
+            // on stderr, so JOB=$(gantry submit ...) still captures only the id
+            for (String budget : List.of(BUDGET_HOLD, BUDGET_WARNING)) {
+                a.headers().firstValue(budget).ifPresent(m -> root.env().err().println("gantry: budget: " + m));
+            }
         } catch (ApiError e) {
             if (e.status() == 400 && !e.fieldErrors().isEmpty()) {
                 // the API's own checks (GPU models, queues, cluster fit) pointed at the lines of the file
@@ -99,6 +104,10 @@ final class SubmitCommand implements Callable<Integer> {
         }
         return ExitCode.OK;
     }
+
+    /** Admission's response headers for a job accepted while its tenant's or queue's money budget is low or out. */
+    static final String BUDGET_HOLD = "Gantry-Budget-Hold";
+    static final String BUDGET_WARNING = "Gantry-Budget-Warning";
 
     /** The file's body with {@code --after} jobs appended to its dependencies (afterok). */
     private Map<String, Object> withAfter(Map<String, Object> body) {

@@ -43,11 +43,21 @@ public final class ApiClient {
     }
 
     public JsonNode post(Service service, String path, String json, Map<String, String> headers) {
+        return postForAnswer(service, path, json, headers).body();
+    }
+
+    /** An answer's body and the response headers that came with it. */
+    public record Answer(JsonNode body, java.net.http.HttpHeaders headers) {
+    }
+
+    /** A POST whose response headers the caller reads too (e.g. admission's budget warnings). */
+    public Answer postForAnswer(Service service, String path, String json, Map<String, String> headers) {
         HttpRequest.Builder b = HttpRequest.newBuilder(uri(service, path))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8));
         headers.forEach(b::header);
-        return send(service, b, path);
+        HttpResponse<String> r = exchange(service, b, path, "application/json");
+        return new Answer(parse(r.body()), r.headers());
     }
 
     public JsonNode delete(Service service, String path) {

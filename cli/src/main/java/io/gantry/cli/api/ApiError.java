@@ -27,8 +27,10 @@ public final class ApiError extends CliException {
         for (JsonNode e : problem.path("errors")) {
             fields.add(e.path("field").asText() + ": " + e.path("message").asText());
         }
-        if (fields.size() == 1 && detail != null && detail.equals(fields.get(0))) {
-            fields.clear();
+        JsonNode only = problem.path("errors").path(0);
+        if (fields.size() == 1 && detail != null && (detail.equals(fields.get(0))
+                || detail.equals(only.path("message").asText()))) {
+            fields.clear(); // the detail already says it
         }
         String head = detail != null ? detail : title != null ? title : "HTTP " + status + (rawBody == null
                 || rawBody.isBlank() ? "" : ": " + abbreviate(rawBody));
