@@ -54,7 +54,7 @@ final class LoginCommand implements Callable<Integer> {
         values.put("api", api);
         values.put("token", token);
         // check before storing: a token the API refuses is not kept
-        CliConfig candidate = CliConfig.of(api, token, "the token given to login", file);
+        CliConfig candidate = CliConfig.of(api, token, "the login command", file);
         new ApiClient(candidate).get(ApiClient.Service.ADMISSION, "/v1/jobs?limit=1");
         CliConfig.write(file, values);
         env.out().println("logged in to " + api + "; configuration written to " + file + " (readable only by you)");

@@ -131,6 +131,8 @@ public class InvoiceService {
         return out;
     }
 
+    private volatile boolean toldNoPriceBook;
+
     /** Issues the previous month once it has been over for {@code gantry.billing.invoices.issue-after}. */
     @Scheduled(fixedDelay = "${gantry.billing.invoices.check-every:10m}", initialDelay = "1m")
     void issueClosedMonth() {
@@ -139,6 +141,14 @@ public class InvoiceService {
         }
         BillingMonth previous = BillingMonth.containing(clock.instant(), settings.zone()).previous();
         if (clock.instant().isBefore(previous.to().plus(settings.issueAfter()))) {
+            return;
+        }
+        if (prices.current().version() == 0) {
+            // nothing to invoice in money yet: say so once, not a warning every check
+            if (!toldNoPriceBook) {
+                LOG.info("no price book applied yet: no invoices are issued until one is (PUT /v1/price-book)");
+                toldNoPriceBook = true;
+            }
             return;
         }
         try {
