@@ -58,16 +58,17 @@ final class AdminCommand implements Runnable {
             return ExitCode.OK;
         }
 
-        @Command(name = "list", mixinStandardHelpOptions = true, description = "Every tenant admission manages.")
+        @Command(name = "list", mixinStandardHelpOptions = true, description = "Every tenant: those made through the admin API and those of the tokens file.")
         int list() {
             JsonNode answer = admin.root.client().get(ApiClient.Service.ADMISSION, "/v1/admin/tenants");
             admin.root.output().show(answer, () -> {
                 Table t = new Table("TENANT", "STATE", "DISPLAY NAME", "CREATED");
                 for (JsonNode n : answer.path("tenants")) {
                     t.row(n.path("name").asText(), n.path("state").asText(), JobText.text(n, "displayName"),
-                            n.path("createdAt").asText());
+                            n.hasNonNull("createdAt") ? n.path("createdAt").asText()
+                                    : "tokens-file".equals(n.path("source").asText()) ? "(tokens file)" : "");
                 }
-                return t.size() == 0 ? "no tenants (bootstrap-file tokens are not listed)\n" : t.render();
+                return t.size() == 0 ? "no tenants\n" : t.render();
             });
             return ExitCode.OK;
         }

@@ -85,14 +85,17 @@ class AdminCommandTest {
     @Test
     void tenantsAreCreatedListedDisabledAndEnabled() throws IOException {
         answers.put("GET /v1/admin/tenants", """
-                {"tenants":[{"name":"acme","displayName":"Acme","state":"ACTIVE","createdAt":"2026-03-01T00:00:00Z"}]}""");
+                {"tenants":[{"name":"acme","displayName":"Acme","state":"ACTIVE","createdAt":"2026-03-01T00:00:00Z"},
+                            {"name":"demo","displayName":"demo","state":"ACTIVE","source":"tokens-file"}]}""");
         answers.put("POST /v1/admin/tenants/acme/disable", "{\"name\":\"acme\",\"state\":\"DISABLED\"}");
         answers.put("POST /v1/admin/tenants", "{\"name\":\"acme\",\"state\":\"ACTIVE\"}");
 
         assertThat(cli().run("admin", "tenants", "create", "acme", "--display-name", "Acme").out())
                 .startsWith("tenant acme created (active)");
         CliRunner.Result list = cli().run("admin", "tenants", "list");
-        assertThat(list.out()).contains("TENANT", "acme", "ACTIVE", "Acme");
+        assertThat(list.out()).contains("TENANT", "acme", "ACTIVE", "Acme", "2026-03-01T00:00:00Z");
+        assertThat(list.out().lines().filter(l -> l.startsWith("demo"))).singleElement().asString()
+                .contains("ACTIVE", "(tokens file)").doesNotContain("null");
         assertThat(cli().run("admin", "tenants", "disable", "acme").out()).isEqualTo("tenant acme is disabled\n");
         assertThat(requests).containsExactly(
                 "POST /v1/admin/tenants application/json application/json {\"name\":\"acme\",\"displayName\":\"Acme\"}",

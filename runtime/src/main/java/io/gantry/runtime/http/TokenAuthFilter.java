@@ -53,6 +53,11 @@ public class TokenAuthFilter {
         this.clock = Clock.systemUTC();
     }
 
+    /** The tenants the tokens file names (they exist without being created through the admin API). */
+    public java.util.SortedSet<String> fileTenants() {
+        return tokens.tenants();
+    }
+
     /** Returns null to let the request through (hence {@code @Nullable}, which Micronaut 4 requires). */
     @RequestFilter
     @Nullable

@@ -82,6 +82,13 @@ public final class TokenStore {
         return new TokenStore(entries);
     }
 
+    /** The tenants the file gives tokens to (the bootstrap's: an admin's, a development tenant). */
+    public java.util.SortedSet<String> tenants() {
+        java.util.SortedSet<String> out = new java.util.TreeSet<>();
+        entries.forEach(e -> out.add(e.caller().tenant()));
+        return java.util.Collections.unmodifiableSortedSet(out);
+    }
+
     public Optional<Caller> authenticate(String token) {
         if (token == null || token.isEmpty()) {
             return Optional.empty();

@@ -62,6 +62,9 @@ class AccessIntegrationTest implements TestPropertyProvider {
     private static final String ACME = "acme-" + SUFFIX;
     private static final String BETA = "beta-" + SUFFIX;
     private static final Duration SOON = Duration.ofSeconds(15);
+    /** A tenant only the tokens file names (as `gantry dev`'s demo tenant). */
+    private static final String FILED = "filed-" + SUFFIX;
+    private static final String FILED_TOKEN = "filed-token-" + SUFFIX;
 
     @Inject
     EmbeddedServer server;
@@ -196,6 +199,29 @@ class AccessIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    void aTenantOnlyTheTokensFileNamesIsListedAndDisablingItRefusesItsFileToken() throws Exception {
+        Reply listed = send("GET", ADMIN, "/v1/admin/tenants", null);
+        assertThat(listed.raw).contains("{\"name\":\"" + FILED + "\",\"displayName\":\"" + FILED
+                + "\",\"state\":\"ACTIVE\",\"source\":\"tokens-file\"}");
+        assertThat(send("GET", ADMIN, "/v1/admin/tenants/" + FILED, null).status).isEqualTo(200);
+        await().atMost(SOON).until(() -> send("GET", FILED_TOKEN, "/v1/jobs", null).status == 200);
+
+        Reply disabled = send("POST", ADMIN, "/v1/admin/tenants/" + FILED + "/disable", null);
+        assertThat(disabled.status).as(disabled.raw).isEqualTo(200);
+        assertThat(disabled.body).containsEntry("state", "DISABLED");
+        await().atMost(SOON).until(() -> send("GET", FILED_TOKEN, "/v1/jobs", null).status == 403);
+        String after = send("GET", ADMIN, "/v1/admin/tenants", null).raw;
+        assertThat(after.split("\"name\":\"" + FILED + "\"", -1)).as("listed once, from its record").hasSize(2);
+        assertThat(after).contains("\"name\":\"" + FILED + "\",\"displayName\":\"" + FILED
+                + "\",\"state\":\"DISABLED\"");
+
+        assertThat(send("POST", ADMIN, "/v1/admin/tenants/" + FILED + "/enable", null).status).isEqualTo(200);
+        await().atMost(SOON).until(() -> send("GET", FILED_TOKEN, "/v1/jobs", null).status == 200);
+        assertThat(send("POST", ADMIN, "/v1/admin/tenants/nobody-" + SUFFIX + "/disable", null).status)
+                .isEqualTo(404);
+    }
+
+    @Test
     void noSecretIsOnTheTopicOrInTheDatabaseOnlyItsHash() throws Exception {
         String tenant = "gamma-" + SUFFIX;
         assertThat(send("POST", ADMIN, "/v1/admin/tenants", "{\"name\":\"" + tenant + "\"}").status).isEqualTo(201);
@@ -302,7 +328,7 @@ class AccessIntegrationTest implements TestPropertyProvider {
     private static Path tokensFile() {
         try {
             return TokensFile.write(Files.createTempDirectory("access-tokens-").resolve("tokens.yaml"),
-                    TokensFile.tenants("vision", VISION), ADMIN);
+                    TokensFile.tenants("vision", VISION, FILED, FILED_TOKEN), ADMIN);
         } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
         }

@@ -205,9 +205,22 @@ public final class Access {
      * may not disable its own tenant: its own token would stop working, and nobody might be left to undo it.
      */
     public static Outcome<Tenant> setState(Optional<Tenant> existing, String name, TenantState to, String callerTenant) {
+        return setState(existing, name, to, callerTenant, false, null);
+    }
+
+    /**
+     * {@link #setState(Optional, String, TenantState, String)} for a tenant that may exist only in the tokens file
+     * ({@code inTokensFile}): such a tenant gets its record now, named as it is, created {@code now}, so that
+     * disabling it refuses its file tokens too.
+     */
+    public static Outcome<Tenant> setState(Optional<Tenant> existing, String name, TenantState to, String callerTenant,
+                                           boolean inTokensFile, Instant now) {
         if (to == TenantState.DISABLED && name.equals(callerTenant)) {
             return Outcome.refused(Refusal.CONFLICT, "name", "an admin cannot disable its own tenant " + name
                     + " (ask another admin)");
+        }
+        if (existing.isEmpty() && inTokensFile) {
+            return Outcome.ok(new Tenant(name, name, to, now));
         }
         if (existing.isEmpty()) {
             return Outcome.refused(Refusal.NOT_FOUND, "name", "no tenant " + name);

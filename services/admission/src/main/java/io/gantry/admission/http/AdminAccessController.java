@@ -51,11 +51,19 @@ public class AdminAccessController {
     private final AccessStore store;
     private final EventPublisher publisher;
     private final Clock clock;
+    private final io.gantry.runtime.http.TokenAuthFilter auth;
 
-    public AdminAccessController(AccessStore store, EventPublisher publisher, Clock clock) {
+    public AdminAccessController(AccessStore store, EventPublisher publisher, Clock clock,
+                                 io.gantry.runtime.http.TokenAuthFilter auth) {
         this.store = store;
         this.publisher = publisher;
         this.clock = clock;
+        this.auth = auth;
+    }
+
+    /** The tenants of the tokens file this service started with. */
+    private java.util.SortedSet<String> fileTenants() {
+        return auth.fileTenants();
     }
 
     @Post(value = "/tenants", consumes = MediaType.ALL)
@@ -98,8 +106,17 @@ public class AdminAccessController {
         if (!caller.admin()) {
             return forbidden();
         }
-        return HttpResponse.ok(Map.of("tenants", store.tenants().stream().map(AdminAccessController::tenantView)
-                .toList()));
+        List<Map<String, Object>> tenants = new java.util.ArrayList<>(store.tenants().stream()
+                .map(AdminAccessController::tenantView).toList());
+        java.util.Set<String> stored = store.tenants().stream().map(Access.Tenant::name)
+                .collect(java.util.stream.Collectors.toSet());
+        // the tokens file's tenants exist too, unless and until the admin API gave them a record
+        for (String name : fileTenants()) {
+            if (!stored.contains(name)) {
+                tenants.add(fileTenantView(name));
+            }
+        }
+        return HttpResponse.ok(Map.of("tenants", tenants));
     }
 
     @Get("/tenants/{name}")
@@ -111,7 +128,8 @@ public class AdminAccessController {
             return badRequest(List.of(new FieldError("name", Access.tenantNameProblem(name))));
         }
         return store.tenant(name).<HttpResponse<?>>map(t -> HttpResponse.ok(tenantView(t)))
-                .orElseGet(() -> Problem.notFound("no tenant " + name));
+                .orElseGet(() -> fileTenants().contains(name) ? HttpResponse.ok(fileTenantView(name))
+                        : Problem.notFound("no tenant " + name));
     }
 
     @Post(value = "/tenants/{name}/disable", consumes = MediaType.ALL)
@@ -132,10 +150,18 @@ public class AdminAccessController {
             return badRequest(List.of(new FieldError("name", Access.tenantNameProblem(name))));
         }
         Instant now = clock.instant();
+        boolean inFile = fileTenants().contains(name);
         return change(() -> store.write(tx -> {
             Optional<Access.Tenant> before = tx.tenantForUpdate(name);
-            Access.Outcome<Access.Tenant> outcome = Access.setState(before, name, to, caller.tenant());
-            if (outcome.isOk() && !outcome.value().equals(before.orElseThrow())) {
+            Access.Outcome<Access.Tenant> outcome = Access.setState(before, name, to, caller.tenant(), inFile, now);
+            if (outcome.isOk() && before.isEmpty()) {
+                if (!tx.insertTenant(outcome.value(), now)) {
+                    // made by a concurrent request between our read and our insert: the state it set stands
+                    return Access.setState(tx.tenantForUpdate(name), name, to, caller.tenant());
+                }
+                publisher.publish(Topics.ADMISSION_ACCESS_EVENTS, name,
+                        AccessEvents.of(outcome.value(), caller.tenant(), now));
+            } else if (outcome.isOk() && !outcome.value().equals(before.orElseThrow())) {
                 tx.updateTenant(outcome.value(), now);
                 publisher.publish(Topics.ADMISSION_ACCESS_EVENTS, name,
                         AccessEvents.of(outcome.value(), caller.tenant(), now));
@@ -308,6 +334,16 @@ public class AdminAccessController {
         return HttpResponse.created(body, URI.create("/v1/admin/tenants/" + t.tenant() + "/tokens"))
                 // the answer holds a secret: no cache may keep it
                 .header(HttpHeaders.CACHE_CONTROL, "no-store");
+    }
+
+    /** A tenant only the tokens file names: active (disabling it gives it a record). */
+    static Map<String, Object> fileTenantView(String name) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", name);
+        m.put("displayName", name);
+        m.put("state", Access.TenantState.ACTIVE.name());
+        m.put("source", "tokens-file");
+        return m;
     }
 
     static Map<String, Object> tenantView(Access.Tenant t) {

@@ -103,6 +103,18 @@ class AccessTest {
     }
 
     @Test
+    void aTenantOnlyTheTokensFileNamesGetsItsRecordWhenItsStateIsSetButNotWhenItIsTheCallers() {
+        assertThat(Access.setState(Optional.empty(), "demo", Access.TenantState.DISABLED, "ops", true, NOW).value())
+                .isEqualTo(new Access.Tenant("demo", "demo", Access.TenantState.DISABLED, NOW));
+        assertThat(Access.setState(Optional.empty(), "ops", Access.TenantState.DISABLED, "ops", true, NOW).refusal())
+                .isEqualTo(Access.Refusal.CONFLICT);
+        assertThat(Access.setState(Optional.empty(), "demo", Access.TenantState.DISABLED, "ops", false, NOW)
+                .refusal()).as("not in the file").isEqualTo(Access.Refusal.NOT_FOUND);
+        assertThat(Access.setState(Optional.of(ACTIVE), "vision", Access.TenantState.DISABLED, "ops", true, NOW)
+                .value().createdAt()).as("a record that exists keeps its own").isEqualTo(ACTIVE.createdAt());
+    }
+
+    @Test
     void aDisabledOrUnknownTenantGetsNoToken() {
         Access.Issue request = new Access.Issue(Access.Role.TENANT, null, NOW.plusSeconds(60));
         assertThat(Access.issue(Optional.of(DISABLED), "vision", request, "tok_x", "h", NOW).refusal())
