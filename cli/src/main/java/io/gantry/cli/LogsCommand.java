@@ -3,6 +3,7 @@ package io.gantry.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gantry.cli.api.ApiClient;
 import io.gantry.cli.api.ApiError;
+import io.gantry.cli.output.Output;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -56,6 +57,8 @@ final class LogsCommand implements Callable<Integer> {
     Path runsDir;
 
     private final Map<String, StringBuilder> partial = new LinkedHashMap<>();
+    /** The run whose logs are read. */
+    private int run;
 
     /** Where the output comes from: placement's API, or the local backend's files. */
     private interface Source {
@@ -75,7 +78,7 @@ final class LogsCommand implements Callable<Integer> {
             Watcher.pause(Duration.ofMillis(500));
             job = root.job(jobId);
         }
-        int run = attempt != null ? attempt : Math.max(1, job.path("attempt").asInt());
+        run = attempt != null ? attempt : Math.max(1, job.path("attempt").asInt());
         Path runs = runsDir == null || !runsDir.toString().isEmpty() ? runsDir : root.config().runsDir();
         Source source = runs != null ? files(runs.resolve(job.path("jobId").asText())
                 .resolve(Integer.toString(run))) : api(job, run);
@@ -222,10 +225,26 @@ final class LogsCommand implements Callable<Integer> {
         return out;
     }
 
-    /** Prints what each log gained since the last read, whole lines only until the end. */
+    /**
+     * Prints what each log gained since the last read, whole lines only until the end; with {@code -o json} (or
+     * yaml) one object per log and read instead: {@code {jobId, attempt, task, replica, text}}.
+     */
     private void drain(Source source, List<String> labels, boolean prefix, boolean last) {
         for (String label : labels) {
             byte[] bytes = source.read(label);
+            if (root.output().format().machine()) {
+                if (bytes.length > 0) {
+                    int dash = label.lastIndexOf('-');
+                    com.fasterxml.jackson.databind.node.ObjectNode piece = ApiClient.JSON.createObjectNode()
+                            .put("jobId", jobId).put("attempt", run)
+                            .put("task", dash < 0 ? label : label.substring(0, dash))
+                            .put("replica", dash < 0 ? 0 : Integer.parseInt(label.substring(dash + 1)))
+                            .put("text", new String(bytes, StandardCharsets.UTF_8));
+                    root.env().out().print(root.output().format() == Output.Format.JSON
+                            ? Output.jsonLine(piece) + "\n" : "---\n" + Output.yaml(piece));
+                }
+                continue;
+            }
             StringBuilder buf = partial.computeIfAbsent(label, k -> new StringBuilder());
             buf.append(new String(bytes, StandardCharsets.UTF_8));
             int nl;

@@ -122,6 +122,12 @@ class CliAgainstRunningStackTest {
 
         CliRunner.Result one = alpha.run("logs", gangJob, "--task", "node", "--replica", "1");
         assertThat(one.out()).isEqualTo("hello from node-1\ndone\n");
+        JsonNode piece = JSON.readTree(alpha.run("logs", gangJob, "--task", "node", "--replica", "1", "-o", "json")
+                .out());
+        assertThat(piece.path("task").asText()).isEqualTo("node");
+        assertThat(piece.path("replica").asInt()).isEqualTo(1);
+        assertThat(piece.path("attempt").asInt()).isEqualTo(1);
+        assertThat(piece.path("text").asText()).isEqualTo("hello from node-1\ndone\n");
         // through placement's API; the files themselves give the same
         assertThat(alpha.run("logs", gangJob, "--task", "node", "--replica", "1", "--runs-dir").out())
                 .isEqualTo(one.out());
@@ -380,5 +386,41 @@ class CliAgainstRunningStackTest {
         CliRunner.Result heldRun = assertTimeoutPreemptively(Duration.ofMinutes(3),
                 () -> alpha.run("watch", held, "--interval", "500ms"));
         assertThat(heldRun.code()).as(heldRun.toString()).isEqualTo(ExitCode.OK);
+    }
+
+    @Test
+    @Order(13)
+    void aRunningJobSuspendedSavesAndExitsZeroOnItsNoticeAndIsResumedNotSucceeded() throws IOException {
+        // the guide's pattern: on the stop notice (SIGTERM here) save and exit 0; the first run waits to be stopped,
+        // the next one (GANTRY_ATTEMPT 2) ends at once
+        Path file = Files.writeString(work.resolve("stoppable.yaml"), """
+                name: stoppable
+                tasks:
+                  - name: w
+                    command: [sh, -c, 'if [ "$GANTRY_ATTEMPT" = 1 ]; then trap "echo saved; exit 0" TERM;
+                      echo started; while true; do sleep 0.2; done; fi; echo resumed']
+                    gpus: 1
+                """);
+        String job = alpha.run("submit", file.toString()).out().strip();
+        await().atMost(LONG).untilAsserted(() -> assertThat(alpha.run("ps").out().lines()
+                .filter(l -> l.startsWith(job))).singleElement().asString().contains("RUNNING"));
+        await().atMost(LONG).until(() -> alpha.run("logs", job).out().contains("started"));
+
+        assertThat(alpha.run("suspend", job).code()).isZero();
+        await().atMost(LONG).untilAsserted(() -> {
+            CliRunner.Result why = alpha.run("why", job);
+            assertThat(why.out()).as("stopped, not done: back in its queue, suspended").contains("suspended")
+                    .doesNotContain("SUCCEEDED");
+        });
+        JsonNode view = JSON.readTree(alpha.run("watch", job, "--timeout", "1s", "-o", "json").out().lines()
+                .findFirst().orElseThrow());
+        assertThat(view.path("state").asText()).isEqualTo("QUEUED");
+        assertThat(view.path("attempt").asInt()).isEqualTo(2);
+
+        assertThat(alpha.run("resume", job).code()).isZero();
+        CliRunner.Result resumed = assertTimeoutPreemptively(Duration.ofMinutes(3),
+                () -> alpha.run("watch", job, "--interval", "500ms"));
+        assertThat(resumed.code()).as(resumed.toString()).isEqualTo(ExitCode.OK);
+        assertThat(alpha.run("logs", job).out()).contains("resumed");
     }
 }

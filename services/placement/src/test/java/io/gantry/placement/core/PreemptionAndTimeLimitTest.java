@@ -29,6 +29,13 @@ class PreemptionAndTimeLimitTest {
         return cluster;
     }
 
+    /** Job j's started run, asked at T0+100 to stop within 30 s. */
+    private static Fixtures.Cluster stopAskedAt100() {
+        Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
+        c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
+        return c;
+    }
+
     private static Allocation live(Fixtures.Cluster c, String jobId) {
         return c.state.liveAllocation(jobId).orElseThrow();
     }
@@ -68,9 +75,8 @@ class PreemptionAndTimeLimitTest {
     @Test
     void aRunThatExitsZeroAfterItsStopNoticeWasStoppedNotDone() {
         // the guide's loop: on the notice, save a checkpoint, report it and exit 0
-        Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
+        Fixtures.Cluster c = stopAskedAt100();
         Allocation a = live(c, "j");
-        c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
 
         List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(), RunResult.succeeded(T0.plusSeconds(110))));
 
@@ -88,9 +94,8 @@ class PreemptionAndTimeLimitTest {
 
     @Test
     void aRunThatSucceededBeforeItsStopNoticeSucceededEvenWhenItsOutcomeComesAfterIt() {
-        Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
+        Fixtures.Cluster c = stopAskedAt100();
         Allocation a = live(c, "j");
-        c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
 
         List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(), RunResult.succeeded(T0.plusSeconds(99))));
 
@@ -101,9 +106,8 @@ class PreemptionAndTimeLimitTest {
     @Test
     void aSimulatedRunReachingItsModelledEndDuringItsGracePeriodSucceeded() {
         // it never reads the notice: its end is its own, as the backend knows
-        Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
+        Fixtures.Cluster c = stopAskedAt100();
         Allocation a = live(c, "j");
-        c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
 
         List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(),
                 RunResult.succeededOnItsOwn(T0.plusSeconds(110))));
@@ -114,9 +118,8 @@ class PreemptionAndTimeLimitTest {
 
     @Test
     void aTaskExitingOnSigtermDuringTheGracePeriodIsPreemptedNotFailed() {
-        Fixtures.Cluster c = running(aGang("j").task("w", 1, 8));
+        Fixtures.Cluster c = stopAskedAt100();
         Allocation a = live(c, "j");
-        c.apply(c.state.preempt("j", 1, 30, T0.plusSeconds(100)));
 
         List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(),
                 RunResult.failed(143, "task w-0 exited with 143", T0.plusSeconds(104))));
