@@ -92,28 +92,24 @@ class PreemptionAndTimeLimitTest {
                 .containsExactly(new PlacementFact.AllocationReleased(b, ReleaseCause.IDLE, T0.plusSeconds(100)));
     }
 
-    @Test
-    void aRunThatSucceededBeforeItsStopNoticeSucceededEvenWhenItsOutcomeComesAfterIt() {
-        Fixtures.Cluster c = stopAskedAt100();
-        Allocation a = live(c, "j");
-
-        List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(), RunResult.succeeded(T0.plusSeconds(99))));
-
-        assertThat(facts).containsExactly(new PlacementFact.RunSucceeded(a, T0.plusSeconds(99)),
-                new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, T0.plusSeconds(99)));
+    static Stream<Arguments> ownSuccesses() {
+        return Stream.of(
+                Arguments.of(Named.of("finished before the notice, reported after it",
+                        RunResult.succeeded(T0.plusSeconds(99)))),
+                Arguments.of(Named.of("a simulated run's modelled end in the grace period (it never reads notices)",
+                        RunResult.succeededOnItsOwn(T0.plusSeconds(110)))));
     }
 
-    @Test
-    void aSimulatedRunReachingItsModelledEndDuringItsGracePeriodSucceeded() {
-        // it never reads the notice: its end is its own, as the backend knows
+    @ParameterizedTest(name = "a success {0} stands")
+    @MethodSource("ownSuccesses")
+    void aSuccessTheRunReachedOnItsOwnStandsWhileItsStopIsPending(RunResult result) {
         Fixtures.Cluster c = stopAskedAt100();
         Allocation a = live(c, "j");
 
-        List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(),
-                RunResult.succeededOnItsOwn(T0.plusSeconds(110))));
+        List<PlacementFact> facts = c.apply(c.state.runEnded(a.allocationId(), result));
 
-        assertThat(facts).containsExactly(new PlacementFact.RunSucceeded(a, T0.plusSeconds(110)),
-                new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, T0.plusSeconds(110)));
+        assertThat(facts).containsExactly(new PlacementFact.RunSucceeded(a, result.finishedAt()),
+                new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, result.finishedAt()));
     }
 
     @Test
