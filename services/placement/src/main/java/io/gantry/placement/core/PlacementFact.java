@@ -47,16 +47,12 @@ public sealed interface PlacementFact {
     }
 
     /**
-     * The queue preempted the run: its tasks were asked to stop (SIGTERM) and the allocation is released with
-     * {@code reason} ({@code PREEMPTED}, or {@code IDLE} for an idle stop) at {@code deadline} unless the run ends
-     * before; {@code why} is the sentence the run's
-     * preemption notice gives (null: the caller words it). Published as the run's preemption notice
-     * ({@code RunStopRequested}); not rebuilt from it: a restore derives it again from {@code queue.preemption-events}
-     * (a bounded drain's stops start over).
-     */
-    /**
-     * A stop of a live run: told at {@code noticeAt} (the notice, then SIGTERM), killed at {@code deadline}. A run that
-     * ends from {@code noticeAt} on ends as this stop, whatever its exit code (it may have saved and exited 0).
+     * The queue preempted the run: its tasks were told at {@code noticeAt} (the notice, then SIGTERM) and the
+     * allocation is released with {@code reason} ({@code PREEMPTED}, or {@code IDLE} for an idle stop) at
+     * {@code deadline} unless the run ends before; a run that ends from {@code noticeAt} on ends as this stop, whatever
+     * its exit code (it may have saved and exited 0). {@code why} is the sentence the run's preemption notice gives
+     * (null: the caller words it). Published as the run's preemption notice ({@code RunStopRequested}); not rebuilt
+     * from it: a restore derives it again from {@code queue.preemption-events} (a bounded drain's stops start over).
      */
     record PreemptionRequested(Allocation allocation, Instant noticeAt, Instant deadline, String why,
                                ReleaseCause reason) implements PlacementFact {
