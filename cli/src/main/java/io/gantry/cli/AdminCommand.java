@@ -58,7 +58,8 @@ final class AdminCommand implements Runnable {
             return ExitCode.OK;
         }
 
-        @Command(name = "list", mixinStandardHelpOptions = true, description = "Every tenant: those made through the admin API and those of the tokens file.")
+        @Command(name = "list", mixinStandardHelpOptions = true,
+                description = "Every tenant: those made through the admin API and those of the tokens file.")
         int list() {
             JsonNode answer = admin.root.client().get(ApiClient.Service.ADMISSION, "/v1/admin/tenants");
             admin.root.output().show(answer, () -> {
