@@ -18,6 +18,12 @@ import java.util.Set;
  * are reported missing.
  */
 public final class JobSpecValidator {
+    /**
+     * The refusal of GPUs while no node has registered: not the request's fault, and not for ever (a cluster that
+     * is starting); admission answers it 503 with Retry-After when it is the only problem.
+     */
+    public static final String NO_NODES_YET = "cannot request GPUs: the cluster has no registered nodes yet";
+
     public static final int MAX_NAME_LENGTH = 128;
     public static final int MAX_TASK_GROUPS = 64;
     public static final int MIN_REPLICAS = 1;
@@ -692,7 +698,7 @@ public final class JobSpecValidator {
         }
         if ((gpuMilli != null || migProfile != null) && limits.nodes() == 0) {
             errors.add(new FieldError(path + (gpuMilli != null ? ".gpuMilli" : ".migProfile"),
-                    "cannot request GPUs: the cluster has no registered nodes yet"));
+                    NO_NODES_YET));
         }
         Map<String, String> env = env(task.get("env"), path + ".env", errors);
         String workingDir = task.get("workingDir") == null ? null
@@ -751,7 +757,7 @@ public final class JobSpecValidator {
             return;
         }
         if (limits.nodes() == 0) {
-            errors.add(new FieldError(path, "cannot request GPUs: the cluster has no registered nodes yet"));
+            errors.add(new FieldError(path, NO_NODES_YET));
         } else if (gpus > limits.maxGpusPerNode()) {
             errors.add(new FieldError(path, "no registered node has more than " + limits.maxGpusPerNode()
                     + " GPUs, so " + gpus + " per task can never be placed"));

@@ -19,4 +19,12 @@ public record Validated(JobSpec spec, List<FieldError> errors) {
     public boolean isValid() {
         return errors.isEmpty();
     }
+
+    /**
+     * Refused only because no node has registered yet (a cluster that is starting): nothing is wrong with the
+     * request, and it will be accepted once one has ({@link JobSpecValidator#NO_NODES_YET}).
+     */
+    public boolean waitsForNodes() {
+        return !errors.isEmpty() && errors.stream().allMatch(e -> JobSpecValidator.NO_NODES_YET.equals(e.message()));
+    }
 }

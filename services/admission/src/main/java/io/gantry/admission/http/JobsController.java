@@ -120,6 +120,10 @@ public class JobsController {
         String selfId = idempotencyKey == null ? null : Idempotency.ids(tenant, idempotencyKey).jobId();
         Validated validated = validator.validate(tree, current, limits.catalog(), tenant,
                 ids -> store.existing(tenant, ids), selfId);
+        if (validated.waitsForNodes()) {
+            // a cluster that is starting: retry once a node has registered
+            return unavailable("no node has registered yet, so GPUs cannot be placed; retry in a few seconds");
+        }
         if (!validated.isValid()) {
             return Problem.badRequest(validated.errors().stream()
                     .map(e -> new Problem.FieldError(e.field(), e.message())).toList());

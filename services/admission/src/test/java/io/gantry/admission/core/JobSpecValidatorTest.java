@@ -507,6 +507,19 @@ class JobSpecValidatorTest {
     }
 
     @Test
+    void aGpuJobBeforeAnyNodeRegistersOnlyWaitsForNodesUnlessSomethingElseIsWrongToo() {
+        Validated early = validator.validate(aJob().noTasks().task(aTask("a").gpus(2)).task(aTask("b").gpus(1))
+                .build(), EMPTY);
+        assertThat(early.waitsForNodes()).isTrue();
+        assertThat(early.errors()).extracting(FieldError::message).containsOnly(JobSpecValidator.NO_NODES_YET);
+
+        Validated wrong = validator.validate(aJob().noTasks().task(aTask("a").gpus(2).set("replicas", 0)).build(),
+                EMPTY);
+        assertThat(wrong.waitsForNodes()).as("a bad field is the request's fault: 400").isFalse();
+        assertThat(validator.validate(aJob().build(), CLUSTER).waitsForNodes()).isFalse();
+    }
+
+    @Test
     void acceptsCpuOnlyTasksBeforeAnyNodeRegisters() {
         Object tree = aJob().noTasks().task(aTask("a").gpus(0)).build();
 
