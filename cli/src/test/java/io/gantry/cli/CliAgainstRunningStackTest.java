@@ -407,15 +407,14 @@ class CliAgainstRunningStackTest {
         await().atMost(LONG).until(() -> alpha.run("logs", job).out().contains("started"));
 
         assertThat(alpha.run("suspend", job).code()).isZero();
+        // it runs on through its stop (the notice, SIGTERM, its exit), then is back in its queue, not done
         await().atMost(LONG).untilAsserted(() -> {
-            CliRunner.Result why = alpha.run("why", job);
-            assertThat(why.out()).as("stopped, not done: back in its queue, suspended").contains("suspended")
-                    .doesNotContain("SUCCEEDED");
+            JsonNode view = JSON.readTree(alpha.run("watch", job, "--timeout", "1s", "-o", "json").out().lines()
+                    .findFirst().orElseThrow());
+            assertThat(view.path("state").asText()).as("stopped, not done: back in its queue").isEqualTo("QUEUED");
+            assertThat(view.path("attempt").asInt()).isEqualTo(2);
         });
-        JsonNode view = JSON.readTree(alpha.run("watch", job, "--timeout", "1s", "-o", "json").out().lines()
-                .findFirst().orElseThrow());
-        assertThat(view.path("state").asText()).isEqualTo("QUEUED");
-        assertThat(view.path("attempt").asInt()).isEqualTo(2);
+        assertThat(alpha.run("why", job).out()).contains("suspended").doesNotContain("SUCCEEDED");
 
         assertThat(alpha.run("resume", job).code()).isZero();
         CliRunner.Result resumed = assertTimeoutPreemptively(Duration.ofMinutes(3),
