@@ -50,15 +50,13 @@ class MockClusterProxyTest {
             for (int round = 0; round < 10; round++) {
                 int r = round;
                 int before = proxy.accepted.get();
-                Thread writer = new Thread(() -> {
-                    for (int n = 0; n < 5; n++) {
-                        cluster.node("cut-" + r + "-" + n, 8, true, Map.of());
+                // cut right after a different one of the round's nodes each time: its events are still being sent
+                for (int n = 0; n < 5; n++) {
+                    cluster.node("cut-" + r + "-" + n, 8, true, Map.of());
+                    if (n == r % 5) {
+                        proxy.drop();
                     }
-                });
-                writer.start();
-                Thread.sleep(round % 5);
-                proxy.drop();
-                writer.join();
+                }
 
                 long started = System.nanoTime();
                 assertThat(cluster.admin.nodes().list().getItems()).hasSize(5 * (round + 1));
