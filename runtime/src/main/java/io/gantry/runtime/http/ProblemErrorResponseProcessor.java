@@ -20,11 +20,13 @@ public class ProblemErrorResponseProcessor implements ErrorResponseProcessor<Map
     public MutableHttpResponse<Map<String, Object>> processResponse(ErrorContext context,
                                                                     MutableHttpResponse<?> response) {
         HttpStatus status = response.getStatus();
-        List<Problem.FieldError> errors = context.getErrors().stream()
-                .filter(e -> where(status, e.getPath().orElse(null), e.getMessage()) != null)
-                .map(e -> new Problem.FieldError(where(status, e.getPath().orElse(null), e.getMessage()),
-                        e.getMessage()))
-                .toList();
+        List<Problem.FieldError> errors = new java.util.ArrayList<>();
+        for (var e : context.getErrors()) {
+            String field = where(status, e.getPath().orElse(null), e.getMessage());
+            if (field != null) {
+                errors.add(new Problem.FieldError(field, e.getMessage()));
+            }
+        }
         String detail = context.getErrors().isEmpty() ? null : context.getErrors().get(0).getMessage();
         if (status.getCode() >= 500) {
             // never echo internals (or secrets inside them) to a client

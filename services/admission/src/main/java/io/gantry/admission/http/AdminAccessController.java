@@ -106,16 +106,14 @@ public class AdminAccessController {
         if (!caller.admin()) {
             return forbidden();
         }
-        List<Map<String, Object>> tenants = new java.util.ArrayList<>(store.tenants().stream()
+        List<Access.Tenant> stored = store.tenants();
+        List<Map<String, Object>> tenants = new java.util.ArrayList<>(stored.stream()
                 .map(AdminAccessController::tenantView).toList());
-        java.util.Set<String> stored = store.tenants().stream().map(Access.Tenant::name)
+        java.util.Set<String> named = stored.stream().map(Access.Tenant::name)
                 .collect(java.util.stream.Collectors.toSet());
         // the tokens file's tenants exist too, unless and until the admin API gave them a record
-        for (String name : fileTenants()) {
-            if (!stored.contains(name)) {
-                tenants.add(fileTenantView(name));
-            }
-        }
+        fileTenants().stream().filter(name -> !named.contains(name))
+                .forEach(name -> tenants.add(fileTenantView(name)));
         return HttpResponse.ok(Map.of("tenants", tenants));
     }
 

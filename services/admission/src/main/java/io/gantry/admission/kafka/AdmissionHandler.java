@@ -53,11 +53,16 @@ final class AdmissionHandler implements EventHandler {
         this.limits = limits;
     }
 
+    /** A node's registration, as far as admission checks specs against it. */
+    private void register(String nodeId, NodeRegistered r) {
+        nodes.register(nodeId, WireMapping.gpuModels(r), WireMapping.socketCpuMillis(r),
+                WireMapping.socketMemoryMiB(r));
+    }
+
     @Override
     public void restore(Topic<?> topic, String key, Object value) {
         if (value instanceof NodeEvent e && e.getPayload() instanceof NodeRegistered r) {
-            nodes.register(e.getNodeId(), WireMapping.gpuModels(r), WireMapping.socketCpuMillis(r),
-                        WireMapping.socketMemoryMiB(r));
+            register(e.getNodeId(), r);
         } else if (value instanceof QueueConfigEvent e) {
             catalog = WireMapping.withQueueConfig(catalog, e);
         } else if (value instanceof PlacementConfigEvent e) {
@@ -95,8 +100,7 @@ final class AdmissionHandler implements EventHandler {
         }
         if (value instanceof NodeEvent e) {
             if (e.getPayload() instanceof NodeRegistered r) {
-                nodes.register(e.getNodeId(), WireMapping.gpuModels(r), WireMapping.socketCpuMillis(r),
-                        WireMapping.socketMemoryMiB(r));
+                register(e.getNodeId(), r);
                 limits.publish(nodes.limits());
             }
             return;
