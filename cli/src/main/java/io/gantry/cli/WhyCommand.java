@@ -39,6 +39,7 @@ final class WhyCommand implements Callable<Integer> {
         answer.put("attempt", job.path("attempt").asInt());
         answer.set("waitReason", job.path("waitReason"));
         answer.set("waitMessage", job.path("waitMessage"));
+        answer.set("waitCause", job.path("waitCause"));
         answer.set("explanation", ApiClient.JSON.valueToTree(because));
         if (pos != null) {
             answer.put("queuePosition", pos.position());

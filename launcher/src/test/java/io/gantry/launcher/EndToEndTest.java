@@ -339,6 +339,7 @@ class EndToEndTest {
         JsonNode waiting = await().atMost(LONG).until(() -> zeta.get("/v1/jobs/" + c).body(),
                 j -> j.path("waitMessage").asText().contains("waiting for quota"));
         assertThat(waiting.path("waitMessage").asText()).contains("has 1 of 1 GPUs reserved, job needs 0.5");
+        assertThat(waiting.path("waitCause").asText()).as("typed, for programs").isEqualTo("OWN_QUOTA");
         awaitState(zeta, a, "SUCCEEDED");
         awaitState(zeta, b, "SUCCEEDED");
         awaitState(zeta, c, "SUCCEEDED");

@@ -849,7 +849,7 @@ public final class Simulation {
                     // placement's deferral named the capacity cause; the queue's CAPACITY only repeats it
                     if (w.getReason() != io.gantry.events.WaitReason.CAPACITY) {
                         r.waitCauses.heard(q.getJobId(), gpusOf(q.getJobId()),
-                                WaitCauses.ofQueue(w.getReason().name(), w.getMessage()), now);
+                                WaitCauses.ofQueue(w.getReason(), w.getQuotaWait()), now);
                     }
                 } else if (q.getPayload() instanceof JobSucceeded) {
                     ended(q.getJobId(), true);

@@ -1,5 +1,8 @@
 package io.gantry.simulator;
 
+import io.gantry.events.QuotaWait;
+import io.gantry.events.WaitReason;
+
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -65,30 +68,23 @@ final class WaitCauses {
         return waited;
     }
 
-    /**
-     * Quota causes by a phrase of the queue's sentence (its {@code Explainer}), first match wins; a sentence none
-     * matches is the queue's own quota (nominal, or a tenant's implicit quota).
-     */
-    private static final List<Map.Entry<String, String>> QUOTA_CAUSES = List.of(
-            Map.entry("waiting for its turn", "QUOTA: its turn in its queue"),
-            Map.entry("reserved for starving job", "QUOTA: held for a starving job"),
-            Map.entry("which preempted runs", "QUOTA: held for a preemptor"),
-            Map.entry("preempting: ", "QUOTA: preempting, its victims stopping"),
-            Map.entry("reserved: ", "QUOTA: starving, holds the reservation"),
-            Map.entry(" lent to ", "QUOTA: own nominal lent to others"),
-            Map.entry("borrowing limit", "QUOTA: borrowing limit"),
-            Map.entry("waiting for quota: cohort ", "QUOTA: cohort full"));
+    /** The queue's typed quota waits as causes; any other (or none: a record older than the type) is its own quota. */
+    private static final Map<QuotaWait, String> QUOTA_CAUSES = Map.of(
+            QuotaWait.TURN, "QUOTA: its turn in its queue",
+            QuotaWait.HELD_FOR_STARVING_JOB, "QUOTA: held for a starving job",
+            QuotaWait.HELD_FOR_PREEMPTOR, "QUOTA: held for a preemptor",
+            QuotaWait.PREEMPTING, "QUOTA: preempting, its victims stopping",
+            QuotaWait.STARVING, "QUOTA: starving, holds the reservation",
+            QuotaWait.NOMINAL_LENT, "QUOTA: own nominal lent to others",
+            QuotaWait.BORROWING_LIMIT, "QUOTA: borrowing limit",
+            QuotaWait.COHORT_FULL, "QUOTA: cohort full");
 
-    /** The queue's wait reason and sentence, as a cause: quota waits split by what holds the quota. */
-    static String ofQueue(String reason, String message) {
-        if (!"QUOTA".equals(reason) || message == null) {
-            return reason;
+    /** The queue's wait reason as a cause: quota waits split by what holds the quota (the wait's typed cause). */
+    static String ofQueue(WaitReason reason, QuotaWait quota) {
+        if (reason != WaitReason.QUOTA) {
+            return reason.name();
         }
-        for (Map.Entry<String, String> c : QUOTA_CAUSES) {
-            if (message.contains(c.getKey())) {
-                return c.getValue();
-            }
-        }
-        return "QUOTA: its queue's own quota";
+        String cause = quota == null ? null : QUOTA_CAUSES.get(quota);
+        return cause != null ? cause : "QUOTA: its queue's own quota";
     }
 }

@@ -1,5 +1,7 @@
 package io.gantry.simulator;
 
+import io.gantry.events.QuotaWait;
+import io.gantry.events.WaitReason;
 import io.gantry.queue.core.FairShareConfig;
 import io.gantry.placement.core.TopologyPlacer;
 import org.junit.jupiter.api.Test;
@@ -85,17 +87,16 @@ class ReportTest {
         assertThat(w.table().get(WaitCauses.NO_REASON)).containsExactly(0, 10, 0, 0);
         assertThat(w.table().get("QUOTA: cohort full")).containsExactly(0, 30, 0, 0);
         assertThat(w.table().get("CAPACITY: FRAGMENTED")).containsExactly(0, 60, 0, 0);
-        assertThat(WaitCauses.ofQueue("QUOTA", "waiting for quota: the free quota is reserved for starving job j2 (no"
-                + " estimate)")).isEqualTo("QUOTA: held for a starving job");
-        assertThat(WaitCauses.ofQueue("QUOTA", "waiting for its turn in queue q")).isEqualTo(
-                "QUOTA: its turn in its queue");
-        assertThat(WaitCauses.ofQueue("DEPENDENCY", "waiting for job a")).isEqualTo("DEPENDENCY");
-        assertThat(WaitCauses.ofQueue("QUOTA", "preempting: waiting for job v to stop (RECLAIM)")).isEqualTo(
-                "QUOTA: preempting, its victims stopping");
-        assertThat(WaitCauses.ofQueue("QUOTA", "waiting for quota: cohort c needs 8 x gpu, 3 free")).isEqualTo(
-                "QUOTA: cohort full");
-        assertThat(WaitCauses.ofQueue("QUOTA", "waiting for quota: queue q uses 4 of 4 gpu, job needs 1")).isEqualTo(
-                "QUOTA: its queue's own quota");
+        assertThat(WaitCauses.ofQueue(WaitReason.QUOTA, QuotaWait.HELD_FOR_STARVING_JOB))
+                .isEqualTo("QUOTA: held for a starving job");
+        assertThat(WaitCauses.ofQueue(WaitReason.QUOTA, QuotaWait.TURN)).isEqualTo("QUOTA: its turn in its queue");
+        assertThat(WaitCauses.ofQueue(WaitReason.DEPENDENCY, null)).isEqualTo("DEPENDENCY");
+        assertThat(WaitCauses.ofQueue(WaitReason.QUOTA, QuotaWait.PREEMPTING))
+                .isEqualTo("QUOTA: preempting, its victims stopping");
+        assertThat(WaitCauses.ofQueue(WaitReason.QUOTA, QuotaWait.COHORT_FULL)).isEqualTo("QUOTA: cohort full");
+        assertThat(WaitCauses.ofQueue(WaitReason.QUOTA, QuotaWait.OWN_QUOTA)).isEqualTo("QUOTA: its queue's own quota");
+        assertThat(WaitCauses.ofQueue(WaitReason.QUOTA, null)).as("a record older than the type")
+                .isEqualTo("QUOTA: its queue's own quota");
     }
 
     @Test

@@ -296,11 +296,13 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         sendQueue(jobId, t.plusMillis(10), JobQueued.newBuilder().setTenant("vision").setAttempt(1)
                 .setSpec(avroSpec("lifecycle")).setSubmittedAt(t).setGpus(2).build());
         sendQueue(jobId, t.plusMillis(20), JobWaiting.newBuilder().setTenant("vision").setAttempt(1)
-                .setReason(WaitReason.QUOTA).setMessage("vision uses 16 of 16 GPUs").build());
+                .setReason(WaitReason.QUOTA).setMessage("vision uses 16 of 16 GPUs")
+                .setQuotaWait(io.gantry.events.QuotaWait.OWN_QUOTA).build());
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             Reply job = get(VISION, "/v1/jobs/" + jobId);
             assertThat(job.body()).containsEntry("state", "QUEUED").containsEntry("waitReason", "QUOTA")
-                    .containsEntry("waitMessage", "vision uses 16 of 16 GPUs").containsEntry("attempt", 1);
+                    .containsEntry("waitMessage", "vision uses 16 of 16 GPUs").containsEntry("waitCause", "OWN_QUOTA")
+                    .containsEntry("attempt", 1);
         });
         assertThat(jobIds(get(VISION, "/v1/jobs?state=queued"))).contains(jobId);
 

@@ -19,9 +19,11 @@ import java.util.stream.Collectors;
  * @param placements for AllocationGranted: where each task replica was placed; else empty
  * @param deadline   for RunStopRequested: when placement kills what still runs of the attempt; for JobIdleWarned:
  *                   when the queue stops the run if its GPUs stay idle; else null
+ * @param cause      for JobWaiting: what holds the job, typed (a QuotaWait symbol with QUOTA, a DeferralReason symbol
+ *                   with CAPACITY); else null
  */
 public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integer attempt, String reason, String message,
-                      List<Placement> placements, Instant deadline) {
+                      List<Placement> placements, Instant deadline, String cause) {
 
     /** Every event kind that concerns a job, named as on the wire. */
     public enum Kind {
@@ -72,7 +74,7 @@ public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integ
 
     public AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integer attempt, String reason, String message,
                          List<Placement> placements) {
-        this(eventId, occurredAt, kind, attempt, reason, message, placements, null);
+        this(eventId, occurredAt, kind, attempt, reason, message, placements, null, null);
     }
 
     public static AdmissionFact of(String eventId, Instant occurredAt, Kind kind, Integer attempt) {
@@ -80,19 +82,23 @@ public record AdmissionFact(String eventId, Instant occurredAt, Kind kind, Integ
     }
 
     public AdmissionFact withReason(String r) {
-        return new AdmissionFact(eventId, occurredAt, kind, attempt, r, message, placements, deadline);
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, r, message, placements, deadline, cause);
     }
 
     public AdmissionFact withMessage(String m) {
-        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, m, placements, deadline);
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, m, placements, deadline, cause);
     }
 
     public AdmissionFact withPlacements(List<Placement> p) {
-        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, message, p, deadline);
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, message, p, deadline, cause);
+    }
+
+    public AdmissionFact withCause(String c) {
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, message, placements, deadline, c);
     }
 
     public AdmissionFact withDeadline(Instant d) {
-        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, message, placements, d);
+        return new AdmissionFact(eventId, occurredAt, kind, attempt, reason, message, placements, d, cause);
     }
 
     public int attemptOrZero() {

@@ -40,7 +40,7 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
      *              dispatch it defers)
      */
     public record Mark(int attempt, Instant at, int order, String eventId, boolean set, String reason,
-                       String message, List<Placement> placements) {
+                       String message, List<Placement> placements, String cause) {
         public Mark {
             placements = placements == null ? List.of() : List.copyOf(placements);
         }
@@ -136,6 +136,14 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
         return isWaiting() ? waiting.message() : null;
     }
 
+    /**
+     * What holds the waiting job, typed, when the services said: with QUOTA a QuotaWait symbol (e.g. COHORT_FULL,
+     * HELD_FOR_STARVING_JOB), with CAPACITY placement's DeferralReason (e.g. FRAGMENTED); else null.
+     */
+    public String waitCause() {
+        return isWaiting() ? waiting.cause() : null;
+    }
+
     private boolean isWaiting() {
         JobState s = state();
         return waiting != null && waiting.set()
@@ -184,8 +192,8 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
     private static Mark waitOf(AdmissionFact f) {
         return switch (f.kind()) {
             case JOB_DISPATCHED -> mark(f, 0, false, null, null);
-            case PLACEMENT_DEFERRED -> mark(f, 1, true, "CAPACITY", "placement deferred: " + f.detail());
-            case JOB_WAITING -> mark(f, 2, true, f.reason(), f.message());
+            case PLACEMENT_DEFERRED -> mark(f, 1, true, "CAPACITY", "placement deferred: " + f.detail(), f.reason());
+            case JOB_WAITING -> mark(f, 2, true, f.reason(), f.message(), f.cause());
             case ALLOCATION_GRANTED -> mark(f, 3, false, null, null);
             case JOB_RUN_STARTED -> mark(f, 4, false, null, null);
             default -> null;
@@ -211,11 +219,16 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
         if (f.kind() != AdmissionFact.Kind.ALLOCATION_GRANTED) {
             return null;
         }
-        return new Mark(f.attemptOrZero(), f.occurredAt(), 0, f.eventId(), true, f.reason(), null, f.placements());
+        return new Mark(f.attemptOrZero(), f.occurredAt(), 0, f.eventId(), true, f.reason(), null, f.placements(),
+                null);
     }
 
     private static Mark mark(AdmissionFact f, int order, boolean set, String reason, String message) {
-        return new Mark(f.attemptOrZero(), f.occurredAt(), order, f.eventId(), set, reason, message, List.of());
+        return mark(f, order, set, reason, message, null);
+    }
+
+    private static Mark mark(AdmissionFact f, int order, boolean set, String reason, String message, String cause) {
+        return new Mark(f.attemptOrZero(), f.occurredAt(), order, f.eventId(), set, reason, message, List.of(), cause);
     }
 
     private static <T> T max(T current, T candidate, Comparator<T> order) {

@@ -91,6 +91,7 @@ final class StatusJson {
         m.put("reason", k.reason());
         m.put("message", k.message());
         m.put("placements", placements(k.placements()));
+        m.put("cause", k.cause());
         return m;
     }
 
@@ -106,7 +107,7 @@ final class StatusJson {
         }).toList();
         return new Mark(num(m.get("attempt")).intValue(), Instant.ofEpochMilli(num(m.get("at")).longValue()),
                 num(m.get("order")).intValue(), (String) m.get("eventId"), Boolean.TRUE.equals(m.get("set")),
-                (String) m.get("reason"), (String) m.get("message"), placements);
+                (String) m.get("reason"), (String) m.get("message"), placements, (String) m.get("cause"));
     }
 
     private static Number num(Object o) {

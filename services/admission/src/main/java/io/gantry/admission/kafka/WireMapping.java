@@ -212,8 +212,10 @@ public final class WireMapping {
                     .withMessage(p.getGpus() + " GPUs" + again), fromAvro(p.getSpec()), p.getSubmittedAt(), source);
         }
         if (payload instanceof JobWaiting p) {
+            Enum<?> cause = p.getQuotaWait() != null ? p.getQuotaWait() : p.getDeferral();
             return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_WAITING, p.getAttempt())
-                    .withReason(p.getReason().name()).withMessage(p.getMessage()), null, null, source);
+                    .withReason(p.getReason().name()).withMessage(p.getMessage())
+                    .withCause(cause == null ? null : cause.name()), null, null, source);
         }
         if (payload instanceof JobDispatched p) {
             return new JobEvent(job, p.getTenant(), AdmissionFact.of(id, at, Kind.JOB_DISPATCHED, p.getAttempt())

@@ -67,7 +67,7 @@ class JobStatusProperties {
                 // the event id is the identity of an event: give every generated one its own
                 .mapToObj(i -> new AdmissionFact("e" + i, facts.get(i).occurredAt(), facts.get(i).kind(),
                         facts.get(i).attempt(), facts.get(i).reason(), facts.get(i).message(),
-                        facts.get(i).placements(), facts.get(i).deadline()))
+                        facts.get(i).placements(), facts.get(i).deadline(), facts.get(i).cause()))
                 .toList());
     }
 
@@ -82,10 +82,12 @@ class JobStatusProperties {
                         Arbitraries.integers().between(0, 7))
                 .as((node, gpu) -> new Placement("worker", 0, node, "H100", List.of(gpu)))
                 .list().ofMaxSize(2);
-        return Combinators.combine(kinds, times, attempts, reasons, messages, placements)
-                .as((kind, at, attempt, reason, message, p) -> new AdmissionFact("x", at, kind,
+        Arbitrary<String> causes = Arbitraries.of("COHORT_FULL", "FRAGMENTED").injectNull(0.3);
+        return Combinators.combine(kinds, times, attempts, reasons, messages, placements, causes)
+                .as((kind, at, attempt, reason, message, p, cause) -> new AdmissionFact("x", at, kind,
                         kind == Kind.JOB_SUBMITTED || kind == Kind.JOB_CANCEL_REQUESTED ? null : attempt,
                         reason, message, kind == Kind.ALLOCATION_GRANTED ? p : List.of(),
-                        kind == Kind.RUN_STOP_REQUESTED ? at.plusSeconds(30) : null));
+                        kind == Kind.RUN_STOP_REQUESTED ? at.plusSeconds(30) : null,
+                        kind == Kind.JOB_WAITING ? cause : null));
     }
 }

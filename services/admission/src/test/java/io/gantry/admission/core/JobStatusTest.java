@@ -71,14 +71,17 @@ class JobStatusTest {
     @Test
     void aWaitingJobShowsWhyUntilItIsDispatched() {
         Facts f = new Facts();
-        JobStatus waiting = Facts.fold(List.of(f.queued(1), f.waiting(1, "QUOTA", "tenant vision uses 16 of 16 GPUs")));
+        JobStatus waiting = Facts.fold(List.of(f.queued(1), f.waiting(1, "QUOTA", "tenant vision uses 16 of 16 GPUs")
+                .withCause("OWN_QUOTA")));
 
         assertThat(waiting.waitReason()).isEqualTo("QUOTA");
         assertThat(waiting.waitMessage()).isEqualTo("tenant vision uses 16 of 16 GPUs");
+        assertThat(waiting.waitCause()).isEqualTo("OWN_QUOTA");
 
         JobStatus dispatched = waiting.apply(f.dispatched(1));
         assertThat(dispatched.waitReason()).isNull();
         assertThat(dispatched.waitMessage()).isNull();
+        assertThat(dispatched.waitCause()).isNull();
     }
 
     @Test
@@ -88,6 +91,7 @@ class JobStatusTest {
 
         assertThat(status.waitReason()).isEqualTo("CAPACITY");
         assertThat(status.waitMessage()).contains("INSUFFICIENT_FREE_GPUS").contains("needs 16 GPUs");
+        assertThat(status.waitCause()).isEqualTo("INSUFFICIENT_FREE_GPUS");
     }
 
     @Test

@@ -29,7 +29,7 @@ final class AdmissionCycle {
     interface Decisions {
         void dispatch(String jobId, String flavour);
 
-        void waiting(String jobId, WaitReason reason, String message);
+        void waiting(String jobId, QueuedJob.Wait wait);
 
         void preempt(String jobId, int attempt, PreemptionReason reason, String preemptor, String message);
 
@@ -283,9 +283,9 @@ final class AdmissionCycle {
             String never = pending.neverFits.get(id);
             PendingJobEntry p = pending.get(id);
             if (never != null) {
-                decisions.waiting(id, WaitReason.NEVER_FITS, never);
+                decisions.waiting(id, new QueuedJob.Wait(WaitReason.NEVER_FITS, never));
             } else if (p != null) {
-                decisions.waiting(id, WaitReason.QUOTA, explainer.quota(p, reservations.get(p.queue().tree), t));
+                decisions.waiting(id, explainer.quota(p, reservations.get(p.queue().tree), t));
             }
         }
     }

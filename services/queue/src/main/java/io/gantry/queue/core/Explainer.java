@@ -89,8 +89,9 @@ final class Explainer {
     }
 
     /** Why {@code p} is not admitted now, given its tree's reservation {@code res} (or null). */
-    String quota(PendingJobEntry p, Reservation res, long t) {
-        return quotaReason(p, res, t) + serviceLevel(p);
+    QueuedJob.Wait quota(PendingJobEntry p, Reservation res, long t) {
+        QueuedJob.Wait why = quotaReason(p, res, t);
+        return QueuedJob.Wait.quota(why.message() + serviceLevel(p), why.quotaWait());
     }
 
     /**
@@ -106,19 +107,22 @@ final class Explainer {
                 + " first)", level, p.job().attained() / 3.6e9);
     }
 
-    private String quotaReason(PendingJobEntry p, Reservation res, long t) {
+    private QueuedJob.Wait quotaReason(PendingJobEntry p, Reservation res, long t) {
         if (res != null && res.job() == p && res.preemption() != null) {
-            return res.preemption();
+            return QueuedJob.Wait.quota(res.preemption(), QuotaWait.PREEMPTING);
         }
         if (tree.quotaFit(p) != QuotaTree.NO_FIT) {
             if (res != null && res.job() != p) {
-                return "waiting for quota: the free quota is reserved for " + (res.preemption() != null
-                        ? "job " + res.job().jobId() + ", which preempted runs to get it; only jobs whose time limit"
-                        + " ends before then may use it" : "starving job " + res.job().jobId() + estimateText(res, t)
-                        + "; only jobs whose time limit ends before then, or that stay within their own queue's"
-                        + " nominal quota, may use it");
+                return res.preemption() != null
+                        ? QueuedJob.Wait.quota("waiting for quota: the free quota is reserved for job "
+                        + res.job().jobId() + ", which preempted runs to get it; only jobs whose time limit ends"
+                        + " before then may use it", QuotaWait.HELD_FOR_PREEMPTOR)
+                        : QueuedJob.Wait.quota("waiting for quota: the free quota is reserved for starving job "
+                        + res.job().jobId() + estimateText(res, t) + "; only jobs whose time limit ends before then,"
+                        + " or that stay within their own queue's nominal quota, may use it",
+                        QuotaWait.HELD_FOR_STARVING_JOB);
             }
-            return "waiting for its turn in queue " + p.queue().name();
+            return QueuedJob.Wait.quota("waiting for its turn in queue " + p.queue().name(), QuotaWait.TURN);
         }
         ClusterQueue q = p.queue();
         int r;
@@ -133,9 +137,9 @@ final class Explainer {
             r = tree.mem;
             need = p.mem();
         }
-        String why = describe(q, r, need);
+        QueuedJob.Wait why = describe(q, r, need);
         if (res != null && res.job() == p) {
-            return "reserved: " + why + estimateText(res, t);
+            return QueuedJob.Wait.quota("reserved: " + why.message() + estimateText(res, t), QuotaWait.STARVING);
         }
         return why;
     }
@@ -148,20 +152,21 @@ final class Explainer {
         return " (est. " + minutes + " min)";
     }
 
-    private String describe(ClusterQueue q, int r, long need) {
+    private QueuedJob.Wait describe(ClusterQueue q, int r, long need) {
         String res = tree.resources.get(r);
         if (tree.isImplicit(q, r)) {
-            return "waiting for quota: tenant " + q.def.tenant() + " has " + gpus(q.usage[r]) + " of "
-                    + gpus(q.nominal[r]) + " GPUs reserved, job needs " + gpus(need);
+            return QueuedJob.Wait.quota("waiting for quota: tenant " + q.def.tenant() + " has " + gpus(q.usage[r])
+                    + " of " + gpus(q.nominal[r]) + " GPUs reserved, job needs " + gpus(need), QuotaWait.OWN_QUOTA);
         }
         if (q.parent == null) {
-            return "waiting for quota: queue " + q.name() + " uses " + amount(r, q.usage[r]) + " of "
-                    + amount(r, q.nominal[r]) + " " + res + ", job needs " + amount(r, need);
+            return QueuedJob.Wait.quota("waiting for quota: queue " + q.name() + " uses " + amount(r, q.usage[r])
+                    + " of " + amount(r, q.nominal[r]) + " " + res + ", job needs " + amount(r, need),
+                    QuotaWait.OWN_QUOTA);
         }
         if (q.borrowingLimit[r] >= 0 && q.usage[r] + need > q.nominal[r] + q.borrowingLimit[r]) {
-            return "waiting for quota: queue " + q.name() + " uses " + amount(r, q.usage[r]) + " " + res
-                    + " of nominal " + amount(r, q.nominal[r]) + " + borrowing limit " + amount(r, q.borrowingLimit[r])
-                    + ", job needs " + amount(r, need);
+            return QueuedJob.Wait.quota("waiting for quota: queue " + q.name() + " uses " + amount(r, q.usage[r])
+                    + " " + res + " of nominal " + amount(r, q.nominal[r]) + " + borrowing limit "
+                    + amount(r, q.borrowingLimit[r]) + ", job needs " + amount(r, need), QuotaWait.BORROWING_LIMIT);
         }
         StringBuilder s = new StringBuilder("waiting for quota: cohort ").append(q.cohortRootName()).append(" needs ")
                 .append(amount(r, need)).append(" x ").append(res).append(", ").append(amount(r, tree.available(q, r)))
@@ -175,8 +180,9 @@ final class Explainer {
             }
             if (!borrowers.isEmpty()) {
                 s.append(", nominal ").append(amount(r, q.nominal[r])).append(" lent to ").append(String.join(", ", borrowers));
+                return QueuedJob.Wait.quota(s.toString(), QuotaWait.NOMINAL_LENT);
             }
         }
-        return s.toString();
+        return QueuedJob.Wait.quota(s.toString(), QuotaWait.COHORT_FULL);
     }
 }

@@ -459,8 +459,8 @@ public final class QueueCore {
         emit(QueueFact.QuotaReleased.deferred(job.jobId(), job.tenant(), d.attempt(),
                 job.reservations().get(d.attempt())), out);
         if (park) {
-            emit(new QueueFact.JobWaiting(job.jobId(), job.tenant(), job.attempt(), WaitReason.CAPACITY, d.message()),
-                    out);
+            emit(new QueueFact.JobWaiting(job.jobId(), job.tenant(), job.attempt(), WaitReason.CAPACITY, d.message(),
+                    null, d.reason()), out);
             if (dispatchedAt != null && dispatchedAt < capacityChanges) {
                 // capacity changed (a node came back, registered or was uncordoned) after the dispatch: placement's
                 // "no" may predate it, and the change arrived on another topic before this deferral, so no later
@@ -485,8 +485,8 @@ public final class QueueCore {
             }
 
             @Override
-            public void waiting(String jobId, WaitReason reason, String message) {
-                waitIfChanged(live.get(jobId), new QueuedJob.Wait(reason, message), out);
+            public void waiting(String jobId, QueuedJob.Wait wait) {
+                waitIfChanged(live.get(jobId), wait, out);
             }
 
             @Override
@@ -535,7 +535,7 @@ public final class QueueCore {
 
     private void waitIfChanged(QueuedJob job, QueuedJob.Wait wait, List<QueueFact> out) {
         if (!wait.equals(job.lastWait())) {
-            emit(new QueueFact.JobWaiting(job.jobId(), job.tenant(), job.attempt(), wait.reason(), wait.message()),
+            emit(new QueueFact.JobWaiting(job.jobId(), job.tenant(), job.attempt(), wait),
                     out);
         }
     }
@@ -780,8 +780,8 @@ public final class QueueCore {
             if (suspended(job) || blocked(job)) {
                 reviewBlocked(job, out);
             } else if (job.lastWait() != null && job.lastWait().reason() == WaitReason.SUSPENDED) {
-                waitIfChanged(job, new QueuedJob.Wait(WaitReason.QUOTA, "resumed by "
-                        + suspensions.get(job.jobId()).by() + "; waits for its turn in its queue"), out);
+                waitIfChanged(job, QueuedJob.Wait.quota("resumed by " + suspensions.get(job.jobId()).by()
+                        + "; waits for its turn in its queue", QuotaWait.TURN), out);
             }
         } else if (job.status() == JobState.DISPATCHED && suspended(job)
                 && !scheduler.beingPreempted(job.jobId(), job.attempt(), clock)) {
@@ -977,7 +977,7 @@ public final class QueueCore {
         if (fact instanceof QueueFact.JobWaiting w) {
             if (w.attempt() == job.attempt() && (job.status() == JobState.QUEUED
                     || job.status() == JobState.DISPATCHED && w.reason() == WaitReason.CAPACITY)) {
-                job = job.waiting(new QueuedJob.Wait(w.reason(), w.message()), JobState.QUEUED);
+                job = job.waiting(w.waitOf(), JobState.QUEUED);
             }
         } else if (fact instanceof QueueFact.JobDispatched d) {
             job = job.dispatched(d.attempt(), d.gpuMilli());

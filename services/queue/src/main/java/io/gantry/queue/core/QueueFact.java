@@ -48,12 +48,34 @@ public sealed interface QueueFact {
         }
     }
 
-    /** The job stays queued for this reason; written when the reason or message changes. CAPACITY parks it. */
-    record JobWaiting(String jobId, String tenant, int attempt, WaitReason reason, String message)
-            implements QueueFact {
+    /**
+     * The job stays queued for this reason; written when the reason or message changes. CAPACITY parks it.
+     *
+     * @param quotaWait with QUOTA: what holds the quota (null in facts written before it was recorded)
+     * @param deferral  with CAPACITY: placement's reason (null in facts written before it was recorded)
+     */
+    record JobWaiting(String jobId, String tenant, int attempt, WaitReason reason, String message,
+                      QuotaWait quotaWait, DeferralCause deferral) implements QueueFact {
         public JobWaiting {
             Objects.requireNonNull(reason, "reason");
             Objects.requireNonNull(message, "message");
+            if (quotaWait != null && reason != WaitReason.QUOTA || deferral != null && reason != WaitReason.CAPACITY) {
+                throw new IllegalArgumentException("a " + reason + " wait has no " + (quotaWait != null
+                        ? "quota wait " + quotaWait : "deferral " + deferral));
+            }
+        }
+
+        public JobWaiting(String jobId, String tenant, int attempt, WaitReason reason, String message) {
+            this(jobId, tenant, attempt, reason, message, null, null);
+        }
+
+        public JobWaiting(String jobId, String tenant, int attempt, QueuedJob.Wait wait) {
+            this(jobId, tenant, attempt, wait.reason(), wait.message(), wait.quotaWait(), wait.deferral());
+        }
+
+        /** The wait this fact records. */
+        public QueuedJob.Wait waitOf() {
+            return new QueuedJob.Wait(reason, message, quotaWait, deferral);
         }
     }
 

@@ -23,7 +23,18 @@ public record QueuedJob(String jobId, String tenant, JobSpec spec, long gpuMilli
                        SortedMap<Integer, Long> reservations, long attained, Instant queuedAt) {
 
     /** A reason and message last published for the job. */
-    public record Wait(WaitReason reason, String message) {
+    /**
+     * Why the job waits: the reason, the sentence users read and, typed, what holds its quota (with QUOTA) or
+     * placement's reason (with CAPACITY); null when not known.
+     */
+    public record Wait(WaitReason reason, String message, QuotaWait quotaWait, DeferralCause deferral) {
+        public Wait(WaitReason reason, String message) {
+            this(reason, message, null, null);
+        }
+
+        static Wait quota(String message, QuotaWait why) {
+            return new Wait(WaitReason.QUOTA, message, why, null);
+        }
     }
 
     public QueuedJob {

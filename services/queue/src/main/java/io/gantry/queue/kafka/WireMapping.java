@@ -36,10 +36,12 @@ import io.gantry.model.GpuShares;
 import io.gantry.queue.core.FailureReason;
 import io.gantry.queue.core.FreeCapacity;
 import io.gantry.queue.core.Input;
+import io.gantry.queue.core.DeferralCause;
 import io.gantry.queue.core.Dependency;
 import io.gantry.queue.core.PreemptionReason;
 import io.gantry.queue.core.JobSpec;
 import io.gantry.queue.core.QueueFact;
+import io.gantry.queue.core.QuotaWait;
 import io.gantry.queue.core.RetryPolicy;
 import io.gantry.queue.core.TaskGroup;
 import io.gantry.queue.core.WaitReason;
@@ -222,7 +224,8 @@ public final class WireMapping {
                     q.notBefore());
         } else if (fact instanceof QueueFact.JobWaiting w) {
             payload = new JobWaiting(w.tenant(), w.attempt(), io.gantry.events.WaitReason.valueOf(w.reason().name()),
-                    w.message());
+                    w.message(), w.quotaWait() == null ? null : io.gantry.events.QuotaWait.valueOf(w.quotaWait().name()),
+                    w.deferral() == null ? null : io.gantry.events.DeferralReason.valueOf(w.deferral().name()));
         } else if (fact instanceof QueueFact.JobDispatched d) {
             payload = new JobDispatched(d.tenant(), d.attempt(), forward(submitted, d.spec()),
                     wholeGpus(d.gpuMilli()), d.resumeFrom(), d.gpuMilli(), d.flavour(), d.pool());
@@ -330,7 +333,8 @@ public final class WireMapping {
         }
         if (p instanceof JobWaiting w) {
             return new QueueFact.JobWaiting(id, w.getTenant(), w.getAttempt(), WaitReason.valueOf(w.getReason().name()),
-                    w.getMessage());
+                    w.getMessage(), w.getQuotaWait() == null ? null : QuotaWait.valueOf(w.getQuotaWait().name()),
+                    w.getDeferral() == null ? null : DeferralCause.valueOf(w.getDeferral().name()));
         }
         if (p instanceof JobDispatched d) {
             return new QueueFact.JobDispatched(id, d.getTenant(), d.getAttempt(), toSpec(d.getSpec()),

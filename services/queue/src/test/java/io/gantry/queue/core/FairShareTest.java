@@ -70,6 +70,7 @@ class FairShareTest {
                             assertThat(q.lastWait("gang").message()).isEqualTo(
                                     "waiting for quota: cohort saturn needs 16 x H100, 0 free, nominal 8 lent to "
                                             + "team-a");
+                            assertThat(q.lastWait("gang").quotaWait()).isEqualTo(QuotaWait.NOMINAL_LENT);
                         }),
                 new Case("Kueue: a queue borrows idle quota of its cohort only up to its borrowing limit",
                         research(4L, null), q -> q
@@ -80,6 +81,7 @@ class FairShareTest {
                             assertThat(q.dispatchOrder()).containsExactly("v1", "v2", "v3", "v4", "v5", "n1");
                             assertThat(q.lastWait("v6").message()).isEqualTo("waiting for quota: queue vision uses "
                                     + "20 H100 of nominal 16 + borrowing limit 4, job needs 4");
+                            assertThat(q.lastWait("v6").quotaWait()).isEqualTo(QuotaWait.BORROWING_LIMIT);
                         }),
                 new Case("Kueue: a lending limit keeps the rest of the lender's nominal for itself",
                         research(null, 8L), q -> q
@@ -93,6 +95,8 @@ class FairShareTest {
                                     .isEqualTo("waiting for quota: cohort research needs 4 x H100, 0 free");
                             assertThat(q.lastWait("n2").message()).isEqualTo("waiting for quota: cohort research "
                                     + "needs 4 x H100, 0 free, nominal 16 lent to vision");
+                            assertThat(Stream.of("v7", "n2").map(q::lastWait).map(QueueFact.JobWaiting::quotaWait))
+                                    .containsExactly(QuotaWait.COHORT_FULL, QuotaWait.NOMINAL_LENT);
                         }),
                 new Case("a job that names no model gets the first flavour with room, and placement is told which",
                         aConfig().flavours("H100", "A100").queue(aQueue("ml").quota("H100", 8).quota("A100", 8)),
@@ -164,6 +168,11 @@ class FairShareTest {
                                             + "job needs 8 (est. 9 min)"));
                             assertThat(q.lastWait("s1").message()).isEqualTo("waiting for quota: queue team uses 8 of "
                                     + "8 H100, job needs 2");
+                            assertThat(q.lastWait("s1").quotaWait()).isEqualTo(QuotaWait.OWN_QUOTA);
+                            assertThat(q.all(QueueFact.JobWaiting.class, "gang")).extracting(QueueFact.JobWaiting::quotaWait)
+                                    .contains(QuotaWait.STARVING);
+                            assertThat(q.all(QueueFact.JobWaiting.class, "s3")).extracting(QueueFact.JobWaiting::quotaWait)
+                                    .contains(QuotaWait.HELD_FOR_STARVING_JOB);
                             assertThat(q.all(QueueFact.JobWaiting.class, "s3")).extracting(QueueFact.JobWaiting::message)
                                     .anyMatch(m -> m.startsWith("waiting for quota: the free quota is reserved for "
                                             + "starving job gang"));

@@ -51,7 +51,8 @@ class JobLifecycleTest {
                 new Case("the head blocked by quota says how much is reserved and how much it needs",
                         q -> q.submit(aJob("a1").gpus(30), aJob("a2").gpus(8)),
                         q -> assertThat(q.all(JobWaiting.class, "a2")).containsExactly(new JobWaiting("a2", "a", 1,
-                                WaitReason.QUOTA, "waiting for quota: tenant a has 30 of 32 GPUs reserved, job needs 8"))),
+                                WaitReason.QUOTA, "waiting for quota: tenant a has 30 of 32 GPUs reserved, job needs 8",
+                                QuotaWait.OWN_QUOTA, null))),
                 new Case("the same wait reason is written once, not on every cycle",
                         q -> q.submit(aJob("a1").gpus(30), aJob("a2").gpus(8))
                                 .submit(aJob("b1").tenant("b")).granted("a1", 1).capacityChanged(),
@@ -64,7 +65,8 @@ class JobLifecycleTest {
                         q -> q.submit(aJob("j1").gpus(8)).deferred("j1", 1),
                         q -> {
                             assertThat(q.last).containsExactly(new QuotaReleased("j1", "a", 1, 8_000, "deferred"),
-                                    new JobWaiting("j1", "a", 1, WaitReason.CAPACITY, DEFERRAL));
+                                    new JobWaiting("j1", "a", 1, WaitReason.CAPACITY, DEFERRAL, null,
+                                            DeferralCause.INSUFFICIENT_FREE_GPUS));
                             assertThat(q.core.queue("a", q.now(), false).parked()).isEqualTo(1);
                             assertThat(q.core.reservedMilli("a")).isZero();
                         }),
@@ -89,7 +91,8 @@ class JobLifecycleTest {
                                 .capacityChanged(),
                         q -> {
                             assertThat(q.last).containsExactly(new JobWaiting("a2", "a", 1, WaitReason.QUOTA,
-                                    "waiting for quota: tenant a has 32 of 32 GPUs reserved, job needs 16"));
+                                    "waiting for quota: tenant a has 32 of 32 GPUs reserved, job needs 16",
+                                    QuotaWait.OWN_QUOTA, null));
                             QueueCore restarted = q.rebuilt();
                             assertThat(restarted.pending("a")).singleElement()
                                     .satisfies(p -> assertThat(p.parked()).isFalse());

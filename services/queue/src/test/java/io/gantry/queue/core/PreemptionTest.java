@@ -59,7 +59,21 @@ class PreemptionTest {
             assertThat(x.message()).contains("queue inference reclaims 1 x H100", "lent to queue training");
         });
         assertThat(q.lastWait("inf1").message()).startsWith("preempting: waiting for 4 jobs").contains("RECLAIM");
+        assertThat(q.lastWait("inf1").quotaWait()).isEqualTo(QuotaWait.PREEMPTING);
         assertThat(q.dispatchCount("inf1")).isZero();
+    }
+
+    @Test
+    void whileItsVictimsStopTheirQuotaIsHeldForThePreemptorAndOthersAreToldSoTyped() {
+        QueueDriver q = trainingBorrowsEverything(dRun(FAST));
+        q.submit(aJob("inf1").tenant("inference").gpus(4).submittedAt(600));
+        q.released("t13", 1, ReleaseCause.PREEMPTED);
+
+        // t13 is queued again; its 1 GPU fits the cohort's quota, but that quota is inf1's until all four stop
+        assertThat(q.dispatchCount("t13")).isEqualTo(1);
+        assertThat(q.lastWait("t13").reason()).isEqualTo(WaitReason.QUOTA);
+        assertThat(q.lastWait("t13").quotaWait()).isEqualTo(QuotaWait.HELD_FOR_PREEMPTOR);
+        assertThat(q.lastWait("t13").message()).contains("reserved for job inf1, which preempted runs to get it");
     }
 
     @Test

@@ -33,6 +33,9 @@ class SuspendTest {
 
         q.resume("first");
         assertThat(q.lastWait("first").reason()).isEqualTo(WaitReason.QUOTA);
+        // the resume says so (its turn), then the cycle says what holds it: its queue's own quota, in use
+        assertThat(q.all(QueueFact.JobWaiting.class, "first")).extracting(QueueFact.JobWaiting::quotaWait)
+                .containsSubsequence(QuotaWait.TURN, QuotaWait.OWN_QUOTA);
         q.finished("running");
 
         assertThat(q.dispatchOrder()).containsExactly("running", "first");
