@@ -203,11 +203,13 @@ class QueueIntegrationTest implements TestPropertyProvider {
                 assertThat(w.getReason()).isEqualTo(WaitReason.QUOTA);
                 assertThat(w.getMessage()).isEqualTo("waiting for quota: tenant " + tenant
                         + " has 8 of 8 GPUs reserved, job needs 4");
+                assertThat(w.getQuotaWait()).isEqualTo(io.gantry.events.QuotaWait.OWN_QUOTA);
             });
         });
         Map<String, Object> pending = get("/v1/queues/" + tenant + "/pending", tenant + "-token");
         assertThat((List<?>) pending.get("pending")).singleElement()
-                .satisfies(p -> assertThat(asMap(p)).containsEntry("jobId", j2).containsEntry("waitReason", "QUOTA"));
+                .satisfies(p -> assertThat(asMap(p)).containsEntry("jobId", j2).containsEntry("waitReason", "QUOTA")
+                        .containsEntry("waitCause", "OWN_QUOTA"));
 
         wire.runSucceeds(j1, tenant, 1);
 

@@ -1186,6 +1186,8 @@ public final class QueueCore {
         jobs.sort((a, b) -> policy.queueOrder().compare(views.get(a.jobId()), views.get(b.jobId())));
         return jobs.stream().map(j -> new PendingEntry(j.jobId(), j.tenant(), queueName, j.attempt(), j.gpuMilli(),
                 j.submittedAt(), j.parked(), j.lastWait() == null ? null : j.lastWait().reason(),
-                j.lastWait() == null ? null : j.lastWait().message())).toList();
+                j.lastWait() == null ? null : j.lastWait().message(),
+                j.lastWait() == null ? null : j.lastWait().quotaWait(),
+                j.lastWait() == null ? null : j.lastWait().deferral())).toList();
     }
 }

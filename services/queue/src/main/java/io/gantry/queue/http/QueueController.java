@@ -84,11 +84,13 @@ public class QueueController {
 
     @Serdeable
     public record PendingJobRow(String jobId, String tenant, int attempt, BigDecimal gpus, String submittedAt,
-                                boolean parked, String waitReason, String message) {
+                                boolean parked, String waitReason, String message, String waitCause) {
         static PendingJobRow of(PendingEntry e) {
+            Enum<?> cause = e.quotaWait() != null ? e.quotaWait() : e.deferral();
             return new PendingJobRow(e.jobId(), e.tenant(), e.attempt(), GpuShares.toGpus(e.gpuMilli()),
                     e.submittedAt().toString(),
-                    e.parked(), e.waitReason() == null ? null : e.waitReason().name(), e.message());
+                    e.parked(), e.waitReason() == null ? null : e.waitReason().name(), e.message(),
+                    cause == null ? null : cause.name());
         }
     }
 
