@@ -40,6 +40,7 @@ final class WhyCommand implements Callable<Integer> {
         answer.set("waitReason", job.path("waitReason"));
         answer.set("waitMessage", job.path("waitMessage"));
         answer.set("waitCause", job.path("waitCause"));
+        answer.set("waitSince", job.path("waitSince"));
         answer.set("explanation", ApiClient.JSON.valueToTree(because));
         if (pos != null) {
             answer.put("queuePosition", pos.position());
@@ -72,7 +73,9 @@ final class WhyCommand implements Callable<Integer> {
                 if (reason != null) {
                     out.add("waits because " + JobText.waitWords(reason) + ".");
                     if (message != null && !message.isBlank()) {
-                        out.add((reason.equals("CAPACITY") ? "placement says: " : "the queue says: ") + message);
+                        String since = JobText.text(job, "waitSince");
+                        out.add((reason.equals("CAPACITY") ? "placement says" : "the queue says")
+                                + (since == null ? "" : " (" + Output.age(since, now) + " ago)") + ": " + message);
                     }
                 } else {
                     out.add(state.equals("QUEUED") ? "is in its queue, next to be offered to placement when its "

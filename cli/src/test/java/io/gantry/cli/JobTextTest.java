@@ -32,6 +32,17 @@ class JobTextTest {
     }
 
     @Test
+    void aWaitSaysHowLongAgoItsReasonWasGivenSoItsFiguresAreReadAsOfThen() throws Exception {
+        JsonNode job = ApiClient.JSON.readTree("""
+                {"jobId":"j-2","name":"gang","state":"QUEUED","attempt":1,"waitReason":"CAPACITY",
+                 "waitMessage":"needs 8 GPUs on one node; the best node, n3, has 6 free","waitCause":"FRAGMENTED",
+                 "waitSince":"2026-11-25T03:48:00Z","history":[],"spec":{}}""");
+
+        assertThat(WhyCommand.explain(job, null, NOW)).contains("placement says (12m00s ago): needs 8 GPUs on one "
+                + "node; the best node, n3, has 6 free");
+    }
+
+    @Test
     void aRunNotBeingStoppedSaysNothingOfIt() throws Exception {
         JsonNode job = running("null");
         assertThat(JobText.line(job, null, null, NOW)).doesNotContain("stopped");

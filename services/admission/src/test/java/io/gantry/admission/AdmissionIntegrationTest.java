@@ -67,6 +67,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -302,6 +303,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
             Reply job = get(VISION, "/v1/jobs/" + jobId);
             assertThat(job.body()).containsEntry("state", "QUEUED").containsEntry("waitReason", "QUOTA")
                     .containsEntry("waitMessage", "vision uses 16 of 16 GPUs").containsEntry("waitCause", "OWN_QUOTA")
+                    .containsEntry("waitSince", t.plusMillis(20).truncatedTo(ChronoUnit.MILLIS).toString())
                     .containsEntry("attempt", 1);
         });
         assertThat(jobIds(get(VISION, "/v1/jobs?state=queued"))).contains(jobId);

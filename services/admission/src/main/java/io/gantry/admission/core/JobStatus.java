@@ -144,6 +144,15 @@ public record JobStatus(Progress progress, Terminal terminal, Mark waiting, Mark
         return isWaiting() ? waiting.cause() : null;
     }
 
+    /**
+     * When the wait's reason and message were said (the event's time): its figures are as of then (a parked gang's
+     * placement message is not said again until capacity changes in a way that might let it fit); null when not
+     * waiting.
+     */
+    public Instant waitSince() {
+        return isWaiting() ? waiting.at() : null;
+    }
+
     private boolean isWaiting() {
         JobState s = state();
         return waiting != null && waiting.set()

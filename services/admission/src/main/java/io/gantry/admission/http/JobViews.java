@@ -27,6 +27,7 @@ final class JobViews {
         m.put("waitReason", s.waitReason());
         m.put("waitMessage", s.waitMessage());
         m.put("waitCause", s.waitCause());
+        m.put("waitSince", text(s.waitSince()));
         m.put("preemption", s.preemption() == null ? null : notice(s.preemption()));
         m.put("idleWarning", s.idleWarning() == null ? null : idleWarning(s.idleWarning()));
         m.put("submittedAt", text(r.submittedAt()));

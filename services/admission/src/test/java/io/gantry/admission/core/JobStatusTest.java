@@ -71,17 +71,19 @@ class JobStatusTest {
     @Test
     void aWaitingJobShowsWhyUntilItIsDispatched() {
         Facts f = new Facts();
-        JobStatus waiting = Facts.fold(List.of(f.queued(1), f.waiting(1, "QUOTA", "tenant vision uses 16 of 16 GPUs")
-                .withCause("OWN_QUOTA")));
+        AdmissionFact said = f.waiting(1, "QUOTA", "tenant vision uses 16 of 16 GPUs").withCause("OWN_QUOTA");
+        JobStatus waiting = Facts.fold(List.of(f.queued(1), said));
 
         assertThat(waiting.waitReason()).isEqualTo("QUOTA");
         assertThat(waiting.waitMessage()).isEqualTo("tenant vision uses 16 of 16 GPUs");
         assertThat(waiting.waitCause()).isEqualTo("OWN_QUOTA");
+        assertThat(waiting.waitSince()).as("its figures are as of then").isEqualTo(said.occurredAt());
 
         JobStatus dispatched = waiting.apply(f.dispatched(1));
         assertThat(dispatched.waitReason()).isNull();
         assertThat(dispatched.waitMessage()).isNull();
         assertThat(dispatched.waitCause()).isNull();
+        assertThat(dispatched.waitSince()).isNull();
     }
 
     @Test
