@@ -209,7 +209,7 @@ class QueueIntegrationTest implements TestPropertyProvider {
         Map<String, Object> pending = get("/v1/queues/" + tenant + "/pending", tenant + "-token");
         assertThat((List<?>) pending.get("pending")).singleElement()
                 .satisfies(p -> assertThat(asMap(p)).containsEntry("jobId", j2).containsEntry("waitReason", "QUOTA")
-                        .containsEntry("waitCause", "OWN_QUOTA"));
+                        .containsEntry("waitCause", "OWN_QUOTA").containsEntry("serviceLevel", 0));
 
         wire.runSucceeds(j1, tenant, 1);
 

@@ -1188,6 +1188,7 @@ public final class QueueCore {
                 j.submittedAt(), j.parked(), j.lastWait() == null ? null : j.lastWait().reason(),
                 j.lastWait() == null ? null : j.lastWait().message(),
                 j.lastWait() == null ? null : j.lastWait().quotaWait(),
-                j.lastWait() == null ? null : j.lastWait().deferral())).toList();
+                j.lastWait() == null ? null : j.lastWait().deferral(), views.get(j.jobId()).level(), j.attained()))
+                .toList();
     }
 }

@@ -84,13 +84,16 @@ public class QueueController {
 
     @Serdeable
     public record PendingJobRow(String jobId, String tenant, int attempt, BigDecimal gpus, String submittedAt,
-                                boolean parked, String waitReason, String message, String waitCause) {
+                                boolean parked, String waitReason, String message, String waitCause,
+                                int serviceLevel, BigDecimal attainedGpuHours) {
         static PendingJobRow of(PendingEntry e) {
             Enum<?> cause = e.quotaWait() != null ? e.quotaWait() : e.deferral();
             return new PendingJobRow(e.jobId(), e.tenant(), e.attempt(), GpuShares.toGpus(e.gpuMilli()),
                     e.submittedAt().toString(),
                     e.parked(), e.waitReason() == null ? null : e.waitReason().name(), e.message(),
-                    cause == null ? null : cause.name());
+                    cause == null ? null : cause.name(), e.serviceLevel(),
+                    BigDecimal.valueOf(e.attainedMilliGpuMillis()).divide(BigDecimal.valueOf(3_600_000_000L), 2,
+                            java.math.RoundingMode.HALF_UP));
         }
     }
 

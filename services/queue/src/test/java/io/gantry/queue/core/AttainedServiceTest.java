@@ -62,6 +62,10 @@ class AttainedServiceTest {
 
         assertThat(q.lastWait("long").message()).isEqualTo("waiting for quota: queue team uses 8 of 8 H100, job needs"
                 + " 8; service level 1 (1.4 GPU-hours received; lower levels go first)");
+        assertThat(q.core.pending("team")).singleElement().satisfies(p -> {
+            assertThat(p.serviceLevel()).isEqualTo(1);
+            assertThat(p.attainedMilliGpuMillis()).isEqualTo(8_000L * 630_000);
+        });
         // a newer job at the first level goes before the older one that already had its hour
         q.at(700).submit(aJob("fresh").tenant("team").gpus(8).submittedAt(700));
         q.at(800).finished("short");
