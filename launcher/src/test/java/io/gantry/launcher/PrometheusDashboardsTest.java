@@ -142,6 +142,9 @@ class PrometheusDashboardsTest {
                     .as("the long job's 8 GPUs are allocated").isNotEmpty();
             assertThat(query("gantry_job_admission_wait_seconds_count{tenant=\"" + TENANT + "\"} >= 2"))
                     .as("both of alpha's jobs were dispatched").isNotEmpty();
+            // admission reports every service's dead letters: the scrape's own `service` label must not hide whose
+            assertThat(query("count(count by (owner, topic) (gantry_dead_letters_total)) == 5"))
+                    .as("a dead-letter series per owner and topic").isNotEmpty();
         });
 
         Map<String, String> mustReturnData = new LinkedHashMap<>();

@@ -168,10 +168,11 @@ class MoneyIntegrationTest implements TestPropertyProvider {
                 "{\"budgets\": [{\"tenant\": \"nlp\", \"limit\": \"-5\"}]}"), 400, "budgets[0].limit");
         assertField(call("PUT", "/v1/budgets", NLP, "application/json", "{\"budgets\": []}"), 403, "Authorization");
         HttpResponse<String> set = call("PUT", "/v1/budgets", ADMIN, "application/json",
-                "{\"budgets\": [{\"tenant\": \"nlp\", \"limit\": \"0.45\", \"action\": \"REJECT\", \"warnAt\": [80]}]}");
+                "{\"budgets\": [{\"tenant\": \"nlp\", \"limit\": \"0.40\", \"action\": \"REJECT\", \"warnAt\": [80]}]}");
         assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
         assertThat(list(json(call("GET", "/v1/budgets", NLP, null, null).body()), "budgets")).singleElement()
                 .satisfies(b -> assertThat(b).containsEntry("state", "WARNING").containsEntry("spent", "0.39")
+                        .containsEntry("limit", "0.40")
                         .containsEntry("thresholdPercent", 80));
         assertThat(list(json(call("GET", "/v1/budgets", VISION, null, null).body()), "budgets")).isEmpty();
         await().atMost(AWAIT).until(() -> budgetStates("nlp").contains("WARNING"));
@@ -186,7 +187,7 @@ class MoneyIntegrationTest implements TestPropertyProvider {
                 .reduce((a, b) -> b).orElseThrow();
         assertThat(exhausted.getAction()).isEqualTo(io.gantry.events.BudgetAction.REJECT);
         assertThat(exhausted.getSpent()).isEqualTo("0.78");
-        assertThat(exhausted.getLimit()).isEqualTo("0.45");
+        assertThat(exhausted.getLimit()).as("in the currency's minor digits").isEqualTo("0.40");
         assertThat(call("GET", "/prometheus", ADMIN, null, null).body())
                 .contains("gantry_billing_budget_spent").contains("tenant=\"nlp\"");
 
@@ -288,7 +289,7 @@ class MoneyIntegrationTest implements TestPropertyProvider {
             List<Map<String, Object>> lines = list(visionInvoice, "lines");
             assertThat(lines).anySatisfy(l -> assertThat(l).containsEntry("kind", "CREDIT")
                     .containsEntry("reason", "NODE_FAILED"));
-            assertThat(lines).extracting(l -> l.get("unitPrice")).contains("2.5", "2.9", "1.1");
+            assertThat(lines).extracting(l -> l.get("unitPrice")).contains("2.50", "2.90", "1.10");
             assertThat(call(base, "GET", "/v1/invoices/INV-2025-06-nlp", VISION, null, null).statusCode())
                     .isEqualTo(404);
             assertThat(list(json(call(base, "GET", "/v1/invoices?month=2025-06", VISION, null, null).body()),

@@ -16,8 +16,12 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,8 +38,15 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Kafka health of the whole system, measured from outside the services' loops: the consumer lag of every service's
  * group ({@code gantry_kafka_consumer_lag_records{group,topic}}) and the records every service sent to its
- * dead-letter topic ({@code gantry_dead_letters_total{service}}, the topic's end offset: it only grows). One exporter
- * for all five services, so the lag of a service that is down (the case that matters) is still reported.
+ * dead-letter topic ({@code gantry_dead_letters_total{owner,topic}}: the service that owns the topic, and the topic).
+ * One exporter for all five services, so the lag of a service that is down (the case that matters) is still reported.
+ * The label is {@code owner}, not {@code service}: a scrape configuration that labels each target with its service
+ * would overwrite it with {@code admission}.
+ *
+ * <p>Dead letters are counted by reading the topics (committed records only), not from their end offsets: queue,
+ * placement and recovery write theirs in transactions, and each transaction's commit marker takes an offset too. The
+ * count starts from what the topics still hold when this process starts; Prometheus reads a lower value after a
+ * restart as a counter reset.
  *
  * <p>The lag of a transactional group reads 1 per partition at rest: a transaction's commit marker takes an offset
  * that no record uses, and input that only changes a service's state is committed up to a second late (the quiet
@@ -49,6 +60,10 @@ public class KafkaMetrics implements AutoCloseable {
     private final String bootstrap;
     private final MultiGauge lag;
     private final Map<Service, AtomicLong> deadLetters = new EnumMap<>(Service.class);
+    /** Reads the dead-letter topics to count their records; only the refresh (one at a time) and close touch it. */
+    private KafkaConsumer<byte[], byte[]> deadLetterReader;
+    private final Object reading = new Object();
+    private boolean closed;
     private final java.util.Set<String> complained = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile Admin admin;
 
@@ -66,7 +81,7 @@ public class KafkaMetrics implements AutoCloseable {
             deadLetters.put(s, count);
             FunctionCounter.builder("gantry.dead.letters", count, AtomicLong::doubleValue)
                     .description("Records the service could not process and sent to its dead-letter topic")
-                    .tag("service", s.id()).register(registry);
+                    .tag("owner", s.id()).tag("topic", Topics.deadLetter(s).name()).register(registry);
         }
         // the bean schedules itself and stops at close: a task that looked the bean up after the context closed
         // would create it again, and with it a second event loop
@@ -97,19 +112,59 @@ public class KafkaMetrics implements AutoCloseable {
         }
     }
 
+    /**
+     * Counts the committed records added to the dead-letter topics since the last refresh: reads up to their last
+     * stable offsets (a bounded number of polls; the next refresh goes on where this one stopped).
+     */
     private void refreshDeadLetters(Admin a) throws Exception {
-        Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
         Map<String, Service> byTopic = new HashMap<>();
+        List<TopicPartition> partitions = new ArrayList<>();
         for (Service s : Service.values()) {
             String topic = Topics.deadLetter(s).name();
             byTopic.put(topic, s);
             a.describeTopics(List.of(topic)).allTopicNames().get(TIMEOUT_SECONDS, TimeUnit.SECONDS).get(topic)
-                    .partitions().forEach(p -> ends.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+                    .partitions().forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
         }
-        Map<Service, Long> sums = new EnumMap<>(Service.class);
-        a.listOffsets(ends).all().get(TIMEOUT_SECONDS, TimeUnit.SECONDS)
-                .forEach((tp, info) -> sums.merge(byTopic.get(tp.topic()), info.offset(), Long::sum));
-        sums.forEach((s, n) -> deadLetters.get(s).set(n));
+        synchronized (reading) {
+            if (closed) {
+                return;
+            }
+            KafkaConsumer<byte[], byte[]> c = deadLetterReader();
+            if (!c.assignment().equals(new java.util.HashSet<>(partitions))) {
+                c.assign(partitions); // positions of partitions already assigned are kept
+            }
+            java.time.Duration timeout = java.time.Duration.ofSeconds(TIMEOUT_SECONDS);
+            Map<TopicPartition, Long> stable = c.endOffsets(partitions, timeout);
+            for (int polls = 0; polls < 20 && behind(c, stable, timeout); polls++) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(java.time.Duration.ofMillis(200))) {
+                    deadLetters.get(byTopic.get(r.topic())).incrementAndGet();
+                }
+            }
+        }
+    }
+
+    private static boolean behind(KafkaConsumer<?, ?> c, Map<TopicPartition, Long> stable, java.time.Duration timeout) {
+        for (Map.Entry<TopicPartition, Long> e : stable.entrySet()) {
+            if (c.position(e.getKey(), timeout) < e.getValue()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private KafkaConsumer<byte[], byte[]> deadLetterReader() {
+        if (deadLetterReader == null) {
+            Properties p = new Properties();
+            p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(ConsumerConfig.CLIENT_ID_CONFIG, "gantry-admission-dead-letter-count");
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+            p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS));
+            p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS));
+            deadLetterReader = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        }
+        return deadLetterReader;
     }
 
     private void refreshLag(Admin a) throws Exception {
@@ -160,6 +215,12 @@ public class KafkaMetrics implements AutoCloseable {
     @Override
     public void close() {
         refreshing.cancel(false);
+        synchronized (reading) {
+            closed = true;
+            if (deadLetterReader != null) {
+                deadLetterReader.close(java.time.Duration.ofSeconds(1));
+            }
+        }
         Admin a = admin;
         if (a != null) {
             a.close(java.time.Duration.ofSeconds(1));

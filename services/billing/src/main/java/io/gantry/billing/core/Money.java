@@ -28,6 +28,14 @@ public final class Money {
         return unitPrice == null ? BigDecimal.ZERO : unitPrice.multiply(BigDecimal.valueOf(quantity));
     }
 
+    /**
+     * An amount or price as people and programs read it: its exact decimal, with at least the currency's minor digits
+     * ({@code 2.50}, {@code 10.00}, {@code 2.4375}); never rounded.
+     */
+    public static String text(BigDecimal v, int minorDigits) {
+        return (v.scale() < minorDigits ? v.setScale(minorDigits) : v).toPlainString();
+    }
+
     /** One representation per value (2.50 and 2.5 are the same price), so equal prices make equal line keys. */
     public static BigDecimal canonical(BigDecimal d) {
         BigDecimal s = d.stripTrailingZeros();

@@ -153,12 +153,12 @@ public final class PriceBookParser {
             if (p.tier() != null) {
                 m.put("tier", p.tier());
             }
-            m.put("perGpuHour", p.perGpuHour().toPlainString());
+            m.put("perGpuHour", Money.text(p.perGpuHour(), book.minorDigits()));
             m.put("effectiveFrom", p.effectiveFrom().toString());
             return m;
         }).toList());
-        root.put("cpu", book.cpu().stream().map(p -> resource("perCoreHour", p)).toList());
-        root.put("memory", book.memory().stream().map(p -> resource("perGiBHour", p)).toList());
+        root.put("cpu", book.cpu().stream().map(p -> resource("perCoreHour", p, book.minorDigits())).toList());
+        root.put("memory", book.memory().stream().map(p -> resource("perGiBHour", p, book.minorDigits())).toList());
         root.put("multipliers", book.multipliers().stream().map(p -> {
             Map<String, Object> m = new LinkedHashMap<>();
             if (p.queue() != null) {
@@ -175,7 +175,7 @@ public final class PriceBookParser {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("model", p.model());
                 m.put("profile", p.profile());
-                m.put("perInstanceHour", p.perInstanceHour().toPlainString());
+                m.put("perInstanceHour", Money.text(p.perInstanceHour(), book.minorDigits()));
                 m.put("effectiveFrom", p.effectiveFrom().toString());
                 return m;
             }).toList());
@@ -183,9 +183,9 @@ public final class PriceBookParser {
         return root;
     }
 
-    private static Map<String, Object> resource(String key, PriceBook.ResourcePrice p) {
+    private static Map<String, Object> resource(String key, PriceBook.ResourcePrice p, int minorDigits) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put(key, p.perHour().toPlainString());
+        m.put(key, Money.text(p.perHour(), minorDigits));
         m.put("effectiveFrom", p.effectiveFrom().toString());
         return m;
     }

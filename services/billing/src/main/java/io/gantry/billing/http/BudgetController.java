@@ -1,5 +1,6 @@
 package io.gantry.billing.http;
 
+import io.gantry.billing.core.Money;
 import io.gantry.billing.core.Budget;
 import io.gantry.billing.core.InvalidInput;
 import io.gantry.billing.money.BudgetService;
@@ -35,9 +36,9 @@ public class BudgetController {
     @Serdeable
     public record StatusView(String tenant, @Nullable String queue, String month, String limit, String spent,
                              String state, int thresholdPercent, String action, List<Integer> warnAt) {
-        static StatusView of(Budget.Status s) {
+        static StatusView of(Budget.Status s, int digits) {
             return new StatusView(s.budget().tenant(), s.budget().queue(), s.month().toString(),
-                    s.budget().limit().toPlainString(), s.spent().toPlainString(), s.state().name(),
+                    Money.text(s.budget().limit(), digits), Money.text(s.spent(), digits), s.state().name(),
                     s.thresholdPercent(), s.budget().action().name(), s.budget().warnAt());
         }
     }
@@ -49,7 +50,7 @@ public class BudgetController {
     @Get
     public HttpResponse<?> get(@RequestAttribute(Caller.ATTRIBUTE) Caller caller) {
         return HttpResponse.ok(new Budgets(budgets.statuses().stream()
-                .filter(s -> caller.mayAccess(s.budget().tenant())).map(StatusView::of).toList()));
+                .filter(s -> caller.mayAccess(s.budget().tenant())).map(s -> StatusView.of(s, budgets.minorDigits())).toList()));
     }
 
     @Put(consumes = MediaType.ALL)
@@ -60,7 +61,7 @@ public class BudgetController {
         }
         try {
             Object tree = JsonBody.parse(request.getHeaders().get(HttpHeaders.CONTENT_TYPE), body);
-            return HttpResponse.ok(new Budgets(budgets.replace(tree).stream().map(StatusView::of).toList()));
+            return HttpResponse.ok(new Budgets(budgets.replace(tree).stream().map(s -> StatusView.of(s, budgets.minorDigits())).toList()));
         } catch (JsonBody.Rejected r) {
             return Problem.of(r);
         } catch (InvalidInput e) {

@@ -1,5 +1,6 @@
 package io.gantry.billing.http;
 
+import io.gantry.billing.core.Money;
 import io.gantry.billing.core.Invoice;
 import io.gantry.billing.core.InvoiceLine;
 import io.gantry.billing.core.RatedLine;
@@ -18,10 +19,10 @@ final class InvoiceViews {
                            @Nullable String reason, String description, String quantity, String quantityUnit,
                            long quantityExact, @Nullable String unitPrice, String priceUnit, String amount,
                            @Nullable String migProfile) {
-        static LineView of(InvoiceLine l) {
+        static LineView of(InvoiceLine l, int digits) {
             return new LineView(l.jobId(), l.gpuModel(), l.component().name(), l.kind().name(), l.reason(),
                     l.description(), l.displayQuantity().toPlainString(), l.component().quantityUnit(), l.quantity(),
-                    l.unitPrice() == null ? null : l.unitPrice().toPlainString(), l.component().priceUnit(),
+                    l.unitPrice() == null ? null : Money.text(l.unitPrice(), digits), l.component().priceUnit(),
                     l.amount().toPlainString(), l.migProfile());
         }
     }
@@ -35,7 +36,7 @@ final class InvoiceViews {
             return new DocumentView(d.documentId(), d.kind().name(), d.tenant(), d.month().toString(),
                     d.month().zone().getId(), d.month().from().toString(), d.month().to().toString(), d.currency(),
                     d.issuedAt().toString(), d.priceBookVersion(), d.corrects(),
-                    d.lines().stream().map(LineView::of).toList(), d.subtotal().toPlainString(),
+                    d.lines().stream().map(l -> LineView.of(l, d.minorDigits())).toList(), d.subtotal().toPlainString(),
                     d.credits().toPlainString(), d.total().toPlainString());
         }
     }
@@ -57,7 +58,7 @@ final class InvoiceViews {
         static CostLineView of(RatedLine l, int digits) {
             return new CostLineView(l.tenant(), l.jobId(), l.gpuModel(), l.component().name(), l.kind().name(),
                     l.reason(), l.component().display(l.quantity()).toPlainString(), l.component().quantityUnit(),
-                    l.quantity(), l.unitPrice() == null ? null : l.unitPrice().toPlainString(),
+                    l.quantity(), l.unitPrice() == null ? null : Money.text(l.unitPrice(), digits),
                     l.component().priceUnit(), l.amount(digits).toPlainString(), l.migProfile());
         }
     }

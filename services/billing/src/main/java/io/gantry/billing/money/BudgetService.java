@@ -1,5 +1,6 @@
 package io.gantry.billing.money;
 
+import io.gantry.billing.core.Money;
 import io.gantry.billing.core.BillingMonth;
 import io.gantry.billing.core.Budget;
 import io.gantry.billing.core.BudgetParser;
@@ -119,12 +120,17 @@ public class BudgetService {
                             Objects.requireNonNullElse(s.budget().queue(), ""), "state", s.state().name()))
                             .increment();
                     LOG.info("budget {} {} at {} of {} {}", s.budget().key(), s.state(), s.spent().toPlainString(),
-                            s.budget().limit().toPlainString(), prices.current().currency());
+                            Money.text(s.budget().limit(), minorDigits()), prices.current().currency());
                 }
                 announced.put(s.budget().key(), s);
             }
         }
         return all;
+    }
+
+    /** The minor digits of the current price book's currency: amounts are shown with at least these. */
+    public int minorDigits() {
+        return prices.current().minorDigits();
     }
 
     private void announce(Budget.Status s) {
@@ -139,7 +145,7 @@ public class BudgetService {
                         .setPeriodFrom(s.month().from())
                         .setPeriodTo(s.month().to())
                         .setCurrency(prices.current().currency())
-                        .setLimit(s.budget().limit().toPlainString())
+                        .setLimit(Money.text(s.budget().limit(), minorDigits()))
                         .setSpent(s.spent().toPlainString())
                         .setThresholdPercent(s.thresholdPercent())
                         .setState(BudgetState.valueOf(s.state().name()))

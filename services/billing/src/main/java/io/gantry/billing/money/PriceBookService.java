@@ -1,5 +1,6 @@
 package io.gantry.billing.money;
 
+import io.gantry.billing.core.Money;
 import io.gantry.billing.core.InvalidInput;
 import io.gantry.billing.core.PriceBook;
 import io.gantry.billing.core.PriceBookParser;
@@ -155,24 +156,24 @@ public class PriceBookService {
                         .setAppliedBy(row.appliedBy())
                         .setCurrency(book.currency())
                         .setGpuPrices(book.gpu().stream().map(p -> GpuPrice.newBuilder().setModel(p.model())
-                                .setTier(p.tier()).setPerGpuHour(p.perGpuHour().toPlainString())
+                                .setTier(p.tier()).setPerGpuHour(Money.text(p.perGpuHour(), book.minorDigits()))
                                 .setEffectiveFrom(p.effectiveFrom()).build()).toList())
-                        .setCpuPrices(book.cpu().stream().map(PriceBookService::resource).toList())
-                        .setMemoryPrices(book.memory().stream().map(PriceBookService::resource).toList())
+                        .setCpuPrices(book.cpu().stream().map(p -> resource(p, book.minorDigits())).toList())
+                        .setMemoryPrices(book.memory().stream().map(p -> resource(p, book.minorDigits())).toList())
                         .setMultipliers(book.multipliers().stream().map(m -> PriceMultiplier.newBuilder()
                                 .setQueue(m.queue()).setPriorityClass(m.priorityClass())
                                 .setFactor(m.factor().toPlainString()).setEffectiveFrom(m.effectiveFrom()).build())
                                 .toList())
                         .setMigPrices(book.mig().stream().map(m -> io.gantry.events.MigPrice.newBuilder()
                                 .setModel(m.model()).setProfile(m.profile())
-                                .setPerInstanceHour(m.perInstanceHour().toPlainString())
+                                .setPerInstanceHour(Money.text(m.perInstanceHour(), book.minorDigits()))
                                 .setEffectiveFrom(m.effectiveFrom()).build()).toList())
                         .build())
                 .build();
     }
 
-    private static ResourcePrice resource(PriceBook.ResourcePrice p) {
-        return ResourcePrice.newBuilder().setPerHour(p.perHour().toPlainString()).setEffectiveFrom(p.effectiveFrom())
+    private static ResourcePrice resource(PriceBook.ResourcePrice p, int minorDigits) {
+        return ResourcePrice.newBuilder().setPerHour(Money.text(p.perHour(), minorDigits)).setEffectiveFrom(p.effectiveFrom())
                 .build();
     }
 

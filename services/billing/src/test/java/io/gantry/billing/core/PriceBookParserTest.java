@@ -44,6 +44,10 @@ class PriceBookParserTest {
         assertThat(book.gpuPrice("H100", null, Instant.parse("2026-06-01T00:00:00Z"))).isEqualByComparingTo("3");
         assertThat(book.gpuPrice("H100", null, Instant.parse("2025-12-31T00:00:00Z"))).isNull();
         assertThat(PriceBookParser.parse(PriceBookParser.toTree(book), Set.of())).isEqualTo(book);
+        List<?> gpu = (List<?>) PriceBookParser.toTree(book).get("gpu");
+        assertThat(gpu.stream().map(m -> (Object) ((Map<?, ?>) m).get("perGpuHour")).toList())
+                .as("prices shown with at least the currency's minor digits").containsExactly((Object) "2.50", "3.00");
+        assertThat(Money.text(new BigDecimal("2.4375"), 2)).as("never rounded").isEqualTo("2.4375");
     }
 
     static Stream<Arguments> badBooks() {
