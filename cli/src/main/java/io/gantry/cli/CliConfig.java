@@ -18,8 +18,9 @@ import java.util.Set;
 /**
  * Where the API is and who the caller is. From, first found wins: the command line ({@code --api}), the environment
  * ({@code GANTRY_API}, {@code GANTRY_TOKEN}), the config file ({@code ~/.config/gantry/config.yaml}), and then the
- * dev installation of the checkout ({@code .gantry/tokens.yml}, the demo tenant), so {@code ./gantry submit} works
- * right after {@code ./gantry dev}. The other services' URLs are the admission URL's host with its port + 1 (queue),
+ * dev installation of the checkout ({@code .gantry/tokens.yml}, the demo tenant, and {@code .gantry/api-url}, where
+ * {@code ./gantry dev} listens, whatever its {@code --port}), so {@code ./gantry submit} works right after
+ * {@code ./gantry dev}. The other services' URLs are the admission URL's host with its port + 1 (queue),
  * + 2 (placement), + 4 (billing), unless set; a URL without a port (a gateway) serves them all.
  *
  * @param tokenSource where the token came from, to say so when the API refuses it (never the token itself)
@@ -54,11 +55,17 @@ public record CliConfig(URI api, URI queueApi, URI placementApi, URI billingApi,
                 : env.repo().resolve(".gantry");
     }
 
+    /** The file where {@code ./gantry dev} writes the API URL it serves, in its data directory. */
+    public static final String DEV_API_FILE = "api-url";
+
     public static CliConfig resolve(Env env, String apiFlag, Path configFlag) {
         Path file = fileOf(env, configFlag);
         Map<String, String> values = Files.isRegularFile(file) ? read(file) : Map.of();
-        String api = first(apiFlag, env.var("GANTRY_API"), values.get("api"), DEFAULT_API);
-        URI base = url(api, apiFlag != null ? "--api" : env.var("GANTRY_API") != null ? "GANTRY_API" : file.toString());
+        Path devApi = devDataDir(env).resolve(DEV_API_FILE);
+        String dev = devApi(devApi);
+        String api = first(apiFlag, env.var("GANTRY_API"), values.get("api"), dev, DEFAULT_API);
+        URI base = url(api, apiFlag != null ? "--api" : env.var("GANTRY_API") != null ? "GANTRY_API"
+                : values.get("api") != null || dev == null ? file.toString() : devApi.toString());
         String token = env.var("GANTRY_TOKEN");
         String source = "GANTRY_TOKEN";
         if (token == null && values.get("token") != null) {
@@ -75,6 +82,16 @@ public record CliConfig(URI api, URI queueApi, URI placementApi, URI billingApi,
         return new CliConfig(base,
                 derived(values.get("queue-api"), base, 1), derived(values.get("placement-api"), base, 2),
                 derived(values.get("billing-api"), base, 4), token, token == null ? null : source, runs, file);
+    }
+
+    /** The URL the dev installation serves (its first line), or null when it wrote none. */
+    private static String devApi(Path f) {
+        try {
+            return Files.isRegularFile(f) ? Files.readAllLines(f).stream().map(String::strip).filter(l -> !l.isEmpty())
+                    .findFirst().orElse(null) : null;
+        } catch (java.io.IOException e) {
+            return null;
+        }
     }
 
     /** A configuration for one URL and token alone (what `login` checks before it stores them). */

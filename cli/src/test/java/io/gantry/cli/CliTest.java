@@ -121,6 +121,23 @@ class CliTest {
     }
 
     @Test
+    void withoutConfigTheApiIsWhereTheDevInstallationSaysItListensElseTheFlagEnvironmentOrFileWins()
+            throws IOException {
+        Path data = Files.createDirectories(home.resolve("repo/.gantry"));
+        Files.writeString(data.resolve(CliConfig.DEV_API_FILE), "http://127.0.0.1:18080\n");
+        Env dev = new Env(Map.of(), home, home.resolve("repo"), null, null, null, null);
+        assertThat(CliConfig.resolve(dev, null, null).api()).hasToString("http://127.0.0.1:18080");
+        assertThat(CliConfig.resolve(dev, null, null).billingApi()).hasToString("http://127.0.0.1:18084");
+        assertThat(CliConfig.resolve(dev, "http://other:1", null).api()).hasToString("http://other:1");
+        Env env = new Env(Map.of("GANTRY_API", "http://env:2"), home, home.resolve("repo"), null, null, null, null);
+        assertThat(CliConfig.resolve(env, null, null).api()).hasToString("http://env:2");
+        Path file = Files.writeString(home.resolve("c.yaml"), "api: http://file:3\n");
+        assertThat(CliConfig.resolve(dev, null, file).api()).hasToString("http://file:3");
+        Files.delete(data.resolve(CliConfig.DEV_API_FILE));
+        assertThat(CliConfig.resolve(dev, null, null).api()).hasToString(CliConfig.DEFAULT_API);
+    }
+
+    @Test
     void aConfigFileWithAnUnknownKeyIsRefusedNamingIt() throws IOException {
         Path file = Files.writeString(home.resolve("c.yaml"), "api: http://a:1\ntokn: x\n");
         CliRunner.Result r = cli().run("--config", file.toString(), "ps");

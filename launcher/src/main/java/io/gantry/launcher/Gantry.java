@@ -92,6 +92,10 @@ public final class Gantry {
             System.exit(1);
         }
         DevCluster.Tokens t = cluster.tokens();
+        // the CLI reads where this installation listens (CliConfig.DEV_API_FILE), so ./gantry ps works with any --port
+        Files.writeString(dataDir.resolve("api-url"), cluster.url("admission") + "\n");
+        boolean defaultDir = dataDir.equals(repo.resolve(".gantry"));
+        String cliEnv = defaultDir ? "" : "export GANTRY_DATA_DIR=" + dataDir + "   # the CLI finds this installation\n  ";
         System.out.println("""
 
                 Gantry is running (data: %s, logs: %s/logs).
@@ -102,12 +106,12 @@ public final class Gantry {
 
                 Submit a job file and follow it (2 tasks x 4 GPUs):
 
-                  ./gantry submit examples/jobs/hello-gang.yaml --watch
+                  %s./gantry submit examples/jobs/hello-gang.yaml --watch
                   ./gantry ps          # then: why JOB, logs JOB, usage --job JOB, cancel JOB
 
                 The REST API with curl: docs/user-guide.md. Ctrl-C stops everything.
                 """.formatted(dataDir, dataDir, cluster.url("admission"), cluster.url("queue"), cluster.url("placement"),
-                cluster.url("billing"), cluster.bootstrapServers(), t.file(), t.tenant()));
+                cluster.url("billing"), cluster.bootstrapServers(), t.file(), t.tenant(), cliEnv));
         supervise(cluster, stopped);
     }
 
