@@ -65,6 +65,7 @@ class AccessIntegrationTest implements TestPropertyProvider {
     /** A tenant only the tokens file names (as `gantry dev`'s demo tenant). */
     private static final String FILED = "filed-" + SUFFIX;
     private static final String FILED_TOKEN = "filed-token-" + SUFFIX;
+    private static final String FILED_2 = "filed2-" + SUFFIX;
 
     @Inject
     EmbeddedServer server;
@@ -222,6 +223,22 @@ class AccessIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    void aTenantOfTheTokensFileExistsSoCreatingItIsAConflictAndItsFirstApiTokenGivesItItsRecord() throws Exception {
+        Reply created = send("POST", ADMIN, "/v1/admin/tenants", "{\"name\":\"" + FILED_2 + "\"}");
+        assertThat(created.status).as(created.raw).isEqualTo(409);
+        assertThat(created.raw).contains("tenant " + FILED_2 + " already exists (in the tokens file");
+
+        Reply issued = send("POST", ADMIN, "/v1/admin/tenants/" + FILED_2 + "/tokens", null);
+        assertThat(issued.status).as(issued.raw).isEqualTo(201);
+        String token = secret(issued);
+        await().atMost(SOON).until(() -> send("GET", token, "/v1/jobs", null).status == 200);
+        String listed = send("GET", ADMIN, "/v1/admin/tenants", null).raw;
+        assertThat(listed.split("\"name\":\"" + FILED_2 + "\"", -1)).as("listed once, from its record").hasSize(2);
+        assertThat(listed).contains("\"name\":\"" + FILED_2 + "\",\"displayName\":\"" + FILED_2
+                + "\",\"state\":\"ACTIVE\"");
+    }
+
+    @Test
     void noSecretIsOnTheTopicOrInTheDatabaseOnlyItsHash() throws Exception {
         String tenant = "gamma-" + SUFFIX;
         assertThat(send("POST", ADMIN, "/v1/admin/tenants", "{\"name\":\"" + tenant + "\"}").status).isEqualTo(201);
@@ -328,7 +345,8 @@ class AccessIntegrationTest implements TestPropertyProvider {
     private static Path tokensFile() {
         try {
             return TokensFile.write(Files.createTempDirectory("access-tokens-").resolve("tokens.yaml"),
-                    TokensFile.tenants("vision", VISION, FILED, FILED_TOKEN), ADMIN);
+                    TokensFile.tenants("vision", VISION, FILED, FILED_TOKEN, FILED_2,
+                            "filed2-token-" + SUFFIX), ADMIN);
         } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
         }

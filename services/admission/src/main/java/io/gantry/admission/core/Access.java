@@ -194,8 +194,21 @@ public final class Access {
     }
 
     public static Outcome<Tenant> create(Optional<Tenant> existing, NewTenant request, Instant now) {
+        return create(existing, request, false, now);
+    }
+
+    /**
+     * Creates a tenant; one that exists already, also only in the tokens file a service started with
+     * ({@code inTokensFile}), is a conflict.
+     */
+    public static Outcome<Tenant> create(Optional<Tenant> existing, NewTenant request, boolean inTokensFile,
+                                         Instant now) {
         if (existing.isPresent()) {
             return Outcome.refused(Refusal.CONFLICT, "name", "tenant " + request.name() + " already exists");
+        }
+        if (inTokensFile) {
+            return Outcome.refused(Refusal.CONFLICT, "name", "tenant " + request.name() + " already exists (in the "
+                    + "tokens file; disable, enable and issue tokens work on it as on any tenant)");
         }
         return Outcome.ok(new Tenant(request.name(), request.displayName(), TenantState.ACTIVE, now));
     }

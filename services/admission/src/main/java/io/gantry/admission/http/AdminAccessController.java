@@ -84,8 +84,10 @@ public class AdminAccessController {
         }
         Instant now = clock.instant();
         Access.NewTenant request = parsed.value();
+        boolean inFile = fileTenants().contains(request.name());
         return change(() -> store.write(tx -> {
-            Access.Outcome<Access.Tenant> outcome = Access.create(tx.tenantForUpdate(request.name()), request, now);
+            Access.Outcome<Access.Tenant> outcome = Access.create(tx.tenantForUpdate(request.name()), request, inFile,
+                    now);
             if (outcome.isOk()) {
                 if (!tx.insertTenant(outcome.value(), now)) {
                     // created by a concurrent request between our read and our insert
@@ -195,8 +197,20 @@ public class AdminAccessController {
             return badRequest(parsed.errors());
         }
         TokenSecrets.NewToken fresh = TokenSecrets.next();
+        boolean inFile = fileTenants().contains(name);
         return change(() -> store.write(tx -> {
-            Access.Outcome<Access.Token> outcome = Access.issue(tx.tenantForUpdate(name), name, parsed.value(),
+            Optional<Access.Tenant> tenant = tx.tenantForUpdate(name);
+            if (tenant.isEmpty() && inFile) {
+                // a tenant of the tokens file gets its record with its first API token (as when disabled)
+                Access.Tenant record = Access.setState(tenant, name, Access.TenantState.ACTIVE, caller.tenant(), true,
+                        now).value();
+                if (tx.insertTenant(record, now)) {
+                    publisher.publish(Topics.ADMISSION_ACCESS_EVENTS, name,
+                            AccessEvents.of(record, caller.tenant(), now));
+                }
+                tenant = tx.tenantForUpdate(name);
+            }
+            Access.Outcome<Access.Token> outcome = Access.issue(tenant, name, parsed.value(),
                     fresh.tokenId(), fresh.sha256(), now);
             if (outcome.isOk()) {
                 tx.insertToken(outcome.value());

@@ -90,6 +90,9 @@ class AccessTest {
         assertThat(Access.create(Optional.empty(), request, NOW).value())
                 .isEqualTo(new Access.Tenant("vision", "Vision team", Access.TenantState.ACTIVE, NOW));
         assertThat(Access.create(Optional.of(ACTIVE), request, NOW).refusal()).isEqualTo(Access.Refusal.CONFLICT);
+        Access.Outcome<Access.Tenant> fromFile = Access.create(Optional.empty(), request, true, NOW);
+        assertThat(fromFile.refusal()).as("a tenant of the tokens file exists too").isEqualTo(Access.Refusal.CONFLICT);
+        assertThat(fromFile.message()).contains("tenant vision already exists (in the tokens file");
     }
 
     @Test
