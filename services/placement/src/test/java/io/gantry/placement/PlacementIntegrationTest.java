@@ -500,7 +500,9 @@ class PlacementIntegrationTest implements TestPropertyProvider {
             Map<String, Object> sim0 = nodes.stream().filter(n -> n.get("nodeId").equals("sim-0")).findFirst().orElseThrow();
             assertThat(sim0).containsEntry("backend", "simulated").containsEntry("cpuMillis", 96000);
             assertThat((List<Map<String, Object>>) sim0.get("gpus")).hasSize(8)
-                    .allSatisfy(g -> assertThat(g).containsEntry("model", "H100").containsEntry("memoryMiB", 81920));
+                    .allSatisfy(g -> assertThat(g).containsEntry("model", "H100").containsEntry("memoryMiB", 81920)
+                            .containsKey("allocatedTo"));
+            assertThat(sim0).as("documented as null when nothing is reserved").containsKey("reservedFor");
         });
         assertThatThrownBy(() -> http.toBlocking().exchange(HttpRequest.GET("/v1/nodes")))
                 .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(401));

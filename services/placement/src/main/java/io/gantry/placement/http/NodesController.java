@@ -1,5 +1,6 @@
 package io.gantry.placement.http;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.gantry.placement.core.Gpu;
 import io.gantry.placement.core.NodeSpec;
 import io.gantry.placement.core.NodeView;
@@ -39,12 +40,14 @@ public class NodesController {
     }
 
     @Serdeable
+    @JsonInclude(JsonInclude.Include.ALWAYS) // null fields are part of the answer (documented as null)
     public record GpuView(int index, String model, long memoryMiB, int numaNode, int pcieSwitch, int nvlinkDomain,
                           boolean migCapable, @Nullable String allocatedTo, List<ShareView> shares) {
     }
 
     /** A fraction or MIG instance on a GPU: who holds it and what it is. */
     @Serdeable
+    @JsonInclude(JsonInclude.Include.ALWAYS) // null fields are part of the answer (documented as null)
     public record ShareView(String job, int milli, long memoryMiB, @Nullable String migProfile,
                             @Nullable Integer migSlice) {
     }
@@ -58,6 +61,7 @@ public class NodesController {
     }
 
     @Serdeable
+    @JsonInclude(JsonInclude.Include.ALWAYS) // null fields are part of the answer (documented as null)
     public record NodeBody(String nodeId, String backend, String pool, boolean healthy, Map<String, String> labels, String spine,
                            String rack, List<GpuView> gpus, int freeGpus, int cpuMillis, long memoryMiB,
                            int freeCpuMillis, long freeMemoryMiB, List<SocketView> sockets, boolean cordoned,
