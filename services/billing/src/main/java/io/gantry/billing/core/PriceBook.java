@@ -184,18 +184,19 @@ public record PriceBook(long version, String currency, List<GpuPrice> gpu, List<
             errors.add(new InvalidInput.Field("currency", "must stay " + current.currency()
                     + ": prices in that currency are already in force"));
         }
-        compare("gpu", current.gpu(), next.gpu(), GpuPrice::effectiveFrom, now, errors);
-        compare("cpu", current.cpu(), next.cpu(), ResourcePrice::effectiveFrom, now, errors);
-        compare("memory", current.memory(), next.memory(), ResourcePrice::effectiveFrom, now, errors);
-        compare("multipliers", current.multipliers(), next.multipliers(), Multiplier::effectiveFrom, now, errors);
-        compare("mig", current.mig(), next.mig(), MigPrice::effectiveFrom, now, errors);
+        int digits = current.minorDigits();
+        compare("gpu", current.gpu(), next.gpu(), GpuPrice::effectiveFrom, now, digits, errors);
+        compare("cpu", current.cpu(), next.cpu(), ResourcePrice::effectiveFrom, now, digits, errors);
+        compare("memory", current.memory(), next.memory(), ResourcePrice::effectiveFrom, now, digits, errors);
+        compare("multipliers", current.multipliers(), next.multipliers(), Multiplier::effectiveFrom, now, digits, errors);
+        compare("mig", current.mig(), next.mig(), MigPrice::effectiveFrom, now, digits, errors);
         if (!errors.isEmpty()) {
             throw new InvalidInput(errors);
         }
     }
 
     private static <T> void compare(String field, List<T> current, List<T> next,
-                                    java.util.function.Function<T, Instant> from, Instant now,
+                                    java.util.function.Function<T, Instant> from, Instant now, int minorDigits,
                                     List<InvalidInput.Field> errors) {
         Set<T> before = new HashSet<>();
         for (T t : current) {
@@ -218,10 +219,31 @@ public record PriceBook(long version, String currency, List<GpuPrice> gpu, List<
         }
         for (T t : before) {
             if (!kept.contains(t)) {
-                errors.add(new InvalidInput.Field(field, "leaves out or changes an entry already in force (" + t
-                        + "): prices change only from now on, never retroactively"));
+                errors.add(new InvalidInput.Field(field, "leaves out or changes an entry already in force ("
+                        + describe(t, minorDigits) + "): prices change only from now on, never retroactively; keep it and add "
+                        + "the new price with an effectiveFrom of now or later"));
             }
         }
+    }
+
+    /** An entry as the book's author wrote it (not a Java record's text). */
+    static String describe(Object entry, int minorDigits) {
+        if (entry instanceof GpuPrice g) {
+            return "gpu " + g.model() + (g.tier() == null ? "" : " tier " + g.tier()) + " at "
+                    + Money.text(g.perGpuHour(), minorDigits) + " per GPU-hour from " + g.effectiveFrom();
+        }
+        if (entry instanceof ResourcePrice r) {
+            return Money.text(r.perHour(), minorDigits) + " per hour from " + r.effectiveFrom();
+        }
+        if (entry instanceof Multiplier m) {
+            return (m.queue() != null ? "queue " + m.queue() : "priority class " + m.priorityClass()) + " x "
+                    + m.factor().toPlainString() + " from " + m.effectiveFrom();
+        }
+        if (entry instanceof MigPrice m) {
+            return "mig " + m.model() + " " + m.profile() + " at " + Money.text(m.perInstanceHour(), minorDigits)
+                    + " per instance-hour from " + m.effectiveFrom();
+        }
+        return String.valueOf(entry);
     }
 
     private static <T> T latest(List<T> entries, java.util.function.Predicate<T> match,

@@ -85,7 +85,7 @@ public class PriceBookController {
                     tree = ExactYaml.load(text);
                 } catch (RuntimeException e) {
                     return Problem.badRequest(List.of(new Problem.FieldError("body", "is not valid YAML: "
-                            + firstLine(e.getMessage()))));
+                            + ExactYaml.problem(e))));
                 }
             } else if (JsonBody.contentTypeProblem(raw).isEmpty()) {
                 tree = JsonBody.parse(body);
@@ -113,11 +113,5 @@ public class PriceBookController {
     private static HttpResponse<?> unsupported(String message) {
         return Problem.response(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported media type",
                 "Content-Type: " + message, List.of(new Problem.FieldError("Content-Type", message)));
-    }
-
-    private static String firstLine(String m) {
-        String s = String.valueOf(m);
-        int nl = s.indexOf('\n');
-        return nl < 0 ? s : s.substring(0, nl);
     }
 }

@@ -14,6 +14,20 @@ public final class ExactYaml {
     private ExactYaml() {
     }
 
+    /**
+     * What is wrong with a document {@link #load} refused, for the one who wrote it: SnakeYAML's problem and where
+     * ({@code found duplicate key currency (line 2, column 1)}), not only its context ("while constructing a mapping").
+     */
+    public static String problem(RuntimeException e) {
+        if (e instanceof org.yaml.snakeyaml.error.MarkedYAMLException m && m.getProblem() != null) {
+            org.yaml.snakeyaml.error.Mark at = m.getProblemMark() != null ? m.getProblemMark() : m.getContextMark();
+            return m.getProblem().strip() + (at == null ? "" : " (line " + (at.getLine() + 1) + ", column "
+                    + (at.getColumn() + 1) + ")");
+        }
+        String message = e.getMessage() == null ? e.toString() : e.getMessage();
+        return message.lines().findFirst().orElse(message).strip();
+    }
+
     public static Object load(String text) {
         LoaderOptions options = new LoaderOptions();
         options.setAllowDuplicateKeys(false);

@@ -123,6 +123,16 @@ class PriceBookParserTest {
     }
 
     @Test
+    void aRefusedChangeNamesTheEntryInForceAsTheBookWritesIt() {
+        PriceBook next = PriceBookParser.parse(doc(h100("2.00", "2026-01-01T00:00:00Z")), Set.of());
+        assertThatThrownBy(() -> PriceBook.requireNoRetroactiveChange(v1(), next, NOW))
+                .isInstanceOfSatisfying(InvalidInput.class, e -> assertThat(e.fields())
+                        .filteredOn(f -> f.field().equals("gpu")).singleElement()
+                        .satisfies(f -> assertThat(f.message()).contains("(gpu H100 at 2.50 per GPU-hour from "
+                                + "2026-01-01T00:00:00Z)").doesNotContain("GpuPrice[")));
+    }
+
+    @Test
     void theFirstBookMayPriceThePast() {
         PriceBook first = PriceBookParser.parse(doc(h100("2.50", "2020-01-01T00:00:00Z")), Set.of());
         PriceBook.requireNoRetroactiveChange(PriceBook.empty("EUR"), first, NOW);

@@ -30,6 +30,7 @@ class ExactYamlTest {
     @Test
     void aDuplicateKeyIsAnErrorNotASilentOverride() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ExactYaml.load("currency: EUR\ncurrency: USD\n"))
-                .isInstanceOf(RuntimeException.class);
+                .isInstanceOfSatisfying(RuntimeException.class, e -> assertThat(ExactYaml.problem(e))
+                        .as("says which key, and where").isEqualTo("found duplicate key currency (line 2, column 1)"));
     }
 }
