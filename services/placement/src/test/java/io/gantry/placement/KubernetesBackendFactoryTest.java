@@ -114,4 +114,22 @@ class KubernetesBackendFactoryTest {
                 .hasMessageContaining("cannot configure the Kubernetes client")
                 .hasMessageNotContaining("do-not-log-me");
     }
+
+    @Test
+    void thePlacementServiceStartsOnTheKubernetesBackendAloneWithItsGauges() throws IOException {
+        env(Map.of()); // writes the kubeconfig
+        Path tokens = io.gantry.testkit.TokensFile.write(io.gantry.testkit.TokensFile.tenants("t", "t-token"),
+                "admin-token");
+        Map<String, Object> props = new HashMap<>();
+        props.put("gantry.placement.backend", "kubernetes");
+        props.put("gantry.placement.kubernetes.kubeconfig", dir.resolve("kubeconfig").toString());
+        props.put("kafka.bootstrap.servers", io.gantry.embedded.EmbeddedKafka.shared().bootstrapServers());
+        props.put("micronaut.server.port", "-1");
+        props.put("gantry.auth.tokens-file", tokens.toString());
+        try (ApplicationContext context = ApplicationContext.run(props)) {
+            io.micrometer.core.instrument.MeterRegistry registry =
+                    context.getBean(io.micrometer.core.instrument.MeterRegistry.class);
+            assertThat(registry.find("gantry.placement.kubernetes.foreign.pods").gauge()).isNotNull();
+        }
+    }
 }
