@@ -221,7 +221,9 @@ public final class LocalBackend implements ExecutionBackend {
                     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
                     pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
                     run.byLabel.put(label, p);
-                    run.processes.put(label, pb.start());
+                    Process process = pb.start();
+                    run.processes.put(label, process);
+                    writePid(dir.resolve(label + PID_SUFFIX), process.toHandle());
                 } catch (IOException | RuntimeException e) {
                     run.kill();
                     return Optional.of(RunOutcome.failed(allocation.allocationId(), null,
@@ -534,11 +536,65 @@ public final class LocalBackend implements ExecutionBackend {
                 known = finished.stream().filter(o -> o.allocationId().equals(a.allocationId())).findFirst().orElse(null);
             }
             if (known == null) {
-                out.add(RunOutcome.failed(a.allocationId(), null, "placement restarted; the process was lost", now));
+                // a previous placement process started it: what is left of it runs unwatched on GPUs that are
+                // about to be given to others, so it is stopped; the run is lost to the infrastructure, not failed
+                int killed = killOrphans(runDir(a));
+                String what = killed == 0 ? "its processes were gone" : killed + " of its processes still ran and "
+                        + "were killed";
+                LOG.warn("run {} of job {} (attempt {}) was started by an earlier placement process; {}",
+                        a.allocationId(), a.jobId(), a.attempt(), what);
+                out.add(RunOutcome.lost(a.allocationId(), "placement restarted; " + what, now));
             }
         }
         out.addAll(reported.values());
         return out;
+    }
+
+    /** Beside each task's log: its pid and start time, so a restarted placement can find what it left running. */
+    static final String PID_SUFFIX = ".pid";
+
+    private static void writePid(Path file, ProcessHandle process) {
+        try {
+            Files.writeString(file, process.pid() + " " + process.info().startInstant().map(Instant::toEpochMilli)
+                    .orElse(0L) + "\n");
+        } catch (IOException e) {
+            LOG.warn("cannot record pid {} in {}: {}", process.pid(), file, e.toString());
+        }
+    }
+
+    /**
+     * Kills the processes a run directory's pid files name that still run (the same pid started at the same time,
+     * not a reuse of the number), their children first; how many were running.
+     */
+    static int killOrphans(Path dir) {
+        List<ProcessHandle> alive = new ArrayList<>();
+        try (var files = Files.list(dir)) {
+            for (Path f : files.filter(x -> x.getFileName().toString().endsWith(PID_SUFFIX)).toList()) {
+                String[] parts = Files.readString(f).strip().split(" ");
+                long pid = Long.parseLong(parts[0]);
+                long started = parts.length > 1 ? Long.parseLong(parts[1]) : 0;
+                ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+                        .filter(h -> started == 0 || h.info().startInstant().map(Instant::toEpochMilli)
+                                .map(s -> Math.abs(s - started) < 1000).orElse(false))
+                        .ifPresent(alive::add);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("no pid files read in {}: {}", dir, e.toString());
+        }
+        List<ProcessHandle> all = new ArrayList<>();
+        for (ProcessHandle h : alive) {
+            all.addAll(h.descendants().toList());
+            all.add(h);
+        }
+        all.forEach(ProcessHandle::destroyForcibly);
+        for (ProcessHandle h : all) {
+            try {
+                h.onExit().get(5, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (Exception e) {
+                LOG.warn("process {} did not end within 5 s of SIGKILL", h.pid());
+            }
+        }
+        return alive.size();
     }
 
     // ---------------------------------------------------------------- device health and pre-flight checks

@@ -19,4 +19,9 @@ public record RunOutcome(String allocationId, RunResult result) {
     public static RunOutcome failed(String allocationId, Integer exitCode, String message, Instant at) {
         return new RunOutcome(allocationId, RunResult.failed(exitCode, message, at));
     }
+
+    /** The infrastructure lost the run (see {@link RunResult#lost()}): requeued by recovery, not a failure of the job. */
+    public static RunOutcome lost(String allocationId, String message, Instant at) {
+        return new RunOutcome(allocationId, RunResult.lost(message, at));
+    }
 }

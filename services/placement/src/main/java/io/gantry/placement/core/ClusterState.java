@@ -983,6 +983,10 @@ public final class ClusterState {
         if (result.succeeded()) {
             return List.of(new PlacementFact.RunSucceeded(a, at), new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_SUCCEEDED, at));
         }
+        if (result.lost()) {
+            // not the job's failure: released as a node failure's runs are, so recovery requeues it
+            return List.of(new PlacementFact.AllocationReleased(a, ReleaseCause.NODE_FAILED, at));
+        }
         return List.of(new PlacementFact.RunFailed(a, result.exitCode(), result.message(), at),
                 new PlacementFact.AllocationReleased(a, ReleaseCause.RUN_FAILED, at));
     }

@@ -256,8 +256,35 @@ class LocalBackendTest {
 
         assertThat(lost).singleElement().satisfies(o -> {
             assertThat(o.allocationId()).isEqualTo(a.allocationId());
-            assertThat(o.result().message()).isEqualTo("placement restarted; the process was lost");
+            assertThat(o.result().message()).isEqualTo("placement restarted; its processes were gone");
+            assertThat(o.result().lost()).as("the infrastructure's loss, not the job's failure").isTrue();
         });
+    }
+
+    @Test
+    void afterARestartWhatAnEarlierPlacementLeftRunningIsKilledBeforeItsGpusAreGivenAgain() throws Exception {
+        LocalBackend before = backend();
+        Allocation a = allocation("job-7", task("x", 0));
+        before.start(a, new RunPlan(Map.of("x", new RunPlan.Task(List.of("sh", "-c", "sleep 60 & wait"), null))),
+                Instant.now());
+        Path pidFile = work.resolve("job-7").resolve(Integer.toString(a.attempt())).resolve("x-0" + LocalBackend.PID_SUFFIX);
+        long pid = Long.parseLong(java.nio.file.Files.readString(pidFile).strip().split(" ")[0]);
+        ProcessHandle orphan = ProcessHandle.of(pid).orElseThrow();
+        List<ProcessHandle> children = org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5))
+                .until(() -> orphan.descendants().toList(), l -> !l.isEmpty());
+
+        // a new placement process over the same run directories (the old one was killed: its children run on)
+        LocalBackend after = new LocalBackend(node(), work, ROOT ? LocalBackend.resolveRunAs("nobody") : null,
+                new VirtualClock(Clock.systemUTC(), 1));
+        List<RunOutcome> out = after.adopt(List.of(new ExecutionBackend.LiveRun(a, null)), Instant.now());
+
+        assertThat(out).singleElement().satisfies(o -> {
+            assertThat(o.result().lost()).isTrue();
+            assertThat(o.result().message()).isEqualTo("placement restarted; 1 of its processes still ran and were "
+                    + "killed");
+        });
+        assertThat(orphan.isAlive()).isFalse();
+        assertThat(children).noneMatch(ProcessHandle::isAlive);
     }
 
     @Test
