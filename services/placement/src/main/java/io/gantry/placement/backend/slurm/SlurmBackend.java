@@ -455,6 +455,11 @@ public final class SlurmBackend implements ExecutionBackend {
     }
 
     private void fail(Run run, Integer exitCode, String message) {
+        end(run, RunOutcome.failed(run.allocation.allocationId(), exitCode, message, clock.instant()), message);
+    }
+
+    /** Ends the run with {@code outcome}: the other replicas are cancelled (a gang lives or dies whole). */
+    private void end(Run run, RunOutcome outcome, String message) {
         if (run.over) {
             return;
         }
@@ -466,8 +471,9 @@ public final class SlurmBackend implements ExecutionBackend {
         // cancelled here: the same poll's queue still lists them running, they are no orphans to cancel again
         orphansCancelled.addAll(others);
         scancel(others);
-        LOG.info("allocation {} failed: {}", run.allocation.allocationId(), message);
-        report(RunOutcome.failed(run.allocation.allocationId(), exitCode, message, clock.instant()));
+        LOG.info("allocation {} {}: {}", run.allocation.allocationId(), outcome.result().lost() ? "lost" : "failed",
+                message);
+        report(outcome);
     }
 
     private void report(RunOutcome outcome) {
@@ -780,10 +786,19 @@ public final class SlurmBackend implements ExecutionBackend {
                 how = ", exit " + details.exitCode();
             }
         }
-        fail(run, exit, r.label() + ": Slurm job " + r.jobId + " " + state
+        String message = r.label() + ": Slurm job " + r.jobId + " " + state
                 + (reason == null || reason.isBlank() || "None".equals(reason) ? "" : " (" + reason + ")")
-                + " on " + r.task.nodeId() + how);
+                + " on " + r.task.nodeId() + how;
+        if (INFRASTRUCTURE_ENDS.contains(state)) {
+            // the node failed or did not boot, or Slurm preempted it for work outside Gantry: not the job's failure
+            end(run, RunOutcome.lost(run.allocation.allocationId(), message, clock.instant()), message);
+        } else {
+            fail(run, exit, message);
+        }
     }
+
+    /** Slurm job states that end a run for reasons of the infrastructure, not the job (see {@link RunOutcome#lost}). */
+    static final java.util.Set<String> INFRASTRUCTURE_ENDS = java.util.Set.of("NODE_FAIL", "BOOT_FAIL", "PREEMPTED");
 
     /** The exit code of a job the controller still knows; null when it cannot be read. */
     private SlurmOutput.FinishedJob details(String jobId) {

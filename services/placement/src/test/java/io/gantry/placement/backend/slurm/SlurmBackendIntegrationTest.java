@@ -230,6 +230,7 @@ class SlurmBackendIntegrationTest {
             slurm.run(Tool.SCONTROL, List.of("update", "nodename=" + node, "state=down", "reason=gantry-test"), null);
             RunOutcome o = awaitOutcome(b, Duration.ofSeconds(30));
             assertThat(o.result().succeeded()).isFalse();
+            assertThat(o.result().lost()).isTrue();
             assertThat(o.result().message()).contains("NODE_FAIL");
         } finally {
             slurm.run(Tool.SCONTROL, List.of("update", "nodename=" + node, "state=resume"), null);

@@ -124,10 +124,22 @@ class SlurmBackendTest {
         SlurmBackend b = started();
         b.start(gang("a3", 1), plan(), Instant.now());
         await().until(() -> slurm.submitted().size() == 1);
-        slurm.set(slurm.submitted().get(0).id(), "NODE_FAIL", "0:9", "NodeDown");
+        slurm.set(slurm.submitted().get(0).id(), "FAILED", "0:9", "NonZeroExitCode");
         RunOutcome o = awaitOutcome(b);
         assertThat(o.result().exitCode()).isEqualTo(137);
-        assertThat(o.result().message()).contains("NODE_FAIL (NodeDown) on g1, killed by signal 9");
+        assertThat(o.result().lost()).isFalse();
+        assertThat(o.result().message()).contains("FAILED (NonZeroExitCode) on g1, killed by signal 9");
+    }
+
+    @Test
+    void aJobWhoseNodeFailedUnderSlurmIsLostToTheInfrastructureNotFailed() {
+        SlurmBackend b = started();
+        b.start(gang("a3n", 1), plan(), Instant.now());
+        await().until(() -> slurm.submitted().size() == 1);
+        slurm.set(slurm.submitted().get(0).id(), "NODE_FAIL", "0:9", "NodeDown");
+        RunOutcome o = awaitOutcome(b);
+        assertThat(o.result().lost()).as("requeued by recovery from its checkpoint, its retries untouched").isTrue();
+        assertThat(o.result().message()).contains("NODE_FAIL (NodeDown) on g1");
     }
 
     @Test
