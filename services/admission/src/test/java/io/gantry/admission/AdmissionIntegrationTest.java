@@ -757,17 +757,20 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
      */
     @Test
     void aRunReportsItsCheckpointsWithItsOwnTokenAndNothingElseCan() throws Exception {
-        String token = io.gantry.runtime.http.RunTokens.newToken();
-        String jobId = runningWithToken("ckpt", """
-                {"dir":"/ckpt/resnet","intervalSeconds":1800}""", token);
+        Running run = runningWithToken("ckpt", """
+                {"dir":"/ckpt/resnet","intervalSeconds":1800}""");
+        String token = run.token();
+        String jobId = run.jobId();
         long before = endOffset(Topics.ADMISSION_CHECKPOINT_EVENTS);
         String report = """
                 {"step":1200,"path":"/ckpt/resnet/step-1200.pt","sizeBytes":524288000,"saveSeconds":12.5}""";
 
         assertThat(postCheckpoint(VISION, jobId, report).status).as("a tenant token is not the run's").isEqualTo(403);
-        assertThat(postCheckpoint(io.gantry.runtime.http.RunTokens.newToken(), jobId, report).status)
-                .as("a token of no run known here (a run not heard of yet, or none): retry later, nothing recorded")
-                .isEqualTo(503);
+        assertThat(postCheckpoint(io.gantry.runtime.http.RunTokens.newToken(jobId, 2), jobId, report).status)
+                .as("a newer run's token, its grant not heard of yet: retry later, nothing recorded").isEqualTo(503);
+        assertThat(postCheckpoint(io.gantry.runtime.http.RunTokens.newToken("another-job", 1), jobId, report).status)
+                .as("another job's run token").isEqualTo(403);
+        assertThat(postCheckpoint("gtr_0123456789abcdef", jobId, report).status).as("a made-up token").isEqualTo(403);
         assertThat(postCheckpoint(token, "no-such-job", report).status).isEqualTo(403);
         Reply outside = postCheckpoint(token, jobId, """
                 {"step":1,"path":"/tmp/elsewhere.pt"}""");
@@ -791,7 +794,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         assertThat(get(AUDIO, "/v1/jobs/" + jobId + "/checkpoints").status).isEqualTo(404);
 
         // the job runs again (attempt 2, a new token): the first run's token is stale now
-        String second = io.gantry.runtime.http.RunTokens.newToken();
+        String second = io.gantry.runtime.http.RunTokens.newToken(jobId, 2);
         sendPlacement(jobId, Instant.now(), AllocationGranted.newBuilder().setAllocationId("a2-" + jobId)
                 .setTenant("vision").setAttempt(2).setGrantedAt(Instant.now()).setBackend("local")
                 .setRunTokenSha256(io.gantry.runtime.http.RunTokens.sha256(second))
@@ -808,7 +811,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         await().atMost(Duration.ofSeconds(30)).until(() -> "SUCCEEDED".equals(get(VISION, "/v1/jobs/" + jobId)
                 .body().get("state")));
         assertThat(postCheckpoint(second, jobId, report).status).as("a finished run reports nothing").isEqualTo(409);
-        assertThat(postCheckpoint(io.gantry.runtime.http.RunTokens.newToken(), jobId, report).status)
+        assertThat(postCheckpoint(io.gantry.runtime.http.RunTokens.newToken(jobId, 3), jobId, report).status)
                 .as("an unknown token once the job ended").isEqualTo(403);
     }
 
@@ -819,7 +822,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 {"name":"early","checkpoint":{"dir":"/ckpt/early"},
                  "tasks":[{"name":"worker","command":["python","train.py"],"gpus":1}]}""", null);
         String jobId = (String) submitted.body().get("jobId");
-        String token = io.gantry.runtime.http.RunTokens.newToken();
+        String token = io.gantry.runtime.http.RunTokens.newToken(jobId, 1);
         String report = """
                 {"step":10,"path":"/ckpt/early/step-10.pt"}""";
 
@@ -837,10 +840,11 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
      */
     @Test
     void aRunBeingPreemptedReadsItsNoticeWithItsOwnTokenAndTheJobShowsIt() throws Exception {
-        String token = io.gantry.runtime.http.RunTokens.newToken();
         Instant t = Instant.now();
-        String jobId = runningWithToken("noticed", """
-                {"dir":"/ckpt/n"}""", token);
+        Running run = runningWithToken("noticed", """
+                {"dir":"/ckpt/n"}""");
+        String token = run.token();
+        String jobId = run.jobId();
         assertThat(get(token, "/v1/jobs/" + jobId + "/preemption").body()).containsEntry("preempting", false)
                 .containsEntry("attempt", 1).doesNotContainKey("deadline");
 
@@ -882,20 +886,25 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     }
 
     /** A job of tenant vision with {@code checkpoint}, whose first run holds {@code token} and is running. */
-    private String runningWithToken(String name, String checkpoint, String token) throws Exception {
+    /** A job placement granted and started, and its run's token. */
+    private record Running(String jobId, String token) {
+    }
+
+    private Running runningWithToken(String name, String checkpoint) throws Exception {
         Reply submitted = post(VISION, """
                 {"name":"%s","checkpoint":%s,
                  "tasks":[{"name":"worker","command":["python","train.py"],"gpus":1}]}""".formatted(name, checkpoint),
                 null);
         assertThat(submitted.status).as(submitted.raw).isEqualTo(202);
         String jobId = (String) submitted.body().get("jobId");
+        String token = io.gantry.runtime.http.RunTokens.newToken(jobId, 1);
         Instant t = Instant.now();
         grantWithToken(jobId, token, t);
         sendPlacement(jobId, t.plusMillis(5), JobRunStarted.newBuilder().setAllocationId("a-" + jobId)
                 .setTenant("vision").setAttempt(1).setStartedAt(t.plusMillis(5)).build());
         await().atMost(Duration.ofSeconds(30)).until(() -> "RUNNING".equals(get(VISION, "/v1/jobs/" + jobId).body()
                 .get("state")));
-        return jobId;
+        return new Running(jobId, token);
     }
 
     /** Placement granted the job's first run, whose tasks hold {@code token}. */
@@ -922,7 +931,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 {"name":"py","checkpoint":{"dir":"/ckpt/py"},"tasks":[{"name":"worker","command":["x"],"gpus":1}]}""",
                 null);
         String jobId = (String) submitted.body().get("jobId");
-        String token = io.gantry.runtime.http.RunTokens.newToken();
+        String token = io.gantry.runtime.http.RunTokens.newToken(jobId, 1);
         grantWithToken(jobId, token, Instant.now());
         await().atMost(Duration.ofSeconds(30)).until(() -> "DISPATCHED".equals(get(VISION, "/v1/jobs/" + jobId)
                 .body().get("state")) || "RUNNING".equals(get(VISION, "/v1/jobs/" + jobId).body().get("state")));

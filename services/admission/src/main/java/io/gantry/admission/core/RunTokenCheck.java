@@ -16,7 +16,7 @@ public final class RunTokenCheck {
         RUN_FINISHED,
         /** No job, another job's token, or an earlier run's, or the job ended: 403. */
         NOT_THIS_RUN,
-        /** Not (yet) the current run's token while the job lives: its start may not be here yet, retry (503). */
+        /** A newer run's token (by its claim) while the job lives: its start may not be here yet, retry (503). */
         NOT_KNOWN_YET
     }
 
@@ -25,14 +25,17 @@ public final class RunTokenCheck {
      * @param current         the token hashes to the current attempt's recorded token
      * @param ended           the job is in a terminal state
      * @param ofAnEarlierRun  the token hashes to an earlier attempt's token (asked only when not {@code current})
+     * @param claimsNewerRun  the token says it is of this job and of an attempt after the one known here (a claim, not
+     *                        proof: it only tells a run whose grant is late from a wrong token)
      */
-    public static Verdict decide(boolean jobExists, boolean current, boolean ended, boolean ofAnEarlierRun) {
+    public static Verdict decide(boolean jobExists, boolean current, boolean ended, boolean ofAnEarlierRun,
+                                 boolean claimsNewerRun) {
         if (!jobExists) {
             return Verdict.NOT_THIS_RUN;
         }
         if (current) {
             return ended ? Verdict.RUN_FINISHED : Verdict.CURRENT_RUN;
         }
-        return ended || ofAnEarlierRun ? Verdict.NOT_THIS_RUN : Verdict.NOT_KNOWN_YET;
+        return ended || ofAnEarlierRun || !claimsNewerRun ? Verdict.NOT_THIS_RUN : Verdict.NOT_KNOWN_YET;
     }
 }

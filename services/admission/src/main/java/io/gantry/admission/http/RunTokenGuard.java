@@ -25,7 +25,8 @@ final class RunTokenGuard {
         boolean current = job != null && RunTokens.matches(runToken, store.runToken(id, attempt).orElse(null));
         boolean ended = job != null && job.status().state().isTerminal();
         boolean earlier = job != null && !current && !ended && ofAnEarlierRun(store, id, attempt, runToken);
-        return switch (RunTokenCheck.decide(job != null, current, ended, earlier)) {
+        boolean newer = RunTokens.claim(runToken).filter(c -> c.isOf(id) && c.attempt() > attempt).isPresent();
+        return switch (RunTokenCheck.decide(job != null, current, ended, earlier, newer)) {
             case CURRENT_RUN -> new Outcome(job, attempt, null);
             case RUN_FINISHED -> new Outcome(job, attempt, Problem.response(HttpStatus.CONFLICT, "Run finished",
                     "job " + id + " is " + job.status().state() + "; its runs report nothing more", List.of()));

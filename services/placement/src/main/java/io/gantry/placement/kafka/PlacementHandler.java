@@ -595,7 +595,8 @@ public final class PlacementHandler implements EventHandler {
         Map<String, String> tokens = new HashMap<>();
         for (PlacementFact f : facts) {
             if (f instanceof PlacementFact.AllocationGranted g) {
-                tokens.put(g.allocation().allocationId(), RunTokens.newToken());
+                tokens.put(g.allocation().allocationId(), RunTokens.newToken(g.allocation().jobId(),
+                        g.allocation().attempt()));
             }
         }
         emit(facts, now, out, tokens);
