@@ -16,9 +16,12 @@ import java.util.TreeMap;
  *                              CPUs on its GPUs' socket), 0 when not known
  * @param maxSocketMemoryMiB    the most memory on one NUMA socket of any node (the whole node's where memory is not
  *                              registered per socket), 0 when not known
+ * @param totalCpuMillis        the CPU (millicores) of every node together, 0 when not known
+ * @param totalMemoryMiB        the memory of every node together, 0 when not known
  */
 public record ClusterLimits(int nodes, int maxGpusPerNode, Map<String, Integer> maxGpusPerNodeByModel,
-                            Map<String, Integer> totalGpusByModel, long maxSocketCpuMillis, long maxSocketMemoryMiB) {
+                            Map<String, Integer> totalGpusByModel, long maxSocketCpuMillis, long maxSocketMemoryMiB,
+                            long totalCpuMillis, long totalMemoryMiB) {
     public ClusterLimits {
         maxGpusPerNodeByModel = Map.copyOf(maxGpusPerNodeByModel);
         totalGpusByModel = Map.copyOf(totalGpusByModel);
@@ -27,7 +30,7 @@ public record ClusterLimits(int nodes, int maxGpusPerNode, Map<String, Integer> 
     /** Limits of GPUs only: CPU and memory not known. */
     public ClusterLimits(int nodes, int maxGpusPerNode, Map<String, Integer> maxGpusPerNodeByModel,
                          Map<String, Integer> totalGpusByModel) {
-        this(nodes, maxGpusPerNode, maxGpusPerNodeByModel, totalGpusByModel, 0, 0);
+        this(nodes, maxGpusPerNode, maxGpusPerNodeByModel, totalGpusByModel, 0, 0, 0, 0);
     }
 
     /** No node registered yet: nothing that needs a GPU can be admitted. */

@@ -566,6 +566,16 @@ public final class JobSpecValidator {
         if (limits.nodes() == 0) {
             return;
         }
+        long cpu = tasks.stream().mapToLong(t -> (long) t.replicas() * t.cpuMillis()).sum();
+        long memory = tasks.stream().mapToLong(t -> t.replicas() * t.memoryMiB()).sum();
+        if (limits.totalCpuMillis() > 0 && cpu > limits.totalCpuMillis()) {
+            errors.add(new FieldError("tasks", "the job asks for " + cpus(cpu) + " CPUs at once, more than the "
+                    + cpus(limits.totalCpuMillis()) + " CPUs of the whole cluster, so it could never be placed"));
+        }
+        if (limits.totalMemoryMiB() > 0 && memory > limits.totalMemoryMiB()) {
+            errors.add(new FieldError("tasks", "the job asks for " + memory + " MiB of memory at once, more than the "
+                    + limits.totalMemoryMiB() + " MiB of the whole cluster, so it could never be placed"));
+        }
         long asked = 0;
         java.util.Set<String> models = new java.util.TreeSet<>();
         boolean anyModel = false;
@@ -590,6 +600,10 @@ public final class JobSpecValidator {
                     + available + (anyModel ? " GPUs of the whole cluster" : " " + String.join("/", models)
                     + " GPUs of the whole cluster") + ", so it could never be placed"));
         }
+    }
+
+    private static String cpus(long millis) {
+        return BigDecimal.valueOf(millis, 3).stripTrailingZeros().toPlainString();
     }
 
     private static List<String> acceptedModels(TaskSpec t, SchedulingCatalog catalog) {

@@ -13,7 +13,8 @@ import java.util.Map;
 public final class NodeCatalog {
     private final Map<String, Hardware> byNode = new LinkedHashMap<>();
 
-    private record Hardware(List<String> gpuModels, long socketCpuMillis, long socketMemoryMiB) {
+    private record Hardware(List<String> gpuModels, long socketCpuMillis, long socketMemoryMiB, long cpuMillis,
+                            long memoryMiB) {
     }
 
     /**
@@ -22,7 +23,7 @@ public final class NodeCatalog {
      * @param gpuModels the model of each GPU of the node, one entry per device
      */
     public void register(String nodeId, List<String> gpuModels) {
-        register(nodeId, gpuModels, 0, 0);
+        register(nodeId, gpuModels, 0, 0, 0, 0);
     }
 
     /**
@@ -30,18 +31,24 @@ public final class NodeCatalog {
      * @param socketCpuMillis the CPU of its largest NUMA socket (the whole node's when it has one), 0 if not known
      * @param socketMemoryMiB the memory of its largest NUMA socket (the whole node's where memory is not per
      *                        socket), 0 if not known
+     * @param cpuMillis       the CPU of the whole node, 0 if not known
+     * @param memoryMiB       the memory of the whole node, 0 if not known
      */
-    public void register(String nodeId, List<String> gpuModels, long socketCpuMillis, long socketMemoryMiB) {
+    public void register(String nodeId, List<String> gpuModels, long socketCpuMillis, long socketMemoryMiB,
+                         long cpuMillis, long memoryMiB) {
         if (nodeId == null || nodeId.isBlank()) {
             throw new IllegalArgumentException("node id must not be blank");
         }
-        byNode.put(nodeId, new Hardware(List.copyOf(gpuModels), socketCpuMillis, socketMemoryMiB));
+        byNode.put(nodeId, new Hardware(List.copyOf(gpuModels), socketCpuMillis, socketMemoryMiB, cpuMillis,
+                memoryMiB));
     }
 
     public ClusterLimits limits() {
         int maxGpus = 0;
         long maxCpu = 0;
         long maxMemory = 0;
+        long totalCpu = 0;
+        long totalMemory = 0;
         Map<String, Integer> maxByModel = new HashMap<>();
         Map<String, Integer> totalByModel = new HashMap<>();
         for (Hardware node : byNode.values()) {
@@ -53,7 +60,11 @@ public final class NodeCatalog {
             onNode.forEach((m, n) -> maxByModel.merge(m, n, Math::max));
             maxCpu = Math.max(maxCpu, node.socketCpuMillis());
             maxMemory = Math.max(maxMemory, node.socketMemoryMiB());
+            // a node whose size is not known makes the whole cluster's not known
+            totalCpu = totalCpu < 0 || node.cpuMillis() <= 0 ? -1 : totalCpu + node.cpuMillis();
+            totalMemory = totalMemory < 0 || node.memoryMiB() <= 0 ? -1 : totalMemory + node.memoryMiB();
         }
-        return new ClusterLimits(byNode.size(), maxGpus, maxByModel, totalByModel, maxCpu, maxMemory);
+        return new ClusterLimits(byNode.size(), maxGpus, maxByModel, totalByModel, maxCpu, maxMemory,
+                Math.max(0, totalCpu), Math.max(0, totalMemory));
     }
 }

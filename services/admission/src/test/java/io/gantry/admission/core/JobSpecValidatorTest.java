@@ -486,8 +486,8 @@ class JobSpecValidatorTest {
     @Test
     void refusesCpuOrMemoryNoNodeHasOnOneNumaSocketAndAcceptsExactlyTheLargest() {
         NodeCatalog catalog = new NodeCatalog();
-        catalog.register("big", SpecTrees.gpus(8, "H100"), 48_000, 524_288);
-        catalog.register("small", SpecTrees.gpus(4, "A100"), 16_000, 131_072);
+        catalog.register("big", SpecTrees.gpus(8, "H100"), 48_000, 524_288, 96_000, 1_048_576);
+        catalog.register("small", SpecTrees.gpus(4, "A100"), 16_000, 131_072, 32_000, 262_144);
         ClusterLimits limits = catalog.limits();
 
         Object tooMuch = aJob().noTasks().task(aTask("a").gpus(8).set("cpus", 64).set("memoryMiB", 600_000)).build();
@@ -504,6 +504,27 @@ class JobSpecValidatorTest {
         assertThat(validator.validate(aJob().noTasks().task(aTask("a").gpus(1).set("cpus", 0.5)).build(), limits)
                 .errors()).isEmpty();
         assertThat(validator.validate(tooMuch, CLUSTER).errors()).as("CPU and memory of the nodes not known").isEmpty();
+    }
+
+    @Test
+    void refusesAGangOfMoreCpuOrMemoryThanTheWholeClusterHasEvenWithoutGpus() {
+        NodeCatalog catalog = new NodeCatalog();
+        catalog.register("a", List.of(), 2_000, 4_096, 2_000, 4_096);
+        catalog.register("b", List.of(), 2_000, 4_096, 2_000, 4_096);
+        ClusterLimits limits = catalog.limits();
+
+        Object tooMany = aJob().noTasks().task(aTask("prep").gpus(0).set("replicas", 5).set("cpus", 1)
+                .set("memoryMiB", 2_048)).build();
+        assertThat(validator.validate(tooMany, limits).errors()).extracting(FieldError::field, FieldError::message)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("tasks", "the job asks for 5 CPUs at once, more"
+                        + " than the 4 CPUs of the whole cluster, so it could never be placed"),
+                        org.assertj.core.groups.Tuple.tuple("tasks", "the job asks for 10240 MiB of memory at once, more"
+                                + " than the 8192 MiB of the whole cluster, so it could never be placed"));
+        Object fits = aJob().noTasks().task(aTask("prep").gpus(0).set("replicas", 4).set("cpus", 1)
+                .set("memoryMiB", 2_048)).build();
+        assertThat(validator.validate(fits, limits).errors()).isEmpty();
+        catalog.register("c", List.of(), 0, 0, 0, 0);
+        assertThat(validator.validate(tooMany, catalog.limits()).errors()).as("a node of unknown size").isEmpty();
     }
 
     @Test

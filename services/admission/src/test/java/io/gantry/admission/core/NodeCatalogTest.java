@@ -34,13 +34,15 @@ class NodeCatalogTest {
     }
 
     @Test
-    void cpuAndMemoryAreTheLargestSocketOfAnyNode() {
+    void cpuAndMemoryAreTheLargestSocketOfAnyNodeAndEveryNodesTogether() {
         NodeCatalog catalog = new NodeCatalog();
-        catalog.register("a", gpus(8, "H100"), 48_000, 262_144);
-        catalog.register("b", gpus(4, "A100"), 64_000, 131_072);
+        catalog.register("a", gpus(8, "H100"), 48_000, 262_144, 96_000, 524_288);
+        catalog.register("b", gpus(4, "A100"), 64_000, 131_072, 64_000, 131_072);
 
         assertThat(catalog.limits().maxSocketCpuMillis()).isEqualTo(64_000);
         assertThat(catalog.limits().maxSocketMemoryMiB()).isEqualTo(262_144);
+        assertThat(catalog.limits().totalCpuMillis()).isEqualTo(160_000);
+        assertThat(catalog.limits().totalMemoryMiB()).isEqualTo(655_360);
     }
 
     @Test

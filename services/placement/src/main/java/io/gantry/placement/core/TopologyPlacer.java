@@ -685,6 +685,16 @@ public final class TopologyPlacer implements GangPlacer {
                         + " has that much unshared room free (with the CPU on its NUMA socket and the memory)");
             }
         }
+        if (need == 0) {
+            // CPU and memory only: say what is short, not GPUs
+            long cpu = gang.tasks().stream().mapToLong(t -> (long) t.replicas() * t.cpuMillis()).sum();
+            long memory = gang.tasks().stream().mapToLong(t -> t.replicas() * t.memoryMiB()).sum();
+            return new PlacementDecision.Deferred(DeferralCause.INSUFFICIENT_FREE_GPUS, "needs " + cpu + " mCPU and "
+                    + memory + " MiB as " + gang.tasks().stream().mapToInt(TaskGroup::replicas).sum() + " tasks (no "
+                    + "GPUs)" + (required == TopologyLevel.CLUSTER ? "" : within) + "; no "
+                    + (required == TopologyLevel.CLUSTER ? "set of nodes" : noun(required))
+                    + " has that much CPU and memory free for every task now");
+        }
         return new PlacementDecision.Deferred(DeferralCause.INSUFFICIENT_FREE_GPUS, "needs " + need + " GPUs as "
                 + gang.shape() + (required == TopologyLevel.CLUSTER ? "" : within) + ", " + free + " free, but no "
                 + (required == TopologyLevel.CLUSTER ? "set of nodes" : noun(required))

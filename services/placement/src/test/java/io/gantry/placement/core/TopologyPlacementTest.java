@@ -200,6 +200,17 @@ class TopologyPlacementTest {
     }
 
     @Test
+    void aGangWithoutGpusThatCpuKeepsOutIsToldItIsCpuAndMemoryNotGpus() {
+        Fixtures.Cluster cluster = Fixtures.Cluster.topology(server("n1", "a", "r1"));
+        cluster.granted(aGang("busy").task("w", 2, 0).cpuMillis(45_000)); // 3000 mCPU left on each socket
+        PlacementDecision.Deferred d = cluster.deferred(aGang("prep").task("w", 2, 0).cpuMillis(4_000)
+                .memoryMiB(1_024));
+        assertThat(d.message()).isEqualTo("needs 8000 mCPU and 2048 MiB as 2 tasks (no GPUs); no set of nodes has "
+                + "that much CPU and memory free for every task now");
+        assertThat(d.message()).doesNotContain("GPUs as", "0 GPUs");
+    }
+
+    @Test
     void aRegistrationWithAGpuOnAnUnknownSocketIsRejectedWithTheReason() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new NodeSpec("n", "simulated",
                         List.of(new Gpu(0, "H100", 1, 1, 0, 0)), 1000, 1, Map.of(), List.of(1000)))
