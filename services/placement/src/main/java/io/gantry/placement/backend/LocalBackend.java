@@ -206,7 +206,9 @@ public final class LocalBackend implements ExecutionBackend {
                     writeOwner(dir, allocation);
                     ProcessBuilder pb = new ProcessBuilder(wrap(pin(command, p.cpuSet())));
                     Map<String, String> env = pb.environment();
-                    String path = env.getOrDefault("PATH", "/usr/local/bin:/usr/bin:/bin");
+                    // a task run as another user gets the system's PATH: placement's (root's) names directories
+                    // that user cannot read (e.g. ~root/.pyenv), so `python3` would fail with "Permission denied"
+                    String path = runAs != null ? SYSTEM_PATH : env.getOrDefault("PATH", SYSTEM_PATH);
                     // tasks must not inherit placement's own environment (credentials, tokens)
                     env.clear();
                     Map<String, String> gantry = new java.util.LinkedHashMap<>(environment(allocation, p, dir, path));
@@ -549,6 +551,9 @@ public final class LocalBackend implements ExecutionBackend {
         out.addAll(reported.values());
         return out;
     }
+
+    /** The PATH of a task run as the unprivileged user. */
+    static final String SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
     /** Beside each task's log: its pid and start time, so a restarted placement can find what it left running. */
     static final String PID_SUFFIX = ".pid";

@@ -107,6 +107,19 @@ class LocalBackendTest {
     }
 
     @Test
+    void aTaskRunAsTheUnprivilegedUserGetsTheSystemsPathNotPlacementsOwn() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ROOT, "tasks run as another user only when placement is root");
+        LocalBackend b = backend();
+        Allocation a = allocation("job-path", task("main", 0));
+        b.start(a, new RunPlan(Map.of("main", new RunPlan.Task(List.of("sh", "-c", "echo path=$PATH"), null))),
+                Instant.now());
+        awaitOutcome();
+
+        assertThat(Files.readString(work.resolve("job-path/2/main-0.log")))
+                .contains("path=" + LocalBackend.SYSTEM_PATH + "\n");
+    }
+
+    @Test
     void aFailingTaskFailsTheRunWithItsExitCodeAndKillsTheOthers() throws Exception {
         LocalBackend b = backend();
         Allocation a = allocation("job-2", task("bad", 0), task("slow", 0));
