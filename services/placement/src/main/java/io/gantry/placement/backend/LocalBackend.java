@@ -247,7 +247,8 @@ public final class LocalBackend implements ExecutionBackend {
      * The whole environment of one task: {@code PATH}, {@code HOME}, its identity and its devices. Whole GPUs:
      * {@code CUDA_VISIBLE_DEVICES} = their indices. A fraction: {@code CUDA_VISIBLE_DEVICES} = the device,
      * {@code CUDA_MPS_ACTIVE_THREAD_PERCENTAGE} = milli / 10 (at least 1), {@code CUDA_MPS_PINNED_DEVICE_MEM_LIMIT}
-     * = {@code 0=<MiB>M} and {@code GANTRY_GPU_MEMORY_MIB} (honoured when an MPS daemon runs; otherwise advisory).
+     * = {@code 0=<MiB>M} and {@code GANTRY_GPU_MEMORY_MIB} (honoured when an MPS daemon runs; otherwise advisory;
+     * neither when the share's memory is not known, 0 MiB: a limit of 0 would leave the task no memory under MPS).
      * A MIG instance: {@code CUDA_VISIBLE_DEVICES} = {@code MIG-<gpu index>/<first slot>/0} (the legacy
      * {@code MIG-<GPU>/<GI>/<CI>} form with the node-local GPU index for the GPU and the first placement slot
      * standing for the GPU instance; a site wrapper maps it to the MIG UUID from {@code nvidia-smi -L}),
@@ -260,14 +261,18 @@ public final class LocalBackend implements ExecutionBackend {
         env.put("CUDA_VISIBLE_DEVICES",
                 p.gpuIndices().stream().map(String::valueOf).collect(Collectors.joining(",")));
         for (GpuShare s : p.gpuShares()) {
-            env.put("GANTRY_GPU_MEMORY_MIB", Long.toString(s.memoryMiB()));
+            if (s.memoryMiB() > 0) {
+                env.put("GANTRY_GPU_MEMORY_MIB", Long.toString(s.memoryMiB()));
+            }
             if (s.isMig()) {
                 env.put("CUDA_VISIBLE_DEVICES", "MIG-" + s.index() + "/" + s.migSlice() + "/0");
                 env.put("GANTRY_MIG_DEVICE", s.index() + ":" + s.migProfile() + ":" + s.migSlice());
             } else {
                 env.put("CUDA_VISIBLE_DEVICES", Integer.toString(s.index()));
                 env.put("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", Integer.toString(Math.max(1, s.milli() / 10)));
-                env.put("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=" + s.memoryMiB() + "M");
+                if (s.memoryMiB() > 0) {
+                    env.put("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=" + s.memoryMiB() + "M");
+                }
             }
         }
         if (!p.cpuSet().isEmpty()) {

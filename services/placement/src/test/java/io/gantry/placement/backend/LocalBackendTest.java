@@ -403,6 +403,11 @@ class LocalBackendTest {
         assertThat(LocalBackend.environment(a, task("w", 0, 0, 1), work, "/bin"))
                 .containsEntry("CUDA_VISIBLE_DEVICES", "0,1").doesNotContainKey("GANTRY_GPU_MEMORY_MIB")
                 .doesNotContainKey("NCCL_IB_HCA");
+        PlacedTask unknownMemory = new PlacedTask("u", 0, "local", "generic", List.of(), 100, 64, List.of(), null,
+                List.of(GpuShare.fraction(0, 500, 0)));
+        assertThat(LocalBackend.environment(a, unknownMemory, work, "/bin")).as("no limit of 0 MiB")
+                .containsEntry("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "50")
+                .doesNotContainKeys("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "GANTRY_GPU_MEMORY_MIB");
     }
 
     @Test
