@@ -200,6 +200,12 @@ public final class LocalBackend implements ExecutionBackend {
                     return Optional.of(RunOutcome.failed(allocation.allocationId(), null,
                             "task " + p.task() + " has no command to run", now));
                 }
+                if (task.workingDir() != null && !Files.isDirectory(Path.of(task.workingDir()))) {
+                    run.kill();
+                    return Optional.of(RunOutcome.failed(allocation.allocationId(), null, "could not start task "
+                            + label + ": its workingDir " + task.workingDir() + " is not a directory on this host",
+                            now));
+                }
                 try {
                     Files.createDirectories(dir);
                     giveTo(dir);

@@ -1,6 +1,7 @@
 package io.gantry.placement.http;
 
 import io.gantry.placement.backend.ExecutionBackend;
+import io.gantry.placement.backend.LocalBackend;
 import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.Ids;
@@ -108,8 +109,10 @@ public class LogsController {
         if (elsewhere.isPresent()) {
             return elsewhere.get();
         }
+        boolean local = placement.pools().stream().anyMatch(p -> p.backend() instanceof LocalBackend);
         return Problem.notFound("no output of job " + id + (attempt == null ? "" : " run " + attempt) + " here: "
-                + "only the local backend keeps task output (the simulated one runs no processes; Kubernetes and "
-                + "Slurm keep theirs in their own logs)");
+                + (local ? "no such job of yours has run on this host (its tasks' output is kept for its runs here)"
+                : "only the local backend keeps task output (the simulated one runs no processes; Kubernetes and "
+                + "Slurm keep theirs in their own logs)"));
     }
 }

@@ -107,6 +107,17 @@ class LocalBackendTest {
     }
 
     @Test
+    void aMissingWorkingDirectoryFailsTheStartSayingSo() {
+        LocalBackend b = backend();
+        Optional<RunOutcome> out = b.start(allocation("job-wd", task("w", 0)), new RunPlan(Map.of("w",
+                new RunPlan.Task(List.of("true"), null, Map.of(), work.resolve("missing").toString(), null, List.of()))),
+                Instant.now());
+
+        assertThat(out).hasValueSatisfying(o -> assertThat(o.result().message()).isEqualTo("could not start task w-0: "
+                + "its workingDir " + work.resolve("missing") + " is not a directory on this host"));
+    }
+
+    @Test
     void aTaskRunAsTheUnprivilegedUserGetsTheSystemsPathNotPlacementsOwn() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(ROOT, "tasks run as another user only when placement is root");
         LocalBackend b = backend();
