@@ -230,6 +230,11 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
         return pools;
     }
 
+    /** The pools' backends of one kind (e.g. every Slurm backend), in pool order. */
+    public <T extends ExecutionBackend> List<T> backends(Class<T> kind) {
+        return pools.stream().map(Pool::backend).filter(kind::isInstance).map(kind::cast).toList();
+    }
+
     /** Fragmentation over the pools as of their last ticks; 0 before the first. */
     public double fragmentation() {
         PoolRouter h = current.get(api());

@@ -18,8 +18,7 @@ import java.util.List;
 public class KubernetesMetrics {
     @jakarta.inject.Inject
     public KubernetesMetrics(MeterRegistry registry, PlacementProcessor placement) {
-        this(registry, placement.pools().stream().map(PlacementProcessor.Pool::backend)
-                .filter(KubernetesBackend.class::isInstance).map(KubernetesBackend.class::cast).toList());
+        this(registry, placement.backends(KubernetesBackend.class));
     }
 
     /** The gauges of these backends (none when there are none). */

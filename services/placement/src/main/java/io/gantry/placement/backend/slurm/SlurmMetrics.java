@@ -17,8 +17,7 @@ import java.util.List;
 public class SlurmMetrics {
     @jakarta.inject.Inject
     public SlurmMetrics(MeterRegistry registry, PlacementProcessor placement) {
-        this(registry, placement.pools().stream().map(PlacementProcessor.Pool::backend)
-                .filter(SlurmBackend.class::isInstance).map(SlurmBackend.class::cast).toList());
+        this(registry, placement.backends(SlurmBackend.class));
     }
 
     /** The gauges of these backends (none when there are none). */
