@@ -966,10 +966,10 @@ public final class ClusterState {
      * The backend's outcome; ignored when the allocation was already released (cancelled, node failed). A run that
      * ended once its stop was told (the notice, SIGTERM) ended as that stop, whatever its exit code: a task that saves
      * its state and exits 0 on the notice (as the guide shows) was stopped, not done, so the run is released with the
-     * stop's cause ({@code PREEMPTED}: requeued from its newest checkpoint) and no outcome. A run the backend lost
-     * ({@link RunResult#lost()}) is released {@code NODE_FAILED} with no outcome: recovery requeues it. A success that finished
+     * stop's cause ({@code PREEMPTED}: requeued from its newest checkpoint) and no outcome. A success that finished
      * before the notice stands, even when reported after it, and so does one the backend knows the run reached on its
-     * own ({@link RunResult#onItsOwn()}: a simulated run's modelled end).
+     * own ({@link RunResult#onItsOwn()}: a simulated run's modelled end). A run the backend lost
+     * ({@link RunResult#lost()}) is released {@code NODE_FAILED} with no outcome: recovery requeues it.
      */
     public List<PlacementFact> runEnded(String allocationId, RunResult result) {
         Allocation a = liveById.get(allocationId);
