@@ -87,9 +87,10 @@ public final class QueueCore {
 
     /**
      * Applies a new (validated) configuration without a restart: quota ledger, usage history and runs being
-     * preempted carry over by queue and resource name; jobs of a queue that is gone wait with NEVER_FITS; a dispatch
-     * cycle runs over everything. A restarted core built with {@code next} and fed the same facts ends in the same
-     * state.
+     * preempted carry over by queue and resource name; jobs of a queue that is gone wait with NEVER_FITS; jobs
+     * parked for capacity are looked at again (under the new quotas their quota may keep them out, and then they may
+     * preempt; or a new flavour may take them); a dispatch cycle runs over everything. A restarted core built with
+     * {@code next} and fed the same facts ends in the same state.
      */
     public List<QueueFact> reconfigure(FairShareConfig next, Instant now) {
         Objects.requireNonNull(next, "next");
@@ -101,9 +102,14 @@ public final class QueueCore {
         scheduler = new Scheduler(next, policy);
         scheduler.checkpoints(checkpoints);
         scheduler.adopt(old);
+        List<QueuedJob> parked = new ArrayList<>();
         for (QueuedJob job : new TreeMap<>(live).values()) {
             syncIndex(null, job);
+            if (job.parked()) {
+                parked.add(job);
+            }
         }
+        scheduler.unpark(parked);
         List<QueueFact> out = new ArrayList<>();
         dispatchCycle(true, out);
         return List.copyOf(out);

@@ -53,6 +53,28 @@ class ReconfigureTest {
     }
 
     @Test
+    void aJobParkedForCapacityIsLookedAtAgainUnderANewQuotaAndMayPreemptThen() {
+        // quota 64 on 8 GPUs: the high-priority job fits its quota, so it waits for capacity instead of preempting
+        java.util.function.IntFunction<FairShareConfig> quota = n -> aConfig().flavours("H100")
+                .classes("normal", 0, "high", 100)
+                .set("preemption", java.util.Map.of("minRunTime", "1m", "gracePeriod", "30s"))
+                .queue(aQueue("team").quota("H100", n)).build();
+        QueueDriver q = QueueDriver.with(quota.apply(64)).at(0).submit(aJob("low").tenant("team").gpus(8)
+                .submittedAt(0)).granted("low", 1);
+        q.at(600).submit(aJob("high").tenant("team").gpus(8).priorityClass("high").submittedAt(600))
+                .deferred("high", 1);
+        assertThat(q.lastWait("high").reason()).isEqualTo(WaitReason.CAPACITY);
+
+        // the operator sizes the quota to the GPUs: parked jobs are offered again, and now quota keeps "high" out
+        q.reconfigure(quota.apply(8));
+
+        assertThat(q.facts).filteredOn(f -> f instanceof QueueFact.JobPreempted p && p.jobId().equals("low"))
+                .singleElement().satisfies(f -> assertThat(((QueueFact.JobPreempted) f).reason())
+                        .isEqualTo(PreemptionReason.PRIORITY));
+        assertThat(q.rebuilt(quota.apply(8)).state()).isEqualTo(q.core.state());
+    }
+
+    @Test
     void aCoreRestartedWithTheNewConfigurationAndTheSameFactsHoldsTheSameState() {
         QueueDriver q = QueueDriver.with(team(4).build()).submit(
                 aJob("v1").tenant("vision").gpus(4), aJob("v2").tenant("vision").gpus(4),
