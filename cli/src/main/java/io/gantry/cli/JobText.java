@@ -45,6 +45,14 @@ final class JobText {
     }
 
     /** What a wait reason (WaitReason in schemas) means for the user. */
+    /** {@link #waitWords(String)}, finer where the wait's typed cause says more (its quota allows it, but it waits). */
+    static String waitWords(String reason, String cause) {
+        if ("QUOTA".equals(reason) && "TURN".equals(cause)) {
+            return "its quota allows it, and jobs ahead of it in its queue go first";
+        }
+        return waitWords(reason);
+    }
+
     static String waitWords(String reason) {
         if (reason == null) {
             return null;
@@ -62,6 +70,8 @@ final class JobText {
             case "SUSPENDED" -> "it is suspended; `gantry resume` puts it back in its place in its queue";
             case "BUDGET" -> "the monthly money budget of its tenant or queue is exhausted and set to hold new work; "
                     + "it starts when the budget is raised or the month ends";
+            case "BACKOFF" -> "its last run failed and it is retried under its retry policy, after a backoff; it is "
+                    + "offered again when the backoff ends";
             default -> "waiting (" + reason + ")";
         };
     }

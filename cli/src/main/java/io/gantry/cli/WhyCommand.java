@@ -71,7 +71,7 @@ final class WhyCommand implements Callable<Integer> {
             case "SUBMITTED" -> out.add("accepted; the queue has not taken it in yet (this takes a moment)");
             case "QUEUED", "DISPATCHED" -> {
                 if (reason != null) {
-                    out.add("waits because " + JobText.waitWords(reason) + ".");
+                    out.add("waits because " + JobText.waitWords(reason, JobText.text(job, "waitCause")) + ".");
                     if (message != null && !message.isBlank()) {
                         String since = JobText.text(job, "waitSince");
                         out.add((reason.equals("CAPACITY") ? "placement says" : "the queue says")

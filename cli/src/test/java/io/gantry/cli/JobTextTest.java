@@ -43,6 +43,20 @@ class JobTextTest {
     }
 
     @Test
+    void aRetryBackoffAndAJobWhoseQuotaAllowsItAreSaidAsSuch() throws Exception {
+        JsonNode backoff = ApiClient.JSON.readTree("""
+                {"jobId":"j-3","name":"flaky","state":"QUEUED","attempt":2,"waitReason":"BACKOFF",
+                 "waitMessage":"retry 1 of 2 is offered at 2026-11-25T04:00:30Z","history":[],"spec":{}}""");
+        assertThat(WhyCommand.explain(backoff, null, NOW)).first().asString()
+                .startsWith("waits because its last run failed and it is retried under its retry policy");
+        JsonNode turn = ApiClient.JSON.readTree("""
+                {"jobId":"j-4","name":"next","state":"QUEUED","attempt":1,"waitReason":"QUOTA","waitCause":"TURN",
+                 "waitMessage":"resumed by alice; waits for its turn in its queue","history":[],"spec":{}}""");
+        assertThat(WhyCommand.explain(turn, null, NOW)).first().asString()
+                .isEqualTo("waits because its quota allows it, and jobs ahead of it in its queue go first.");
+    }
+
+    @Test
     void aRunNotBeingStoppedSaysNothingOfIt() throws Exception {
         JsonNode job = running("null");
         assertThat(JobText.line(job, null, null, NOW)).doesNotContain("stopped");

@@ -350,6 +350,13 @@ public final class QueueCore {
         emit(new QueueFact.JobQueued(job.jobId(), job.tenant(), job.attempt() + 1, job.spec(), job.submittedAt(),
                 job.gpuMilli(), because, checkpoints.resumePoint(job.jobId(), job.attempt()), next,
                 wait.isZero() ? null : clock.plus(wait)), out);
+        if (!wait.isZero()) {
+            // the job view says why it waits (not only its history): the next cycles do not look at it until then
+            emit(new QueueFact.JobWaiting(job.jobId(), job.tenant(), job.attempt() + 1, WaitReason.BACKOFF,
+                    "retry " + next + " of " + retry.maxRetries() + " is offered at " + clock.plus(wait)
+                            + " (a backoff of " + wait.toSeconds() + " s after its run failed: " + r.message() + ")"),
+                    out);
+        }
     }
 
     private void submitted(Input.Submitted s, List<QueueFact> out) {
@@ -786,8 +793,11 @@ public final class QueueCore {
             if (suspended(job) || blocked(job)) {
                 reviewBlocked(job, out);
             } else if (job.lastWait() != null && job.lastWait().reason() == WaitReason.SUSPENDED) {
-                waitIfChanged(job, QueuedJob.Wait.quota("resumed by " + suspensions.get(job.jobId()).by()
-                        + "; waits for its turn in its queue", QuotaWait.TURN), out);
+                String by = "resumed by " + suspensions.get(job.jobId()).by();
+                Instant backoff = held.get(job.jobId());
+                waitIfChanged(job, backoff != null
+                        ? new QueuedJob.Wait(WaitReason.BACKOFF, by + "; its retry is offered at " + backoff)
+                        : QueuedJob.Wait.quota(by + "; waits for its turn in its queue", QuotaWait.TURN), out);
             }
         } else if (job.status() == JobState.DISPATCHED && suspended(job)
                 && !scheduler.beingPreempted(job.jobId(), job.attempt(), clock)) {

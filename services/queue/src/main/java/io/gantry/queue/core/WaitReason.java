@@ -16,5 +16,7 @@ public enum WaitReason {
      * A money budget of its tenant or queue is exhausted for the month with action HOLD: kept out of dispatch until
      * billing announces it is no longer exhausted or the month ends.
      */
-    BUDGET
+    BUDGET,
+    /** Its last run failed by its own fault and it waits out its retry backoff before it is offered again. */
+    BACKOFF
 }

@@ -28,6 +28,9 @@ class RetryTest {
         assertThat(again.notBefore()).isEqualTo(JobBuilder.EPOCH.plusSeconds(130));
         assertThat(again.requeuedBecause()).isEqualTo("run failed: task w exited with 3; retry 1 of 2 after 30 s");
         assertThat(q.core.status("j")).isEqualTo(JobState.QUEUED);
+        assertThat(q.lastWait("j")).as("the job view says why it waits").isEqualTo(new QueueFact.JobWaiting("j",
+                "a", 2, WaitReason.BACKOFF, "retry 1 of 2 is offered at " + JobBuilder.EPOCH.plusSeconds(130)
+                + " (a backoff of 30 s after its run failed: task w exited with 3)"));
         assertThat(q.dispatchCount("j")).isEqualTo(1);
 
         q.at(129).apply(new Input.Tick(false));
@@ -35,6 +38,20 @@ class RetryTest {
         q.at(130).apply(new Input.Tick(false));
         assertThat(q.dispatchCount("j")).isEqualTo(2);
         assertThat(q.all(QueueFact.JobDispatched.class, "j").get(1).attempt()).isEqualTo(2);
+    }
+
+    @Test
+    void aJobSuspendedAndResumedDuringItsBackoffStillSaysItBacksOff() {
+        QueueDriver q = failingOnce(aJob("j").gpus(4).retry(2, 30));
+        q.at(110).suspend("j");
+        assertThat(q.lastWait("j").reason()).isEqualTo(WaitReason.SUSPENDED);
+
+        q.at(115).resume("j");
+
+        assertThat(q.lastWait("j").reason()).isEqualTo(WaitReason.BACKOFF);
+        assertThat(q.lastWait("j").message()).endsWith("its retry is offered at " + JobBuilder.EPOCH.plusSeconds(130));
+        q.at(130).apply(new Input.Tick(false));
+        assertThat(q.dispatchCount("j")).isEqualTo(2);
     }
 
     @Test
