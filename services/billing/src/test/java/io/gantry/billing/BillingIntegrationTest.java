@@ -112,6 +112,22 @@ class BillingIntegrationTest implements TestPropertyProvider {
 
     @Test
     @Order(1)
+    void aJobsRowsComeInTheOrderItsRunsHeldTheGpus() {
+        String job = "job-" + UUID.randomUUID();
+        // entry ids sort the other way round: "a-..." is the second run's
+        AllocationEvent first = released(job, "vision", "b-" + job, 1, GRANTED, GRANTED.plusSeconds(10),
+                node("n1", "H100", 0));
+        AllocationEvent second = released(job, "vision", "a-" + job, 2, GRANTED.plusSeconds(20),
+                GRANTED.plusSeconds(30), node("n1", "H100", 0));
+        kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, job, first);
+        kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, job, second);
+
+        await().atMost(AWAIT).until(() -> ledger.countByJobId(job) == 2);
+        assertThat(entries(job, VISION)).extracting(r -> ((Number) r.get("attempt")).intValue()).containsExactly(1, 2);
+    }
+
+    @Test
+    @Order(1)
     void aGpuShareIsBilledAsItsThousandthsOfAGpuForTheHeldTime() {
         String job = "job-" + UUID.randomUUID();
         TaskPlacement half = TaskPlacement.newBuilder(node("n1", "H100")).setGpuShares(List.of(
@@ -385,10 +401,15 @@ class BillingIntegrationTest implements TestPropertyProvider {
 
     private static AllocationEvent released(String job, String tenant, String allocationId, Instant granted,
                                             Instant releasedAt, TaskPlacement... placements) {
+        return released(job, tenant, allocationId, 1, granted, releasedAt, placements);
+    }
+
+    private static AllocationEvent released(String job, String tenant, String allocationId, int attempt,
+                                            Instant granted, Instant releasedAt, TaskPlacement... placements) {
         return AllocationEvent.newBuilder().setEventId(UUID.randomUUID().toString()).setJobId(job)
                 .setOccurredAt(releasedAt)
                 .setPayload(AllocationReleased.newBuilder().setAllocationId(allocationId).setTenant(tenant)
-                        .setAttempt(1).setReason(ReleaseReason.RUN_SUCCEEDED).setGrantedAt(granted)
+                        .setAttempt(attempt).setReason(ReleaseReason.RUN_SUCCEEDED).setGrantedAt(granted)
                         .setReleasedAt(releasedAt).setPlacements(List.of(placements)).setBackend("simulated")
                         .build())
                 .build();

@@ -44,7 +44,12 @@ public class Ledger {
         return rows.findReaching(tenant, window.from(), window.to()).stream().map(UsageEntryRow::toEntry).toList();
     }
 
+    /** A job's rows in the order its runs held the GPUs: by attempt, then start, node and entry. */
     public List<UsageEntryRow> ofJob(String jobId) {
-        return rows.findByJobIdOrderByEntryId(jobId);
+        return rows.findByJobIdOrderByEntryId(jobId).stream()
+                .sorted(java.util.Comparator.comparingInt(UsageEntryRow::attempt)
+                        .thenComparing(UsageEntryRow::startedAt).thenComparing(UsageEntryRow::nodeId)
+                        .thenComparing(UsageEntryRow::entryId))
+                .toList();
     }
 }
