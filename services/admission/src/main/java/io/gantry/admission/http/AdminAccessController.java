@@ -190,6 +190,10 @@ public class AdminAccessController {
             } catch (JsonBody.Rejected r) {
                 return Problem.of(r);
             }
+            if (tree == null) {
+                return badRequest(List.of(new FieldError("body", "must be a JSON object (or no body at all, for a "
+                        + "token with the defaults)")));
+            }
         }
         Instant now = clock.instant();
         Access.Parsed<Access.Issue> parsed = Access.issue(tree, now);
