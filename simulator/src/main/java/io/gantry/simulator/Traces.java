@@ -107,18 +107,26 @@ public final class Traces {
      * as are blank lines and lines starting with {@code #}): submit time and run time in seconds (decimals allowed),
      * GPUs as a whole number for whole GPUs of a gang or a decimal below 1 for a share of one GPU ({@code 0.5}),
      * the tenant, optionally the one GPU model the job accepts (empty: any) and a time limit in seconds. Sorted by
-     * submit time; every tenant gets weight 1. A bad line is refused with its number and the field.
+     * submit time, and shifted so the first job is submitted at 0 (a trace of Unix times replays from its first job,
+     * not from 1970); every tenant gets weight 1. Fields may be quoted ({@code "0"}; no commas inside), a byte-order
+     * mark is ignored. A bad line is refused with its number and the field.
      */
     public static Workload csv(String name, List<String> lines, Options o) {
-        record Row(long submit, int line, SimJob job) {
+        record Row(long submit, int line, java.util.function.LongFunction<SimJob> job) {
         }
         List<Row> rows = new ArrayList<>();
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i).strip();
-            if (line.isEmpty() || line.startsWith("#") || (rows.isEmpty() && line.startsWith("submit_s"))) {
+            if (i == 0 && line.startsWith("\uFEFF")) {
+                line = line.substring(1).strip();
+            }
+            if (line.isEmpty() || line.startsWith("#") || (rows.isEmpty() && unquote(line).startsWith("submit_s"))) {
                 continue;
             }
             String[] f = line.split(",", -1);
+            for (int k = 0; k < f.length; k++) {
+                f[k] = unquote(f[k].strip());
+            }
             String at = name + " line " + (i + 1) + ": ";
             if (f.length < 4 || f.length > 6) {
                 throw new IllegalArgumentException(at + "expected " + CSV_COLUMNS + ", got " + line);
@@ -127,6 +135,14 @@ public final class Traces {
             double durationS = number(f[2], at + "duration_s");
             if (submitS < 0 || !(durationS > 0)) {
                 throw new IllegalArgumentException(at + "submit_s must be >= 0 and duration_s > 0");
+            }
+            if (submitS > MAX_SUBMIT_SECONDS) {
+                throw new IllegalArgumentException(at + "submit_s must be at most " + (long) MAX_SUBMIT_SECONDS
+                        + " (seconds: Unix seconds are fine, milliseconds are not), was " + f[0]);
+            }
+            if (durationS > MAX_SPAN_SECONDS) {
+                throw new IllegalArgumentException(at + "duration_s must be at most " + (long) MAX_SPAN_SECONDS
+                        + " (ten years), was " + f[2]);
             }
             long milli;
             try {
@@ -152,23 +168,48 @@ public final class Traces {
                 if (l < 1) {
                     throw new IllegalArgumentException(at + "time_limit_s must be >= 1");
                 }
+                if (l > MAX_SPAN_SECONDS) {
+                    throw new IllegalArgumentException(at + "time_limit_s must be at most " + (long) MAX_SPAN_SECONDS
+                            + " (ten years)");
+                }
                 limit = (long) Math.ceil(l);
             }
-            long submit = Math.round(submitS * 1000.0 / o.compression());
-            SimJob job = new SimJob(name + "-" + (i + 1), tenant, share ? 1 : (int) (milli / 1000),
-                    submit, Math.max(1, Math.round(durationS * 1000.0)), share ? (Integer) (int) milli : null, 0, 0,
-                    model.isEmpty() ? List.of() : List.of(model), null, limit);
-            rows.add(new Row(submit, i, job));
+            long submit = Math.round(submitS * 1000.0);
+            int number = i + 1;
+            int gpus = share ? 1 : (int) (milli / 1000);
+            Integer shareMilli = share ? (Integer) (int) milli : null;
+            long duration = Math.max(1, Math.round(durationS * 1000.0));
+            List<String> models = model.isEmpty() ? List.of() : List.of(model);
+            Long timeLimit = limit;
+            rows.add(new Row(submit, i, first -> new SimJob(name + "-" + number, tenant, gpus,
+                    Math.round((submit - first) / o.compression()), duration, shareMilli, 0, 0, models, null,
+                    timeLimit)));
         }
         rows.sort(Comparator.comparingLong(Row::submit).thenComparingInt(Row::line));
-        List<SimJob> jobs = rows.stream().limit(o.maxJobs()).map(Row::job).toList();
+        long first = rows.isEmpty() ? 0 : rows.get(0).submit();
+        if (!rows.isEmpty() && rows.get(rows.size() - 1).submit() - first > MAX_SPAN_SECONDS * 1000) {
+            throw new IllegalArgumentException(name + ": its jobs are submitted over more than ten years ("
+                    + (long) MAX_SPAN_SECONDS + " s) from the first to the last");
+        }
+        List<SimJob> jobs = rows.stream().limit(o.maxJobs()).map(r -> r.job().apply(first)).toList();
         if (jobs.isEmpty()) {
             throw new IllegalArgumentException(name + ": no jobs (expected lines of " + CSV_COLUMNS + ")");
         }
         Map<String, Double> weights = new TreeMap<>();
         jobs.forEach(j -> weights.put(j.tenant(), 1.0));
         return new Workload(name, jobs, weights, "CSV trace " + name + ", " + jobs.size() + " jobs, "
-                + weights.size() + " tenants, time compression x" + o.compression());
+                + weights.size() + " tenants, time compression x" + o.compression()
+                + (first == 0 ? "" : ", submit times shifted by -" + first / 1000 + " s (the first job at 0)"));
+    }
+
+    /** A CSV trace's submit times: Unix seconds fit (about 1.7e9 today), milliseconds do not. */
+    static final double MAX_SUBMIT_SECONDS = 1e11;
+    /** A CSV trace's run times, time limits and submit span: at most ten years. */
+    static final double MAX_SPAN_SECONDS = 3.2e8;
+
+    private static String unquote(String field) {
+        return field.length() >= 2 && field.startsWith("\"") && field.endsWith("\"")
+                ? field.substring(1, field.length() - 1).strip() : field;
     }
 
     private static double number(String field, String what) {

@@ -114,6 +114,22 @@ class ReplayTest {
                 .hasMessageContaining("expected submit_s,gpus,duration_s,tenant");
         assertThatThrownBy(() -> Traces.csv("t", List.of("# nothing", ""), all)).hasMessageContaining("no jobs");
         assertThatThrownBy(() -> Replay.parse(new String[] {"--trace", "csv:"})).hasMessageContaining("csv:FILE");
+        assertThatThrownBy(() -> Traces.csv("t", List.of("0,8,1e18,a"), all))
+                .hasMessageContaining("t line 1: duration_s must be at most 320000000 (ten years), was 1e18");
+        assertThatThrownBy(() -> Traces.csv("t", List.of("1732000000000,8,100,a"), all))
+                .as("milliseconds").hasMessageContaining("t line 1: submit_s must be at most 100000000000");
+        assertThatThrownBy(() -> Traces.csv("t", List.of("0,8,100,a", "400000000,8,100,a"), all))
+                .hasMessageContaining("submitted over more than ten years");
+    }
+
+    @Test
+    void a_csv_of_unix_times_starts_at_its_first_job_and_quotes_and_a_byte_order_mark_are_read() {
+        Workload w = Traces.csv("t", List.of("\uFEFFsubmit_s,gpus,duration_s,tenant", "\"1732000010\",8,100,\"a\"",
+                "1732000000,8,100,a"), Traces.Options.ALL);
+
+        assertThat(w.jobs()).extracting(SimJob::submitMillis).containsExactly(0L, 10_000L);
+        assertThat(w.jobs()).extracting(SimJob::tenant).containsOnly("a");
+        assertThat(w.note()).contains("submit times shifted by -1732000000 s (the first job at 0)");
     }
 
     @Test

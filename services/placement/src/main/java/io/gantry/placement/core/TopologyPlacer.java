@@ -678,6 +678,26 @@ public final class TopologyPlacer implements GangPlacer {
                         + "free on one node is " + most);
             }
         }
+        List<TaskGroup> whole = gang.tasks().stream().filter(t -> t.gpus() > 0 && !t.shared()).toList();
+        if (whole.size() == 1 && gang.tasks().stream().noneMatch(TaskGroup::shared)) {
+            // one group of whole-GPU replicas: enough GPUs are free, but do they come in node-sized pieces?
+            TaskGroup t = whole.get(0);
+            int fit = 0;
+            int most = 0;
+            for (Node n : inv.nodes()) {
+                if (n.eligible) {
+                    int f = freeOf(n, acceptedModels(t));
+                    fit += f / t.gpus();
+                    most = Math.max(most, f);
+                }
+            }
+            if (fit < t.replicas()) {
+                return new PlacementDecision.Deferred(DeferralCause.FRAGMENTED, "needs " + need + " GPUs as "
+                        + gang.shape() + ", " + free + " free in the cluster, but the nodes' free GPUs hold only "
+                        + fit + " of its " + t.replicas() + " tasks of " + t.gpus() + " (the most free on one node: "
+                        + most + ")");
+            }
+        }
         for (TaskGroup t : gang.tasks()) {
             if (t.shared()) {
                 return new PlacementDecision.Deferred(DeferralCause.INSUFFICIENT_FREE_GPUS, "task " + t.name()

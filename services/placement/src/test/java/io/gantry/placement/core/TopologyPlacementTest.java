@@ -200,6 +200,21 @@ class TopologyPlacementTest {
     }
 
     @Test
+    void aGangOfWholeNodesThatEnoughFreeGpusCannotHoldInNodeSizedPiecesWaitsFragmented() {
+        Fixtures.Cluster cluster = Fixtures.Cluster.topology(server("n1", "a", "r1"), server("n2", "a", "r1"),
+                server("n3", "a", "r1"), server("n4", "a", "r1"));
+        for (String j : List.of("x", "y", "z")) {
+            cluster.granted(aGang(j).task("w", 1, 5).required(TopologyLevel.NODE));
+        }
+        // 3 + 3 + 3 + 8 = 17 free, but one node has 8 free: one task of 8 fits, not two
+        PlacementDecision.Deferred d = cluster.deferred(aGang("big").task("w", 2, 8));
+
+        assertThat(d.reason()).isEqualTo(DeferralCause.FRAGMENTED);
+        assertThat(d.message()).isEqualTo("needs 16 GPUs as 2 x 8, 17 free in the cluster, but the nodes' free GPUs "
+                + "hold only 1 of its 2 tasks of 8 (the most free on one node: 8)");
+    }
+
+    @Test
     void aGangWithoutGpusThatCpuKeepsOutIsToldItIsCpuAndMemoryNotGpus() {
         Fixtures.Cluster cluster = Fixtures.Cluster.topology(server("n1", "a", "r1"));
         cluster.granted(aGang("busy").task("w", 2, 0).cpuMillis(45_000)); // 3000 mCPU left on each socket
