@@ -2,6 +2,7 @@ package io.gantry.simulator.whatif;
 
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.placement.core.PlacementPolicy;
+import io.gantry.queue.core.FairShareConfig;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -9,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -45,10 +47,47 @@ public final class WhatIfMain {
             usage("give --from, and --config and/or --policy (the alternative to compare with)");
             System.exit(2);
         }
-        History history = read(opts.get("from"));
+        // everything given is checked before the history is read (that may take a while)
+        if (opts.get("policy") != null && !List.of("binpack", "spread").contains(opts.get("policy")
+                .toLowerCase(Locale.ROOT))) {
+            usage("--policy must be binpack or spread, was " + opts.get("policy"));
+            System.exit(2);
+        }
+        FairShareConfig alternative = null;
+        if (opts.get("config") != null) {
+            try {
+                alternative = parseConfig(Path.of(opts.get("config")));
+            } catch (IllegalArgumentException e) {
+                System.err.println("whatif: " + e.getMessage());
+                System.exit(2);
+            }
+        }
+        Path from = Path.of(opts.get("from"));
+        if (!Files.isDirectory(from) && (opts.get("from").contains("/") || !opts.get("from").contains(":"))) {
+            System.err.println("whatif: --from " + opts.get("from") + ": neither a data directory nor a Kafka "
+                    + "address (host:port)");
+            System.exit(2);
+        }
+        History history;
+        try {
+            history = read(opts.get("from"));
+        } catch (Exception e) {
+            System.err.println("whatif: cannot read the history from " + opts.get("from") + ": " + e.getMessage());
+            System.exit(1);
+            return;
+        }
         if (history.submissions().isEmpty()) {
             System.err.println("whatif: the history holds no submitted job");
             System.exit(1);
+        }
+        if (alternative != null) {
+            java.util.SortedSet<String> without = queuesMissing(alternative, history);
+            if (!without.isEmpty()) {
+                System.err.println("whatif: --config " + opts.get("config") + " has no queue for " + String.join(", ",
+                        without) + ", which the history's jobs use: they could never run under it (a configuration "
+                        + "the queue would refuse as stranding them)");
+                System.exit(1);
+            }
         }
         WhatIf.Setup recorded = new WhatIf.Setup("the recorded configuration", history.queueConfigYaml(),
                 PlacementPolicy.BINPACK);
@@ -59,13 +98,49 @@ public final class WhatIfMain {
         String name = (opts.get("config") == null ? "" : Path.of(opts.get("config")).getFileName().toString())
                 + (opts.get("config") != null && opts.get("policy") != null ? " + " : "")
                 + (opts.get("policy") == null ? "" : altPolicy.name().toLowerCase(Locale.ROOT) + " placement");
-        String report = WhatIf.report(history, WhatIf.replay(history, recorded),
-                WhatIf.replay(history, new WhatIf.Setup(name, altYaml, altPolicy)));
+        WhatIf.Result alt = WhatIf.replay(history, new WhatIf.Setup(name, altYaml, altPolicy));
+        String report = WhatIf.report(history, WhatIf.replay(history, recorded), alt);
         if (opts.get("out") != null) {
             Files.writeString(Path.of(opts.get("out")), report);
             System.out.println("whatif: report written to " + opts.get("out"));
         }
         System.out.print(report);
+        long unfinished = alt.jobs().stream().filter(j -> j.state().equals("UNFINISHED")).count();
+        if (unfinished > 0) {
+            System.err.println("whatif: " + unfinished + " of " + alt.jobs().size() + " jobs never ended under "
+                    + name + " (e.g. a GPU model no node has, or quota they can never get): its figures count only "
+                    + "the jobs that ended");
+            System.exit(3);
+        }
+    }
+
+    /** The queues the history's jobs use that {@code c} does not have (they could never run under it). */
+    static java.util.SortedSet<String> queuesMissing(FairShareConfig c, History history) {
+        java.util.SortedSet<String> without = new java.util.TreeSet<>();
+        for (History.Submission s : history.submissions()) {
+            String queue = s.spec().getQueue();
+            if (!c.hasQueue(s.tenant(), queue)) {
+                without.add(queue == null ? "tenant " + s.tenant() + " (its default queue)"
+                        : "queue " + queue + " of tenant " + s.tenant());
+            }
+        }
+        return without;
+    }
+
+    /** The alternative queue configuration, or why it is refused (its file named, never a temporary copy). */
+    static FairShareConfig parseConfig(Path file) {
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalArgumentException("--config " + file + ": no such file");
+        }
+        try {
+            return FairShareConfig.fromYaml(new org.yaml.snakeyaml.Yaml(new org.yaml.snakeyaml.constructor
+                    .SafeConstructor(new org.yaml.snakeyaml.LoaderOptions())).load(Files.readString(file)));
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--config " + file + ": " + e.getMessage());
+        } catch (RuntimeException e) {
+            String m = e.getMessage() == null ? e.toString() : e.getMessage();
+            throw new IllegalArgumentException("--config " + file + ": " + m.lines().findFirst().orElse(m));
+        }
     }
 
     /**

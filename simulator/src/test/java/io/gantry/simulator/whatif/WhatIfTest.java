@@ -125,6 +125,28 @@ class WhatIfTest {
     }
 
     @Test
+    void anAlternativeThatWouldStrandJobsOrIsNotAConfigurationIsRefusedNamingItsFile(@org.junit.jupiter.api.io.TempDir
+                                                                                      Path dir) throws Exception {
+        History history = new History(List.of(new History.Submission("j", "vision", JobSpec.newBuilder().setName("j")
+                .setPriority(0).setTasks(List.of()).build(), T0)), List.of(), List.of(), RECORDED, Map.of());
+        Path onlyNlp = Files.writeString(dir.resolve("nlp.yml"), """
+                flavours: [H100]
+                queues:
+                  - {name: nlp, tenant: nlp, quotas: {H100: {nominal: 8}}}
+                """);
+        assertThat(WhatIfMain.queuesMissing(WhatIfMain.parseConfig(onlyNlp), history))
+                .containsExactly("tenant vision (its default queue)");
+        assertThat(WhatIfMain.queuesMissing(WhatIfMain.parseConfig(Files.writeString(dir.resolve("more.yml"),
+                MORE_FOR_VISION)), history)).isEmpty();
+
+        Path bad = Files.writeString(dir.resolve("bad.yml"), "queues: [{name: x}]\n");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> WhatIfMain.parseConfig(bad))
+                .hasMessageStartingWith("--config " + bad + ": ");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> WhatIfMain.parseConfig(dir.resolve("none.yml")))
+                .hasMessage("--config " + dir.resolve("none.yml") + ": no such file");
+    }
+
+    @Test
     void aStoppedInstallationIsReadFromACopyOfItsDataDirectory() throws Exception {
         Path dataDir = Files.createTempDirectory("whatif-install-");
         int port;
