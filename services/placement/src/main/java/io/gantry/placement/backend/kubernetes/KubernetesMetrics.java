@@ -21,7 +21,7 @@ public class KubernetesMetrics {
         this(registry, placement.backends(KubernetesBackend.class));
     }
 
-    /** The gauges of these backends (none when there are none). */
+    /** The gauges of these backends (none when there are none); they hold the list (a gauge's state is weak). */
     KubernetesMetrics(MeterRegistry registry, List<KubernetesBackend> kubernetes) {
         if (kubernetes.isEmpty()) {
             return;
@@ -29,10 +29,10 @@ public class KubernetesMetrics {
         Gauge.builder("gantry.placement.kubernetes.foreign.pods", kubernetes,
                         all -> all.stream().mapToLong(b -> b.foreignPods().size()).sum())
                 .description("Pods Gantry did not create holding GPUs on Gantry's nodes (pending or running)")
-                .register(registry);
+                .strongReference(true).register(registry);
         Gauge.builder("gantry.placement.kubernetes.foreign.gpus", kubernetes, all -> all.stream()
                         .flatMap(b -> b.foreignPods().stream()).mapToLong(KubernetesBackend.ForeignPod::gpus).sum())
                 .description("GPUs and MIG instances held on Gantry's nodes by pods Gantry did not create")
-                .register(registry);
+                .strongReference(true).register(registry);
     }
 }

@@ -20,7 +20,7 @@ public class SlurmMetrics {
         this(registry, placement.backends(SlurmBackend.class));
     }
 
-    /** The gauges of these backends (none when there are none). */
+    /** The gauges of these backends (none when there are none); they hold the list (a gauge's state is weak). */
     SlurmMetrics(MeterRegistry registry, List<SlurmBackend> slurm) {
         if (slurm.isEmpty()) {
             return;
@@ -28,15 +28,15 @@ public class SlurmMetrics {
         Gauge.builder("gantry.placement.slurm.foreign.jobs", slurm,
                         all -> all.stream().mapToLong(b -> b.foreignJobs().size()).sum())
                 .description("Slurm jobs not submitted by Gantry holding resources on Gantry's nodes")
-                .register(registry);
+                .strongReference(true).register(registry);
         Gauge.builder("gantry.placement.slurm.foreign.gpus", slurm, all -> all.stream()
                         .flatMap(b -> b.foreignJobs().stream())
                         .mapToLong(j -> (long) j.gpusPerNode() * j.nodes().size()).sum())
                 .description("GPUs held on Gantry's nodes by Slurm jobs Gantry did not submit")
-                .register(registry);
+                .strongReference(true).register(registry);
         Gauge.builder("gantry.placement.slurm.controller.reachable", slurm,
                         all -> all.stream().allMatch(SlurmBackend::controllerReachable) ? 1 : 0)
                 .description("1 when the last squeue and scontrol answered, else 0")
-                .register(registry);
+                .strongReference(true).register(registry);
     }
 }

@@ -116,7 +116,8 @@ class KubernetesForeignPodsTest {
         capture();
         KubernetesBackend b = backend(Duration.ofMillis(100));
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        new KubernetesMetrics(registry, java.util.List.of(b));
+        new KubernetesMetrics(registry, new java.util.ArrayList<>(List.of(b)));
+        System.gc(); // the gauges must hold what they read: a gauge keeps only a weak reference to its state
         Allocation mine = gang("mine", "fp-1");
         b.start(mine, new RunPlan(Map.of("worker", new RunPlan.Task(List.of("true"), null))), Instant.now());
         await().atMost(Duration.ofSeconds(10)).until(() -> !cluster.pods(NS).isEmpty());
