@@ -89,12 +89,27 @@ public final class Replay {
             "topology");
 
     public static void main(String[] args) {
+        if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
+            System.out.print(USAGE);
+            return;
+        }
+        Options o;
         try {
-            Options o = parse(args);
-            run(o, System.out, System.err);
+            o = parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("replay: " + e.getMessage());
             System.err.print(USAGE);
+            System.exit(2);
+            return;
+        }
+        try {
+            run(o, System.out, System.err);
+        } catch (IllegalArgumentException e) {
+            // a bad trace line or configuration: the message says what; the options were fine
+            System.err.println("replay: " + e.getMessage());
+            System.exit(2);
+        } catch (java.nio.file.NoSuchFileException e) {
+            System.err.println("replay: " + e.getFile() + ": no such file");
             System.exit(2);
         } catch (IOException | IllegalStateException e) {
             System.err.println("replay: " + (e instanceof IllegalStateException ? e.getMessage() : e));
@@ -229,8 +244,15 @@ public final class Replay {
      */
     public static FairShareConfig queueConfig(Options o, Workload w, int clusterGpus) throws IOException {
         if (o.queueConfig() != null) {
-            FairShareConfig c = FairShareConfig.fromYaml(yaml().load(Files.readString(o.queueConfig(),
-                    StandardCharsets.UTF_8)));
+            FairShareConfig c;
+            String text = Files.readString(o.queueConfig(), StandardCharsets.UTF_8);
+            try {
+                c = FairShareConfig.fromYaml(yaml().load(text));
+            } catch (RuntimeException e) {
+                String m = e.getMessage() == null ? e.toString() : e.getMessage();
+                throw new IllegalArgumentException("--queue-config " + o.queueConfig() + ": "
+                        + m.lines().findFirst().orElse(m).strip(), e);
+            }
             List<String> without = Traces.tenants(w).stream().filter(t -> !c.hasQueue(t, null)).toList();
             if (!without.isEmpty()) {
                 throw new IllegalArgumentException("--queue-config " + o.queueConfig() + ": no queue named after "
@@ -371,9 +393,16 @@ public final class Replay {
             Report.Summary s = Report.summarise(r);
             if (s.ended() == 0) {
                 throw new IllegalStateException("policy " + r.policy + ": not one of the " + s.jobs() + " jobs ran to "
-                        + "its end (" + (s.rejected() == s.jobs() ? "every job asks for more than the cluster has"
+                        + "its end (" + (s.rejected() == s.jobs() ? "every job asks for more than the cluster has: "
+                        + "more GPUs, CPU or memory, or a GPU model no node has"
                         : s.rejected() + " larger than the cluster; the rest never dispatched: check the quotas and "
                         + "the GPU models the jobs accept") + "); see " + o.out().resolve("report.md"));
+            }
+            int never = s.jobs() - s.ended() - s.rejected();
+            if (never > 0) {
+                progress.println("replay: policy " + r.policy + ": " + never + " of " + s.jobs() + " jobs never ran to "
+                        + "their end (jobs.csv: unfinished; check the quotas and the GPU models they accept): the "
+                        + "report's waits and JCTs count only the " + s.ended() + " that ended");
             }
         }
         return results;

@@ -84,6 +84,12 @@ class ReplayTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("no queue named after tenant(s) team-b")
                 .hasMessageContaining("teamb of teamb");
+
+        Files.writeString(queues, "queues: [{name: x\n");
+        assertThatThrownBy(() -> Replay.run(o, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(new ByteArrayOutputStream())))
+                .as("malformed YAML: one line naming the file, not a parser's stack")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("--queue-config " + queues + ": ");
     }
 
     @Test
@@ -99,6 +105,26 @@ class ReplayTest {
                 new PrintStream(new ByteArrayOutputStream())))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("not one of the 2 jobs ran to its end");
+    }
+
+    @Test
+    void jobs_that_never_ran_while_others_did_are_said_loudly(@TempDir Path dir) throws Exception {
+        Path trace = dir.resolve("ab.csv");
+        Files.writeString(trace, "0,1,10,a\n0,1,10,b\n");
+        Path queues = dir.resolve("queues.yml");
+        Files.writeString(queues, """
+                flavours: [gpu]
+                queues:
+                  - {name: a, tenant: a, quotas: {gpu: {nominal: 8}}}
+                  - {name: b, tenant: b, quotas: {gpu: {nominal: 0}}}
+                """);
+        Replay.Options o = Replay.parse(new String[] {"--trace", "csv:" + trace, "--cluster", "uniform:1x8",
+                "--policy", "gantry", "--queue-config", queues.toString(), "--out", dir.resolve("out").toString()});
+        ByteArrayOutputStream progress = new ByteArrayOutputStream();
+
+        Replay.run(o, new PrintStream(new ByteArrayOutputStream()), new PrintStream(progress));
+
+        assertThat(progress.toString()).contains("replay: policy gantry: 1 of 2 jobs never ran to their end");
     }
 
     @Test
