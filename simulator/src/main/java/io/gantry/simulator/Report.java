@@ -80,7 +80,9 @@ public final class Report {
         }
         double makespan = firstSubmit == Long.MAX_VALUE ? 0 : (lastFinish - firstSubmit) / 1000.0;
         double util = makespan <= 0 ? 0 : r.billedMilliGpuMs / 1e6 / (r.clusterGpus * makespan);
-        double jain = jain(tenants(r, Map.of()).stream().mapToDouble(TenantRow::avgSlowdown).toArray());
+        // over the tenants with a job that succeeded (a slowdown is >= 1); one whose jobs all failed has none to count
+        double jain = jain(tenants(r, Map.of()).stream().mapToDouble(TenantRow::avgSlowdown).filter(x -> x > 0)
+                .toArray());
         double wallSeconds = r.wallNanos / 1e9;
         Ftf ftf = finishTimeFairness(r);
         return new Summary(r.policy, r.jobs.size(), r.ended, failed, rejected, mean(jct), pct(jct, 50), pct(jct, 99),

@@ -128,6 +128,20 @@ class ReplayTest {
     }
 
     @Test
+    void a_tenant_whose_only_job_failed_does_not_count_as_slowdown_zero_in_jains_index(@TempDir Path dir)
+            throws Exception {
+        Path trace = dir.resolve("tl.csv");
+        Files.writeString(trace, "0,8,100,a,,50\n0,0.5,10,b\n0,0.5,10,c\n");
+        Replay.Options o = Replay.parse(new String[] {"--trace", "csv:" + trace, "--cluster", "uniform:2x8",
+                "--policy", "gantry", "--out", dir.resolve("out").toString()});
+
+        List<Simulation.Result> results = Replay.run(o, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(new ByteArrayOutputStream()));
+
+        assertThat(Report.summarise(results.get(0)).jain()).as("b and c, each at slowdown 1").isEqualTo(1.0);
+    }
+
+    @Test
     void a_bad_csv_line_is_refused_with_its_number_and_field() {
         Traces.Options all = Traces.Options.ALL;
         assertThatThrownBy(() -> Traces.csv("t", List.of("0,1,10,vision", "5,1.5,10,vision"), all))
