@@ -274,6 +274,21 @@ public final class Replay {
         return o.maxDrainMinutes() == null ? c : c.withMaxDrain(java.time.Duration.ofMinutes(o.maxDrainMinutes()));
     }
 
+    /**
+     * What each tenant of the workload is entitled to under a given queue configuration: the nominal GPU quota of its
+     * queues, in thousandths (the report's "entitled" column: the file's quotas, not the workload's equal weights).
+     */
+    static Map<String, Double> entitled(FairShareConfig c, Workload w) {
+        Map<String, Double> out = new java.util.TreeMap<>();
+        w.tenantWeights().keySet().forEach(t -> out.put(t, 0.0));
+        for (FairShareConfig.QueueDef q : c.queues()) {
+            double nominal = q.quotas().entrySet().stream().filter(e -> c.flavours().contains(e.getKey()))
+                    .mapToDouble(e -> e.getValue().nominal()).sum();
+            out.merge(q.tenant(), nominal, Double::sum);
+        }
+        return out;
+    }
+
     /** {@code --starvation-wait never}: the starvation guard off (no reservation is ever asked for). */
     static final int NEVER = -1;
 
@@ -387,7 +402,8 @@ public final class Replay {
                         + o.restartCostSeconds() + " s"),
                 "machine: " + machine(),
                 "command: replay " + commandLine(o));
-        Report.write(o.out(), "Replay: " + w.name() + " on " + o.cluster(), context, w, results);
+        Report.write(o.out(), "Replay: " + w.name() + " on " + o.cluster(), context,
+                o.queueConfig() == null ? w : new Workload(w.name(), w.jobs(), entitled(config, w), w.note()), results);
         out.println("report: " + o.out().resolve("report.md"));
         for (Simulation.Result r : results) {
             Report.Summary s = Report.summarise(r);

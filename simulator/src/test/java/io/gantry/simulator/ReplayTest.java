@@ -125,6 +125,9 @@ class ReplayTest {
         Replay.run(o, new PrintStream(new ByteArrayOutputStream()), new PrintStream(progress));
 
         assertThat(progress.toString()).contains("replay: policy gantry: 1 of 2 jobs never ran to their end");
+        assertThat(Replay.entitled(Replay.queueConfig(o, Traces.csv("ab", List.of("0,1,10,a", "0,1,10,b"),
+                Traces.Options.ALL), 8), Traces.csv("ab", List.of("0,1,10,a", "0,1,10,b"), Traces.Options.ALL)))
+                .as("the file's quotas, not equal weights").containsExactly(java.util.Map.entry("a", 8000.0), java.util.Map.entry("b", 0.0));
     }
 
     @Test
