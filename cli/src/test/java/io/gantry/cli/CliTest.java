@@ -77,6 +77,29 @@ class CliTest {
     }
 
     @Test
+    void aServerThatIsNotGantrysApiIsSaidToBeSoNotTakenForAMissingJob() throws IOException {
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/", exchange -> {
+            byte[] html = "<!DOCTYPE HTML><html><body>Error response 404</body></html>".getBytes();
+            exchange.getResponseHeaders().add("Content-Type", "text/html");
+            exchange.sendResponseHeaders(404, html.length);
+            exchange.getResponseBody().write(html);
+            exchange.close();
+        });
+        server.start();
+        try {
+            String api = "http://127.0.0.1:" + server.getAddress().getPort();
+            CliRunner.Result r = cli().env("GANTRY_TOKEN", "t").env("GANTRY_API", api).run("ps");
+            assertThat(r.code()).as(r.toString()).isEqualTo(ExitCode.UNAVAILABLE);
+            assertThat(r.err()).contains("the server at " + api + " answered /v1/jobs", "HTTP 404 (text/html)",
+                    "is the API URL right").doesNotContain("DOCTYPE");
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    @Test
     void anUnknownOutputFormatIsRefused() {
         CliRunner.Result r = cli().env("GANTRY_TOKEN", "t").run("queues", "-o", "xml");
         assertThat(r.code()).isEqualTo(ExitCode.INVALID);

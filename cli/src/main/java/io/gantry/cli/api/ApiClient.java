@@ -125,6 +125,14 @@ public final class ApiClient {
             return r;
         }
         JsonNode body = parse(r.body());
+        if (!body.isObject()) {
+            // every refusal of Gantry's API is a problem+json object: this server is something else (a wrong --api,
+            // a proxy's error page)
+            String type = r.headers().firstValue("Content-Type").orElse("no content type");
+            throw new CliException(ExitCode.UNAVAILABLE, "the server at " + base(service) + " answered " + path
+                    + " with HTTP " + r.statusCode() + " (" + type + "), not as Gantry's " + name(service)
+                    + " does: is the API URL right (`--api`, GANTRY_API, `gantry login`)?");
+        }
         String hint = r.statusCode() == 401 ? "(token from " + config.tokenSource() + "; `gantry login` stores "
                 + "another)" : null;
         throw ApiError.of(r.statusCode(), body, r.body(), hint);
