@@ -244,15 +244,7 @@ public final class Replay {
      */
     public static FairShareConfig queueConfig(Options o, Workload w, int clusterGpus) throws IOException {
         if (o.queueConfig() != null) {
-            FairShareConfig c;
-            String text = Files.readString(o.queueConfig(), StandardCharsets.UTF_8);
-            try {
-                c = FairShareConfig.fromYaml(yaml().load(text));
-            } catch (RuntimeException e) {
-                String m = e.getMessage() == null ? e.toString() : e.getMessage();
-                throw new IllegalArgumentException("--queue-config " + o.queueConfig() + ": "
-                        + m.lines().findFirst().orElse(m).strip(), e);
-            }
+            FairShareConfig c = readQueueConfig("--queue-config", o.queueConfig());
             List<String> without = Traces.tenants(w).stream().filter(t -> !c.hasQueue(t, null)).toList();
             if (!without.isEmpty()) {
                 throw new IllegalArgumentException("--queue-config " + o.queueConfig() + ": no queue named after "
@@ -287,6 +279,23 @@ public final class Replay {
             out.merge(q.tenant(), nominal, Double::sum);
         }
         return out;
+    }
+
+    /**
+     * A queue configuration file, or why it is refused in one line naming {@code option} and the file (a missing
+     * file, malformed YAML, an invalid configuration), never a parser's stack.
+     */
+    public static FairShareConfig readQueueConfig(String option, Path file) {
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalArgumentException(option + " " + file + ": no such file");
+        }
+        try {
+            return FairShareConfig.fromYaml(yaml().load(Files.readString(file, StandardCharsets.UTF_8)));
+        } catch (IOException | RuntimeException e) {
+            String m = e.getMessage() == null ? e.toString() : e.getMessage();
+            throw new IllegalArgumentException(option + " " + file + ": " + m.lines().findFirst().orElse(m).strip(),
+                    e);
+        }
     }
 
     /** {@code --starvation-wait never}: the starvation guard off (no reservation is ever asked for). */

@@ -67,17 +67,13 @@ class ReplayTest {
     @Test
     void a_queue_config_without_a_queue_for_a_tenant_of_the_workload_is_refused_before_the_replay(@TempDir Path dir)
             throws Exception {
-        Path trace = dir.resolve("t.csv");
-        Files.writeString(trace, "0,1,10,vision\n0,1,10,team-b\n");
-        Path queues = dir.resolve("queues.yml");
-        Files.writeString(queues, """
+        Replay.Options o = csvWithQueues(dir, "0,1,10,vision\n0,1,10,team-b\n", """
                 flavours: [any]
                 queues:
                   - {name: vision, tenant: vision, quotas: {any: {nominal: 8}}}
                   - {name: teamb, tenant: teamb, quotas: {any: {nominal: 8}}}
-                """);
-        Replay.Options o = Replay.parse(new String[] {"--trace", "csv:" + trace, "--cluster", "uniform:2x8",
-                "--queue-config", queues.toString(), "--out", dir.resolve("out").toString()});
+                """, "uniform:2x8");
+        Path queues = o.queueConfig();
 
         assertThatThrownBy(() -> Replay.run(o, new PrintStream(new ByteArrayOutputStream()),
                 new PrintStream(new ByteArrayOutputStream())))
@@ -107,19 +103,25 @@ class ReplayTest {
                 .hasMessageContaining("not one of the 2 jobs ran to its end");
     }
 
+    /** A replay of {@code csv} under the queue configuration {@code queuesYaml} (both written to {@code dir}). */
+    private static Replay.Options csvWithQueues(Path dir, String csv, String queuesYaml, String cluster,
+                                                String... more) throws java.io.IOException {
+        Path trace = Files.writeString(dir.resolve("t.csv"), csv);
+        Path queues = Files.writeString(dir.resolve("queues.yml"), queuesYaml);
+        List<String> args = new java.util.ArrayList<>(List.of("--trace", "csv:" + trace, "--cluster", cluster,
+                "--queue-config", queues.toString(), "--out", dir.resolve("out").toString()));
+        args.addAll(List.of(more));
+        return Replay.parse(args.toArray(String[]::new));
+    }
+
     @Test
     void jobs_that_never_ran_while_others_did_are_said_loudly(@TempDir Path dir) throws Exception {
-        Path trace = dir.resolve("ab.csv");
-        Files.writeString(trace, "0,1,10,a\n0,1,10,b\n");
-        Path queues = dir.resolve("queues.yml");
-        Files.writeString(queues, """
+        Replay.Options o = csvWithQueues(dir, "0,1,10,a\n0,1,10,b\n", """
                 flavours: [gpu]
                 queues:
                   - {name: a, tenant: a, quotas: {gpu: {nominal: 8}}}
                   - {name: b, tenant: b, quotas: {gpu: {nominal: 0}}}
-                """);
-        Replay.Options o = Replay.parse(new String[] {"--trace", "csv:" + trace, "--cluster", "uniform:1x8",
-                "--policy", "gantry", "--queue-config", queues.toString(), "--out", dir.resolve("out").toString()});
+                """, "uniform:1x8", "--policy", "gantry");
         ByteArrayOutputStream progress = new ByteArrayOutputStream();
 
         Replay.run(o, new PrintStream(new ByteArrayOutputStream()), new PrintStream(progress));

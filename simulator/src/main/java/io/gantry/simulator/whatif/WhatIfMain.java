@@ -129,18 +129,7 @@ public final class WhatIfMain {
 
     /** The alternative queue configuration, or why it is refused (its file named, never a temporary copy). */
     static FairShareConfig parseConfig(Path file) {
-        if (!Files.isRegularFile(file)) {
-            throw new IllegalArgumentException("--config " + file + ": no such file");
-        }
-        try {
-            return FairShareConfig.fromYaml(new org.yaml.snakeyaml.Yaml(new org.yaml.snakeyaml.constructor
-                    .SafeConstructor(new org.yaml.snakeyaml.LoaderOptions())).load(Files.readString(file)));
-        } catch (IOException e) {
-            throw new IllegalArgumentException("--config " + file + ": " + e.getMessage());
-        } catch (RuntimeException e) {
-            String m = e.getMessage() == null ? e.toString() : e.getMessage();
-            throw new IllegalArgumentException("--config " + file + ": " + m.lines().findFirst().orElse(m));
-        }
+        return io.gantry.simulator.Replay.readQueueConfig("--config", file);
     }
 
     /**
