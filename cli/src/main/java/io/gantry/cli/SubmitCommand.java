@@ -100,7 +100,7 @@ final class SubmitCommand implements Callable<Integer> {
         String jobId = answer.path("jobId").asText();
         out.show(answer, () -> jobId + "\n");
         if (watch) {
-            return new Watcher(root).watch(jobId, interval, null);
+            return new Watcher(root).watch(jobId, interval, null, Watcher.GIVE_UP_AFTER, true);
         }
         return ExitCode.OK;
     }

@@ -100,6 +100,42 @@ class CliTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aWatchWaitsForARestartingApiButGivesUpWhenItStaysAway() throws IOException {
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        java.util.concurrent.atomic.AtomicInteger looks = new java.util.concurrent.atomic.AtomicInteger();
+        server.createContext("/", exchange -> {
+            byte[] job = "{\"jobId\":\"job-1\",\"tenant\":\"alpha\",\"state\":\"RUNNING\",\"attempt\":1}".getBytes();
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            exchange.sendResponseHeaders(200, job.length);
+            exchange.getResponseBody().write(job);
+            exchange.close();
+            if (looks.incrementAndGet() == 1) {
+                // the API goes away after its first answer, for good
+                new Thread(() -> server.stop(0)).start();
+            }
+        });
+        server.start();
+        String api = "http://127.0.0.1:" + server.getAddress().getPort();
+        long started = System.nanoTime();
+        CliRunner.Result r = cli().env("GANTRY_TOKEN", "t").env("GANTRY_API", api)
+                .run("watch", "job-1", "--interval", "100ms", "--give-up-after", "1s");
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCode.UNAVAILABLE);
+        assertThat(r.out()).contains("RUNNING");
+        assertThat(r.err()).contains("cannot reach Gantry's API (admission)", "still watching (until ",
+                "gave up watching job job-1: no answer for 1s; it may still be running");
+        assertThat(r.err().split("still watching", -1)).as("said once per outage").hasSize(2);
+        assertThat(java.time.Duration.ofNanos(System.nanoTime() - started)).isLessThan(java.time.Duration.ofSeconds(20));
+
+        // never reached at all (a mistyped address): at once, as any other command
+        CliRunner.Result never = cli().env("GANTRY_TOKEN", "t").env("GANTRY_API", api)
+                .run("watch", "job-1", "--interval", "100ms");
+        assertThat(never.code()).as(never.toString()).isEqualTo(ExitCode.UNAVAILABLE);
+        assertThat(never.err()).contains("cannot reach Gantry's API").doesNotContain("still watching");
+    }
+
+    @Test
     void anUnknownOutputFormatIsRefused() {
         CliRunner.Result r = cli().env("GANTRY_TOKEN", "t").run("queues", "-o", "xml");
         assertThat(r.code()).isEqualTo(ExitCode.INVALID);
