@@ -45,8 +45,13 @@ final class SubmitCommand implements Callable<Integer> {
                     + "dependencies, e.g. gantry submit train.yaml --after $(gantry submit prep.yaml)")
     List<String> after;
 
-    @Option(names = "--dry-run", description = "check the file and print the JSON body; send nothing")
+    @Option(names = "--dry-run", description = "check the file and print the JSON body; submit nothing. With a "
+            + "token the API checks it too, as a submission (GPU models, what the cluster holds, queues, budget), "
+            + "and stores nothing")
     boolean dryRun;
+
+    @Option(names = "--local", description = "with --dry-run: check the file here only, do not ask the API")
+    boolean local;
 
     @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "2s", converter = Durations.class,
             description = "with --watch: how often to look (default 2s)")
@@ -71,22 +76,46 @@ final class SubmitCommand implements Callable<Integer> {
         }
         Output out = root.output();
         if (dryRun) {
+            String checked;
+            if (local) {
+                checked = "checked here only (--local)";
+            } else if (root.config().token() == null) {
+                checked = "checked here only: without an API token the API's checks (GPU models, what the cluster "
+                        + "holds, queues, budget) did not run (`gantry login`, or --local to say so)";
+            } else {
+                send(name, job, json, "/v1/jobs?dryRun=true");
+                checked = "the API checked it: it would be accepted";
+            }
             JsonNode tree = ApiClient.JSON.valueToTree(body);
             out.show(tree, () -> Output.json(tree) + "\n");
+            root.env().err().println("gantry: dry run, nothing submitted; " + checked);
             return ExitCode.OK;
         }
+        JsonNode answer = send(name, job, json, "/v1/jobs");
+        String jobId = answer.path("jobId").asText();
+        out.show(answer, () -> jobId + "\n");
+        if (watch) {
+            return new Watcher(root).watch(jobId, interval, null, Watcher.GIVE_UP_AFTER, true);
+        }
+        return ExitCode.OK;
+    }
+
+    /**
+     * Posts the job (or its dry run) to admission: the answer; the budget headers on stderr; a refusal of fields
+     * pointed at the lines of the file.
+     */
+    private JsonNode send(String name, JobFile job, String json, String path) {
         Map<String, String> headers = new LinkedHashMap<>();
         if (idempotencyKey != null) {
             headers.put("Idempotency-Key", idempotencyKey);
         }
-        JsonNode answer;
         try {
-            ApiClient.Answer a = root.client().postForAnswer(ApiClient.Service.ADMISSION, "/v1/jobs", json, headers);
-            answer = a.body();
+            ApiClient.Answer a = root.client().postForAnswer(ApiClient.Service.ADMISSION, path, json, headers);
             // on stderr, so JOB=$(gantry submit ...) still captures only the id
             for (String budget : List.of(BUDGET_HOLD, BUDGET_WARNING)) {
                 a.headers().firstValue(budget).ifPresent(m -> root.env().err().println("gantry: budget: " + m));
             }
+            return a.body();
         } catch (ApiError e) {
             if (e.status() == 400 && !e.fieldErrors().isEmpty()) {
                 // the API's own checks (GPU models, queues, cluster fit) pointed at the lines of the file
@@ -97,12 +126,6 @@ final class SubmitCommand implements Callable<Integer> {
             }
             throw e;
         }
-        String jobId = answer.path("jobId").asText();
-        out.show(answer, () -> jobId + "\n");
-        if (watch) {
-            return new Watcher(root).watch(jobId, interval, null, Watcher.GIVE_UP_AFTER, true);
-        }
-        return ExitCode.OK;
     }
 
     /** Admission's response headers for a job accepted while its tenant's or queue's money budget is low or out. */

@@ -225,6 +225,22 @@ class CliAgainstRunningStackTest {
         assertThat(r.code()).as(r.toString()).isEqualTo(ExitCode.INVALID);
         assertThat(r.err()).contains(file + ": the API refused the job:",
                 file + ":6: tasks[0].gpus: no registered node has more than 16 GPUs");
+
+        // a dry run asks the API too, and says so; --local checks the file alone
+        CliRunner.Result dry = alpha.run("submit", "--dry-run", file.toString());
+        assertThat(dry.code()).as(dry.toString()).isEqualTo(ExitCode.INVALID);
+        assertThat(dry.err()).contains(file + ":6: tasks[0].gpus: no registered node has more than 16 GPUs");
+        CliRunner.Result local = alpha.run("submit", "--dry-run", "--local", file.toString());
+        assertThat(local.code()).as(local.toString()).isZero();
+        assertThat(local.err()).contains("dry run, nothing submitted; checked here only (--local)");
+        Path fits = Files.writeString(work.resolve("fits.yaml"), "name: fits\ntasks: [{name: w, command: [run], "
+                + "gpus: 2}]\n");
+        int before = alpha.run("ps", "-o", "json").out().split("\"jobId\"", -1).length;
+        CliRunner.Result ok = alpha.run("submit", "--dry-run", fits.toString());
+        assertThat(ok.code()).as(ok.toString()).isZero();
+        assertThat(ok.err()).contains("the API checked it: it would be accepted");
+        assertThat(alpha.run("ps", "-o", "json").out().split("\"jobId\"", -1)).as("nothing submitted")
+                .hasSize(before);
     }
 
     @Test

@@ -47,6 +47,8 @@ class CliTest {
         assertThat(r.code()).as(r.toString()).isZero();
         assertThat(r.out().replaceAll("\\s", "")).isEqualTo("{\"name\":\"x\",\"tasks\":[{\"name\":\"w\","
                 + "\"command\":[\"run\"],\"gpus\":2}]}");
+        assertThat(r.err()).as("no token: says what was not checked")
+                .contains("dry run, nothing submitted; checked here only: without an API token the API's checks");
     }
 
     @Test

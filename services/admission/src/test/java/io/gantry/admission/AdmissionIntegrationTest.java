@@ -222,6 +222,37 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    void aDryRunRunsEveryCheckOfASubmissionAndStoresAndPublishesNothing() throws Exception {
+        long before = endOffset(Topics.ADMISSION_JOB_EVENTS);
+        String key = "dry-" + UUID.randomUUID();
+        HttpRequest.Builder ok = request(VISION, "/v1/jobs?dryRun=true").header("Content-Type", "application/json")
+                .header("Idempotency-Key", key).POST(HttpRequest.BodyPublishers.ofString(spec("would-run", 8)));
+        Reply would = send(ok.build());
+        assertThat(would.status).as(would.raw).isEqualTo(200);
+        assertThat(would.body()).containsEntry("dryRun", true).containsEntry("tenant", "vision")
+                .containsEntry("queue", "vision").containsEntry("heldByBudget", false).doesNotContainKey("jobId");
+
+        // what only the API knows: the registered nodes' GPU models and sizes
+        Reply refused = send(request(VISION, "/v1/jobs?dryRun=true").header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"x\",\"tasks\":[{\"name\":"
+                        + "\"w\",\"command\":[\"x\"],\"gpus\":9,\"gpuModel\":\"B200\"}]}")).build());
+        assertThat(refused.status).as(refused.raw).isEqualTo(400);
+        assertThat(refused.header("Content-Type")).contains("application/problem+json");
+        assertThat(errorFields(refused)).containsExactlyInAnyOrder("tasks[0].gpus", "tasks[0].gpuModel");
+
+        Reply badFlag = send(request(VISION, "/v1/jobs?dryRun=maybe").header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(spec("x", 1))).build());
+        assertThat(badFlag.status).isEqualTo(400);
+        assertThat(errorFields(badFlag)).containsExactly("dryRun");
+
+        assertThat(endOffset(Topics.ADMISSION_JOB_EVENTS)).as("nothing published").isEqualTo(before);
+        assertThat(get(VISION, "/v1/jobs?limit=1000").raw).as("nothing stored").doesNotContain("would-run");
+        // the key was not claimed: the same key submits for real afterwards
+        Reply real = post(VISION, spec("would-run", 8), key);
+        assertThat(real.status).as(real.raw).isEqualTo(202);
+    }
+
+    @Test
     void resubmittingWithTheSameIdempotencyKeyAnswersTheSameJobWithoutPublishingAgain() throws Exception {
         String key = "nightly-" + UUID.randomUUID();
         long before = endOffset(Topics.ADMISSION_JOB_EVENTS);

@@ -96,7 +96,12 @@ public class JobsController {
     public HttpResponse<?> submit(@RequestAttribute(Caller.ATTRIBUTE) Caller caller,
                                   @Nullable @Header("Idempotency-Key") String idempotencyKey,
                                   @Nullable @Header("Content-Type") String contentType,
+                                  @Nullable @QueryValue String dryRun,
                                   @Nullable @Body byte[] body) {
+        boolean dry = dryRun != null && !dryRun.equals("false");
+        if (dry && !dryRun.equals("true") && !dryRun.isEmpty()) {
+            return Problem.badRequest(List.of(new Problem.FieldError("dryRun", "must be true or false")));
+        }
         if (body != null && body.length > maxBodyBytes) {
             return Problem.response(HttpStatus.REQUEST_ENTITY_TOO_LARGE, "Request body too large",
                     "the job spec must be at most " + maxBodyBytes + " bytes, not " + body.length,
@@ -132,6 +137,9 @@ public class JobsController {
         // the money budget gate: billing's announced state, never a call to billing
         BudgetGate.Decision budget = limits.budgets().decide(tenant, spec.queue() != null ? spec.queue() : tenant,
                 clock.instant());
+        if (dry) {
+            return dryRun(spec, tenant, budget);
+        }
         String jobId;
         String eventId;
         String requestHash = null;
@@ -200,17 +208,44 @@ public class JobsController {
             return unavailable("the job could not be recorded (the read model refused it); nothing was submitted");
         }
         Map<String, Object> answer0 = acceptedBody(jobId, JobState.SUBMITTED);
-        estimate.ifPresent(e -> answer0.put("costEstimate", Map.of(
-                "amount", e.amount().toPlainString(), "currency", e.currency(),
+        estimate.ifPresent(e -> answer0.put("costEstimate", costEstimateView(e)));
+        return withBudgetHeader(HttpResponse.accepted(URI.create("/v1/jobs/" + jobId)).body(answer0), budget);
+    }
+
+    /**
+     * {@code POST /v1/jobs?dryRun=true}: every check of a submission ran (fields, GPU models, queue, what the cluster
+     * can hold, dependencies, the money budget); nothing is stored or published and no Idempotency-Key is claimed.
+     * 200 with what a submission would be now, and the budget headers a submission would get; a refusal is the
+     * same problem a submission would get.
+     */
+    private HttpResponse<?> dryRun(JobSpec spec, String tenant, BudgetGate.Decision budget) {
+        if (budget.verdict() == BudgetGate.Verdict.REJECT) {
+            return Problem.response(HttpStatus.PAYMENT_REQUIRED, "Budget exhausted", budget.message(),
+                    List.of(new Problem.FieldError(budget.field(), budget.message())));
+        }
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("dryRun", true);
+        answer.put("tenant", tenant);
+        answer.put("queue", spec.queue() != null ? spec.queue() : tenant);
+        answer.put("heldByBudget", budget.verdict() == BudgetGate.Verdict.HOLD);
+        estimate(spec, tenant, clock.instant()).ifPresent(e -> answer.put("costEstimate", costEstimateView(e)));
+        return withBudgetHeader(HttpResponse.ok(answer), budget);
+    }
+
+    private static Map<String, Object> costEstimateView(CostEstimate.Estimate e) {
+        return Map.of("amount", e.amount().toPlainString(), "currency", e.currency(),
                 "timeLimitSeconds", e.timeLimitSeconds(), "priceBookVersion", e.priceBookVersion(),
                 "basis", "at most: every task holding what it asks for the whole time limit, at the prices in force "
-                        + "now, the most expensive accepted GPU model")));
-        HttpResponse<?> answer = HttpResponse.accepted(URI.create("/v1/jobs/" + jobId)).body(answer0);
+                        + "now, the most expensive accepted GPU model");
+    }
+
+    private static HttpResponse<?> withBudgetHeader(io.micronaut.http.MutableHttpResponse<?> answer,
+                                                    BudgetGate.Decision budget) {
         if (budget.verdict() == BudgetGate.Verdict.WARN) {
-            ((io.micronaut.http.MutableHttpResponse<?>) answer).header(BUDGET_WARNING, budget.message());
+            answer.header(BUDGET_WARNING, budget.message());
         } else if (budget.verdict() == BudgetGate.Verdict.HOLD) {
             // accepted: the queue holds it (it reads the same budget announcements) until the budget allows
-            ((io.micronaut.http.MutableHttpResponse<?>) answer).header(BUDGET_HOLD, budget.message());
+            answer.header(BUDGET_HOLD, budget.message());
         }
         return answer;
     }
