@@ -242,16 +242,30 @@ public final class Access {
         return Outcome.ok(new Tenant(t.name(), t.displayName(), to, t.createdAt()));
     }
 
-    public static Outcome<Token> issue(Optional<Tenant> tenant, String name, Issue request, String tokenId,
-                                       String sha256, Instant now) {
+    /** What issuing a token makes: the token, and the tenant's record when it needed one first (else null). */
+    public record Issued(Token token, Tenant newTenant) {
+    }
+
+    /**
+     * Issues a token to an active tenant. A tenant that exists only in the tokens file a service started with
+     * ({@code inTokensFile}) gets its record with its first API token, active, named as it is, created {@code now}
+     * (as when it is disabled: {@link #setState(Optional, String, TenantState, String, boolean, Instant)}).
+     */
+    public static Outcome<Issued> issue(Optional<Tenant> tenant, String name, boolean inTokensFile, Issue request,
+                                        String tokenId, String sha256, Instant now) {
+        Tenant created = null;
+        if (tenant.isEmpty() && inTokensFile) {
+            created = new Tenant(name, name, TenantState.ACTIVE, now);
+            tenant = Optional.of(created);
+        }
         if (tenant.isEmpty()) {
             return Outcome.refused(Refusal.NOT_FOUND, "tenant", "no tenant " + name + " (create it first)");
         }
         if (tenant.get().state() == TenantState.DISABLED) {
             return Outcome.refused(Refusal.CONFLICT, "tenant", "tenant " + name + " is disabled; enable it first");
         }
-        return Outcome.ok(new Token(tokenId, name, request.role(), sha256, request.label(), now,
-                request.expiresAt(), null, null));
+        return Outcome.ok(new Issued(new Token(tokenId, name, request.role(), sha256, request.label(), now,
+                request.expiresAt(), null, null), created));
     }
 
     /** Revokes a token; revoking a revoked token is no change (its first revocation time stays). */

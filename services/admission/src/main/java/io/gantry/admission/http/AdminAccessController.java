@@ -203,25 +203,21 @@ public class AdminAccessController {
         TokenSecrets.NewToken fresh = TokenSecrets.next();
         boolean inFile = fileTenants().contains(name);
         return change(() -> store.write(tx -> {
-            Optional<Access.Tenant> tenant = tx.tenantForUpdate(name);
-            if (tenant.isEmpty() && inFile) {
-                // a tenant of the tokens file gets its record with its first API token (as when disabled)
-                Access.Tenant record = Access.setState(tenant, name, Access.TenantState.ACTIVE, caller.tenant(), true,
-                        now).value();
-                if (tx.insertTenant(record, now)) {
-                    publisher.publish(Topics.ADMISSION_ACCESS_EVENTS, name,
-                            AccessEvents.of(record, caller.tenant(), now));
-                }
-                tenant = tx.tenantForUpdate(name);
-            }
-            Access.Outcome<Access.Token> outcome = Access.issue(tenant, name, parsed.value(),
-                    fresh.tokenId(), fresh.sha256(), now);
+            Access.Outcome<Access.Issued> outcome = Access.issue(tx.tenantForUpdate(name), name, inFile,
+                    parsed.value(), fresh.tokenId(), fresh.sha256(), now);
             if (outcome.isOk()) {
-                tx.insertToken(outcome.value());
-                publisher.publish(Topics.ADMISSION_ACCESS_EVENTS, fresh.tokenId(), AccessEvents.of(outcome.value(), now));
+                Access.Tenant created = outcome.value().newTenant();
+                if (created != null && tx.insertTenant(created, now)) {
+                    publisher.publish(Topics.ADMISSION_ACCESS_EVENTS, name,
+                            AccessEvents.of(created, caller.tenant(), now));
+                }
+                Access.Token token = outcome.value().token();
+                tx.insertToken(token);
+                publisher.publish(Topics.ADMISSION_ACCESS_EVENTS, fresh.tokenId(), AccessEvents.of(token, now));
             }
             return outcome;
-        }), t -> {
+        }), issued -> {
+            Access.Token t = issued.token();
             LOG.info("admin {} issued token {} ({}) for tenant {}", caller.tenant(), t.tokenId(), t.role(), name);
             return secretAnswer(t, fresh.secret(), null, now);
         });

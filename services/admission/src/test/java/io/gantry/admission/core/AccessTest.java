@@ -120,13 +120,26 @@ class AccessTest {
     @Test
     void aDisabledOrUnknownTenantGetsNoToken() {
         Access.Issue request = new Access.Issue(Access.Role.TENANT, null, NOW.plusSeconds(60));
-        assertThat(Access.issue(Optional.of(DISABLED), "vision", request, "tok_x", "h", NOW).refusal())
+        assertThat(Access.issue(Optional.of(DISABLED), "vision", false, request, "tok_x", "h", NOW).refusal())
                 .isEqualTo(Access.Refusal.CONFLICT);
-        assertThat(Access.issue(Optional.empty(), "vision", request, "tok_x", "h", NOW).refusal())
+        assertThat(Access.issue(Optional.of(DISABLED), "vision", true, request, "tok_x", "h", NOW).refusal())
+                .as("disabled, though in the tokens file").isEqualTo(Access.Refusal.CONFLICT);
+        assertThat(Access.issue(Optional.empty(), "vision", false, request, "tok_x", "h", NOW).refusal())
                 .isEqualTo(Access.Refusal.NOT_FOUND);
-        assertThat(Access.issue(Optional.of(ACTIVE), "vision", request, "tok_x", "h", NOW).value())
-                .isEqualTo(new Access.Token("tok_x", "vision", Access.Role.TENANT, "h", null, NOW,
-                        NOW.plusSeconds(60), null, null));
+        Access.Token token = new Access.Token("tok_x", "vision", Access.Role.TENANT, "h", null, NOW,
+                NOW.plusSeconds(60), null, null);
+        assertThat(Access.issue(Optional.of(ACTIVE), "vision", false, request, "tok_x", "h", NOW).value())
+                .isEqualTo(new Access.Issued(token, null));
+    }
+
+    @Test
+    void aTenantOfTheTokensFileGetsItsRecordWithItsFirstApiToken() {
+        Access.Issue request = new Access.Issue(Access.Role.TENANT, null, NOW.plusSeconds(60));
+        Access.Issued issued = Access.issue(Optional.empty(), "vision", true, request, "tok_x", "h", NOW).value();
+        assertThat(issued.newTenant()).isEqualTo(new Access.Tenant("vision", "vision", Access.TenantState.ACTIVE, NOW));
+        assertThat(issued.token().tenant()).isEqualTo("vision");
+        assertThat(Access.issue(Optional.of(ACTIVE), "vision", true, request, "tok_x", "h", NOW).value().newTenant())
+                .as("a record that exists is kept").isNull();
     }
 
     @Test
