@@ -3,7 +3,6 @@ package io.gantry.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gantry.cli.api.ApiClient;
 import io.gantry.cli.output.Output;
-import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -18,7 +17,7 @@ import java.nio.file.Path;
         subcommands = {LoginCommand.class, SubmitCommand.class, PsCommand.class, WatchCommand.class,
                 LogsCommand.class, CancelCommand.class, SuspendCommand.Suspend.class, SuspendCommand.Resume.class,
                 WhyCommand.class, QueuesCommand.class, NodesCommand.class,
-                UsageCommand.class, CheckpointsCommand.class, InvoicesCommand.class, AdminCommand.class, AutoComplete.GenerateCompletion.class},
+                UsageCommand.class, CheckpointsCommand.class, InvoicesCommand.class, AdminCommand.class, CompletionCommand.class},
         footer = {"", "Configuration: ~/.config/gantry/config.yaml (`gantry login`), GANTRY_API, GANTRY_TOKEN; "
                 + "without them the dev installation of this checkout (.gantry/tokens.yml) is used.",
                 "Exit codes: 0 ok, 1 error, 2 invalid input, 3 not authenticated/allowed, 4 not found, "

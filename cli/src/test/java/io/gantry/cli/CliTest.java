@@ -220,5 +220,8 @@ class CliTest {
         CliRunner.Result r = cli().run("generate-completion");
         assertThat(r.code()).isZero();
         assertThat(r.out()).contains("complete -F _complete_gantry", "submit", "checkpoints");
+        // the words ./gantry runs itself complete too
+        String commands = r.out().lines().filter(l -> l.contains("local commands=")).findFirst().orElseThrow();
+        assertThat(commands).contains("dev", "replay", "whatif", "loadtest", "build", "submit");
     }
 }

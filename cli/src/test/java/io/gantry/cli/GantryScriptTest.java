@@ -65,4 +65,13 @@ class GantryScriptTest {
         assertThat(run()).contains("gantry-launcher.jar");
         assertThat(run("replay", "--trace", "philly")).contains("gantry-simulator.jar --trace philly");
     }
+
+    @Test
+    void theWordsCompletionOffersBesideTheCliAreTheScriptsOwn() throws Exception {
+        for (String[] c : CompletionCommand.SCRIPT_COMMANDS) {
+            if (!c[0].equals("build")) { // build runs Maven, not java
+                assertThat(run(c[0], "--help")).as(c[0]).doesNotContain("gantry-cli.jar");
+            }
+        }
+    }
 }
