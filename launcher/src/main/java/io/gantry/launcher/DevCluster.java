@@ -98,6 +98,7 @@ public final class DevCluster implements AutoCloseable {
 
     public DevCluster start() throws Exception {
         Files.createDirectories(config.dataDir().resolve("logs"));
+        ownerOnly(config.dataDir().resolve("logs"));
         lockChannel = java.nio.channels.FileChannel.open(config.dataDir().resolve(".lock"),
                 java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
         lock = lockChannel.tryLock();
@@ -107,6 +108,9 @@ public final class DevCluster implements AutoCloseable {
                     + " (stop it, or pick another --data-dir)");
         }
         startKafka();
+        // the services' logs and Kafka's log segments (every job's spec and variables, every tenant's) are the
+        // operator's: tasks of the local backend run on this host as other users
+        ownerOnly(config.dataDir().resolve(config.kafkaBrokers() == 1 ? "kafka" : "kafka-cluster"));
         // the services create their topics themselves (with the retention the system of record needs)
         log("starting PostgreSQL on 127.0.0.1:" + config.postgresPort());
         postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
@@ -129,6 +133,15 @@ public final class DevCluster implements AutoCloseable {
             awaitHealthy(p, Duration.ofSeconds(120));
         }
         return this;
+    }
+
+    /** Makes {@code dir} readable by its owner only, where the file system has POSIX modes. */
+    static void ownerOnly(Path dir) throws IOException {
+        try {
+            Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system: its own rules apply
+        }
     }
 
     /**

@@ -35,6 +35,7 @@ class EndToEndTest {
     static final Duration LONG = Duration.ofSeconds(90);
 
     DevCluster cluster;
+    Path dataDir;
     Api alpha;
     Api beta;
     Api gamma;
@@ -43,7 +44,7 @@ class EndToEndTest {
 
     @BeforeAll
     void startTheWholeSystem() throws Exception {
-        Path dataDir = Files.createTempDirectory("gantry-e2e-");
+        dataDir = Files.createTempDirectory("gantry-e2e-");
         Files.writeString(dataDir.resolve("tokens.yml"), """
                 tokens:
                   - tenant: alpha
@@ -205,6 +206,16 @@ class EndToEndTest {
         assertThat(beta.get("/v1/jobs/" + job).status()).isEqualTo(404);
         assertThat(admin.get("/v1/jobs/" + job).status()).isEqualTo(200);
         awaitState(alpha, job, "SUCCEEDED");
+
+        // what every tenant's jobs leave on this host (the services' logs, Kafka's log segments) is the operator's
+        for (String own : List.of("logs", "kafka")) {
+            try {
+                assertThat(java.nio.file.attribute.PosixFilePermissions.toString(
+                        Files.getPosixFilePermissions(dataDir.resolve(own)))).as(own).isEqualTo("rwx------");
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
     }
 
     @Test

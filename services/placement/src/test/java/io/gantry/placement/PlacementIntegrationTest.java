@@ -513,6 +513,14 @@ class PlacementIntegrationTest implements TestPropertyProvider {
                 HttpRequest.POST("/v1/admin/simulation/nodes/nope/fail", "").bearerAuth(ADMIN_TOKEN)))
                 .isInstanceOfSatisfying(HttpClientResponseException.class, e -> assertThat(e.code()).isEqualTo(404));
 
+        // a task name no file can have (a NUL) is a bad field, not a server error
+        assertThatThrownBy(() -> http.toBlocking().exchange(
+                HttpRequest.GET("/v1/jobs/some-job/logs?task=%00&replica=0").bearerAuth(TENANT_TOKEN), String.class))
+                .isInstanceOfSatisfying(HttpClientResponseException.class, e -> {
+                    assertThat(e.code()).isEqualTo(400);
+                    assertThat(e.getResponse().getBody(String.class).orElse("")).contains("\"field\":\"task\"");
+                });
+
         HttpResponse<Map> failed = http.toBlocking().exchange(
                 HttpRequest.POST("/v1/admin/simulation/nodes/sim-3/fail", "").bearerAuth(ADMIN_TOKEN), Map.class);
         assertThat(failed.code()).isEqualTo(200);

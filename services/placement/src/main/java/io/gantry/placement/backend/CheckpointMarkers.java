@@ -8,7 +8,11 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -119,8 +123,10 @@ final class CheckpointMarkers {
                 }
                 w.done = content;
                 if (response.statusCode() >= 400) {
-                    LOG.warn("checkpoint marker {} of job {} refused ({}): {}", w.marker, w.jobId,
-                            response.statusCode(), response.body());
+                    // the fields only: the API's sentence may quote the marker, which a task may have pointed at
+                    // a file only placement can read
+                    LOG.warn("checkpoint marker {} of job {} refused (HTTP {}, fields {})", w.marker, w.jobId,
+                            response.statusCode(), refusedFields(response.body()));
                 } else {
                     LOG.info("checkpoint marker of job {} reported ({})", w.jobId, allocationId);
                 }
@@ -128,14 +134,36 @@ final class CheckpointMarkers {
         });
     }
 
-    /** The marker's bytes, or null when there is none (or it cannot be read, or is too large to be one). */
-    private static byte[] read(Path marker) {
+    /** The field names of a problem+json refusal ({@code errors[].field}), never its text. */
+    static java.util.List<String> refusedFields(String body) {
+        java.util.List<String> fields = new java.util.ArrayList<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"field\"\\s*:\\s*\"([A-Za-z0-9_.\\[\\]-]{1,64})\"")
+                .matcher(body == null ? "" : body);
+        while (m.find() && fields.size() < 8) {
+            fields.add(m.group(1));
+        }
+        return fields;
+    }
+
+    /**
+     * The marker's bytes, or null when there is none (or it cannot be read, or is too large to be one). Placement
+     * may run as root while the directory belongs to a task: a symbolic link is never followed (checked, then
+     * opened with {@code O_NOFOLLOW}), and only a regular file is read, at most {@link #MAX_BYTES}.
+     */
+    static byte[] read(Path marker) {
         try {
-            BasicFileAttributes a = Files.readAttributes(marker, BasicFileAttributes.class);
+            BasicFileAttributes a = Files.readAttributes(marker, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             if (!a.isRegularFile() || a.size() > MAX_BYTES) {
                 return null;
             }
-            return Files.readAllBytes(marker);
+            try (SeekableByteChannel in = Files.newByteChannel(marker, StandardOpenOption.READ,
+                    LinkOption.NOFOLLOW_LINKS)) {
+                ByteBuffer buf = ByteBuffer.allocate(MAX_BYTES + 1);
+                while (buf.hasRemaining() && in.read(buf) > 0) {
+                    // until the end, or one byte more than a marker may have
+                }
+                return buf.position() > MAX_BYTES ? null : Arrays.copyOf(buf.array(), buf.position());
+            }
         } catch (NoSuchFileException e) {
             return null;
         } catch (IOException e) {

@@ -454,7 +454,7 @@ public final class LocalBackend implements ExecutionBackend {
 
     @Override
     public Optional<LogChunk> readLog(String jobId, int attempt, String task, int replica, long offset, int maxBytes) {
-        if (!io.gantry.runtime.http.Ids.plausible(jobId) || task == null || task.contains("/") || task.contains("\\")
+        if (!io.gantry.runtime.http.Ids.plausible(jobId) || !io.gantry.runtime.http.Ids.plausible(task)
                 || task.startsWith(".") || replica < 0 || offset < 0) {
             return Optional.empty();
         }

@@ -61,6 +61,9 @@ public class LogsController {
         if (limit != null && (limit < 1 || limit > MAX_LIMIT)) {
             errors.add(new Problem.FieldError("limit", "must be 1.." + MAX_LIMIT + " bytes"));
         }
+        if (task != null && !Ids.plausible(task)) {
+            errors.add(new Problem.FieldError("task", "is not a task name (1..64 letters, digits or '._:-')"));
+        }
         if ((task == null) != (replica == null)) {
             errors.add(new Problem.FieldError(task == null ? "task" : "replica", "task and replica go together: one "
                     + "log (without both: the list of the run's logs)"));

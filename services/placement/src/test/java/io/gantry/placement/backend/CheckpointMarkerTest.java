@@ -157,4 +157,29 @@ class CheckpointMarkerTest {
         });
         backend.stop(a.allocationId());
     }
+
+    @Test
+    void aMarkerThatIsALinkOrNotAFileOrTooLargeIsNotRead() throws IOException {
+        Path secret = Files.writeString(work.resolve("placement-only.txt"), "S3cr3t");
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
+        Path marker = checkpoints.resolve(CheckpointMarkers.MARKER);
+        Files.createSymbolicLink(marker, secret);
+        assertThat(CheckpointMarkers.read(marker)).as("a link to a file the task cannot read").isNull();
+        Files.delete(marker);
+        Files.createDirectory(marker);
+        assertThat(CheckpointMarkers.read(marker)).as("a directory").isNull();
+        Files.delete(marker);
+        Files.write(marker, new byte[CheckpointMarkers.MAX_BYTES + 1]);
+        assertThat(CheckpointMarkers.read(marker)).as("larger than a marker").isNull();
+        Files.writeString(marker, "{\"step\": 1, \"path\": \"/c\"}");
+        assertThat(new String(CheckpointMarkers.read(marker), StandardCharsets.UTF_8)).contains("\"step\": 1");
+    }
+
+    @Test
+    void aRefusalIsLoggedByItsFieldsNotItsText() {
+        assertThat(CheckpointMarkers.refusedFields("{\"title\":\"Bad Request\",\"detail\":\"Unrecognized token "
+                + "'S3cr3t'\",\"errors\":[{\"field\":\"body\",\"message\":\"S3cr3t\"},{\"field\":\"path\","
+                + "\"message\":\"x\"}]}")).containsExactly("body", "path");
+        assertThat(CheckpointMarkers.refusedFields("not json")).isEmpty();
+    }
 }

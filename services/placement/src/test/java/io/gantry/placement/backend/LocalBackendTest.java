@@ -384,6 +384,7 @@ class LocalBackendTest {
         assertThat(b.logs("no-job", null)).isEmpty();
         assertThat(b.logs("../etc", null)).isEmpty();
         assertThat(b.readLog("job-logs", 2, "../../x", 0, 0, 10)).isEmpty();
+        assertThat(b.readLog("job-logs", 2, "a\0b", 0, 0, 10)).as("no file has a NUL in its name").isEmpty();
         assertThat(b.readLog("job-logs", 2, "main", 7, 0, 10)).isEmpty();
     }
 
