@@ -9,7 +9,7 @@ public final class ExitCode {
     public static final int OK = 0;
     /** Something unexpected: the API answered 5xx (other than 503), or the CLI failed. */
     public static final int ERROR = 1;
-    /** Bad command line, an invalid job file, or the API refused the input (400, 413, 415, 422). */
+    /** Bad command line, an invalid job file, or the API refused the input (400, 413, 414, 415, 422, 431). */
     public static final int INVALID = 2;
     /** No token, or the API refused it (401) or the caller may not do this (403). */
     public static final int AUTH = 3;
@@ -34,7 +34,7 @@ public final class ExitCode {
     /** The exit code for an HTTP status the API answered with. */
     public static int ofHttpStatus(int status) {
         return switch (status) {
-            case 400, 413, 415, 422 -> INVALID;
+            case 400, 413, 414, 415, 422, 431 -> INVALID;
             case 401, 403 -> AUTH;
             case 404 -> NOT_FOUND;
             case 402 -> BUDGET;

@@ -20,6 +20,20 @@ public class ProblemErrorResponseProcessor implements ErrorResponseProcessor<Map
     public MutableHttpResponse<Map<String, Object>> processResponse(ErrorContext context,
                                                                     MutableHttpResponse<?> response) {
         HttpStatus status = response.getStatus();
+        if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE) {
+            // the HTTP decoder's limits, not the body's: say which part was too large
+            HttpStatus tooLarge = tooLarge(context.getRootCause().orElse(null), context.getErrors().isEmpty()
+                    ? null : context.getErrors().get(0).getMessage(), context.getRequest().getPath());
+            if (tooLarge != null) {
+                boolean headers = tooLarge == HttpStatus.REQUEST_HEADER_FIELDS_TOO_LARGE;
+                String detail = headers ? "the request's headers are larger than this server takes"
+                        : "the request's URI is longer than this server takes";
+                return ((MutableHttpResponse<Map<String, Object>>) response).status(tooLarge)
+                        .contentType(Problem.PROBLEM_JSON)
+                        .body(Problem.body(tooLarge, tooLarge.getReason(), detail,
+                                List.of(new Problem.FieldError(headers ? "headers" : "uri", detail))));
+            }
+        }
         List<Problem.FieldError> errors = new java.util.ArrayList<>();
         for (var e : context.getErrors()) {
             String field = where(status, e.getPath().orElse(null), e.getMessage());
@@ -37,6 +51,23 @@ public class ProblemErrorResponseProcessor implements ErrorResponseProcessor<Map
                 .contentType(Problem.PROBLEM_JSON)
                 .body(Problem.body(status, status.getReason(), detail, errors));
     }
+
+    /**
+     * 431 when the HTTP decoder refused the request's headers, 414 when it refused its request line (the URI), null
+     * for anything else. Micronaut answers the decoder's limits (Netty's {@code TooLongFrameException}) with a bare
+     * 413 that keeps no cause; what is left to tell them apart is the request: a request line too long never became
+     * a request (Netty stands in {@value #UNDECODED_PATH}), headers too long did. A 413 with a sentence of its own
+     * (a body over the size limit) is not the decoder's.
+     */
+    static HttpStatus tooLarge(Throwable cause, String message, String path) {
+        if (cause != null || !HttpStatus.REQUEST_ENTITY_TOO_LARGE.getReason().equals(message)) {
+            return null;
+        }
+        return UNDECODED_PATH.equals(path) ? HttpStatus.REQUEST_URI_TOO_LONG : HttpStatus.REQUEST_HEADER_FIELDS_TOO_LARGE;
+    }
+
+    /** The path of Netty's stand-in for a request it could not decode. */
+    static final String UNDECODED_PATH = "/bad-request";
 
     /**
      * What a Micronaut error is about: its own path; else the request's URI when it says so; else nothing for an

@@ -596,7 +596,8 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 request("a job id followed by a NUL", "GET", "/v1/jobs/" + uuid + "%00", null, null, 400, "id"),
                 request("cancelling a NUL job id", "DELETE", "/v1/jobs/%00", null, null, 400, "id"),
                 request("a cursor this API never gave", "GET", "/v1/jobs?cursor=bm90LWEtY3Vyc29y", null, null, 400,
-                        "cursor"));
+                        "cursor"),
+                request("a 6,000-character job id", "GET", "/v1/jobs/" + "a".repeat(6000), null, null, 414, "uri"));
     }
 
     private static Arguments request(String description, String method, String path, String contentType, String body,
@@ -622,6 +623,22 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         assertThat(reply.header("Content-Type")).contains("application/problem+json");
         assertThat(errorFields(reply)).as(reply.raw).contains(field);
         assertThat(endOffset(Topics.ADMISSION_JOB_EVENTS)).isEqualTo(before);
+    }
+
+    @Test
+    void headersLargerThanTheServerTakesAreRefusedNamingTheHeaders() throws Exception {
+        Reply reply = send(request(null, "/v1/jobs").header("Authorization", "Bearer " + "a".repeat(20_000)).GET()
+                .build());
+        assertThat(reply.status).as(reply.raw).isEqualTo(431);
+        assertThat(reply.header("Content-Type")).contains("application/problem+json");
+        assertThat(errorFields(reply)).containsExactly("headers");
+
+        // a body over the server's own limit is still the body's fault
+        Reply huge = send(request(VISION, "/v1/jobs").header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"" + "x".repeat(11 * 1024 * 1024) + "\"}"))
+                .build());
+        assertThat(huge.status).as(huge.raw).isEqualTo(413);
+        assertThat(errorFields(huge)).containsExactly("body");
     }
 
     @Test
