@@ -369,6 +369,21 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    void anotherTenantsJobNamedInAWaitIsHiddenFromTheTenantAndShownToAnAdmin() throws Exception {
+        String mine = submit(VISION, "waits-for-quota");
+        String theirs = submit(AUDIO, "starving");
+        String sentence = "reserved for starving job " + theirs + " (after " + mine + ")";
+        sendQueue(mine, Instant.now(), JobWaiting.newBuilder().setTenant("vision").setAttempt(1)
+                .setReason(WaitReason.QUOTA).setMessage(sentence)
+                .setQuotaWait(io.gantry.events.QuotaWait.HELD_FOR_STARVING_JOB).build());
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(get(ADMIN, "/v1/jobs/" + mine).body())
+                .containsEntry("waitMessage", sentence));
+        assertThat(get(VISION, "/v1/jobs/" + mine).body()).containsEntry("waitMessage",
+                "reserved for starving job (another tenant's) (after " + mine + ")");
+        assertThat(get(VISION, "/v1/jobs?limit=1000").raw).doesNotContain(theirs);
+    }
+
+    @Test
     void cancellingAJobPublishesACancelRequest() throws Exception {
         String jobId = submit(VISION, "to-cancel");
 

@@ -77,16 +77,26 @@ public class JobStore {
         });
     }
 
+    /** Which of {@code ids} are jobs of tenants other than {@code tenant}. */
+    public java.util.Set<String> othersJobs(String tenant, java.util.Set<String> ids) {
+        return jobIds("tenant <> ?", tenant, ids);
+    }
+
     /** Which of {@code jobIds} are jobs of {@code tenant} (one query; another tenant's job is simply not among them). */
     public java.util.Set<String> existing(String tenant, java.util.Set<String> jobIds) {
-        if (jobIds.isEmpty()) {
+        return jobIds("tenant = ?", tenant, jobIds);
+    }
+
+    /** Which of {@code ids} are jobs whose tenant meets {@code tenantCondition} (one parameter: {@code tenant}). */
+    private java.util.Set<String> jobIds(String tenantCondition, String tenant, java.util.Set<String> ids) {
+        if (ids.isEmpty()) {
             return java.util.Set.of();
         }
         return tx.executeRead(status -> {
             try (PreparedStatement ps = status.getConnection().prepareStatement(
-                    "SELECT job_id FROM jobs WHERE tenant = ? AND job_id = ANY (?)")) {
+                    "SELECT job_id FROM jobs WHERE " + tenantCondition + " AND job_id = ANY (?)")) {
                 ps.setString(1, tenant);
-                ps.setArray(2, status.getConnection().createArrayOf("text", jobIds.toArray()));
+                ps.setArray(2, status.getConnection().createArrayOf("text", ids.toArray()));
                 java.util.Set<String> out = new java.util.HashSet<>();
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {

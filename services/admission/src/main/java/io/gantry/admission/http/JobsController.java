@@ -262,9 +262,25 @@ public class JobsController {
             return JobIds.badId("id", id);
         }
         return visible(caller, id)
-                .<HttpResponse<?>>map(r -> HttpResponse.ok(JobViews.detail(r, store.history(id),
-                        CheckpointsController.views(store.checkpoints(id, CheckpointsController.SHOWN)))))
+                .<HttpResponse<?>>map(r -> HttpResponse.ok(shownTo(caller, JobViews.detail(r, store.history(id),
+                        CheckpointsController.views(store.checkpoints(id, CheckpointsController.SHOWN))))))
                 .orElseGet(() -> notFound(id));
+    }
+
+    /**
+     * {@code view} as {@code caller} may see it: the services' sentences name other jobs (a reclaim's preemptor, the
+     * starving job quota is held for); another tenant's job id is replaced for a tenant (an admin sees them all).
+     */
+    private Object shownTo(Caller caller, Object view) {
+        if (caller.admin()) {
+            return view;
+        }
+        java.util.Set<String> named = io.gantry.runtime.http.Redaction.jobIds(view);
+        if (named.isEmpty()) {
+            return view;
+        }
+        java.util.Set<String> others = store.othersJobs(caller.tenant(), named);
+        return others.isEmpty() ? view : io.gantry.runtime.http.Redaction.redact(view, others::contains);
     }
 
     @Get
@@ -321,7 +337,7 @@ public class JobsController {
         List<JobRecord> rows = store.list(scope, wanted, max + 1, after);
         List<JobRecord> shown = rows.size() > max ? rows.subList(0, max) : rows;
         Map<String, Object> page = new LinkedHashMap<>();
-        page.put("jobs", shown.stream().map(JobViews::summary).toList());
+        page.put("jobs", shownTo(caller, shown.stream().map(JobViews::summary).toList()));
         if (rows.size() > max) {
             JobRecord last = shown.get(shown.size() - 1);
             page.put("nextCursor", Cursors.encode(new JobStore.Cursor(last.submittedAt(), last.jobId())));

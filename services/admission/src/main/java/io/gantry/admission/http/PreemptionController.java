@@ -57,7 +57,17 @@ public class PreemptionController {
                 return Problem.notFound("no job " + id);
             }
         }
-        return HttpResponse.ok(answer(job, clock.instant()));
+        Map<String, Object> answer = answer(job, clock.instant());
+        if (caller == null || !caller.admin()) {
+            // the run, or its tenant: another tenant's job named in the reason is not theirs to see
+            java.util.Set<String> others = store.othersJobs(job.tenant(),
+                    io.gantry.runtime.http.Redaction.jobIds(answer));
+            @SuppressWarnings("unchecked")
+            Map<String, Object> shown = (Map<String, Object>) io.gantry.runtime.http.Redaction.redact(answer,
+                    others::contains);
+            answer = shown;
+        }
+        return HttpResponse.ok(answer);
     }
 
     /** {@code preempting} and, when true, the notice with the whole seconds left before the deadline. */

@@ -769,7 +769,8 @@ public final class QueueCore {
         }
     }
 
-    private String tenantOf(String jobId) {
+    /** The tenant of a job the core knows (live or ended), or empty. */
+    public String tenantOf(String jobId) {
         QueuedJob j = live.get(jobId);
         return j != null ? j.tenant() : finished.containsKey(jobId) ? finished.get(jobId).tenant() : "";
     }

@@ -95,6 +95,11 @@ public class QueueController {
                     BigDecimal.valueOf(e.attainedMilliGpuMillis()).divide(BigDecimal.valueOf(3_600_000_000L), 2,
                             java.math.RoundingMode.HALF_UP));
         }
+
+        PendingJobRow withMessage(String shown) {
+            return new PendingJobRow(jobId, tenant, attempt, gpus, submittedAt, parked, waitReason, shown, waitCause,
+                    serviceLevel, attainedGpuHours);
+        }
     }
 
     /** {@code tenant} is the queue's owner (kept from the first API, where queue and tenant were the same). */
@@ -177,13 +182,32 @@ public class QueueController {
             if (v == null || !caller.mayAccess(v.tenant())) {
                 return null;
             }
-            return new Pending(name, v.tenant(), core.pending(name).stream().map(PendingJobRow::of).toList());
+            return new Pending(name, v.tenant(), shownTo(caller, core.pending(name).stream().map(PendingJobRow::of)
+                    .toList(), core::tenantOf));
         });
         if (body == null) {
             // 404, not 403: a tenant does not learn which other queues exist
             return Problem.notFound("no queue " + name);
         }
         return HttpResponse.ok(body);
+    }
+
+    /**
+     * A queue's pending rows as {@code caller} may see them: the sentences of a tenant's own queue may name another
+     * tenant's job (the starving job quota is held for, a preemptor), which a tenant sees as
+     * {@value io.gantry.runtime.http.Redaction#OTHER}; an admin sees them all.
+     */
+    static List<PendingJobRow> shownTo(Caller caller, List<PendingJobRow> rows,
+                                       java.util.function.Function<String, String> tenantOf) {
+        if (caller.admin()) {
+            return rows;
+        }
+        java.util.function.Predicate<String> others = id -> {
+            String owner = tenantOf.apply(id);
+            return owner != null && !owner.isEmpty() && !owner.equals(caller.tenant());
+        };
+        return rows.stream().map(r -> r.withMessage(io.gantry.runtime.http.Redaction.text(r.message(), others)))
+                .toList();
     }
 
     private <T> T readShard(int shard, java.util.function.BiFunction<io.gantry.queue.kafka.QueueHandler,
