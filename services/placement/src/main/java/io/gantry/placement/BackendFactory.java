@@ -256,7 +256,9 @@ public class BackendFactory {
         int cpuMillis = env.getProperty("gantry.placement.local.cpu-millis", Integer.class).orElse(0);
         long memoryMiB = env.getProperty("gantry.placement.local.memory-mib", Long.class).orElse(0L);
         String workDir = string(env, "local.work-dir", "");
-        String runAs = string(env, "local.run-as", "nobody");
+        String runAs = string(env, "local.run-as", LocalBackend.PER_TENANT);
+        long tenantBase = env.getProperty("gantry.placement.local.tenant-uid-base", Long.class)
+                .orElse(LocalBackend.DEFAULT_TENANT_BASE);
         String rdmaNics = string(env, "local.rdma-nics", "");
         boolean pinCpus = env.getProperty("gantry.placement.local.pin-cpus", Boolean.class).orElse(false);
         String apiUrl = string(env, "local.api-url", "");
@@ -269,9 +271,12 @@ public class BackendFactory {
         Path dir = workDir.isBlank() ? Path.of(System.getProperty("java.io.tmpdir"), "gantry-placement")
                 : Path.of(workDir);
         boolean root = "root".equals(System.getProperty("user.name"));
-        LocalBackend.RunAs as = root ? LocalBackend.resolveRunAs(runAs) : null;
+        LocalBackend.RunAs as = !root ? null : runAs.equals(LocalBackend.PER_TENANT)
+                ? LocalBackend.RunAs.perTenant(tenantBase) : LocalBackend.resolveRunAs(runAs);
         LOG.warn("the local backend runs tenants' commands on this host (work dir {}, {})", dir,
-                as == null ? "as " + System.getProperty("user.name") : "as " + runAs + " via setpriv");
+                as == null ? "as " + System.getProperty("user.name")
+                        : as.isPerTenant() ? "each tenant as its own uid from " + tenantBase + " via setpriv"
+                        : "as " + runAs + " via setpriv");
         return localHealth(new LocalBackend(node, dir, as, clock, pinCpus, apiUrl), env, nvidiaSmi);
     }
 

@@ -50,9 +50,31 @@ public final class LocalBackend implements ExecutionBackend {
     /** Outcomes handed to the loop whose release is not confirmed yet; re-offered if the loop restarts. */
     private final Map<String, RunOutcome> reported = new ConcurrentHashMap<>();
 
-    /** An unprivileged identity to drop to; null when placement is not root. */
-    public record RunAs(String user, String uid, String gid) {
+    /**
+     * An unprivileged identity to drop to; null when placement is not root. Either one user for every task
+     * ({@code uid}, {@code gid}), or, {@link #perTenant}, each tenant a uid and gid of its own: {@code tenantBase}
+     * plus the tenant's number, kept in the work directory ({@value TenantIds#FILE}) so that a tenant keeps its
+     * identity across restarts and its runs can read what its earlier runs wrote (checkpoints).
+     */
+    public record RunAs(String user, String uid, String gid, long tenantBase) {
+        public RunAs(String user, String uid, String gid) {
+            this(user, uid, gid, -1);
+        }
+
+        /** Each tenant its own uid and gid from {@code base} on. */
+        public static RunAs perTenant(long base) {
+            return new RunAs(PER_TENANT, null, null, base);
+        }
+
+        public boolean isPerTenant() {
+            return tenantBase >= 0;
+        }
     }
+
+    /** {@code gantry.placement.local.run-as} for a uid and gid per tenant. */
+    public static final String PER_TENANT = "per-tenant";
+    /** The first uid and gid of the per-tenant identities: above the ranges systems and containers hand out. */
+    public static final long DEFAULT_TENANT_BASE = 0x70000000L;
 
     public LocalBackend(NodeSpec node, Path workDir, RunAs runAs, Clock clock) {
         this(node, workDir, runAs, clock, false);
@@ -72,6 +94,19 @@ public final class LocalBackend implements ExecutionBackend {
         this.pinCpus = pinCpus;
         this.apiUrl = apiUrl;
         this.markers = apiUrl == null ? null : new CheckpointMarkers(apiUrl);
+        this.tenantIds = runAs != null && runAs.isPerTenant() ? new TenantIds(workDir) : null;
+    }
+
+    /** The numbers of the tenants that ran here, with {@link RunAs#isPerTenant}; else null. */
+    private final TenantIds tenantIds;
+
+    /** Who a run's tasks run as: the one configured user, or its tenant's own uid and gid; null when not root. */
+    RunAs identity(String tenant) throws IOException {
+        if (runAs == null || !runAs.isPerTenant()) {
+            return runAs;
+        }
+        String id = Long.toString(runAs.tenantBase() + tenantIds.number(tenant));
+        return new RunAs("tenant " + tenant, id, id);
     }
 
     private final boolean pinCpus;
@@ -181,6 +216,14 @@ public final class LocalBackend implements ExecutionBackend {
     public Optional<RunOutcome> start(Allocation allocation, RunPlan plan, Instant now) {
         Run run = new Run(allocation, plan.successLeader());
         Path dir = runDir(allocation);
+        RunAs as;
+        try {
+            as = identity(allocation.tenant());
+        } catch (IOException | RuntimeException e) {
+            return Optional.of(RunOutcome.failed(allocation.allocationId(), null,
+                    "could not give tenant " + allocation.tenant() + " an identity on this host: " + e.getMessage(),
+                    now));
+        }
         int port;
         try {
             port = freePort();
@@ -207,14 +250,12 @@ public final class LocalBackend implements ExecutionBackend {
                             now));
                 }
                 try {
-                    Files.createDirectories(dir);
-                    giveTo(dir);
-                    writeOwner(dir, allocation);
-                    ProcessBuilder pb = new ProcessBuilder(wrap(pin(command, p.cpuSet())));
+                    prepare(dir, allocation, as);
+                    ProcessBuilder pb = new ProcessBuilder(wrap(pin(command, p.cpuSet()), as));
                     Map<String, String> env = pb.environment();
                     // a task run as another user gets the system's PATH: placement's (root's) names directories
                     // that user cannot read (e.g. ~root/.pyenv), so `python3` would fail with "Permission denied"
-                    String path = runAs != null ? SYSTEM_PATH : env.getOrDefault("PATH", SYSTEM_PATH);
+                    String path = as != null ? SYSTEM_PATH : env.getOrDefault("PATH", SYSTEM_PATH);
                     // tasks must not inherit placement's own environment (credentials, tokens)
                     env.clear();
                     Map<String, String> gantry = new java.util.LinkedHashMap<>(environment(allocation, p, dir, path));
@@ -231,7 +272,7 @@ public final class LocalBackend implements ExecutionBackend {
                     run.byLabel.put(label, p);
                     Process process = pb.start();
                     run.processes.put(label, process);
-                    writePid(dir.resolve(label + PID_SUFFIX), process.toHandle());
+                    writePid(metaDir(allocation).resolve(label + PID_SUFFIX), process.toHandle());
                 } catch (IOException | RuntimeException e) {
                     run.kill();
                     return Optional.of(RunOutcome.failed(allocation.allocationId(), null,
@@ -370,41 +411,80 @@ public final class LocalBackend implements ExecutionBackend {
         return out.toString();
     }
 
-    private List<String> wrap(List<String> command) {
-        if (runAs == null) {
+    private static List<String> wrap(List<String> command, RunAs as) {
+        if (as == null) {
             return command;
         }
-        List<String> wrapped = new ArrayList<>(List.of("setpriv", "--reuid=" + runAs.uid(), "--regid=" + runAs.gid(),
+        List<String> wrapped = new ArrayList<>(List.of("setpriv", "--reuid=" + as.uid(), "--regid=" + as.gid(),
                 "--clear-groups", "--"));
         wrapped.addAll(command);
         return wrapped;
     }
 
-    /** The unprivileged task user must be able to write its working directory. */
-    private void giveTo(Path dir) {
-        if (runAs == null) {
-            return;
+    /**
+     * A run's directories: its own (the tasks' home and working directory, their logs, the preemption notice) and,
+     * beside it, placement's ({@link #metaDir}: who the run belongs to, its pids), which tasks cannot write. Run as
+     * another user, the run's directory is that user's alone (mode 700), and the directories above it only let one
+     * pass (711): no task lists other jobs or enters another tenant's run.
+     */
+    private void prepare(Path dir, Allocation allocation, RunAs as) throws IOException {
+        Files.createDirectories(dir);
+        Path meta = Files.createDirectories(metaDir(allocation));
+        if (as != null) {
+            mode(workDir, "rwx--x--x");
+            mode(dir.getParent(), "rwx--x--x");
+            mode(meta, "rwx------");
+            giveTo(dir, as);
+            mode(dir, "rwx------");
         }
-        try {
-            UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
-            PosixFileAttributeView view = Files.getFileAttributeView(dir, PosixFileAttributeView.class);
-            if (view != null) {
-                view.setOwner(users.lookupPrincipalByName(runAs.user()));
-            }
-        } catch (IOException | UnsupportedOperationException e) {
-            LOG.debug("cannot hand {} to {}: {}", dir, runAs.user(), e.toString());
-        }
-    }
-
-    /** Who a run's logs belong to, beside them: {@code GET /v1/jobs/{id}/logs} shows them to that tenant only. */
-    static final String OWNER_FILE = "gantry-run.properties";
-
-    private static void writeOwner(Path dir, Allocation allocation) throws IOException {
-        Path owner = dir.resolve(OWNER_FILE);
+        Path owner = meta.resolve(OWNER_FILE);
         if (!Files.exists(owner)) {
             Files.writeString(owner, "tenant=" + allocation.tenant() + "\njob=" + allocation.jobId() + "\nattempt="
                     + allocation.attempt() + "\n");
         }
+    }
+
+    private static void mode(Path path, String mode) throws IOException {
+        try {
+            Files.setPosixFilePermissions(path, java.nio.file.attribute.PosixFilePermissions.fromString(mode));
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system: its own rules apply
+        }
+    }
+
+    /** The unprivileged task user must be able to write its working directory (numeric ids, or the user's name). */
+    private static void giveTo(Path path, RunAs as) {
+        if (as == null) {
+            return;
+        }
+        try {
+            if (as.uid().matches("[0-9]{1,10}") && as.gid().matches("[0-9]{1,10}")) {
+                Files.setAttribute(path, "unix:uid", Integer.parseUnsignedInt(as.uid()));
+                Files.setAttribute(path, "unix:gid", Integer.parseUnsignedInt(as.gid()));
+                return;
+            }
+            UserPrincipalLookupService users = path.getFileSystem().getUserPrincipalLookupService();
+            PosixFileAttributeView view = Files.getFileAttributeView(path, PosixFileAttributeView.class);
+            if (view != null) {
+                view.setOwner(users.lookupPrincipalByName(as.user()));
+            }
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            LOG.debug("cannot hand {} to {}: {}", path, as.user(), e.toString());
+        }
+    }
+
+    /** Who a run's logs belong to, in its {@link #metaDir}: {@code GET /v1/jobs/{id}/logs} shows them to that tenant only. */
+    static final String OWNER_FILE = "gantry-run.properties";
+    /** The suffix of a run's directory of placement's own files, beside the run's directory. */
+    static final String META_SUFFIX = ".gantry";
+
+    /** {@code <work>/<jobId>/<attempt>.gantry}: placement's files of a run (owner, pids), out of the tasks' reach. */
+    private Path metaDir(Allocation allocation) {
+        return metaDir(workDir.resolve(allocation.jobId()), allocation.attempt());
+    }
+
+    private static Path metaDir(Path jobDir, int attempt) {
+        return jobDir.resolve(attempt + META_SUFFIX);
     }
 
     @Override
@@ -429,12 +509,13 @@ public final class LocalBackend implements ExecutionBackend {
         String tenant = null;
         try {
             java.util.Properties p = new java.util.Properties();
-            try (var in = Files.newBufferedReader(dir.resolve(OWNER_FILE))) {
+            try (var in = Files.newBufferedReader(metaDir(job, run).resolve(OWNER_FILE))) {
                 p.load(in);
             }
             tenant = p.getProperty("tenant");
         } catch (IOException e) {
-            // a run from before owners were recorded: an admin's only
+            // a run from before owners were kept out of the tasks' reach, or from before they were recorded: an
+            // admin's only (a file in the run's own directory is the tasks' to write)
         }
         List<LogName> logs = new ArrayList<>();
         try (var files = Files.list(dir)) {
@@ -490,7 +571,7 @@ public final class LocalBackend implements ExecutionBackend {
         Path part = file.resolveSibling(PreemptionNotice.FILE + ".part");
         try {
             Files.writeString(part, notice.json());
-            giveTo(part); // the task user reads it whatever placement's umask
+            giveTo(part, identity(run.allocation.tenant())); // the task user reads it whatever placement's umask
             Files.move(part, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
                     java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException | RuntimeException e) {
@@ -551,7 +632,9 @@ public final class LocalBackend implements ExecutionBackend {
             if (known == null) {
                 // a previous placement process started it: what is left of it runs unwatched on GPUs that are
                 // about to be given to others, so it is stopped; the run is lost to the infrastructure, not failed
-                int killed = killOrphans(runDir(a));
+                // pids in placement's own directory (only a run started before it existed kept them beside its
+                // logs, where its tasks could write)
+                int killed = killOrphans(Files.isDirectory(metaDir(a)) ? metaDir(a) : runDir(a));
                 String what = killed == 0 ? "its processes were gone" : killed + " of its processes still ran and "
                         + "were killed";
                 LOG.warn("run {} of job {} (attempt {}) was started by an earlier placement process; {}",

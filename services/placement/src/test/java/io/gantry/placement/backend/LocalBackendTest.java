@@ -118,6 +118,48 @@ class LocalBackendTest {
     }
 
     @Test
+    void eachTenantRunsAsItsOwnUserAndCannotReadOrEnterAnotherTenantsRun() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ROOT, "tasks run as another user only when placement is root");
+        backend = new LocalBackend(node(), work, LocalBackend.RunAs.perTenant(LocalBackend.DEFAULT_TENANT_BASE),
+                new VirtualClock(Clock.systemUTC(), 1));
+        Allocation acme = new Allocation("alloc-acme", "job-acme", "acme", 1, List.of(task("w", 0)), Instant.now(),
+                "local");
+        Allocation evil = new Allocation("alloc-evil", "job-evil", "evil", 1, List.of(task("w", 0)), Instant.now(),
+                "local");
+        backend.start(acme, new RunPlan(Map.of("w", new RunPlan.Task(List.of("sh", "-c", "echo uid=$(id -u); "
+                + "sleep 30"), null, Map.of("API_KEY", "sk-acme-secret"), null, null, List.of()))), Instant.now());
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.readString(work.resolve("job-acme/1/w-0.log"))
+                .contains("uid="));
+        // the other tenant looks for acme's secret in every process's environment, lists its run, writes its own
+        // run's owner file to claim acme's name
+        String probe = "echo uid=$(id -u); echo found=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' "
+                + "| grep -c sk-acme-secret); ls " + work.resolve("job-acme/1") + " >/dev/null 2>&1 || echo "
+                + "listing=refused; ls " + work + " >/dev/null 2>&1 || echo work=refused; "
+                + "printf 'tenant=acme\\n' > gantry-run.properties";
+        backend.start(evil, new RunPlan(Map.of("w", new RunPlan.Task(List.of("sh", "-c", probe), null))),
+                Instant.now());
+        await().atMost(Duration.ofSeconds(20)).until(() -> backend.poll(Instant.now()).stream()
+                .anyMatch(o -> o.allocationId().equals("alloc-evil")));
+
+        long base = LocalBackend.DEFAULT_TENANT_BASE;
+        assertThat(Files.readString(work.resolve("job-acme/1/w-0.log"))).contains("uid=" + base);
+        assertThat(Files.readString(work.resolve("job-evil/1/w-0.log"))).contains("uid=" + (base + 1), "found=0",
+                "listing=refused", "work=refused");
+        assertThat(Files.getAttribute(work.resolve("job-acme/1"), "unix:uid")).isEqualTo((int) base);
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(
+                work.resolve("job-acme/1")))).isEqualTo("rwx------");
+        assertThat(backend.logs("job-evil", 1)).hasValueSatisfying(l -> assertThat(l.tenant())
+                .as("the owner is placement's record, not a file the tasks can write").isEqualTo("evil"));
+        backend.stop("alloc-acme");
+
+        LocalBackend restarted = new LocalBackend(node(), work, LocalBackend.RunAs.perTenant(base),
+                new VirtualClock(Clock.systemUTC(), 1));
+        assertThat(restarted.identity("evil").uid()).as("a tenant keeps its uid").isEqualTo(Long.toString(base + 1));
+        assertThat(restarted.identity("new").uid()).isEqualTo(Long.toString(base + 2));
+        restarted.close();
+    }
+
+    @Test
     void aTaskRunAsTheUnprivilegedUserGetsTheSystemsPathNotPlacementsOwn() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(ROOT, "tasks run as another user only when placement is root");
         LocalBackend b = backend();
@@ -291,7 +333,8 @@ class LocalBackendTest {
         Allocation a = allocation("job-7", task("x", 0));
         before.start(a, new RunPlan(Map.of("x", new RunPlan.Task(List.of("sh", "-c", "sleep 60 & wait"), null))),
                 Instant.now());
-        Path pidFile = work.resolve("job-7").resolve(Integer.toString(a.attempt())).resolve("x-0" + LocalBackend.PID_SUFFIX);
+        Path pidFile = work.resolve("job-7").resolve(a.attempt() + LocalBackend.META_SUFFIX)
+                .resolve("x-0" + LocalBackend.PID_SUFFIX);
         long pid = Long.parseLong(java.nio.file.Files.readString(pidFile).strip().split(" ")[0]);
         ProcessHandle orphan = ProcessHandle.of(pid).orElseThrow();
         List<ProcessHandle> children = org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5))
