@@ -9,6 +9,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -45,6 +46,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
         var builder = io.zonky.test.db.postgres.embedded.EmbeddedPostgres.builder()
                 .setPGStartupWait(java.time.Duration.ofSeconds(60))
                 .setPgBinaryResolver(EmbeddedPostgres::firstBinary);
+        String password = "postgres";
         if (dataDir != null) {
             Files.createDirectories(dataDir);
             // kept data must survive a crash: the embedded default (synchronous_commit=off) acknowledges a commit
@@ -52,12 +54,62 @@ public final class EmbeddedPostgres implements AutoCloseable {
             builder.setDataDirectory(dataDir).setCleanDataDirectory(false)
                     .setServerConfig("synchronous_commit", "on")
                     .setServerConfig("fsync", "on");
+            password = password(dataDir.resolveSibling(dataDir.getFileName() + ".password"));
+            // zonky's readiness check logs in too: with the password once the cluster asks for one
+            builder.setConnectConfig("password", password);
         }
         if (port != 0) {
             builder.setPort(port);
         }
         var pg = builder.start();
-        return new EmbeddedPostgres(pg, "jdbc:postgresql://127.0.0.1:" + pg.getPort() + "/", "postgres", "postgres");
+        EmbeddedPostgres started = new EmbeddedPostgres(pg, "jdbc:postgresql://127.0.0.1:" + pg.getPort() + "/",
+                "postgres", password);
+        if (dataDir != null) {
+            started.requirePassword(dataDir);
+        }
+        return started;
+    }
+
+    /** The kept cluster's superuser password: read from {@code file}, or made (random, owner-only) on first start. */
+    static String password(Path file) throws IOException {
+        if (Files.exists(file)) {
+            return Files.readString(file).strip();
+        }
+        byte[] random = new byte[24];
+        new java.security.SecureRandom().nextBytes(random);
+        String password = java.util.HexFormat.of().formatHex(random);
+        Path part = file.resolveSibling(file.getFileName() + ".part");
+        Files.writeString(part, password + "\n");
+        try {
+            Files.setPosixFilePermissions(part, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system
+        }
+        Files.move(part, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        return password;
+    }
+
+    /**
+     * A kept cluster (the dev stack's) asks every connection for the password: initdb's {@code trust} would let any
+     * local user, or any task of the local backend, in as superuser. Sets the password, then turns every
+     * {@code trust} line of {@code pg_hba.conf} into {@code scram-sha-256} and reloads; idempotent.
+     */
+    private void requirePassword(Path dataDir) throws IOException {
+        try (Connection c = DriverManager.getConnection(jdbcUrl("postgres"), user, password);
+             Statement st = c.createStatement()) {
+            // hex: nothing to escape
+            st.execute("ALTER USER " + user + " PASSWORD '" + password + "'");
+            Path hba = dataDir.resolve("pg_hba.conf");
+            List<String> lines = Files.readAllLines(hba);
+            List<String> secured = lines.stream().map(l -> l.startsWith("#") ? l
+                    : l.replaceAll("\\btrust\\s*$", "scram-sha-256")).toList();
+            if (!secured.equals(lines)) {
+                Files.write(hba, secured);
+                st.execute("SELECT pg_reload_conf()");
+            }
+        } catch (SQLException e) {
+            throw new IOException("could not make PostgreSQL ask for its password", e);
+        }
     }
 
     /**

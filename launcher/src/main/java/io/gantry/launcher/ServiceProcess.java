@@ -41,14 +41,34 @@ public final class ServiceProcess {
         cmd.add("-Xss512k");
         cmd.add("-Xmx" + heap);
         cmd.add("-Dorg.apache.avro.SERIALIZABLE_PACKAGES=io.gantry.events");
-        properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+        Map<String, String> secrets = new java.util.LinkedHashMap<>();
+        properties.forEach((k, v) -> {
+            if (secret(k)) {
+                // a command line is anyone's to read (ps); a process's environment only its user's
+                secrets.put(environmentName(k), v);
+            } else {
+                cmd.add("-D" + k + "=" + v);
+            }
+        });
         cmd.add("-jar");
         cmd.add(jar.toString());
         Files.createDirectories(logFile.getParent());
-        process = new ProcessBuilder(cmd)
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().putAll(secrets);
+        process = pb
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
                 .start();
+    }
+
+    /** A property whose value is a secret (a password): passed in the environment, never on the command line. */
+    static boolean secret(String property) {
+        return property.toLowerCase(java.util.Locale.ROOT).contains("password");
+    }
+
+    /** The environment variable Micronaut reads as {@code property} ({@code a.b-c} as {@code A_B_C}). */
+    static String environmentName(String property) {
+        return property.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
     }
 
     public synchronized boolean isAlive() {

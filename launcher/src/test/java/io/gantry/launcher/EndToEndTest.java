@@ -207,14 +207,20 @@ class EndToEndTest {
         assertThat(admin.get("/v1/jobs/" + job).status()).isEqualTo(200);
         awaitState(alpha, job, "SUCCEEDED");
 
-        // what every tenant's jobs leave on this host (the services' logs, Kafka's log segments) is the operator's
-        for (String own : List.of("logs", "kafka")) {
-            try {
+        // what every tenant's jobs leave on this host (the services' logs, Kafka's log segments) is the operator's;
+        // PostgreSQL asks for a password of its own, which no command line shows
+        try {
+            for (String own : List.of("logs", "kafka")) {
                 assertThat(java.nio.file.attribute.PosixFilePermissions.toString(
                         Files.getPosixFilePermissions(dataDir.resolve(own)))).as(own).isEqualTo("rwx------");
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
             }
+            String password = Files.readString(dataDir.resolve("postgres.password")).strip();
+            assertThat(password).isNotEqualTo("postgres");
+            assertThat(ProcessHandle.current().descendants().map(h -> h.info().commandLine().orElse(""))
+                    .filter(c -> c.contains("gantry-")).toList()).isNotEmpty()
+                    .noneMatch(c -> c.contains(password) || c.contains("datasources.default.password"));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 
