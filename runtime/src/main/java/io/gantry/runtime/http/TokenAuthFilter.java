@@ -62,7 +62,29 @@ public class TokenAuthFilter {
     @RequestFilter
     @Nullable
     public HttpResponse<?> authenticate(HttpRequest<?> request) {
+        HttpResponse<?> refusal = refusal(request);
+        if (refusal instanceof io.micronaut.http.MutableHttpResponse<?> r) {
+            // a refusal skips the response filter below
+            r.header(io.micronaut.http.HttpHeaders.CACHE_CONTROL, "no-store");
+        }
+        return refusal;
+    }
+
+    /** Null when the request may pass (its caller set), else the answer refusing it. */
+    @Nullable
+    private HttpResponse<?> refusal(HttpRequest<?> request) {
+        List<String> given = request.getHeaders().getAll(io.micronaut.http.HttpHeaders.AUTHORIZATION);
+        if (given.size() > 1) {
+            // which one would count is a guess a proxy and this service might make differently
+            return Problem.badRequest(List.of(new Problem.FieldError("Authorization", "given " + given.size()
+                    + " times; send one `Authorization: Bearer <token>` header")));
+        }
         String header = request.getHeaders().getAuthorization().orElse("");
+        if (!header.isBlank() && !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return Problem.response(HttpStatus.UNAUTHORIZED, "Unauthorized", "only `Authorization: Bearer <token>` "
+                    + "is accepted, not the " + header.strip().split("\\s+", 2)[0] + " scheme", List.of())
+                    .header("WWW-Authenticate", "Bearer");
+        }
         String token = header.regionMatches(true, 0, "Bearer ", 0, 7) ? header.substring(7).trim() : "";
         if (RunTokens.isRunToken(token)) {
             // a run's own token authenticates two things only, its checkpoint reports and reading its preemption
@@ -90,5 +112,14 @@ public class TokenAuthFilter {
         }
         request.setAttribute(Caller.ATTRIBUTE, ((AccessDirectory.Allowed) decision).caller());
         return null;
+    }
+
+    /**
+     * Every {@code /v1} answer is one caller's (their jobs and variables, a token shown once): no cache, shared or
+     * private, may keep it.
+     */
+    @io.micronaut.http.annotation.ResponseFilter
+    public void noStore(io.micronaut.http.MutableHttpResponse<?> response) {
+        response.header(io.micronaut.http.HttpHeaders.CACHE_CONTROL, "no-store");
     }
 }

@@ -641,6 +641,23 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
+    void answersAreNotCachedAndAnAuthorizationThatIsNotOneBearerTokenIsRefusedSayingWhy() throws Exception {
+        Reply listed = get(VISION, "/v1/jobs");
+        assertThat(listed.header("Cache-Control")).isEqualTo("no-store");
+        Reply refused = get(null, "/v1/jobs");
+        assertThat(refused.header("Cache-Control")).isEqualTo("no-store");
+
+        Reply twice = send(request(null, "/v1/jobs").header("Authorization", "Bearer " + VISION)
+                .header("Authorization", "Bearer " + ADMIN).GET().build());
+        assertThat(twice.status).as(twice.raw).isEqualTo(400);
+        assertThat(errorFields(twice)).containsExactly("Authorization");
+
+        Reply basic = send(request(null, "/v1/jobs").header("Authorization", "Basic dXNlcjpwYXNz").GET().build());
+        assertThat(basic.status).isEqualTo(401);
+        assertThat(basic.raw).contains("only `Authorization: Bearer <token>` is accepted, not the Basic scheme");
+    }
+
+    @Test
     void headersLargerThanTheServerTakesAreRefusedNamingTheHeaders() throws Exception {
         Reply reply = send(request(null, "/v1/jobs").header("Authorization", "Bearer " + "a".repeat(20_000)).GET()
                 .build());
