@@ -88,6 +88,20 @@ public record PriceBook(long version, String currency, List<GpuPrice> gpu, List<
         this(version, currency, gpu, cpu, memory, multipliers, List.of());
     }
 
+    /**
+     * Whether {@code other} holds the same prices: the same currency and entries, in whatever order (a document
+     * that only lists them differently is no change), whatever the versions.
+     */
+    public boolean samePrices(PriceBook other) {
+        return currency.equals(other.currency) && sameEntries(gpu, other.gpu) && sameEntries(cpu, other.cpu)
+                && sameEntries(memory, other.memory) && sameEntries(multipliers, other.multipliers)
+                && sameEntries(mig, other.mig);
+    }
+
+    private static <T> boolean sameEntries(List<T> a, List<T> b) {
+        return a.size() == b.size() && new HashSet<>(a).equals(new HashSet<>(b));
+    }
+
     /** The book before any version was applied: nothing is priced. */
     public static PriceBook empty(String currency) {
         return new PriceBook(0, currency, List.of(), List.of(), List.of(), List.of());

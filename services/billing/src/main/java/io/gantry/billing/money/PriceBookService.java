@@ -98,7 +98,7 @@ public class PriceBookService {
         Instant now = clock.instant();
         PriceBook next = PriceBookParser.parse(tree, models.snapshot());
         PriceBook now0 = current;
-        if (currentRow != null && next.withVersion(now0.version()).equals(now0)) {
+        if (currentRow != null && next.samePrices(now0)) {
             return currentRow;
         }
         PriceBook.requireNoRetroactiveChange(now0, next, now);

@@ -33,6 +33,21 @@ class PriceBookParserTest {
     }
 
     @Test
+    void theSameEntriesInAnotherOrderAreTheSamePricesAndAnotherPriceIsNot() {
+        PriceBook book = PriceBookParser.parse(doc(h100("2.50", "2026-01-01T00:00:00Z"), h100(3,
+                "2026-06-01T00:00:00Z")), Set.of("H100"));
+        PriceBook reversed = PriceBookParser.parse(doc(h100(3, "2026-06-01T00:00:00Z"), h100("2.5",
+                "2026-01-01T00:00:00Z")), Set.of("H100")).withVersion(7);
+        PriceBook other = PriceBookParser.parse(doc(h100("2.50", "2026-01-01T00:00:00Z"), h100("3.10",
+                "2026-06-01T00:00:00Z")), Set.of("H100"));
+
+        assertThat(reversed.samePrices(book)).isTrue();
+        assertThat(other.samePrices(book)).isFalse();
+        assertThat(PriceBookParser.parse(doc(h100("2.50", "2026-01-01T00:00:00Z")), Set.of("H100")).samePrices(book))
+                .as("an entry fewer").isFalse();
+    }
+
+    @Test
     void aValidBookIsReadWithExactPricesAndWrittenBackTheSame() {
         Map<String, Object> d = doc(h100("2.50", "2026-01-01T00:00:00Z"), h100(3, "2026-06-01T00:00:00Z"));
         d.put("cpu", List.of(Map.of("perCoreHour", new BigDecimal("0.04"), "effectiveFrom", "2026-01-01T00:00:00Z")));
