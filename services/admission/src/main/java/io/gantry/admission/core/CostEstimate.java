@@ -11,22 +11,34 @@ import java.util.function.Predicate;
 /**
  * What a job with a time limit can cost at most, at the prices in force when it is submitted (billing's price book,
  * as billing announced it). Every task is assumed to hold what it asks for for the whole time limit; where the job
- * accepts several GPU models (a list, a tier, or none named) the most expensive of them is assumed. Multipliers of
- * its queue and priority class apply. Rounded once, half-even, to the currency's minor unit, like an invoice line.
- * Billing bills what is actually held; this is only a bound shown at submit.
+ * accepts several GPU models (a list, a tier, or none named) the most expensive of them is assumed. A MIG instance
+ * costs its profile's own price where the book has one, else its share of the model's GPU price (the shared rule,
+ * {@code GpuShares.migMilli}). Multipliers of its queue and priority class apply. Rounded up once to the currency's
+ * minor unit, so that it is a bound. Billing bills what is actually held; this is only a bound shown at submit.
  */
 public final class CostEstimate {
     private static final BigDecimal MS_PER_HOUR = BigDecimal.valueOf(3_600_000L);
 
     /** Billing's price book as admission keeps it (from {@code PriceBookApplied}). */
     public record PriceList(long version, String currency, List<GpuPrice> gpu, List<Timed> cpu, List<Timed> memory,
-                            List<Multiplier> multipliers) {
+                            List<Multiplier> multipliers, List<MigPrice> mig) {
         public PriceList {
             gpu = List.copyOf(gpu);
             cpu = List.copyOf(cpu);
             memory = List.copyOf(memory);
             multipliers = List.copyOf(multipliers);
+            mig = mig == null ? List.of() : List.copyOf(mig);
         }
+
+        /** Without MIG profile prices. */
+        public PriceList(long version, String currency, List<GpuPrice> gpu, List<Timed> cpu, List<Timed> memory,
+                         List<Multiplier> multipliers) {
+            this(version, currency, gpu, cpu, memory, multipliers, List.of());
+        }
+    }
+
+    /** One instance of MIG {@code profile} on a GPU of {@code model} for an hour. */
+    public record MigPrice(String model, String profile, BigDecimal perInstanceHour, Instant effectiveFrom) {
     }
 
     public record GpuPrice(String model, String tier, BigDecimal perGpuHour, Instant effectiveFrom) {
@@ -62,6 +74,9 @@ public final class CostEstimate {
             if (gpus.signum() > 0) {
                 perHour = perHour.add(gpuPrice(prices, t, now).multiply(gpus).multiply(replicas));
             }
+            if (t.migProfile() != null) {
+                perHour = perHour.add(migPrice(prices, t, now).multiply(replicas));
+            }
             BigDecimal cpu = latest(prices.cpu(), x -> true, now);
             if (cpu != null) {
                 perHour = perHour.add(cpu.multiply(BigDecimal.valueOf(t.cpuMillis(), 3)).multiply(replicas));
@@ -73,14 +88,46 @@ public final class CostEstimate {
             }
         }
         int digits = java.util.Currency.getInstance(prices.currency()).getDefaultFractionDigits();
-        BigDecimal amount = perHour.multiply(factor).multiply(limitMs).divide(MS_PER_HOUR, digits, RoundingMode.HALF_EVEN);
+        BigDecimal amount = perHour.multiply(factor).multiply(limitMs).divide(MS_PER_HOUR, digits, RoundingMode.CEILING);
         return Optional.of(new Estimate(amount, prices.currency(), spec.timeLimitSeconds(), prices.version()));
+    }
+
+    /**
+     * One MIG instance of the task's profile for an hour, on the most expensive model it accepts: the profile's own
+     * price there, else its share of the model's GPU price.
+     */
+    private static BigDecimal migPrice(PriceList prices, TaskSpec t, Instant now) {
+        List<String> models = accepted(t);
+        BigDecimal share = BigDecimal.valueOf(io.gantry.model.GpuShares.migMilli(t.migProfile()), 3);
+        BigDecimal best = BigDecimal.ZERO;
+        for (String model : java.util.stream.Stream.concat(prices.gpu().stream().map(GpuPrice::model),
+                prices.mig().stream().map(MigPrice::model)).distinct().toList()) {
+            if (models != null && !models.contains(model)) {
+                continue;
+            }
+            BigDecimal p = prices.mig().stream().filter(m -> m.model().equals(model)
+                            && m.profile().equals(t.migProfile()) && !m.effectiveFrom().isAfter(now))
+                    .max(Comparator.comparing(MigPrice::effectiveFrom)).map(MigPrice::perInstanceHour).orElse(null);
+            if (p == null) {
+                BigDecimal whole = latestGpu(prices, g -> g.model().equals(model) && g.tier() == null, now);
+                p = whole == null ? null : whole.multiply(share);
+            }
+            if (p != null && p.compareTo(best) > 0) {
+                best = p;
+            }
+        }
+        return best;
+    }
+
+    /** The models a task accepts, or null for any. */
+    private static List<String> accepted(TaskSpec t) {
+        return t.gpuModel() != null ? List.of(t.gpuModel())
+                : t.gpuModels() != null && !t.gpuModels().isEmpty() ? t.gpuModels() : null;
     }
 
     /** The most expensive price among the models the task accepts (its tier's own price first where there is one). */
     private static BigDecimal gpuPrice(PriceList prices, TaskSpec t, Instant now) {
-        List<String> models = t.gpuModel() != null ? List.of(t.gpuModel())
-                : t.gpuModels() != null && !t.gpuModels().isEmpty() ? t.gpuModels() : null;
+        List<String> models = accepted(t);
         BigDecimal best = BigDecimal.ZERO;
         for (String model : prices.gpu().stream().map(GpuPrice::model).distinct().toList()) {
             if (models != null && !models.contains(model)) {

@@ -345,6 +345,9 @@ public final class WireMapping {
                 p.getMemoryPrices().stream().map(r -> new io.gantry.admission.core.CostEstimate.Timed(
                         new java.math.BigDecimal(r.getPerHour()), r.getEffectiveFrom())).toList(),
                 p.getMultipliers().stream().map(m -> new io.gantry.admission.core.CostEstimate.Multiplier(m.getQueue(),
-                        m.getPriorityClass(), new java.math.BigDecimal(m.getFactor()), m.getEffectiveFrom())).toList());
+                        m.getPriorityClass(), new java.math.BigDecimal(m.getFactor()), m.getEffectiveFrom())).toList(),
+                p.getMigPrices().stream().map(m -> new io.gantry.admission.core.CostEstimate.MigPrice(m.getModel(),
+                        m.getProfile(), new java.math.BigDecimal(m.getPerInstanceHour()), m.getEffectiveFrom()))
+                        .toList());
     }
 }

@@ -42,14 +42,27 @@ class CostEstimateTest {
                 Arguments.of("a model list: the most expensive of the list", job(3600L, null, task(1, 1, null,
                         List.of("A100"), null, null)), "1.20"),
                 Arguments.of("a tier's own price", job(3600L, null, task(1, 1, "A100", null, "premium", null)), "4.00"),
-                Arguments.of("half a GPU at the preemptible discount, 0.625 rounded half-even", job(3600L, "preemptible", task(1, 0, "H100",
-                        null, null, 500)), "0.62"));
+                Arguments.of("half a GPU at the preemptible discount, 0.625 rounded up (a bound)", job(3600L,
+                        "preemptible", task(1, 0, "H100", null, null, 500)), "0.63"),
+                Arguments.of("two MIG instances at their profile's price for two hours, and their CPU", job(7200L,
+                        null, mig(2, "A100", "1g.10gb", 1000)), "0.96"),
+                Arguments.of("a MIG instance without a profile price: its share (3/7) of the model's price", job(3600L,
+                        null, mig(1, "A100", "3g.40gb", 0)), "0.52"));
+    }
+
+    static final CostEstimate.PriceList PRICES_WITH_MIG = new CostEstimate.PriceList(3, "EUR", PRICES.gpu(),
+            PRICES.cpu(), PRICES.memory(), PRICES.multipliers(),
+            List.of(new CostEstimate.MigPrice("A100", "1g.10gb", new BigDecimal("0.20"), T0)));
+
+    static TaskSpec mig(int replicas, String model, String profile, int cpuMillis) {
+        return new TaskSpec("w", replicas, List.of("x"), 0, model, cpuMillis, 1024, null, null, null, null, null,
+                profile);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("estimates")
     void aJobWithATimeLimitGetsAnUpperBound(String name, JobSpec spec, String amount) {
-        assertThat(CostEstimate.of(spec, "vision", PRICES, NOW)).hasValueSatisfying(e -> {
+        assertThat(CostEstimate.of(spec, "vision", PRICES_WITH_MIG, NOW)).hasValueSatisfying(e -> {
             assertThat(e.amount()).isEqualByComparingTo(amount);
             assertThat(e.currency()).isEqualTo("EUR");
         });
