@@ -16,5 +16,10 @@ public enum ReleaseCause {
      * The queue stopped the run because its GPUs stayed idle for its queue's idle timeout (JobPreempted reason IDLE):
      * its grace period ended, or its tasks stopped during it.
      */
-    IDLE
+    IDLE,
+    /**
+     * The queue stopped the run because its job was suspended (JobPreempted reason SUSPENDED): its grace period
+     * ended, or its tasks stopped during it.
+     */
+    SUSPENDED
 }

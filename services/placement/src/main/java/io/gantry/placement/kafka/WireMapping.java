@@ -237,11 +237,15 @@ public final class WireMapping {
     /** The run's preemption notice, as published. */
     /**
      * The release reason of a run the queue preempts: {@code IDLE} when it stops the run for idling (the job then
-     * ends), else {@code PREEMPTED}.
+     * ends), {@code SUSPENDED} when its job was suspended (the tenant's own stop, never credited), else
+     * {@code PREEMPTED}.
      */
     static io.gantry.placement.core.ReleaseCause stopCause(io.gantry.events.PreemptionReason reason) {
-        return reason == io.gantry.events.PreemptionReason.IDLE ? io.gantry.placement.core.ReleaseCause.IDLE
-                : io.gantry.placement.core.ReleaseCause.PREEMPTED;
+        return switch (reason) {
+            case IDLE -> io.gantry.placement.core.ReleaseCause.IDLE;
+            case SUSPENDED -> io.gantry.placement.core.ReleaseCause.SUSPENDED;
+            default -> io.gantry.placement.core.ReleaseCause.PREEMPTED;
+        };
     }
 
     static io.gantry.events.StopEvent stopEvent(PlacementFact.PreemptionRequested stop,

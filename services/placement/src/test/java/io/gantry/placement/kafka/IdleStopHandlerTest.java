@@ -22,11 +22,32 @@ import static org.assertj.core.api.Assertions.assertThat;
 class IdleStopHandlerTest {
 
     private static QueuePreemptionEvent idleStop(Instant at, int graceSeconds) {
-        return QueuePreemptionEvent.newBuilder().setEventId("idle-" + at).setJobId("job-1").setOccurredAt(at)
+        return stop(at, graceSeconds, PreemptionReason.IDLE,
+                "GPUs idle for 30 min since " + GRANTED + " (idle timeout 30 min of queue vision)");
+    }
+
+    private static QueuePreemptionEvent stop(Instant at, int graceSeconds, PreemptionReason reason, String message) {
+        return QueuePreemptionEvent.newBuilder().setEventId(reason + "-" + at).setJobId("job-1").setOccurredAt(at)
                 .setPayload(JobPreempted.newBuilder().setTenant("vision").setAttempt(1)
-                        .setReason(PreemptionReason.IDLE).setGraceSeconds(graceSeconds)
-                        .setMessage("GPUs idle for 30 min since " + GRANTED + " (idle timeout 30 min of queue vision)")
-                        .build()).build();
+                        .setReason(reason).setGraceSeconds(graceSeconds).setMessage(message).build()).build();
+    }
+
+    @Test
+    void aSuspendedJobsRunIsReleasedSuspendedNotPreempted() {
+        MutableClock wall = new MutableClock(GRANTED.plusSeconds(600));
+        PlacementHandler h = simulatedHandler(wall);
+        restoreGrant(h, 86_400L, null);
+        PlacementHandlerRestartTest.Recorded out = new PlacementHandlerRestartTest.Recorded();
+        h.restored(out);
+
+        h.handle(Topics.QUEUE_PREEMPTION_EVENTS, "job-1", stop(wall.instant(), 30, PreemptionReason.SUSPENDED,
+                "suspended by vision"), out);
+        wall.advance(Duration.ofSeconds(31));
+        h.tick(wall.instant(), out);
+
+        assertThat(out.allocationPayloads()).singleElement().isInstanceOfSatisfying(AllocationReleased.class, r ->
+                assertThat(r.getReason()).as("the tenant's own stop: billing never credits it").isEqualTo(
+                        ReleaseReason.SUSPENDED));
     }
 
     @Test

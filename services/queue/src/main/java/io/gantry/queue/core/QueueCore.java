@@ -436,7 +436,7 @@ public final class QueueCore {
             // an idle stop ends the job; also when an older placement released it PREEMPTED (it knows no IDLE)
             boolean idle = current && (r.reason() == ReleaseCause.IDLE || r.reason() == ReleaseCause.PREEMPTED
                     && stop != null && stop.reason() == PreemptionReason.IDLE);
-            String because = r.reason() == ReleaseCause.PREEMPTED && !idle
+            String because = r.reason().stoppedToRequeue() && !idle
                     ? scheduler.preemptionText(job.jobId(), r.attempt()) : null;
             boolean requeue = because != null && current;
             emit(new QueueFact.QuotaReleased(job.jobId(), job.tenant(), r.attempt(),

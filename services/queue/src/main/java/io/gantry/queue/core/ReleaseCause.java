@@ -15,7 +15,14 @@ public enum ReleaseCause {
     /** A hardware fault on a device the run held (recovery stopped the run and decides whether it runs again). */
     DEVICE_FAULT,
     /** The queue stopped the run for idling (JobPreempted reason IDLE): the job ends, reason IDLE. */
-    IDLE;
+    IDLE,
+    /** The queue stopped the run because its job was suspended (JobPreempted reason SUSPENDED): requeued, suspended. */
+    SUSPENDED;
+
+    /** The queue's own stop of a run it requeues (a preemption, or a suspension). */
+    public boolean stoppedToRequeue() {
+        return this == PREEMPTED || this == SUSPENDED;
+    }
 
     /** Whether recovery decides what happens next (requeue or give up), not the queue. */
     public boolean recoveryDecides() {

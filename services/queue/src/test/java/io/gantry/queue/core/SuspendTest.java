@@ -69,7 +69,7 @@ class SuspendTest {
         q.suspend("j");
         assertThat(q.all(QueueFact.JobPreempted.class, "j")).as("idempotent").hasSize(1);
 
-        q.released("j", 1, ReleaseCause.PREEMPTED);
+        q.released("j", 1, ReleaseCause.SUSPENDED);
         QueueFact.JobQueued again = q.all(QueueFact.JobQueued.class, "j").get(1);
         assertThat(again.attempt()).isEqualTo(2);
         assertThat(again.resumeFrom()).isEqualTo("/ckpt/j/100");
@@ -85,6 +85,7 @@ class SuspendTest {
     @Test
     void aRunResumedBeforePlacementStoppedItIsRequeuedAndDispatchedAgainAtOnce() {
         QueueDriver q = QueueDriver.withQuota(8).at(10).submit(aJob("j").gpus(4)).granted("j", 1);
+        // released PREEMPTED, as a placement from before SUSPENDED did: the same
         q.suspend("j").resume("j").released("j", 1, ReleaseCause.PREEMPTED);
 
         assertThat(q.dispatchCount("j")).isEqualTo(2);
