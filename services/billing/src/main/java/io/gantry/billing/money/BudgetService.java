@@ -62,12 +62,14 @@ public class BudgetService {
         this.clock = clock;
     }
 
-    /** This month's spend of the budget's tenant (and queue) up to now. */
+    /**
+     * This month's spend of the budget's tenant (and queue): every release recorded in the month, also one stamped
+     * after billing's own now (placement's clock may run ahead: skewed, or sped up in a simulated cluster), and the
+     * runs still going up to now.
+     */
     public BigDecimal spentThisMonth(String tenant, String queue) {
-        Instant now = clock.instant();
-        BillingMonth month = BillingMonth.containing(now, settings.zone());
-        Instant to = Instant.ofEpochMilli(now.toEpochMilli() + 1);
-        return invoices.spent(tenant, queue, new UsageWindow(month.from(), to.isBefore(month.to()) ? to : month.to()));
+        BillingMonth month = BillingMonth.containing(clock.instant(), settings.zone());
+        return invoices.spent(tenant, queue, new UsageWindow(month.from(), month.to()));
     }
 
     /** Replaces every budget (validated; none below what is already spent), then checks and announces them. */
