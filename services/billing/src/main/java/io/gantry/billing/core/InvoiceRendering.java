@@ -18,7 +18,8 @@ public final class InvoiceRendering {
             b.append(String.join(",", cell(inv.documentId()), inv.kind().name(), cell(inv.tenant()),
                     inv.month().toString(), inv.currency(), cell(l.jobId()), cell(l.gpuModel()), l.component().name(),
                     l.kind().name(), cell(l.reason()), l.displayQuantity().toPlainString(),
-                    l.component().quantityUnit(), l.unitPrice() == null ? "" : l.unitPrice().toPlainString(),
+                    l.component().quantityUnit(), l.unitPrice() == null ? "" : Money.text(l.unitPrice(),
+                            inv.minorDigits()),
                     l.component().priceUnit(), l.amount().toPlainString(), cell(l.migProfile()))).append("\r\n");
         }
         return b.toString();
@@ -45,7 +46,8 @@ public final class InvoiceRendering {
         for (InvoiceLine l : inv.lines()) {
             b.append("| ").append(md(l.jobId())).append(" | ").append(md(l.description())).append(" | ")
                     .append(l.displayQuantity().toPlainString()).append(' ').append(l.component().quantityUnit())
-                    .append(" | ").append(l.unitPrice() == null ? "no price" : l.unitPrice().toPlainString() + " / "
+                    .append(" | ").append(l.unitPrice() == null ? "no price" : Money.text(l.unitPrice(),
+                            inv.minorDigits()) + " / "
                             + l.component().priceUnit())
                     .append(" | ").append(l.amount().toPlainString()).append(" |\n");
         }

@@ -109,8 +109,10 @@ class InvoicingTest {
                 ISSUED).orElseThrow();
         String csv = InvoiceRendering.csv(inv);
         assertThat(csv.split("\r\n")).hasSize(2);
-        assertThat(csv).contains("\"'=job,1\",H100,GPU,USAGE,,1800.000,GPU-seconds,2.5,GPU-hour,1.25");
+        assertThat(csv).as("prices with the currency's minor digits, as in JSON")
+                .contains("\"'=job,1\",H100,GPU,USAGE,,1800.000,GPU-seconds,2.50,GPU-hour,1.25");
         String md = InvoiceRendering.markdown(inv);
-        assertThat(md).startsWith("# Invoice INV-2026-03-vision").contains("| **Total** | **1.25 EUR** |");
+        assertThat(md).startsWith("# Invoice INV-2026-03-vision").contains("| **Total** | **1.25 EUR** |")
+                .contains("2.50 / GPU-hour");
     }
 }

@@ -87,7 +87,7 @@ class MigPricingTest {
         assertThat(migLine.displayQuantity()).isEqualByComparingTo("7200");
         assertThat(migLine.component().priceUnit()).isEqualTo("instance-hour");
         assertThat(migLine.amount()).isEqualByComparingTo("0.60");
-        assertThat(InvoiceRendering.csv(inv)).contains(",instance-seconds,0.3,instance-hour,0.60,1g.10gb\r\n");
+        assertThat(InvoiceRendering.csv(inv)).contains(",instance-seconds,0.30,instance-hour,0.60,1g.10gb\r\n");
     }
 
     @Test
