@@ -32,11 +32,17 @@ class IdleStopHandlerTest {
                         .setReason(reason).setGraceSeconds(graceSeconds).setMessage(message).build()).build();
     }
 
+    /** A handler over a day-long run of job-1 granted at {@code GRANTED}, restored from the log. */
+    private static PlacementHandler running(MutableClock wall) {
+        PlacementHandler h = simulatedHandler(wall);
+        restoreGrant(h, 86_400L, null);
+        return h;
+    }
+
     @Test
     void aSuspendedJobsRunIsReleasedSuspendedNotPreempted() {
         MutableClock wall = new MutableClock(GRANTED.plusSeconds(600));
-        PlacementHandler h = simulatedHandler(wall);
-        restoreGrant(h, 86_400L, null);
+        PlacementHandler h = running(wall);
         PlacementHandlerRestartTest.Recorded out = new PlacementHandlerRestartTest.Recorded();
         h.restored(out);
 
@@ -53,8 +59,7 @@ class IdleStopHandlerTest {
     @Test
     void anIdleStopIsNoticedAsIdleAndReleasedIdleAtTheEndOfItsGracePeriod() {
         MutableClock wall = new MutableClock(GRANTED.plusSeconds(1800));
-        PlacementHandler h = simulatedHandler(wall);
-        restoreGrant(h, 86_400L, null);
+        PlacementHandler h = running(wall);
         PlacementHandlerRestartTest.Recorded out = new PlacementHandlerRestartTest.Recorded();
         h.restored(out);
 
