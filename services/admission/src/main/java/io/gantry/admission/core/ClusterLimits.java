@@ -18,13 +18,29 @@ import java.util.TreeMap;
  *                              registered per socket), 0 when not known
  * @param totalCpuMillis        the CPU (millicores) of every node together, 0 when not known
  * @param totalMemoryMiB        the memory of every node together, 0 when not known
+ * @param migProfilesByModel    per GPU model, the MIG profiles some registered GPU of it can host (placement's
+ *                              registrations say); null when a node did not say (an older placement): not judged
  */
 public record ClusterLimits(int nodes, int maxGpusPerNode, Map<String, Integer> maxGpusPerNodeByModel,
                             Map<String, Integer> totalGpusByModel, long maxSocketCpuMillis, long maxSocketMemoryMiB,
-                            long totalCpuMillis, long totalMemoryMiB) {
+                            long totalCpuMillis, long totalMemoryMiB,
+                            Map<String, java.util.Set<String>> migProfilesByModel) {
     public ClusterLimits {
         maxGpusPerNodeByModel = Map.copyOf(maxGpusPerNodeByModel);
         totalGpusByModel = Map.copyOf(totalGpusByModel);
+        if (migProfilesByModel != null) {
+            Map<String, java.util.Set<String>> copy = new TreeMap<>();
+            migProfilesByModel.forEach((m, p) -> copy.put(m, java.util.Set.copyOf(p)));
+            migProfilesByModel = java.util.Collections.unmodifiableMap(copy);
+        }
+    }
+
+    /** Without what MIG profiles the GPUs offer (not judged). */
+    public ClusterLimits(int nodes, int maxGpusPerNode, Map<String, Integer> maxGpusPerNodeByModel,
+                         Map<String, Integer> totalGpusByModel, long maxSocketCpuMillis, long maxSocketMemoryMiB,
+                         long totalCpuMillis, long totalMemoryMiB) {
+        this(nodes, maxGpusPerNode, maxGpusPerNodeByModel, totalGpusByModel, maxSocketCpuMillis, maxSocketMemoryMiB,
+                totalCpuMillis, totalMemoryMiB, null);
     }
 
     /** Limits of GPUs only: CPU and memory not known. */

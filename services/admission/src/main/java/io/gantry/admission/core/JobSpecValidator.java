@@ -713,6 +713,8 @@ public final class JobSpecValidator {
         if ((gpuMilli != null || migProfile != null) && limits.nodes() == 0) {
             errors.add(new FieldError(path + (gpuMilli != null ? ".gpuMilli" : ".migProfile"),
                     NO_NODES_YET));
+        } else if (migProfile != null && gpuTier == null) {
+            migFit(migProfile, gpuModel, gpuModels, path + ".migProfile", limits, errors);
         }
         Map<String, String> env = env(task.get("env"), path + ".env", errors);
         String workingDir = task.get("workingDir") == null ? null
@@ -726,6 +728,33 @@ public final class JobSpecValidator {
                 gpus == null ? 0 : gpus.intValue(), gpuModel, cpuMillis == null ? DEFAULT_CPU_MILLIS : cpuMillis,
                 memory == null ? DEFAULT_MEMORY_MIB : memory, runSeconds, gpuModels, gpuTier,
                 gpuMilli == null ? null : gpuMilli.intValue(), gpuMemory, migProfile, env, workingDir, image, mounts);
+    }
+
+    /**
+     * A MIG instance no registered GPU of the models the task accepts can host would wait forever: refused, naming
+     * what they offer. Not judged when a registration did not say what it offers (an older placement), nor for a
+     * tier (its models are the queue's to resolve).
+     */
+    private static void migFit(String profile, String gpuModel, List<String> gpuModels, String path,
+                               ClusterLimits limits, List<FieldError> errors) {
+        Map<String, java.util.Set<String>> offers = limits.migProfilesByModel();
+        if (offers == null) {
+            return;
+        }
+        List<String> models = gpuModel != null ? List.of(gpuModel)
+                : gpuModels != null && !gpuModels.isEmpty() ? gpuModels
+                : List.copyOf(new java.util.TreeSet<>(limits.maxGpusPerNodeByModel().keySet()));
+        java.util.TreeSet<String> offered = new java.util.TreeSet<>();
+        for (String m : models) {
+            offered.addAll(offers.getOrDefault(m, java.util.Set.of()));
+        }
+        if (!offered.contains(profile)) {
+            String which = gpuModel != null ? "of model " + gpuModel
+                    : gpuModels != null && !gpuModels.isEmpty() ? "of models " + String.join(", ", gpuModels) : "";
+            errors.add(new FieldError(path, "no registered MIG-capable GPU " + which + (which.isEmpty() ? "" : " ")
+                    + "offers " + profile + (offered.isEmpty() ? " (none offers any MIG profile)"
+                    : " (offered: " + String.join(", ", offered) + ")")));
+        }
     }
 
     private static String migProfile(Object value, String path, List<FieldError> errors) {

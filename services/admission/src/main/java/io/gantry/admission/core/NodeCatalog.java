@@ -14,7 +14,7 @@ public final class NodeCatalog {
     private final Map<String, Hardware> byNode = new LinkedHashMap<>();
 
     private record Hardware(List<String> gpuModels, long socketCpuMillis, long socketMemoryMiB, long cpuMillis,
-                            long memoryMiB) {
+                            long memoryMiB, Map<String, List<String>> migProfiles) {
     }
 
     /**
@@ -36,11 +36,20 @@ public final class NodeCatalog {
      */
     public void register(String nodeId, List<String> gpuModels, long socketCpuMillis, long socketMemoryMiB,
                          long cpuMillis, long memoryMiB) {
+        register(nodeId, gpuModels, socketCpuMillis, socketMemoryMiB, cpuMillis, memoryMiB, null);
+    }
+
+    /**
+     * {@link #register(String, List, long, long, long, long)} with the MIG profiles its GPUs can host, by model
+     * ({@code migProfiles}; null when the registration did not say).
+     */
+    public void register(String nodeId, List<String> gpuModels, long socketCpuMillis, long socketMemoryMiB,
+                         long cpuMillis, long memoryMiB, Map<String, List<String>> migProfiles) {
         if (nodeId == null || nodeId.isBlank()) {
             throw new IllegalArgumentException("node id must not be blank");
         }
         byNode.put(nodeId, new Hardware(List.copyOf(gpuModels), socketCpuMillis, socketMemoryMiB, cpuMillis,
-                memoryMiB));
+                memoryMiB, migProfiles == null ? null : Map.copyOf(migProfiles)));
     }
 
     public ClusterLimits limits() {
@@ -51,7 +60,15 @@ public final class NodeCatalog {
         long totalMemory = 0;
         Map<String, Integer> maxByModel = new HashMap<>();
         Map<String, Integer> totalByModel = new HashMap<>();
+        Map<String, java.util.Set<String>> mig = new HashMap<>();
         for (Hardware node : byNode.values()) {
+            if (node.migProfiles() == null) {
+                mig = null; // a node that did not say makes the whole cluster's offer not known
+            } else if (mig != null) {
+                for (Map.Entry<String, List<String>> e : node.migProfiles().entrySet()) {
+                    mig.computeIfAbsent(e.getKey(), k -> new java.util.HashSet<>()).addAll(e.getValue());
+                }
+            }
             List<String> models = node.gpuModels();
             models.forEach(m -> totalByModel.merge(m, 1, Integer::sum));
             maxGpus = Math.max(maxGpus, models.size());
@@ -65,6 +82,6 @@ public final class NodeCatalog {
             totalMemory = totalMemory < 0 || node.memoryMiB() <= 0 ? -1 : totalMemory + node.memoryMiB();
         }
         return new ClusterLimits(byNode.size(), maxGpus, maxByModel, totalByModel, maxCpu, maxMemory,
-                Math.max(0, totalCpu), Math.max(0, totalMemory));
+                Math.max(0, totalCpu), Math.max(0, totalMemory), byNode.isEmpty() ? null : mig);
     }
 }

@@ -56,7 +56,7 @@ final class AdmissionHandler implements EventHandler {
     /** A node's registration, as far as admission checks specs against it. */
     private void register(String nodeId, NodeRegistered r) {
         nodes.register(nodeId, WireMapping.gpuModels(r), WireMapping.socketCpuMillis(r),
-                WireMapping.socketMemoryMiB(r), r.getCpuMillis(), r.getMemoryMiB());
+                WireMapping.socketMemoryMiB(r), r.getCpuMillis(), r.getMemoryMiB(), WireMapping.migProfiles(r));
     }
 
     @Override

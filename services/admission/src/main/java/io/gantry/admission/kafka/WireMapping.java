@@ -174,6 +174,23 @@ public final class WireMapping {
         return node.getGpus().stream().map(GpuDevice::getModel).toList();
     }
 
+    /** The MIG profiles the node's GPUs can host, by model; null when a GPU's registration does not say. */
+    public static java.util.Map<String, List<String>> migProfiles(NodeRegistered node) {
+        java.util.Map<String, List<String>> out = new java.util.TreeMap<>();
+        for (GpuDevice g : node.getGpus()) {
+            if (g.getMigProfiles() == null) {
+                return null;
+            }
+            List<String> offered = out.computeIfAbsent(g.getModel(), m -> new java.util.ArrayList<>());
+            g.getMigProfiles().forEach(p -> {
+                if (!offered.contains(p)) {
+                    offered.add(p);
+                }
+            });
+        }
+        return out;
+    }
+
     /** The CPU of the node's largest NUMA socket (the whole node's when it registers none). */
     public static long socketCpuMillis(NodeRegistered node) {
         return node.getNumaCpuMillis().isEmpty() ? node.getCpuMillis()

@@ -507,6 +507,32 @@ class JobSpecValidatorTest {
     }
 
     @Test
+    void refusesAMigProfileNoRegisteredGpuOfTheAcceptedModelsOffersUnlessARegistrationDidNotSay() {
+        NodeCatalog catalog = new NodeCatalog();
+        // an A100 40 GB shape and an H100 without MIG
+        catalog.register("a100", SpecTrees.gpus(4, "A100"), 0, 0, 0, 0, Map.of("A100", List.of("1g.5gb", "1g.10gb",
+                "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb")));
+        catalog.register("h100", SpecTrees.gpus(8, "H100"), 0, 0, 0, 0, Map.of("H100", List.of()));
+        ClusterLimits limits = catalog.limits();
+
+        Object tooBig = aJob().noTasks().task(aTask("m").gpus(0).model("A100").set("migProfile", "3g.40gb")).build();
+        assertThat(validator.validate(tooBig, limits).errors()).extracting(FieldError::field, FieldError::message)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("tasks[0].migProfile", "no registered "
+                        + "MIG-capable GPU of model A100 offers 3g.40gb (offered: 1g.10gb, 1g.5gb, 2g.10gb, 3g.20gb, "
+                        + "4g.20gb, 7g.40gb)"));
+        Object onH100 = aJob().noTasks().task(aTask("m").gpus(0).model("H100").set("migProfile", "1g.10gb")).build();
+        assertThat(validator.validate(onH100, limits).errors()).extracting(FieldError::message)
+                .containsExactly("no registered MIG-capable GPU of model H100 offers 1g.10gb (none offers any MIG "
+                        + "profile)");
+        Object anyModel = aJob().noTasks().task(aTask("m").gpus(0).set("migProfile", "3g.20gb")).build();
+        assertThat(validator.validate(anyModel, limits).errors()).isEmpty();
+
+        catalog.register("old", SpecTrees.gpus(8, "A100"), 0, 0, 0, 0);
+        assertThat(validator.validate(tooBig, catalog.limits()).errors()).as("an older placement did not say")
+                .isEmpty();
+    }
+
+    @Test
     void refusesAGangOfMoreCpuOrMemoryThanTheWholeClusterHasEvenWithoutGpus() {
         NodeCatalog catalog = new NodeCatalog();
         catalog.register("a", List.of(), 2_000, 4_096, 2_000, 4_096);

@@ -99,6 +99,12 @@ public final class MigProfiles {
         return null;
     }
 
+    /** The names of the profiles a GPU can host, in the shape's order; empty when it hosts none. */
+    public List<String> offered(Gpu gpu) {
+        String shape = gpu.migCapable() ? shape(gpu.model(), gpu.memoryMiB()) : null;
+        return shape == null ? List.of() : SHAPES.get(shape).stream().map(MigProfile::name).toList();
+    }
+
     /** Whether any standard shape has a profile of this name (for messages). */
     public static boolean known(String name) {
         return SHAPES.values().stream().flatMap(List::stream).anyMatch(p -> p.name().equals(name));

@@ -825,7 +825,8 @@ public final class PlacementHandler implements EventHandler {
             dirty = true;
             if (f instanceof PlacementFact.NodeRegistered r) {
                 out.send(Topics.PLACEMENT_NODE_EVENTS, r.node().nodeId(),
-                        WireMapping.inPool(WireMapping.nodeRegistered(r.node(), now), pool));
+                        WireMapping.inPool(WireMapping.nodeRegistered(r.node(), state.placer().sharing().mig(), now),
+                                pool));
                 continue;
             }
             if (f instanceof PlacementFact.PreemptionRequested p) {

@@ -260,10 +260,15 @@ public final class WireMapping {
     }
 
     static NodeEvent nodeRegistered(NodeSpec n, Instant now) {
+        return nodeRegistered(n, io.gantry.placement.core.MigProfiles.standard(), now);
+    }
+
+    /** A node's registration, each GPU with the MIG profiles {@code mig} lets it host. */
+    static NodeEvent nodeRegistered(NodeSpec n, io.gantry.placement.core.MigProfiles mig, Instant now) {
         List<GpuDevice> gpus = n.gpus().stream()
                 .map(g -> GpuDevice.newBuilder().setIndex(g.index()).setModel(g.model()).setMemoryMiB(g.memoryMiB())
                         .setNumaNode(g.numaNode()).setPcieSwitch(g.pcieSwitch()).setNvlinkDomain(g.nvlinkDomain())
-                        .setMigCapable(g.migCapable()).build())
+                        .setMigCapable(g.migCapable()).setMigProfiles(new ArrayList<>(mig.offered(g))).build())
                 .toList();
         NodeRegistered payload = NodeRegistered.newBuilder().setGpus(new ArrayList<>(gpus)).setCpuMillis(n.cpuMillis())
                 .setMemoryMiB(n.memoryMiB()).setLabels(new HashMap<>(n.labels())).setBackend(n.backend())

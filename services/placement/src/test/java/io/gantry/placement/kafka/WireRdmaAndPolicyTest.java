@@ -42,6 +42,19 @@ class WireRdmaAndPolicyTest {
     }
 
     @Test
+    void aRegistrationSaysWhichMigProfilesEachGpuCanHost() {
+        NodeSpec node = new NodeSpec("n1", "simulated", List.of(new Gpu(0, "A100", 40_960, 0, 0, 0, true),
+                new Gpu(1, "A100", 40_960, 0, 0, 0, false)), 1000, 1024, Map.of());
+
+        NodeRegistered wire = (NodeRegistered) WireMapping.nodeRegistered(node,
+                io.gantry.placement.core.MigProfiles.standard(), T0).getPayload();
+
+        assertThat(wire.getGpus().get(0).getMigProfiles()).as("an A100 of 40 GB").containsExactly("1g.5gb", "1g.10gb",
+                "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb");
+        assertThat(wire.getGpus().get(1).getMigProfiles()).as("not MIG-capable").isEmpty();
+    }
+
+    @Test
     void aPlacementCarriesItsNicsAndAReadBackGrantHasThem() {
         PlacedTask p = new PlacedTask("w", 0, "n1", "H100", List.of(0), 1000, 1024, List.of(), 60L, List.of(),
                 List.of("mlx5_0"));
