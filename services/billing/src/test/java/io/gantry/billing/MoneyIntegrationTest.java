@@ -267,6 +267,11 @@ class MoneyIntegrationTest implements TestPropertyProvider {
             }
             assertField(call(base, "GET", "/v1/costs?" + june + "&tenant=nlp", VISION, null, null), 403, "tenant");
             assertField(call(base, "GET", "/v1/costs?from=yesterday", VISION, null, null), 400, "from");
+            // every documented field is in the answer, null when it has no value (an open window, a usage line)
+            Map<String, Object> open = json(call(base, "GET", "/v1/costs?from=2025-05-31T22:00:00Z&tenant=nlp",
+                    ADMIN, null, null).body());
+            assertThat(open).containsEntry("to", null);
+            assertThat(list(open, "lines")).isNotEmpty().allSatisfy(l -> assertThat(l).containsKey("reason"));
 
             HttpResponse<String> issued = call(base, "POST", "/v1/invoices/issue?month=2025-06", ADMIN, null, null);
             assertThat(issued.statusCode()).as(issued.body()).isEqualTo(200);

@@ -69,6 +69,7 @@ public class InvoiceController {
     }
 
     @Serdeable
+    @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.ALWAYS)
     public record Costs(@Nullable String from, @Nullable String to, String currency, long priceBookVersion,
                         List<InvoiceViews.CostLineView> lines, String total) {
     }

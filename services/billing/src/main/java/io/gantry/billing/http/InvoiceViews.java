@@ -51,6 +51,7 @@ final class InvoiceViews {
     }
 
     @Serdeable
+    @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.ALWAYS)
     public record CostLineView(String tenant, String jobId, @Nullable String gpuModel, String component, String kind,
                                @Nullable String reason, String quantity, String quantityUnit, long quantityExact,
                                @Nullable String unitPrice, String priceUnit, String amount,
