@@ -431,7 +431,9 @@ public final class LocalBackend implements ExecutionBackend {
         Files.createDirectories(dir);
         Path meta = Files.createDirectories(metaDir(allocation));
         if (as != null) {
-            mode(workDir, "rwx--x--x");
+            if (!sharedTemp(workDir)) {
+                mode(workDir, "rwx--x--x");
+            }
             mode(dir.getParent(), "rwx--x--x");
             mode(meta, "rwx------");
             giveTo(dir, as);
@@ -441,6 +443,15 @@ public final class LocalBackend implements ExecutionBackend {
         if (!Files.exists(owner)) {
             Files.writeString(owner, "tenant=" + allocation.tenant() + "\njob=" + allocation.jobId() + "\nattempt="
                     + allocation.attempt() + "\n");
+        }
+    }
+
+    /** A directory everyone may write (the sticky bit: /tmp) is not placement's to close: only what it made in it. */
+    private static boolean sharedTemp(Path dir) {
+        try {
+            return (((Integer) Files.getAttribute(dir, "unix:mode")) & 01000) != 0;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return true;
         }
     }
 

@@ -157,6 +157,18 @@ class LocalBackendTest {
         assertThat(restarted.identity("evil").uid()).as("a tenant keeps its uid").isEqualTo(Long.toString(base + 1));
         assertThat(restarted.identity("new").uid()).isEqualTo(Long.toString(base + 2));
         restarted.close();
+
+        // a work directory everyone may write (a /tmp) keeps its mode: only what placement made in it is closed
+        Path shared = Files.createDirectory(work.resolve("shared"));
+        Files.setAttribute(shared, "unix:mode", 01777);
+        LocalBackend inShared = new LocalBackend(node(), shared, LocalBackend.RunAs.perTenant(base),
+                new VirtualClock(Clock.systemUTC(), 1));
+        inShared.start(new Allocation("alloc-s", "job-s", "acme", 1, List.of(task("w", 0)), Instant.now(), "local"),
+                new RunPlan(Map.of("w", new RunPlan.Task(List.of("true"), null))), Instant.now());
+        assertThat((Integer) Files.getAttribute(shared, "unix:mode") & 07777).isEqualTo(01777);
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(
+                shared.resolve("job-s")))).isEqualTo("rwx--x--x");
+        inShared.close();
     }
 
     @Test
