@@ -65,7 +65,7 @@ public class TokenAuthFilter {
         HttpResponse<?> refusal = refusal(request);
         if (refusal instanceof io.micronaut.http.MutableHttpResponse<?> r) {
             // a refusal skips the response filter below
-            r.header(io.micronaut.http.HttpHeaders.CACHE_CONTROL, "no-store");
+            r.getHeaders().set(io.micronaut.http.HttpHeaders.CACHE_CONTROL, "no-store");
         }
         return refusal;
     }
@@ -120,6 +120,7 @@ public class TokenAuthFilter {
      */
     @io.micronaut.http.annotation.ResponseFilter
     public void noStore(io.micronaut.http.MutableHttpResponse<?> response) {
-        response.header(io.micronaut.http.HttpHeaders.CACHE_CONTROL, "no-store");
+        // set, not added: an answer that says so itself (a token shown once) keeps one header
+        response.getHeaders().set(io.micronaut.http.HttpHeaders.CACHE_CONTROL, "no-store");
     }
 }
