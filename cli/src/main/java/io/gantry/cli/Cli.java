@@ -17,7 +17,7 @@ import java.nio.file.Path;
         subcommands = {LoginCommand.class, SubmitCommand.class, PsCommand.class, WatchCommand.class,
                 LogsCommand.class, CancelCommand.class, SuspendCommand.Suspend.class, SuspendCommand.Resume.class,
                 WhyCommand.class, QueuesCommand.class, NodesCommand.class,
-                UsageCommand.class, CheckpointsCommand.class, InvoicesCommand.class, AdminCommand.class, CompletionCommand.class},
+                UsageCommand.class, CostsCommand.class, CheckpointsCommand.class, InvoicesCommand.class, AdminCommand.class, CompletionCommand.class},
         footer = {"", "Configuration: ~/.config/gantry/config.yaml (`gantry login`), GANTRY_API, GANTRY_TOKEN; "
                 + "without them the dev installation of this checkout (.gantry/tokens.yml) is used.",
                 "Exit codes: 0 ok, 1 error, 2 invalid input, 3 not authenticated/allowed, 4 not found, "

@@ -267,6 +267,17 @@ class MoneyIntegrationTest implements TestPropertyProvider {
             }
             assertField(call(base, "GET", "/v1/costs?" + june + "&tenant=nlp", VISION, null, null), 403, "tenant");
             assertField(call(base, "GET", "/v1/costs?from=yesterday", VISION, null, null), 400, "from");
+            // a month is the operator's calendar month (Europe/Berlin here): the same window as June's instants
+            for (String tenant : expected.keySet()) {
+                Map<String, Object> byMonth = json(call(base, "GET", "/v1/costs?month=2025-06&tenant=" + tenant, ADMIN,
+                        null, null).body());
+                assertThat(byMonth).containsEntry("from", "2025-05-31T22:00:00Z").containsEntry("to",
+                        "2025-06-30T22:00:00Z");
+                assertThat(new BigDecimal((String) byMonth.get("total"))).isEqualTo(expected.get(tenant));
+            }
+            assertField(call(base, "GET", "/v1/costs?month=2025-06&from=2025-06-01T00:00:00Z", ADMIN, null, null),
+                    400, "month");
+            assertField(call(base, "GET", "/v1/costs?month=June", ADMIN, null, null), 400, "month");
             // every documented field is in the answer, null when it has no value (an open window, a usage line)
             Map<String, Object> open = json(call(base, "GET", "/v1/costs?from=2025-05-31T22:00:00Z&tenant=nlp",
                     ADMIN, null, null).body());

@@ -138,14 +138,21 @@ public class InvoiceController {
     /** What a window costs at the prices in force (credits included), before any invoice: e.g. month to date. */
     @Get("/costs")
     public HttpResponse<?> costs(@RequestAttribute(Caller.ATTRIBUTE) Caller caller, @Nullable @QueryValue String from,
-                                 @Nullable @QueryValue String to, @Nullable @QueryValue String tenant) {
+                                 @Nullable @QueryValue String to, @Nullable @QueryValue String tenant,
+                                 @Nullable @QueryValue String month) {
         Optional<HttpResponse<?>> bad = checkTenant(caller, tenant);
         if (bad.isPresent()) {
             return bad.get();
         }
         UsageWindow window;
         try {
-            window = new UsageWindow(instant("from", from), instant("to", to));
+            if (month != null && (from != null || to != null)) {
+                throw InvalidInput.of("month", "give month, or from and to, not both");
+            }
+            // a month is the operator's calendar month (gantry.billing.time-zone), as invoices count it
+            BillingMonth m = month == null ? null : BillingMonth.parse(month, settings.zone());
+            window = m != null ? new UsageWindow(m.from(), m.to()) : new UsageWindow(instant("from", from),
+                    instant("to", to));
         } catch (InvalidInput e) {
             return Problems.of(e);
         } catch (IllegalArgumentException e) {
