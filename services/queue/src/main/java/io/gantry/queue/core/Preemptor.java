@@ -268,9 +268,11 @@ final class Preemptor {
         if (candidates.isEmpty()) {
             return List.of();
         }
-        candidates.sort(Comparator.comparingLong(Victim::lostWork)
-                .thenComparingInt(v -> v.charge().classValue())
+        // the lowest priority first (a higher one stopped instead would, requeued, stop the lower one anyway), then
+        // the least work lost since the last checkpoint, then the newest
+        candidates.sort(Comparator.comparingInt((Victim v) -> v.charge().classValue())
                 .thenComparingInt(v -> v.charge().priority())
+                .thenComparingLong(Victim::lostWork)
                 .thenComparing(Comparator.comparingLong((Victim v) -> v.charge().dispatchedMillis()).reversed())
                 .thenComparing(v -> v.charge().jobId()));
         List<Victim> chosen = new ArrayList<>();

@@ -64,6 +64,27 @@ class PreemptionTest {
     }
 
     @Test
+    void aReclaimStopsTheBorrowersLowestPriorityRunFirstThoughItLosesMoreWorkAndNothingElse() {
+        // training: its 8, then a low-priority run and, later, a normal one, borrowing 8 of inference's 8
+        ConfigBuilder config = aConfig().flavours("H100").cohort("gpu-pool")
+                .queue(aQueue("inference").cohort("gpu-pool").quota("H100", 8))
+                .queue(aQueue("training").cohort("gpu-pool").quota("H100", 8))
+                .classes("low", -10, "normal", 0).set("preemption", FAST);
+        QueueDriver q = QueueDriver.with(config.build()).at(10)
+                .submit(aJob("big").tenant("training").gpus(8).priorityClass("normal").submittedAt(1))
+                .submit(aJob("low").tenant("training").gpus(4).priorityClass("low").submittedAt(2));
+        q.granted("big", 1).granted("low", 1);
+        q.at(300).submit(aJob("normal").tenant("training").gpus(4).priorityClass("normal").submittedAt(300));
+        q.granted("normal", 1);
+        q.at(900).submit(aJob("inf").tenant("inference").gpus(4).submittedAt(900));
+
+        // the normal run lost less work, but stopped instead it would, queued again, stop the low one itself
+        assertThat(preempted(q)).extracting(QueueFact.JobPreempted::jobId).containsExactly("low");
+        assertThat(preempted(q)).singleElement().satisfies(x ->
+                assertThat(x.reason()).isEqualTo(PreemptionReason.RECLAIM));
+    }
+
+    @Test
     void whileItsVictimsStopTheirQuotaIsHeldForThePreemptorAndOthersAreToldSoTyped() {
         QueueDriver q = trainingBorrowsEverything(dRun(FAST));
         q.submit(aJob("inf1").tenant("inference").gpus(4).submittedAt(600));
