@@ -96,14 +96,14 @@ final class Explainer {
 
     /**
      * In an attained-service queue, for a job past the first level: why it stands behind jobs submitted after it
-     * ("; service level 1 (1.3 GPU-hours received; lower levels go first)").
+     * ("; service level 1 (1.30 GPU-hours received; lower levels go first)", as the pending list rounds it).
      */
     private static String serviceLevel(PendingJobEntry p) {
         int level = p.view().level();
         if (level == 0) {
             return "";
         }
-        return String.format(java.util.Locale.ROOT, "; service level %d (%.1f GPU-hours received; lower levels go"
+        return String.format(java.util.Locale.ROOT, "; service level %d (%.2f GPU-hours received; lower levels go"
                 + " first)", level, p.job().attained() / 3.6e9);
     }
 
@@ -173,13 +173,18 @@ final class Explainer {
                 .append(" free");
         if (q.usage[r] < q.nominal[r]) {
             List<String> borrowers = new ArrayList<>();
+            long borrowed = 0;
             for (ClusterQueue other : tree.trees.get(q.tree)) {
                 if (other != q && other.usage[r] > other.nominal[r]) {
                     borrowers.add(other.name());
+                    borrowed += other.usage[r] - other.nominal[r];
                 }
             }
             if (!borrowers.isEmpty()) {
-                s.append(", nominal ").append(amount(r, q.nominal[r])).append(" lent to ").append(String.join(", ", borrowers));
+                // what others hold of this queue's unused nominal, at most: not the whole nominal
+                long lent = Math.min(q.nominal[r] - q.usage[r], borrowed);
+                s.append(", ").append(amount(r, lent)).append(" of its nominal ").append(amount(r, q.nominal[r]))
+                        .append(" lent to ").append(String.join(", ", borrowers));
                 return QueuedJob.Wait.quota(s.toString(), QuotaWait.NOMINAL_LENT);
             }
         }

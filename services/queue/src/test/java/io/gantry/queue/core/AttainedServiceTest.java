@@ -61,7 +61,7 @@ class AttainedServiceTest {
                 .isEqualTo(8_000L * 630_000);
 
         assertThat(q.lastWait("long").message()).isEqualTo("waiting for quota: queue team uses 8 of 8 H100, job needs"
-                + " 8; service level 1 (1.4 GPU-hours received; lower levels go first)");
+                + " 8; service level 1 (1.40 GPU-hours received; lower levels go first)");
         assertThat(q.core.pending("team")).singleElement().satisfies(p -> {
             assertThat(p.serviceLevel()).isEqualTo(1);
             assertThat(p.attainedMilliGpuMillis()).isEqualTo(8_000L * 630_000);

@@ -68,7 +68,7 @@ class FairShareTest {
                             assertThat(q.dispatchOrder()).endsWith("b1", "b2").doesNotContain("gang");
                             assertThat(q.lastWait("gang").reason()).isEqualTo(WaitReason.QUOTA);
                             assertThat(q.lastWait("gang").message()).isEqualTo(
-                                    "waiting for quota: cohort saturn needs 16 x H100, 0 free, nominal 8 lent to "
+                                    "waiting for quota: cohort saturn needs 16 x H100, 0 free, 8 of its nominal 8 lent to "
                                             + "team-a");
                             assertThat(q.lastWait("gang").quotaWait()).isEqualTo(QuotaWait.NOMINAL_LENT);
                         }),
@@ -94,7 +94,7 @@ class FairShareTest {
                             assertThat(q.lastWait("v7").message())
                                     .isEqualTo("waiting for quota: cohort research needs 4 x H100, 0 free");
                             assertThat(q.lastWait("n2").message()).isEqualTo("waiting for quota: cohort research "
-                                    + "needs 4 x H100, 0 free, nominal 16 lent to vision");
+                                    + "needs 4 x H100, 0 free, 8 of its nominal 16 lent to vision"); // what vision borrows
                             assertThat(Stream.of("v7", "n2").map(q::lastWait).map(QueueFact.JobWaiting::quotaWait))
                                     .containsExactly(QuotaWait.COHORT_FULL, QuotaWait.NOMINAL_LENT);
                         }),
