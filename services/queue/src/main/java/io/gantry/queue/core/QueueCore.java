@@ -160,6 +160,22 @@ public final class QueueCore {
                     : t.getKey() + " keeps " + String.join(", ", kept)) + "); add the queue back, or apply with"
                     + " force to leave those jobs without a queue");
         }
+        // a priority class removed under its queued jobs would leave them NEVER_FITS as silently
+        SortedMap<String, Integer> classless = new TreeMap<>();
+        for (QueuedJob job : live.values()) {
+            if (job.status() != JobState.QUEUED && job.status() != JobState.DISPATCHED
+                    && job.status() != JobState.INTERRUPTED) {
+                continue;
+            }
+            String cls = job.spec().priorityClass() == null ? before.defaultPriorityClass() : job.spec().priorityClass();
+            String nextCls = job.spec().priorityClass() == null ? next.defaultPriorityClass() : cls;
+            if (before.priorityClasses().containsKey(cls) && !next.priorityClasses().containsKey(nextCls)) {
+                classless.merge(nextCls, 1, Integer::sum);
+            }
+        }
+        classless.forEach((cls, n) -> problems.add("priorityClasses: " + n + " queued or running job"
+                + (n == 1 ? "" : "s") + " of class '" + cls + "', which this configuration removes; add the class"
+                + " back, or apply with force to leave those jobs waiting NEVER_FITS"));
         return problems;
     }
 

@@ -160,7 +160,8 @@ public final class QueueHandler implements EventHandler {
                 rejected = new LiveConfig.Rejected(LiveConfig.ADMIN, by, problems, now);
                 throw new io.gantry.queue.core.ConfigException(problems);
             }
-            LOG.warn("queue configuration applied with force by {}, leaving jobs without a queue: {}", by, stranded);
+            LOG.warn("queue configuration applied with force by {}, leaving jobs without their queue or priority class: {}",
+                    by, stranded);
         }
         return apply(next, LiveConfig.ADMIN, by, yaml, now, out);
     }

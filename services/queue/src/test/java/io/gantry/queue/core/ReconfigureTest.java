@@ -100,6 +100,21 @@ class ReconfigureTest {
     }
 
     @Test
+    void aConfigurationThatTakesAwayThePriorityClassOfQueuedOrRunningJobsIsNamed() {
+        QueueDriver q = QueueDriver.with(team(8).classes("normal", 0, "low", -10).build()).submit(
+                aJob("l1").tenant("vision").gpus(4).priorityClass("low"),
+                aJob("l2").tenant("vision").gpus(8).priorityClass("low"),
+                aJob("n1").tenant("nlp").gpus(2));
+
+        assertThat(q.core.stranded(team(8).classes("normal", 0).build())).singleElement().isEqualTo(
+                "priorityClasses: 2 queued or running jobs of class 'low', which this configuration removes; add the"
+                        + " class back, or apply with force to leave those jobs waiting NEVER_FITS");
+        assertThat(q.core.stranded(team(8).classes("normal", 0, "low", -5).build())).as("a value changed").isEmpty();
+        // jobs without a class follow the default: a new default that exists strands nothing
+        assertThat(q.core.stranded(team(8).classes("standard", 0, "low", -10).build())).isEmpty();
+    }
+
+    @Test
     void aJobThatHadNoQueueBeforeDoesNotBlockTheNextConfiguration() {
         QueueDriver q = QueueDriver.with(team(4).build()).submit(aJob("x1").tenant("unknown").gpus(1));
         assertThat(q.lastWait("x1").reason()).isEqualTo(WaitReason.NEVER_FITS);
