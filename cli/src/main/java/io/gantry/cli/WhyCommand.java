@@ -142,8 +142,9 @@ final class WhyCommand implements Callable<Integer> {
         for (JsonNode f : q.path("flavours")) {
             out.add("  " + f.path("flavour").asText() + ": " + JobText.amount(f, "used") + " used of "
                     + JobText.amount(f, "nominal") + " nominal, " + JobText.amount(f, "borrowed") + " borrowed, "
-                    + JobText.amount(f, "lent") + " lent; may borrow "
-                    + limit(f.path("borrowingLimit")) + ", may lend " + limit(f.path("lendingLimit")));
+                    + JobText.amount(f, "lent") + " lent; " + (cohort == null
+                    ? "no cohort: neither borrows nor lends"
+                    : "may borrow " + limit(f.path("borrowingLimit")) + ", may lend " + limit(f.path("lendingLimit"))));
         }
         return out;
     }

@@ -54,6 +54,14 @@ class GantryScriptTest {
     }
 
     @Test
+    void theClisOwnOptionsBeforeItsCommandStillRunTheCli() throws Exception {
+        assertThat(run("--api", "http://h:1", "cancel", "x")).contains("gantry-cli.jar --api http://h:1 cancel x")
+                .doesNotContain("gantry-launcher.jar");
+        assertThat(run("-o", "json", "ps")).contains("gantry-cli.jar -o json ps");
+        assertThat(run("--port", "9000")).as("the launcher's own").contains("gantry-launcher.jar --port 9000");
+    }
+
+    @Test
     void aWordNoCommandKnowsGoesToTheCliWhichSaysSo() throws Exception {
         assertThat(run("suspnd", "x")).contains("gantry-cli.jar suspnd x");
     }
