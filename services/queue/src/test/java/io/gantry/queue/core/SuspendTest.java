@@ -157,4 +157,21 @@ class SuspendTest {
 
         assertThat(q.all(QueueFact.JobPreempted.class, "j")).hasSize(2);
     }
+
+    @Test
+    void aResumedJobIsExplainedByWhatHoldsItNowNotLeftWaitingForItsTurn() {
+        FairShareConfig lab = ConfigBuilder.aConfig().flavours("H100").cohort("lab")
+                .queue(ConfigBuilder.aQueue("alpha").cohort("lab").quota("H100", 8, 4L, null))
+                .queue(ConfigBuilder.aQueue("gamma").cohort("lab").quota("H100", 16)).build();
+        QueueDriver q = QueueDriver.with(lab).at(10).submit(aJob("L").tenant("alpha").gpus(8)).granted("L", 1);
+        q.suspend("L").released("L", 1, ReleaseCause.SUSPENDED);
+        q.submit(aJob("X").tenant("alpha").gpus(4).submittedAt(20), aJob("N").tenant("alpha").gpus(8).submittedAt(21));
+        assertThat(q.dispatchCount("X")).isEqualTo(1);
+        assertThat(q.dispatchCount("N")).isEqualTo(1);
+
+        q.resume("L");
+
+        assertThat(q.lastWait("L").quotaWait()).as(q.lastWait("L").message()).isEqualTo(QuotaWait.BORROWING_LIMIT);
+        assertThat(q.lastWait("L").message()).contains("borrowing limit 4");
+    }
 }
