@@ -346,6 +346,16 @@ final class RecoveryHandler implements EventHandler {
             out.send(Topics.RECOVERY_JOB_EVENTS, e.getJobId(), e);
             remember(e);
         });
+        // an operator reads recovery's decisions in its log too, not only on its topics
+        if (fact instanceof RecoveryFact.NodeFailed f) {
+            LOG.warn("node {} declared failed: {}", f.nodeId(), f.message());
+        } else if (fact instanceof RecoveryFact.JobRequeued r) {
+            LOG.info("job {} of {} requeued after attempt {}: {}", r.jobId(), r.tenant(), r.interruptedAttempt(),
+                    r.message());
+        } else if (fact instanceof RecoveryFact.JobRecoveryAbandoned a) {
+            LOG.warn("job {} of {} not run again after attempt {}: {}", a.jobId(), a.tenant(), a.interruptedAttempt(),
+                    a.message());
+        }
         if (fact instanceof RecoveryFact.DeviceFaultDecided d) {
             // derived from the fault: deciding the same report again is the same fact
             String id = UUID.nameUUIDFromBytes(("recovery.device/" + d.faultEventId()).getBytes(StandardCharsets.UTF_8))
