@@ -100,7 +100,7 @@ public final class Gantry {
 
                 Gantry is running (data: %s, logs: %s/logs).
                   API        %s   (admission: jobs)
-                  queues     %s   nodes %s   usage %s
+                  queues     %s   nodes %s   usage %s   recovery %s
                   Kafka      %s
                   tokens     %s (tenant `%s` and the admin; the CLI uses the tenant's by itself)
 
@@ -111,7 +111,8 @@ public final class Gantry {
 
                 The REST API with curl: docs/user-guide.md. Ctrl-C stops everything.
                 """.formatted(dataDir, dataDir, cluster.url("admission"), cluster.url("queue"), cluster.url("placement"),
-                cluster.url("billing"), cluster.bootstrapServers(), t.file(), t.tenant(), cliEnv));
+                cluster.url("billing"), cluster.url("recovery"), cluster.bootstrapServers(), t.file(), t.tenant(),
+                cliEnv));
         supervise(cluster, stopped);
     }
 
