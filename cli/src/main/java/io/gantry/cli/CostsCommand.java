@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.gantry.cli.api.ApiClient;
 import io.gantry.cli.output.Table;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
@@ -24,41 +25,18 @@ final class CostsCommand implements Callable<Integer> {
             description = "a calendar month in billing's time zone (default: the current month)")
     String month;
 
-    @Option(names = "--from", paramLabel = "WHEN", description = "instead of a month: from this instant or date")
-    String from;
-
-    @Option(names = "--to", paramLabel = "WHEN", description = "up to this instant or date (exclusive)")
-    String to;
-
-    @Option(names = {"-t", "--tenant"}, paramLabel = "TENANT", description = "admins: one tenant")
-    String tenant;
+    @Mixin
+    WindowOptions window;
 
     @Override
     public Integer call() {
-        if (month != null && (from != null || to != null)) {
+        if (month != null && window.bounded()) {
             throw new CliException(ExitCode.INVALID, "give --month, or --from and --to, not both");
         }
-        StringBuilder q = new StringBuilder("/v1/costs");
-        String sep = "?";
-        if (from != null || to != null) {
-            if (from != null) {
-                q.append(sep).append("from=").append(ApiClient.encode(UsageCommand.instant(from, "--from")));
-                sep = "&";
-            }
-            if (to != null) {
-                q.append(sep).append("to=").append(ApiClient.encode(UsageCommand.instant(to, "--to")));
-                sep = "&";
-            }
-        } else {
-            // billing decides where the month starts and ends (its time zone); only the month is named here
-            q.append(sep).append("month=").append(ApiClient.encode(month != null ? month
-                    : YearMonth.now(root.env().clock().withZone(ZoneOffset.UTC)).toString()));
-            sep = "&";
-        }
-        if (tenant != null) {
-            q.append(sep).append("tenant=").append(ApiClient.encode(tenant));
-        }
-        JsonNode answer = root.client().get(ApiClient.Service.BILLING, q.toString());
+        // without a window billing decides where the month starts and ends (its time zone): only the month is named
+        String monthParam = window.bounded() ? null : "month=" + ApiClient.encode(month != null ? month
+                : YearMonth.now(root.env().clock().withZone(ZoneOffset.UTC)).toString());
+        JsonNode answer = root.client().get(ApiClient.Service.BILLING, window.query("/v1/costs", monthParam));
         root.output().show(answer, () -> text(answer));
         return ExitCode.OK;
     }

@@ -4,14 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.gantry.cli.api.ApiClient;
 import io.gantry.cli.output.Table;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.time.ZoneOffset;
 import java.util.concurrent.Callable;
 
 @Command(name = "usage", mixinStandardHelpOptions = true,
@@ -21,14 +19,8 @@ final class UsageCommand implements Callable<Integer> {
     @ParentCommand
     Cli root;
 
-    @Option(names = "--from", paramLabel = "WHEN", description = "from this instant or date (2026-11-01)")
-    String from;
-
-    @Option(names = "--to", paramLabel = "WHEN", description = "up to this instant or date (exclusive)")
-    String to;
-
-    @Option(names = {"-t", "--tenant"}, paramLabel = "TENANT", description = "admins: one tenant")
-    String tenant;
+    @Mixin
+    WindowOptions window;
 
     @Option(names = {"-j", "--job"}, paramLabel = "JOB", description = "the ledger entries of one job")
     String job;
@@ -41,36 +33,9 @@ final class UsageCommand implements Callable<Integer> {
             root.output().show(entries, () -> entries(entries));
             return ExitCode.OK;
         }
-        StringBuilder q = new StringBuilder("/v1/usage");
-        String sep = "?";
-        if (from != null) {
-            q.append(sep).append("from=").append(ApiClient.encode(instant(from, "--from")));
-            sep = "&";
-        }
-        if (to != null) {
-            q.append(sep).append("to=").append(ApiClient.encode(instant(to, "--to")));
-            sep = "&";
-        }
-        if (tenant != null) {
-            q.append(sep).append("tenant=").append(ApiClient.encode(tenant));
-        }
-        JsonNode answer = root.client().get(ApiClient.Service.BILLING, q.toString());
+        JsonNode answer = root.client().get(ApiClient.Service.BILLING, window.query("/v1/usage", null));
         root.output().show(answer, () -> summary(answer));
         return ExitCode.OK;
-    }
-
-    /** An instant as the API takes it; a bare date is its midnight UTC. */
-    static String instant(String s, String option) {
-        try {
-            return Instant.parse(s).toString();
-        } catch (RuntimeException e) {
-            try {
-                return LocalDate.parse(s).atStartOfDay().toInstant(ZoneOffset.UTC).toString();
-            } catch (RuntimeException e2) {
-                throw new CliException(ExitCode.INVALID, option + " must be a date (2026-11-01) or an instant "
-                        + "(2026-11-01T12:00:00Z), not " + s);
-            }
-        }
     }
 
     static String summary(JsonNode answer) {
