@@ -916,7 +916,8 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
 
     /**
      * Placement asks a run to stop: the job shows the notice, and the run reads it with its own token (the Python
-     * helper too) so it can checkpoint before the deadline; nobody else's token reads it.
+     * helper too) so it can checkpoint before the deadline; nobody else's token reads it, and the preemptor, another
+     * tenant's job, is named only to an admin.
      */
     @Test
     void aRunBeingPreemptedReadsItsNoticeWithItsOwnTokenAndTheJobShowsIt() throws Exception {
@@ -925,6 +926,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 {"dir":"/ckpt/n"}""");
         String token = run.token();
         String jobId = run.jobId();
+        String preemptor = submit(AUDIO, "preemptor");
         assertThat(get(token, "/v1/jobs/" + jobId + "/preemption").body()).containsEntry("preempting", false)
                 .containsEntry("attempt", 1).doesNotContainKey("deadline");
 
@@ -933,7 +935,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
                 .setEventId(UUID.randomUUID().toString()).setJobId(jobId).setOccurredAt(asked)
                 .setPayload(io.gantry.events.RunStopRequested.newBuilder().setTenant("vision")
                         .setAllocationId("a-" + jobId).setAttempt(1).setReason(ReleaseReason.PREEMPTED)
-                        .setMessage("queue vision reclaims 1 x H100 lent to research")
+                        .setMessage("queue vision reclaims 1 x H100 lent to research for job " + preemptor)
                         .setDeadline(asked.plusSeconds(120)).setGraceSeconds(120).build()).build());
 
         await().atMost(Duration.ofSeconds(30)).until(() -> get(VISION, "/v1/jobs/" + jobId).body()
@@ -941,8 +943,11 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         Reply own = get(token, "/v1/jobs/" + jobId + "/preemption");
         assertThat(own.status).as(own.raw).isEqualTo(200);
         assertThat(own.body()).containsEntry("preempting", true).containsEntry("reason", "PREEMPTED")
-                .containsEntry("message", "queue vision reclaims 1 x H100 lent to research")
+                .containsEntry("message", "queue vision reclaims 1 x H100 lent to research for job (another tenant's)")
                 .containsEntry("deadline", asked.plusSeconds(120).toString());
+        assertThat(get(VISION, "/v1/jobs/" + jobId + "/preemption").raw).doesNotContain(preemptor);
+        assertThat(get(ADMIN, "/v1/jobs/" + jobId + "/preemption").body()).containsEntry("message",
+                "queue vision reclaims 1 x H100 lent to research for job " + preemptor);
         assertThat(((Number) own.body().get("secondsLeft")).longValue()).isBetween(1L, 120L);
         assertThat(get(VISION, "/v1/jobs/" + jobId + "/preemption").body()).containsEntry("preempting", true);
         assertThat(get(VISION, "/v1/jobs/" + jobId).raw).contains("\"type\":\"RunStopRequested\"");
@@ -953,7 +958,7 @@ class AdmissionIntegrationTest implements TestPropertyProvider {
         if (python3() != null) {
             ProcessResult helper = helper(jobId, token, "--preemption");
             assertThat(helper.exit()).as(helper.output()).isZero();
-            assertThat(helper.output()).contains("\"message\": \"queue vision reclaims 1 x H100 lent to research\"");
+            assertThat(helper.output()).contains("\"message\": \"queue vision reclaims 1 x H100 lent to research for job (another tenant's)\"");
         }
 
         // the queue puts the job back (attempt 2): the notice was the first run's

@@ -5,15 +5,30 @@ import io.gantry.admission.core.JobStatus;
 import io.gantry.admission.core.Placement;
 import io.gantry.admission.db.HistoryEntry;
 import io.gantry.admission.db.JobRecord;
+import io.gantry.admission.db.JobStore;
+import io.gantry.runtime.http.Redaction;
 
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** The JSON shapes of the job endpoints. */
 final class JobViews {
     private JobViews() {
+    }
+
+    /**
+     * {@code view} as {@code tenant} may see it: the services' sentences name other jobs (a reclaim's preemptor, the
+     * starving job quota is held for); the ids of other tenants' jobs among them are replaced (one query, none when
+     * the view names no job).
+     */
+    @SuppressWarnings("unchecked")
+    static <T> T shownTo(JobStore store, String tenant, T view) {
+        Set<String> named = Redaction.jobIds(view);
+        Set<String> others = named.isEmpty() ? Set.of() : store.othersJobs(tenant, named);
+        return others.isEmpty() ? view : (T) Redaction.redact(view, others::contains);
     }
 
     static Map<String, Object> summary(JobRecord r) {

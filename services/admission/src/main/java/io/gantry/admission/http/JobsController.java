@@ -267,20 +267,9 @@ public class JobsController {
                 .orElseGet(() -> notFound(id));
     }
 
-    /**
-     * {@code view} as {@code caller} may see it: the services' sentences name other jobs (a reclaim's preemptor, the
-     * starving job quota is held for); another tenant's job id is replaced for a tenant (an admin sees them all).
-     */
+    /** {@code view} as {@code caller} may see it: another tenant's job ids replaced for a tenant (an admin sees all). */
     private Object shownTo(Caller caller, Object view) {
-        if (caller.admin()) {
-            return view;
-        }
-        java.util.Set<String> named = io.gantry.runtime.http.Redaction.jobIds(view);
-        if (named.isEmpty()) {
-            return view;
-        }
-        java.util.Set<String> others = store.othersJobs(caller.tenant(), named);
-        return others.isEmpty() ? view : io.gantry.runtime.http.Redaction.redact(view, others::contains);
+        return caller.admin() ? view : JobViews.shownTo(store, caller.tenant(), view);
     }
 
     @Get

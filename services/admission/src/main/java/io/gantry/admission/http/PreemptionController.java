@@ -60,12 +60,7 @@ public class PreemptionController {
         Map<String, Object> answer = answer(job, clock.instant());
         if (caller == null || !caller.admin()) {
             // the run, or its tenant: another tenant's job named in the reason is not theirs to see
-            java.util.Set<String> others = store.othersJobs(job.tenant(),
-                    io.gantry.runtime.http.Redaction.jobIds(answer));
-            @SuppressWarnings("unchecked")
-            Map<String, Object> shown = (Map<String, Object>) io.gantry.runtime.http.Redaction.redact(answer,
-                    others::contains);
-            answer = shown;
+            answer = JobViews.shownTo(store, job.tenant(), answer);
         }
         return HttpResponse.ok(answer);
     }
