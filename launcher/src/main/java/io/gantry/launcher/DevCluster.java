@@ -83,6 +83,8 @@ public final class DevCluster implements AutoCloseable {
     private EmbeddedKafka kafka;
     private EmbeddedKafkaCluster kafkaCluster;
     private EmbeddedPostgres postgres;
+    /** Stops PostgreSQL if this launcher dies without stopping it (see {@link #startPostgres}). */
+    private Process postgresWatchdog;
     private Tokens tokens;
     private volatile boolean shuttingDown;
     private java.nio.channels.FileChannel lockChannel;
@@ -107,13 +109,21 @@ public final class DevCluster implements AutoCloseable {
             throw new IllegalStateException("another Gantry is already running on " + config.dataDir()
                     + " (stop it, or pick another --data-dir)");
         }
+        try {
+            requirePortsFree();
+        } catch (IllegalStateException e) {
+            lock.release();
+            lockChannel.close();
+            lock = null;
+            throw e;
+        }
         startKafka();
         // the services' logs and Kafka's log segments (every job's spec and variables, every tenant's) are the
         // operator's: tasks of the local backend run on this host as other users
         ownerOnly(config.dataDir().resolve(config.kafkaBrokers() == 1 ? "kafka" : "kafka-cluster"));
         // the services create their topics themselves (with the retention the system of record needs)
         log("starting PostgreSQL on 127.0.0.1:" + config.postgresPort());
-        postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
+        startPostgres();
         tokens = ensureTokens(config.dataDir().resolve("tokens.yml"));
         for (int k = 0; k < config.instances(); k++) {
             for (int i = 0; i < SERVICES.size(); i++) {
@@ -374,7 +384,107 @@ public final class DevCluster implements AutoCloseable {
         List<ProcessHandle> pg = postgresProcesses();
         pg.forEach(ProcessHandle::destroyForcibly);
         awaitGone(pg);
-        postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
+        startPostgres();
+    }
+
+    /**
+     * Every port this stack will listen on is free on 127.0.0.1, checked before anything starts (a port taken by
+     * another program would otherwise be found only once Kafka and PostgreSQL run, by the service that cannot bind).
+     * A PostgreSQL a killed launcher left on this data directory holds its own port: that one is stopped instead.
+     */
+    private void requirePortsFree() {
+        Map<Integer, String> ports = new java.util.TreeMap<>();
+        List<String> busy = new ArrayList<>();
+        java.util.function.BiConsumer<Integer, String> want = (port, what) -> {
+            String before = ports.putIfAbsent(port, what);
+            if (before != null && port != 0) {
+                busy.add(port + " is given to both " + before + " and " + what);
+            }
+        };
+        want.accept(config.kafkaPort(), "Kafka (--kafka-port)");
+        want.accept(config.postgresPort(), "PostgreSQL (--postgres-port)");
+        for (int k = 0; k < config.instances(); k++) {
+            for (int i = 0; i < SERVICES.size(); i++) {
+                want.accept(config.basePort() + SERVICES.size() * k + i, SERVICES.get(i) + (k == 0 ? "" : " #" + k)
+                        + " (--port " + config.basePort() + " and the next " + (SERVICES.size() * config.instances() - 1)
+                        + ")");
+            }
+        }
+        if (!busy.isEmpty()) {
+            throw new IllegalStateException(String.join("; ", busy));
+        }
+        if (leftoverPostgres(config.dataDir().resolve("postgres"))) {
+            ports.remove(config.postgresPort());
+        }
+        ports.forEach((port, what) -> {
+            if (port == 0) {
+                return;
+            }
+            try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+                s.setReuseAddress(true);
+                s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+            } catch (IOException e) {
+                busy.add("127.0.0.1:" + port + " for " + what);
+            }
+        });
+        if (!busy.isEmpty()) {
+            throw new IllegalStateException("in use by another program: " + String.join(", ", busy)
+                    + "; stop it or pick other ports");
+        }
+    }
+
+    /**
+     * Starts PostgreSQL on the data directory's cluster. A server a killed launcher left running there is stopped
+     * first (the directory's lock says no live Gantry uses it), and a watchdog stops this one if this launcher dies
+     * without stopping it: PostgreSQL runs as its own daemon, not as a child that dies with the launcher.
+     */
+    private void startPostgres() throws IOException {
+        Path dir = config.dataDir().resolve("postgres");
+        stopLeftoverPostgres(dir);
+        postgres = EmbeddedPostgres.start(dir, config.postgresPort());
+        if (postgresWatchdog == null || !postgresWatchdog.isAlive()) {
+            // reads the pid file when it fires, so a restarted server is covered; after a clean stop there is none
+            postgresWatchdog = new ProcessBuilder("sh", "-c", "while kill -0 \"$1\" 2>/dev/null; do sleep 2; done; "
+                    + "f=\"$2/postmaster.pid\"; [ -f \"$f\" ] && kill -INT \"$(head -n 1 \"$f\")\"", "gantry-pg-watch",
+                    Long.toString(ProcessHandle.current().pid()), dir.toString())
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectErrorStream(true).start();
+        }
+    }
+
+    /** Stops (fast shutdown) a postmaster still running on {@code dir} from a launcher that was killed. */
+    static void stopLeftoverPostgres(Path dir) throws IOException {
+        ProcessHandle pg = postmaster(dir);
+        if (pg == null) {
+            return;
+        }
+        long pid = pg.pid();
+        log("stopping PostgreSQL (pid " + pid + ") left running on " + dir + " by a Gantry that was killed");
+        try {
+            new ProcessBuilder("kill", "-INT", Long.toString(pid)).inheritIO().start().waitFor(10, TimeUnit.SECONDS);
+            if (!pg.onExit().completeOnTimeout(null, 30, TimeUnit.SECONDS).thenApply(h -> h != null).join()) {
+                pg.destroyForcibly();
+                pg.onExit().completeOnTimeout(null, 10, TimeUnit.SECONDS).join();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while stopping the PostgreSQL left running on " + dir, e);
+        }
+    }
+
+    /** Whether a postmaster runs on {@code dir} (a killed launcher's: the directory's lock is this launcher's). */
+    private static boolean leftoverPostgres(Path dir) {
+        return postmaster(dir) != null;
+    }
+
+    /** The live postmaster its pid file in {@code dir} names, or null (no file, not a pid, gone, not PostgreSQL). */
+    private static ProcessHandle postmaster(Path dir) {
+        try {
+            long pid = Long.parseLong(Files.readAllLines(dir.resolve("postmaster.pid")).get(0).trim());
+            return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+                    .filter(h -> h.info().command().map(c -> c.endsWith("/postgres")).orElse(false)).orElse(null);
+        } catch (IOException | RuntimeException e) {
+            return null; // none, or not a pid file PostgreSQL wrote: its own start will judge it
+        }
     }
 
     /** The postmaster (from its pid file) and its children: backends, WAL writer, checkpointer. */
@@ -408,7 +518,7 @@ public final class DevCluster implements AutoCloseable {
 
     /** Starts PostgreSQL and every service again after {@link #crashAllButKafka()}. */
     public void recoverFromCrash() throws Exception {
-        postgres = EmbeddedPostgres.start(config.dataDir().resolve("postgres"), config.postgresPort());
+        startPostgres();
         for (ServiceProcess p : all()) {
             p.start();
         }
@@ -431,6 +541,9 @@ public final class DevCluster implements AutoCloseable {
             }
         } catch (Exception e) {
             log("PostgreSQL did not stop cleanly: " + e);
+        }
+        if (postgresWatchdog != null) {
+            postgresWatchdog.destroy();
         }
         try {
             if (kafka != null) {

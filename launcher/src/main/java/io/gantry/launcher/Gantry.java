@@ -58,7 +58,17 @@ public final class Gantry {
             System.err.print(USAGE);
             System.exit(args.length == 0 ? 2 : (args[0].equals("--help") || args[0].equals("help") ? 0 : 2));
         }
-        Map<String, String> opts = parse(args);
+        Map<String, String> opts;
+        try {
+            opts = parse(args);
+            queueProperties(opts);
+            placementProperties(opts, Path.of("."), 8080);
+        } catch (BadOption e) {
+            System.err.println("gantry: " + e.getMessage());
+            System.err.print(USAGE);
+            System.exit(2);
+            return;
+        }
         Path repo = Path.of(System.getProperty("gantry.repo", ".")).toAbsolutePath().normalize();
         Path dataDir = Path.of(opts.getOrDefault("data-dir",
                 System.getenv().getOrDefault("GANTRY_DATA_DIR", repo.resolve(".gantry").toString()))).toAbsolutePath();
@@ -238,10 +248,26 @@ public final class Gantry {
         if (opts.containsKey("shard-by-pool") && pools(opts).size() < 2) {
             fail("--shard-by-pool needs two or more --pool");
         }
-        for (String numeric : List.of("port", "kafka-port", "postgres-port", "gpu-quota", "local-gpus")) {
+        for (String numeric : List.of("gpu-quota", "local-gpus")) {
             if (opts.containsKey(numeric) && !opts.get(numeric).matches("\\d{1,5}")) {
                 fail("--" + numeric + " must be a number");
             }
+        }
+        int instances = opts.containsKey("instances") && opts.get("instances").matches("[1-3]")
+                ? Integer.parseInt(opts.get("instances")) : 1;
+        for (String port : List.of("port", "kafka-port", "postgres-port")) {
+            // the services listen on --port and the next 5 x instances - 1
+            int last = port.equals("port") ? 65535 - DevCluster.SERVICES.size() * instances + 1 : 65535;
+            if (opts.containsKey(port) && !(opts.get(port).matches("\\d{1,5}")
+                    && Integer.parseInt(opts.get(port)) >= 1 && Integer.parseInt(opts.get(port)) <= last)) {
+                fail("--" + port + " must be a port number from 1 to " + last);
+            }
+        }
+        if (opts.containsKey("heartbeat-timeout") && !opts.get("heartbeat-timeout").matches("[1-9]\\d*(ms|s|m|h)")) {
+            fail("--heartbeat-timeout must be a duration such as 500ms, 10s, 2m or 1h");
+        }
+        if (opts.containsKey("service-heap") && !opts.get("service-heap").matches("[1-9]\\d*[kKmMgG]?")) {
+            fail("--service-heap must be a JVM heap size such as 256m or 1g");
         }
         if (opts.containsKey("queue-shards") && !opts.get("queue-shards").matches("[1-9]|[1-5][0-9]|6[0-4]")) {
             fail("--queue-shards must be a number from 1 to 64");
@@ -255,15 +281,21 @@ public final class Gantry {
         if (opts.containsKey("backend") && !BACKENDS.contains(opts.get("backend"))) {
             fail("--backend must be simulated, local, kubernetes or slurm");
         }
-        if (opts.containsKey("speedup") && !opts.get("speedup").matches("\\d+(\\.\\d+)?")) {
+        if (opts.containsKey("speedup") && !(opts.get("speedup").matches("\\d+(\\.\\d+)?")
+                && Double.parseDouble(opts.get("speedup")) > 0)) {
             fail("--speedup must be a positive number");
         }
         return opts;
     }
 
     private static void fail(String message) {
-        System.err.println("gantry: " + message);
-        System.err.print(USAGE);
-        System.exit(2);
+        throw new BadOption(message);
+    }
+
+    /** An option {@code gantry dev} refuses before it starts anything: main prints it with the usage, exit 2. */
+    static final class BadOption extends RuntimeException {
+        BadOption(String message) {
+            super(message);
+        }
     }
 }

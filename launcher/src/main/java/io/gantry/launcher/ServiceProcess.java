@@ -14,6 +14,8 @@ public final class ServiceProcess {
     /** System property of the launcher JVM: {@value #FULL_JIT} runs the services with both JIT compilers. */
     static final String JIT_PROPERTY = "gantry.service.jit";
     static final String FULL_JIT = "full";
+    /** The services' {@code ParentWatch} property (runtime's; not a dependency of the launcher). */
+    static final String PARENT_PID = "gantry.parent-pid";
     private final ServiceSpec spec;
     private final Path jar;
     private final Path logFile;
@@ -41,6 +43,8 @@ public final class ServiceProcess {
         cmd.add("-Xss512k");
         cmd.add("-Xmx" + heap);
         cmd.add("-Dorg.apache.avro.SERIALIZABLE_PACKAGES=io.gantry.events");
+        // the service stops by itself if this launcher dies without stopping it (kill -9)
+        cmd.add("-D" + PARENT_PID + "=" + ProcessHandle.current().pid());
         Map<String, String> secrets = new java.util.LinkedHashMap<>();
         properties.forEach((k, v) -> {
             if (secret(k)) {
