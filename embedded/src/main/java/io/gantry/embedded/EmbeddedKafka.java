@@ -84,6 +84,35 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
 
     /**
+     * Broker overrides that make the client listener ask for SASL PLAIN with one user (the controller listener, which
+     * serves no client requests, stays plain): only who knows the password reads or writes. With {@link #start}'s
+     * {@code overrides}; clients connect with {@link #saslPlainClient}.
+     */
+    public static Map<String, String> saslPlain(String user, String password) {
+        requireJaasSafe(user, password);
+        return Map.of("listener.security.protocol.map", "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "sasl.enabled.mechanisms", "PLAIN",
+                "sasl.mechanism.inter.broker.protocol", "PLAIN",
+                "listener.name.plaintext.plain.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule"
+                        + " required username=\"" + user + "\" password=\"" + password + "\" user_" + user + "=\""
+                        + password + "\";");
+    }
+
+    /** The client settings ({@code security.protocol}, {@code sasl.*}) of a broker started with {@link #saslPlain}. */
+    public static Map<String, String> saslPlainClient(String user, String password) {
+        requireJaasSafe(user, password);
+        return Map.of("security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN",
+                "sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
+                        + user + "\" password=\"" + password + "\";");
+    }
+
+    private static void requireJaasSafe(String user, String password) {
+        if (!user.matches("[A-Za-z0-9_-]+") || !password.matches("[A-Za-z0-9_-]+")) {
+            throw new IllegalArgumentException("a SASL user and password of letters, digits, '_' and '-' only");
+        }
+    }
+
+    /**
      * The configuration of one KRaft node that is broker and controller at once, on 127.0.0.1.
      *
      * @param voters      {@code controller.quorum.voters}, e.g. {@code 0@127.0.0.1:p0,1@127.0.0.1:p1,...}

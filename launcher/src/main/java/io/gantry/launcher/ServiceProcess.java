@@ -65,9 +65,11 @@ public final class ServiceProcess {
                 .start();
     }
 
-    /** A property whose value is a secret (a password): passed in the environment, never on the command line. */
+    /** A property whose value is a secret (a password, a JAAS configuration): passed in the environment, never on the command line. */
     static boolean secret(String property) {
-        return property.toLowerCase(java.util.Locale.ROOT).contains("password");
+        String p = property.toLowerCase(java.util.Locale.ROOT);
+        // a JAAS configuration holds the SASL password in its value
+        return p.contains("password") || p.contains("jaas");
     }
 
     /** The environment variable Micronaut reads as {@code property} ({@code a.b-c} as {@code A_B_C}). */

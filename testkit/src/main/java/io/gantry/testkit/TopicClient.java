@@ -24,12 +24,25 @@ import java.util.concurrent.ExecutionException;
 /** Produces to and reads back whole topics of the shared test broker, as another service would. */
 public final class TopicClient implements AutoCloseable {
     private final String bootstrap;
+    private final Map<String, Object> security;
     private final KafkaProducer<String, byte[]> producer;
 
     public TopicClient(String bootstrap) {
+        this(bootstrap, Map.of());
+    }
+
+    /** A client of a broker that wants {@code security} (e.g. {@code security.protocol}, {@code sasl.*}). */
+    public TopicClient(String bootstrap, Map<String, Object> security) {
         this.bootstrap = bootstrap;
-        this.producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new ByteArraySerializer());
+        this.security = Map.copyOf(security);
+        this.producer = new KafkaProducer<>(with(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ProducerConfig.ACKS_CONFIG, "all")), new StringSerializer(), new ByteArraySerializer());
+    }
+
+    private Map<String, Object> with(Map<String, Object> client) {
+        Map<String, Object> all = new java.util.HashMap<>(client);
+        all.putAll(security);
+        return all;
     }
 
     public <V> void send(Topic<V> topic, String key, V value) {
@@ -54,10 +67,11 @@ public final class TopicClient implements AutoCloseable {
     }
 
     public List<ConsumerRecord<String, byte[]>> readAllRaw(Topic<?> topic) {
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(with(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false), new StringDeserializer(), new ByteArrayDeserializer())) {
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false)), new StringDeserializer(),
+                new ByteArrayDeserializer())) {
             List<TopicPartition> parts = new ArrayList<>();
             List<PartitionInfo> infos = c.partitionsFor(topic.name(), Duration.ofSeconds(10));
             if (infos == null) {

@@ -1,5 +1,7 @@
 package io.gantry.runtime.access;
 
+import io.gantry.runtime.kafka.KafkaSecurity;
+
 import io.gantry.events.AccessEvent;
 import io.gantry.events.AccessRole;
 import io.gantry.events.TenantChanged;
@@ -54,11 +56,13 @@ public class AccessView implements AutoCloseable {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile KafkaConsumer<String, byte[]> consumer;
+    private final KafkaSecurity security;
 
     @Inject
     public AccessView(@Value("${kafka.bootstrap.servers}") String bootstrap,
-                      @Value("${micronaut.application.name:gantry}") String application) {
+                      @Value("${micronaut.application.name:gantry}") String application, KafkaSecurity security) {
         this.bootstrap = bootstrap;
+        this.security = security;
         this.clientId = application + "-access-view";
         this.thread = new Thread(this::run, clientId);
         thread.setDaemon(true);
@@ -80,13 +84,13 @@ public class AccessView implements AutoCloseable {
 
     private void run() {
         while (running) {
-            try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
+            try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(security.on(Map.of(
                     ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                     ConsumerConfig.CLIENT_ID_CONFIG, clientId,
                     ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                     ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
                     // the services create their topics with the right settings (compaction); a reader must not
-                    ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false),
+                    ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false)),
                     new StringDeserializer(), new ByteArrayDeserializer())) {
                 consumer = c;
                 if (!running) {

@@ -1,8 +1,10 @@
 package io.gantry.runtime.http;
 
 import io.gantry.runtime.kafka.EventProcessor;
+import io.gantry.runtime.kafka.KafkaSecurity;
 import io.micronaut.context.annotation.Value;
 import io.micronaut.context.exceptions.ConfigurationException;
+import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import java.time.Duration;
@@ -37,7 +39,17 @@ public final class Instance {
     private final Duration readModelFetchWait;
     private final long snapshotEvery;
     private final Duration openTransactionWait;
+    private final KafkaSecurity kafkaSecurity;
 
+    /** Without Kafka security settings (plain connections). */
+    public Instance(String id, String advertisedUrl, int port, Duration sessionTimeout, Duration commitInterval,
+                    Duration quietCommitInterval, Duration readModelFetchWait, long snapshotEvery,
+                    Duration openTransactionWait) {
+        this(id, advertisedUrl, port, sessionTimeout, commitInterval, quietCommitInterval, readModelFetchWait,
+                snapshotEvery, openTransactionWait, KafkaSecurity.NONE);
+    }
+
+    @Inject
     public Instance(@Value("${gantry.instance.id:}") String id,
                     @Value("${gantry.instance.advertised-url:}") String advertisedUrl,
                     @Value("${micronaut.server.port:8080}") int port,
@@ -46,7 +58,8 @@ public final class Instance {
                     @Value("${gantry.kafka.quiet-commit-interval:1s}") Duration quietCommitInterval,
                     @Value("${gantry.kafka.read-model-fetch-wait:100ms}") Duration readModelFetchWait,
                     @Value("${gantry.kafka.snapshot-every:100000}") long snapshotEvery,
-                    @Value("${gantry.kafka.open-transaction-wait:60s}") Duration openTransactionWait) {
+                    @Value("${gantry.kafka.open-transaction-wait:60s}") Duration openTransactionWait,
+                    KafkaSecurity kafkaSecurity) {
         if (!id.isEmpty() && !ID.matcher(id).matches()) {
             throw new ConfigurationException("gantry.instance.id must be 1-64 letters, digits, '.', '_' or '-', was `"
                     + id + "`");
@@ -86,17 +99,23 @@ public final class Instance {
         this.readModelFetchWait = readModelFetchWait;
         this.snapshotEvery = snapshotEvery;
         this.openTransactionWait = openTransactionWait;
+        this.kafkaSecurity = kafkaSecurity;
     }
 
     /**
-     * The builder with this instance's id, address, session timeout, commit intervals, snapshot interval and
-     * open-transaction wait.
+     * The builder with this instance's id, address, session timeout, commit intervals, snapshot interval,
+     * open-transaction wait and Kafka security settings.
      */
     public EventProcessor.Builder configure(EventProcessor.Builder b) {
         return b.instanceId(id).advertisedUrl(advertisedUrl).sessionTimeout(sessionTimeout)
                 .commitInterval(commitInterval).quietCommitInterval(quietCommitInterval)
                 .readModelFetchWait(readModelFetchWait).snapshotEvery(snapshotEvery)
-                .openTransactionWait(openTransactionWait);
+                .openTransactionWait(openTransactionWait).security(kafkaSecurity);
+    }
+
+    /** How this service's Kafka clients authenticate and encrypt ({@code kafka.security.protocol}, sasl, ssl). */
+    public KafkaSecurity kafkaSecurity() {
+        return kafkaSecurity;
     }
 
     public String id() {

@@ -91,6 +91,7 @@ public final class EventProcessor implements AutoCloseable {
     private volatile Restored lastRestore;
     private final Clock clock;
     private final Map<String, Object> clientOverrides;
+    private final KafkaSecurity security;
     private final int partitions;
     /** Transactional mode: one instance of the service (the group's owner) holds all inputs and the state. */
     private final boolean singleOwner;
@@ -134,6 +135,7 @@ public final class EventProcessor implements AutoCloseable {
         this.snapshotEvery = b.snapshotEvery;
         this.clock = b.clock;
         this.clientOverrides = Map.copyOf(b.clientOverrides);
+        this.security = b.security;
         this.partitions = b.partitions;
         for (Topic<?> t : inputs) {
             topicsByName.put(t.name(), t);
@@ -306,7 +308,7 @@ public final class EventProcessor implements AutoCloseable {
     }
 
     private void runOnce() throws Exception {
-        KafkaTopics.ensureAll(bootstrap, partitions);
+        KafkaTopics.ensureAll(bootstrap, partitions, security);
         KafkaProducer<String, byte[]> producer = null;
         // shared work: the inputs that are also restored (the views every instance keeps whole) are followed by
         // each instance on its own; the others are shared out by the group
@@ -908,7 +910,7 @@ public final class EventProcessor implements AutoCloseable {
             p.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 10);
         }
         p.putAll(clientOverrides);
-        return new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+        return new KafkaProducer<>(security.on(p), new StringSerializer(), new ByteArraySerializer());
     }
 
     /**
@@ -958,7 +960,7 @@ public final class EventProcessor implements AutoCloseable {
             }
         }
         p.putAll(clientOverrides);
-        return new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
+        return new KafkaConsumer<>(security.on(p), new StringDeserializer(), new ByteArrayDeserializer());
     }
 
     private static void sleep(long millis) {
@@ -1026,10 +1028,10 @@ public final class EventProcessor implements AutoCloseable {
         if (groupInstanceId == null) {
             return;
         }
-        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of(
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(security.on(Map.of(
                 org.apache.kafka.clients.admin.AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 org.apache.kafka.clients.admin.AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5_000,
-                org.apache.kafka.clients.admin.AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000))) {
+                org.apache.kafka.clients.admin.AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000)))) {
             admin.removeMembersFromConsumerGroup(groupId, new org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions(
                     List.of(new org.apache.kafka.clients.admin.MemberToRemove(groupInstanceId)))).all()
                     .get(6, TimeUnit.SECONDS);
@@ -1085,6 +1087,7 @@ public final class EventProcessor implements AutoCloseable {
         private final List<Topic<?>> inputs = new ArrayList<>();
         private final List<Topic<?>> restore = new ArrayList<>();
         private final Map<String, Object> clientOverrides = new HashMap<>();
+        private KafkaSecurity security = KafkaSecurity.NONE;
         private String groupId;
         private String unit;
         private int unitIndex = -1;
@@ -1271,6 +1274,12 @@ public final class EventProcessor implements AutoCloseable {
                 throw new IllegalArgumentException(what + " must be from 0 to " + max.toMillis() + " ms, was " + d);
             }
             return d;
+        }
+
+        /** How every Kafka client of the loop authenticates and encrypts (default: plain). */
+        public Builder security(KafkaSecurity security) {
+            this.security = java.util.Objects.requireNonNull(security, "security");
+            return this;
         }
 
         public Builder clientProperty(String key, Object value) {

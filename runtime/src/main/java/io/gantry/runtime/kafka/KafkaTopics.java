@@ -25,8 +25,12 @@ public final class KafkaTopics {
     }
 
     public static void ensureAll(String bootstrap, int partitions) {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000))) {
+        ensureAll(bootstrap, partitions, KafkaSecurity.NONE);
+    }
+
+    public static void ensureAll(String bootstrap, int partitions, KafkaSecurity security) {
+        try (Admin admin = Admin.create(security.on(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000)))) {
             for (Topic<?> topic : Topics.all()) {
                 try {
                     Map<String, String> configs = topic.compacted()

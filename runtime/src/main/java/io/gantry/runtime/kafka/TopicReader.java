@@ -26,11 +26,16 @@ public final class TopicReader {
 
     /** Every decodable value on {@code topic}, in partition order; undecodable records are skipped with a warning. */
     public static <V> List<V> readAll(String bootstrap, Topic<V> topic) {
-        Map<String, Object> p = Map.of(
+        return readAll(bootstrap, KafkaSecurity.NONE, topic);
+    }
+
+    /** The same, connecting with {@code security}. */
+    public static <V> List<V> readAll(String bootstrap, KafkaSecurity security, Topic<V> topic) {
+        Map<String, Object> p = security.on(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
-                ConsumerConfig.CLIENT_ID_CONFIG, "gantry-reader-" + topic.name());
+                ConsumerConfig.CLIENT_ID_CONFIG, "gantry-reader-" + topic.name()));
         List<V> out = new ArrayList<>();
         try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(),
                 new ByteArrayDeserializer())) {

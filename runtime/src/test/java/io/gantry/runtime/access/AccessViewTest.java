@@ -43,7 +43,7 @@ class AccessViewTest {
         // written before the view starts: it must find them by reading the topic from its beginning
         tenant(TenantState.ACTIVE);
         token(NOW.plus(Duration.ofDays(1)), null);
-        view = new AccessView(bootstrap, "test");
+        view = new AccessView(bootstrap, "test", io.gantry.runtime.kafka.KafkaSecurity.NONE);
         assertThat(view.awaitCaughtUp(Duration.ofSeconds(30))).isTrue();
     }
 

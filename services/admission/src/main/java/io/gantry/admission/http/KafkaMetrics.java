@@ -66,13 +66,16 @@ public class KafkaMetrics implements AutoCloseable {
     private boolean closed;
     private final java.util.Set<String> complained = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile Admin admin;
+    private final io.gantry.runtime.kafka.KafkaSecurity security;
 
     private final java.util.concurrent.ScheduledFuture<?> refreshing;
 
     public KafkaMetrics(@Value("${kafka.bootstrap.servers}") String bootstrap, MeterRegistry registry,
             @Named(TaskExecutors.SCHEDULED) TaskScheduler scheduler,
-            @Value("${gantry.admission.metrics.refresh:5s}") java.time.Duration refresh) {
+            @Value("${gantry.admission.metrics.refresh:5s}") java.time.Duration refresh,
+            io.gantry.runtime.kafka.KafkaSecurity security) {
         this.bootstrap = bootstrap;
+        this.security = security;
         this.lag = MultiGauge.builder("gantry.kafka.consumer.lag").baseUnit("records")
                 .description("Records a service's consumer group has not processed yet, per input topic")
                 .register(registry);
@@ -162,7 +165,8 @@ public class KafkaMetrics implements AutoCloseable {
             p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
             p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS));
             p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS));
-            deadLetterReader = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+            deadLetterReader = new KafkaConsumer<>(security.on(p), new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer());
         }
         return deadLetterReader;
     }
@@ -205,7 +209,7 @@ public class KafkaMetrics implements AutoCloseable {
             int timeoutMs = (int) TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS);
             p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
             p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
-            a = Admin.create(p);
+            a = Admin.create(security.on(p));
             admin = a;
         }
         return a;

@@ -6,6 +6,7 @@ import io.gantry.events.AdmissionJobEvent;
 import io.micronaut.context.annotation.Value;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
+import io.gantry.runtime.kafka.KafkaSecurity;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -28,11 +29,16 @@ public class EventPublisher implements AutoCloseable {
     private final KafkaProducer<String, byte[]> producer;
     private final Duration timeout;
 
+    public EventPublisher(String bootstrap, Duration timeout) {
+        this(bootstrap, timeout, KafkaSecurity.NONE);
+    }
+
+    @jakarta.inject.Inject
     public EventPublisher(@Value("${kafka.bootstrap.servers}") String bootstrap,
-                          @Value("${gantry.admission.publish-timeout:5s}") Duration timeout) {
+                          @Value("${gantry.admission.publish-timeout:5s}") Duration timeout, KafkaSecurity security) {
         this.timeout = timeout;
         int ms = (int) Math.max(1000, timeout.toMillis());
-        this.producer = new KafkaProducer<>(Map.of(
+        this.producer = new KafkaProducer<>(security.on(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.ACKS_CONFIG, "all",
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
@@ -41,7 +47,7 @@ public class EventPublisher implements AutoCloseable {
                 ProducerConfig.MAX_BLOCK_MS_CONFIG, ms,
                 ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, ms,
                 // give up on retries once the caller has been told 503, so a late write is as unlikely as can be
-                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, ms),
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, ms)),
                 new StringSerializer(), new ByteArraySerializer());
     }
 

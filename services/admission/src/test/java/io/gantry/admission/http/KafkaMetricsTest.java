@@ -31,7 +31,7 @@ class KafkaMetricsTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
         try (KafkaMetrics metrics = new KafkaMetrics(bootstrap, registry, new ScheduledExecutorTaskScheduler(executor),
-                Duration.ofHours(1))) {
+                Duration.ofHours(1), io.gantry.runtime.kafka.KafkaSecurity.NONE)) {
             metrics.refresh();
             double queueBefore = deadLetters(registry, Service.QUEUE);
             double recoveryBefore = deadLetters(registry, Service.RECOVERY);

@@ -10,6 +10,7 @@ import io.gantry.billing.db.BillingStore;
 import io.gantry.billing.db.Ledger;
 import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationReleased;
+import io.gantry.runtime.kafka.KafkaSecurity;
 import io.gantry.runtime.kafka.TopicReader;
 import io.gantry.schemas.Topics;
 import io.micronaut.context.annotation.Value;
@@ -29,14 +30,16 @@ import java.util.TreeMap;
 @Singleton
 public class Reconciler {
     private final String bootstrap;
+    private final KafkaSecurity security;
     private final Ledger ledger;
     private final BillingStore store;
     private final PriceBookService prices;
     private final BillingSettings settings;
 
     public Reconciler(@Value("${kafka.bootstrap.servers}") String bootstrap, Ledger ledger, BillingStore store,
-                      PriceBookService prices, BillingSettings settings) {
+                      PriceBookService prices, BillingSettings settings, KafkaSecurity security) {
         this.bootstrap = bootstrap;
+        this.security = security;
         this.ledger = ledger;
         this.store = store;
         this.prices = prices;
@@ -45,7 +48,7 @@ public class Reconciler {
 
     public Reconciliation.Report reconcile(BillingMonth month) {
         List<LedgerEntry> fromEvents = new ArrayList<>();
-        for (AllocationEvent e : TopicReader.readAll(bootstrap, Topics.PLACEMENT_ALLOCATION_EVENTS)) {
+        for (AllocationEvent e : TopicReader.readAll(bootstrap, security, Topics.PLACEMENT_ALLOCATION_EVENTS)) {
             if (e.getPayload() instanceof AllocationReleased r) {
                 try {
                     fromEvents.addAll(Rating.rate(io.gantry.billing.kafka.BillingHandler.release(e.getJobId(), r)));

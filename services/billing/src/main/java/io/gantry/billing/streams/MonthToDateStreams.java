@@ -3,6 +3,7 @@ package io.gantry.billing.streams;
 import io.gantry.billing.core.BillingMonth;
 import io.gantry.billing.core.MonthToDate;
 import io.gantry.billing.core.UsageRow;
+import io.gantry.runtime.kafka.KafkaSecurity;
 import io.gantry.runtime.kafka.KafkaTopics;
 import io.micronaut.context.annotation.Context;
 import io.micronaut.context.annotation.Requires;
@@ -62,6 +63,7 @@ public class MonthToDateStreams implements AutoCloseable {
     }
 
     private final MonthToDateSettings settings;
+    private final KafkaSecurity security;
     private final Clock clock;
     private final KafkaStreams streams;
     private final List<Watcher> watchers = new CopyOnWriteArrayList<>();
@@ -71,7 +73,13 @@ public class MonthToDateStreams implements AutoCloseable {
     private volatile Newest newest;
 
     public MonthToDateStreams(MonthToDateSettings settings, Clock clock) {
+        this(settings, clock, KafkaSecurity.NONE);
+    }
+
+    @jakarta.inject.Inject
+    public MonthToDateStreams(MonthToDateSettings settings, Clock clock, KafkaSecurity security) {
         this.settings = settings;
+        this.security = security;
         this.clock = clock;
         this.streams = new KafkaStreams(MonthToDateTopology.build(settings.zone(), settings.openMonths(),
                 new MonthToDateTopology.Listener() {
@@ -84,7 +92,7 @@ public class MonthToDateStreams implements AutoCloseable {
                     public void closedMonth(String entryId, YearMonth month) {
                         watchers.forEach(w -> w.closedMonth(entryId, month));
                     }
-                }), settings.streamsProperties());
+                }), security.on(settings.streamsProperties()));
         streams.setUncaughtExceptionHandler(e -> {
             failure = e;
             LOG.error("month-to-date: Kafka Streams failed and stops (state ERROR, /health DOWN); the ledger, invoices"
@@ -105,7 +113,7 @@ public class MonthToDateStreams implements AutoCloseable {
 
     private void start() {
         try {
-            KafkaTopics.ensureAll(settings.bootstrap(), settings.partitions());
+            KafkaTopics.ensureAll(settings.bootstrap(), settings.partitions(), security);
             synchronized (lifecycle) {
                 if (!closed) {
                     streams.start();

@@ -235,8 +235,8 @@ public final class LiveConfig {
     }
 
     /** Every applied configuration on the topic, oldest first (committed records only). */
-    public static List<Applied> readHistory(String bootstrap) {
-        return history(TopicReader.readAll(bootstrap, Topics.QUEUE_CONFIG_EVENTS));
+    public static List<Applied> readHistory(String bootstrap, io.gantry.runtime.kafka.KafkaSecurity security) {
+        return history(TopicReader.readAll(bootstrap, security, Topics.QUEUE_CONFIG_EVENTS));
     }
 
     /** The applied configurations among these records of the topic, oldest first. */

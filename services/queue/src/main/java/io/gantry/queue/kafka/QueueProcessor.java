@@ -51,8 +51,10 @@ public class QueueProcessor implements AutoCloseable, io.gantry.runtime.http.Own
         Clock clock = Clock.systemUTC();
         // topics first: the configuration history is read before the loop starts, and invalid settings stop the
         // start here, with their message
-        KafkaTopics.ensureAll(bootstrap, partitions);
-        LiveConfig.startup(config, LiveConfig.readHistory(bootstrap), clock.instant(), false, refusal(shards));
+        io.gantry.runtime.kafka.KafkaSecurity security = instance.kafkaSecurity();
+        KafkaTopics.ensureAll(bootstrap, partitions, security);
+        LiveConfig.startup(config, LiveConfig.readHistory(bootstrap, security), clock.instant(), false,
+                refusal(shards));
         List<String> names = new java.util.ArrayList<>();
         for (int i = 0; i < shards; i++) {
             EventProcessor.Builder b = instance.configure(EventProcessor.builder(Service.QUEUE, bootstrap));
@@ -60,7 +62,7 @@ public class QueueProcessor implements AutoCloseable, io.gantry.runtime.http.Own
                 b.unit("shard-" + i, i);
             }
             EventProcessor[] self = new EventProcessor[1];
-            self[0] = b.loop(loop(config, () -> TopicReader.readAll(bootstrap, Topics.QUEUE_CONFIG_EVENTS), clock,
+            self[0] = b.loop(loop(config, () -> TopicReader.readAll(bootstrap, security, Topics.QUEUE_CONFIG_EVENTS), clock,
                             new FairSharePolicy(), Duration.ofSeconds(1), i, shards)
                             .observed(h -> handlers.put(self[0], (QueueHandler) h)))
                     .partitions(partitions)

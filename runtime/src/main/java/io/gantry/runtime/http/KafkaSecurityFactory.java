@@ -1,0 +1,28 @@
+package io.gantry.runtime.http;
+
+import io.gantry.runtime.kafka.KafkaSecurity;
+import io.micronaut.context.annotation.Factory;
+import io.micronaut.context.env.Environment;
+import io.micronaut.core.naming.conventions.StringConvention;
+import jakarta.inject.Singleton;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The service's {@link KafkaSecurity} from its configuration: {@code kafka.security.protocol}, {@code kafka.sasl.*},
+ * {@code kafka.ssl.*} (in a file, as system properties, or as environment variables such as
+ * {@code KAFKA_SASL_JAAS_CONFIG}: keep a password there, not on a command line).
+ */
+@Factory
+public class KafkaSecurityFactory {
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaSecurityFactory.class);
+
+    @Singleton
+    KafkaSecurity kafkaSecurity(Environment env) {
+        KafkaSecurity security = KafkaSecurity.from(env.getProperties("kafka", StringConvention.RAW));
+        if (!security.none()) {
+            LOG.info("Kafka clients connect with {}", security);
+        }
+        return security;
+    }
+}
