@@ -1,5 +1,6 @@
 package io.gantry.runtime.http;
 
+import io.micronaut.http.HttpHeaders;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
 import io.micronaut.http.MediaType;
@@ -12,6 +13,10 @@ import java.util.Map;
 /** RFC 9457 problem details: every 4xx/5xx Gantry answers is {@code application/problem+json}. */
 public final class Problem {
     public static final MediaType PROBLEM_JSON = MediaType.of("application/problem+json");
+    /** The title of a 503 whose cause is the service's database (down, restarting, out of connections). */
+    public static final String DATABASE_UNAVAILABLE = "Database unavailable";
+    /** How long a client should wait before retrying a 503 (a restarting dependency is usually back by then). */
+    public static final String RETRY_AFTER_SECONDS = "5";
 
     /** One bad input field: a JSON-pointer-like path (e.g. {@code tasks[0].gpus}) and what is wrong with it. */
     public record FieldError(String field, String message) {
@@ -53,6 +58,15 @@ public final class Problem {
         return r.status() == 415
                 ? response(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported media type", r.getMessage(), errors)
                 : badRequest(errors);
+    }
+
+    /**
+     * 503 for a request the service cannot serve because its database cannot be reached: the client should retry
+     * after {@link #RETRY_AFTER_SECONDS}. Names the database as the cause, never its address or credentials.
+     */
+    public static MutableHttpResponse<Map<String, Object>> databaseUnavailable(String detail) {
+        return response(HttpStatus.SERVICE_UNAVAILABLE, DATABASE_UNAVAILABLE, detail, List.of())
+                .header(HttpHeaders.RETRY_AFTER, RETRY_AFTER_SECONDS);
     }
 
     public static MutableHttpResponse<Map<String, Object>> notFound(String detail) {

@@ -1,6 +1,8 @@
 package io.gantry.runtime.http;
 
+import io.gantry.runtime.kafka.DatabaseFailures;
 import io.micronaut.context.annotation.Replaces;
+import io.micronaut.http.HttpHeaders;
 import io.micronaut.http.HttpStatus;
 import io.micronaut.http.MutableHttpResponse;
 import io.micronaut.http.server.exceptions.response.ErrorContext;
@@ -10,10 +12,17 @@ import jakarta.inject.Singleton;
 import java.util.List;
 import java.util.Map;
 
-/** Renders the errors Micronaut itself raises (unknown route, bad JSON, wrong method) as problem+json too. */
+/**
+ * Renders the errors Micronaut itself raises (unknown route, bad JSON, wrong method) as problem+json too, and a
+ * request that failed because the service's database cannot be reached as 503 with a Retry-After (a 500 would tell
+ * the client its request is at fault, or the service broken, where waiting and retrying is the answer).
+ */
 @Singleton
 @Replaces(ErrorResponseProcessor.class)
 public class ProblemErrorResponseProcessor implements ErrorResponseProcessor<Map<String, Object>> {
+    /** What a client is told when its request failed because the service's database cannot be reached. */
+    public static final String DATABASE_UNAVAILABLE_DETAIL =
+            "the service's database (PostgreSQL) is unavailable; retry after the Retry-After seconds";
 
     @Override
     @SuppressWarnings("unchecked")
@@ -33,6 +42,16 @@ public class ProblemErrorResponseProcessor implements ErrorResponseProcessor<Map
                         .body(Problem.body(tooLarge, tooLarge.getReason(), detail,
                                 List.of(new Problem.FieldError(headers ? "headers" : "uri", detail))));
             }
+        }
+        if (status == HttpStatus.INTERNAL_SERVER_ERROR
+                && DatabaseFailures.isUnavailable(context.getRootCause().orElse(null))) {
+            // not a bug of the service: its database is down, restarting or full, and the same request will succeed
+            // once it is back
+            return ((MutableHttpResponse<Map<String, Object>>) response).status(HttpStatus.SERVICE_UNAVAILABLE)
+                    .header(HttpHeaders.RETRY_AFTER, Problem.RETRY_AFTER_SECONDS)
+                    .contentType(Problem.PROBLEM_JSON)
+                    .body(Problem.body(HttpStatus.SERVICE_UNAVAILABLE, Problem.DATABASE_UNAVAILABLE,
+                            DATABASE_UNAVAILABLE_DETAIL, List.of()));
         }
         List<Problem.FieldError> errors = new java.util.ArrayList<>();
         for (var e : context.getErrors()) {

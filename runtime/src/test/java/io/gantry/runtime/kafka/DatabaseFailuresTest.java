@@ -38,4 +38,39 @@ class DatabaseFailuresTest {
         assertThat(DatabaseFailures.classify(new Exception(e), "store") instanceof TransientFailureException)
                 .as("an undeclared checked exception is classified by its causes too").isEqualTo(!recordsFault);
     }
+
+    static Stream<Arguments> outages() {
+        return Stream.of(
+                Arguments.of("the pool gave no connection in time", new RuntimeException("Failed to obtain JDBC Connection",
+                        new SQLTransientConnectionException("HikariPool-1 - Connection is not available")), true),
+                Arguments.of("a refused connection", new RuntimeException(new SQLException("refused", "08001")), true),
+                Arguments.of("a connection lost mid-query", new RuntimeException(new SQLException("I/O error", "08006")),
+                        true),
+                Arguments.of("a server shutting down", new RuntimeException(new SQLException("terminating", "57P01")),
+                        true),
+                Arguments.of("a server still starting", new SQLException("the database system is starting up", "57P03"),
+                        true),
+                Arguments.of("too many connections", new SQLException("too many clients already", "53300"), true),
+                Arguments.of("a connection the pool closed under its user after a query met a shutdown",
+                        new RuntimeException("Could not set JDBC Connection read-only",
+                                new SQLException("Connection is closed")), true),
+                Arguments.of("a deadlock", new RuntimeException(new SQLException("deadlock detected", "40P01")), false),
+                Arguments.of("a missing table", new RuntimeException(new SQLException("relation does not exist", "42P01")),
+                        false),
+                Arguments.of("a check violation", new RuntimeException(new SQLException("violates check", "23514")),
+                        false),
+                Arguments.of("no state at all", new RuntimeException(new SQLException("odd")), false),
+                Arguments.of("no database failure at all", new IllegalStateException("a bug"), false),
+                Arguments.of("nothing", null, false));
+    }
+
+    @ParameterizedTest(name = "{0}: the database is unavailable = {2}")
+    @MethodSource("outages")
+    void onlyAnUnreachableOrUnreadyDatabaseCountsAsUnavailable(String name, Throwable e, boolean unavailable) {
+        assertThat(DatabaseFailures.isUnavailable(e)).isEqualTo(unavailable);
+        if (e != null) {
+            assertThat(DatabaseFailures.isUnavailable(new Exception("undeclared", e)))
+                    .as("found among the causes").isEqualTo(unavailable);
+        }
+    }
 }

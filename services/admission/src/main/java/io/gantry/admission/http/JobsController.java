@@ -22,6 +22,7 @@ import io.gantry.events.JobSubmitted;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.JsonBody;
 import io.gantry.runtime.http.Problem;
+import io.gantry.runtime.kafka.DatabaseFailures;
 import io.gantry.schemas.Topics;
 import io.micronaut.context.annotation.Value;
 import io.micronaut.core.annotation.Nullable;
@@ -155,8 +156,10 @@ public class JobsController {
                 existing = claim.claimed() ? java.util.Optional.empty() : store.find(jobId);
             } catch (Exception e) { // the store's SQLException arrives undeclared through the transaction template
                 LOG.warn("Idempotency-Key of a submission could not be claimed; nothing was submitted: {}", e.toString());
-                return unavailable("the job store is unavailable; nothing was submitted: retry with the same "
-                        + "Idempotency-Key");
+                String detail = "nothing was submitted: retry with the same Idempotency-Key";
+                return DatabaseFailures.isUnavailable(e)
+                        ? Problem.databaseUnavailable("the job store (PostgreSQL) is unavailable; " + detail)
+                        : unavailable("the job store is unavailable; " + detail);
             }
             switch (Idempotency.decide(claim.claimed(), claim.requestHash(), requestHash, existing.isPresent())) {
                 case CONFLICT:
@@ -204,6 +207,13 @@ public class JobsController {
                     + "an Idempotency-Key");
         } catch (Exception e) { // a RuntimeException, or the store's SQLException undeclared
             LOG.warn("JobSubmitted {} could not be stored; nothing was published: {}", jobId, e.toString());
+            if (DatabaseFailures.isUnavailable(e)) {
+                // no release: it would wait for the pool once more. A retry with the key submits the job if this
+                // attempt did not (the claim names no job), or answers it if its event reached Kafka before the
+                // commit failed (the read-model consumer stores it from there)
+                return Problem.databaseUnavailable("the job store (PostgreSQL) is unavailable; retry with the same "
+                        + "Idempotency-Key (a job this attempt recorded is then answered, never submitted twice)");
+            }
             releaseKey(tenant, idempotencyKey, requestHash);
             return unavailable("the job could not be recorded (the read model refused it); nothing was submitted");
         }
@@ -250,9 +260,19 @@ public class JobsController {
         return answer;
     }
 
+    /**
+     * Frees the key a refused submission claimed, so a retry is a new submission. Best effort: while the database
+     * is down the claim stays, and a retry with the key finds no job for it and submits it then.
+     */
     private void releaseKey(String tenant, String idempotencyKey, String requestHash) {
-        if (requestHash != null) {
+        if (requestHash == null) {
+            return;
+        }
+        try {
             store.releaseKey(tenant, idempotencyKey, requestHash);
+        } catch (RuntimeException e) {
+            LOG.warn("Idempotency-Key of a refused submission not released (a retry submits it anyway): {}",
+                    e.toString());
         }
     }
 
