@@ -70,8 +70,11 @@ public final class EmbeddedPostgres implements AutoCloseable {
         return started;
     }
 
-    /** The kept cluster's superuser password: read from {@code file}, or made (random, owner-only) on first start. */
-    static String password(Path file) throws IOException {
+    /**
+     * A kept secret (the cluster's superuser password; the dev broker's): read from {@code file}, or made (random
+     * hex, owner-only) on first start.
+     */
+    public static String password(Path file) throws IOException {
         if (Files.exists(file)) {
             return Files.readString(file).strip();
         }

@@ -48,10 +48,13 @@ public final class DevCluster implements AutoCloseable {
      * @param instances    processes per service (1-3): instance k of the i-th service listens on
      *                     {@code basePort + 5k + i}; of a stateful service's instances one owns the work and the
      *                     others stand by, of admission's and billing's each takes a share of the partitions
+     * @param kafkaPassword the broker's client listener asks for SASL PLAIN (user {@value #KAFKA_USER}, a random
+     *                     password kept owner-only in {@code kafka.password}); the services get it in their
+     *                     environment, so a local user, or a task of the local backend, cannot write Gantry's facts
      */
     public record Config(Path dataDir, Path repoRoot, int kafkaPort, int postgresPort, int basePort,
                          Map<String, Map<String, String>> serviceProperties, String serviceHeap, int kafkaBrokers,
-                         int instances) {
+                         int instances, boolean kafkaPassword) {
         public Config {
             serviceProperties = Map.copyOf(serviceProperties);
             if (kafkaBrokers < 1) {
@@ -60,6 +63,14 @@ public final class DevCluster implements AutoCloseable {
             if (instances < 1 || instances > 3) {
                 throw new IllegalArgumentException("instances must be from 1 to 3, not " + instances);
             }
+        }
+
+        /** Kafka without a password (the tests' stacks read its topics as they like). */
+        public Config(Path dataDir, Path repoRoot, int kafkaPort, int postgresPort, int basePort,
+                      Map<String, Map<String, String>> serviceProperties, String serviceHeap, int kafkaBrokers,
+                      int instances) {
+            this(dataDir, repoRoot, kafkaPort, postgresPort, basePort, serviceProperties, serviceHeap, kafkaBrokers,
+                    instances, false);
         }
 
         /** One instance of each service. */
@@ -75,6 +86,7 @@ public final class DevCluster implements AutoCloseable {
         }
     }
 
+    public static final String KAFKA_USER = "gantry";
     public static final List<String> SERVICES = List.of("admission", "queue", "placement", "recovery", "billing");
 
     private final Config config;
@@ -167,22 +179,46 @@ public final class DevCluster implements AutoCloseable {
                         + "with as many brokers as before, or pick another --data-dir");
             }
             log("starting Kafka (KRaft) on 127.0.0.1:" + config.kafkaPort());
-            kafka = EmbeddedKafka.start(single, config.kafkaPort(), Map.of());
+            kafka = EmbeddedKafka.start(single, config.kafkaPort(), brokerSecurity());
         } else {
             if (Files.isDirectory(single)) {
                 throw new IllegalStateException(config.dataDir() + " holds a single Kafka broker (" + single + "): "
                         + "start it with one broker, or pick another --data-dir");
             }
-            kafkaCluster = EmbeddedKafkaCluster.start(config.kafkaBrokers(), cluster, config.kafkaPort(), Map.of());
+            kafkaCluster = EmbeddedKafkaCluster.start(config.kafkaBrokers(), cluster, config.kafkaPort(),
+                    brokerSecurity());
             log("started a Kafka cluster (KRaft) of " + kafkaCluster.size() + " brokers, replication factor "
                     + kafkaCluster.replicationFactor() + ", min.insync.replicas " + kafkaCluster.minInsyncReplicas()
                     + ": " + kafkaCluster.bootstrapServers());
         }
     }
 
+    /** The broker overrides that make it ask for the password, when the configuration wants one. */
+    private Map<String, String> brokerSecurity() throws IOException {
+        return config.kafkaPassword() ? EmbeddedKafka.saslPlain(KAFKA_USER, kafkaPassword()) : Map.of();
+    }
+
+    private String kafkaPassword() throws IOException {
+        return EmbeddedPostgres.password(config.dataDir().resolve("kafka.password"));
+    }
+
+    /**
+     * What a Kafka client of this stack sets besides the bootstrap servers ({@code security.protocol},
+     * {@code sasl.*}); empty when the broker asks for no password.
+     */
+    public Map<String, String> kafkaClientSettings() {
+        try {
+            return config.kafkaPassword() ? EmbeddedKafka.saslPlainClient(KAFKA_USER, kafkaPassword()) : Map.of();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     private Map<String, String> commonProperties(ServiceSpec spec) {
         Map<String, String> props = new LinkedHashMap<>();
         props.put("kafka.bootstrap.servers", bootstrapServers());
+        // the JAAS configuration (it holds the password) goes in the environment: ServiceProcess.secret
+        kafkaClientSettings().forEach((k, v) -> props.put("kafka." + k, v));
         props.put("micronaut.server.port", Integer.toString(spec.port()));
         // static group membership: a restarted instance takes its place back at once
         props.put("gantry.instance.id", Integer.toString(spec.instance()));

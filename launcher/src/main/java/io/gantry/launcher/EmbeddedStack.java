@@ -144,6 +144,11 @@ final class EmbeddedStack implements Stack {
     }
 
     @Override
+    public java.util.Map<String, String> kafkaClientSettings() {
+        return cluster.kafkaClientSettings();
+    }
+
+    @Override
     public String bootstrap() {
         return cluster.bootstrapServers();
     }

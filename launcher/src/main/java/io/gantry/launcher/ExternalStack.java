@@ -32,6 +32,11 @@ final class ExternalStack implements Stack {
     }
 
     @Override
+    public java.util.Map<String, String> kafkaClientSettings() {
+        return io.gantry.embedded.KafkaEnvironment.clientSettings(System.getenv());
+    }
+
+    @Override
     public String bootstrap() {
         return bootstrap;
     }

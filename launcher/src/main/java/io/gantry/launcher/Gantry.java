@@ -81,7 +81,7 @@ public final class Gantry {
                 Integer.parseInt(opts.getOrDefault("kafka-port", "9092")),
                 Integer.parseInt(opts.getOrDefault("postgres-port", "15432")), port, props,
                 opts.getOrDefault("service-heap", "256m"), Integer.parseInt(opts.getOrDefault("kafka-brokers", "1")),
-                Integer.parseInt(opts.getOrDefault("instances", "1")));
+                Integer.parseInt(opts.getOrDefault("instances", "1")), true);
 
         DevCluster cluster = new DevCluster(config);
         CountDownLatch stopped = new CountDownLatch(1);
@@ -111,7 +111,7 @@ public final class Gantry {
                 Gantry is running (data: %s, logs: %s/logs).
                   API        %s   (admission: jobs)
                   queues     %s   nodes %s   usage %s   recovery %s
-                  Kafka      %s
+                  Kafka      %s   (SASL PLAIN, user %s, password in %s/kafka.password)
                   tokens     %s (tenant `%s` and the admin; the CLI uses the tenant's by itself)
 
                 Submit a job file and follow it (2 tasks x 4 GPUs):
@@ -121,7 +121,8 @@ public final class Gantry {
 
                 The REST API with curl: docs/user-guide.md. Ctrl-C stops everything.
                 """.formatted(dataDir, dataDir, cluster.url("admission"), cluster.url("queue"), cluster.url("placement"),
-                cluster.url("billing"), cluster.url("recovery"), cluster.bootstrapServers(), t.file(), t.tenant(),
+                cluster.url("billing"), cluster.url("recovery"), cluster.bootstrapServers(), DevCluster.KAFKA_USER,
+                dataDir, t.file(), t.tenant(),
                 cliEnv));
         supervise(cluster, stopped);
     }

@@ -210,11 +210,11 @@ public final class LoadTest {
         Result run(String startLoad, Instant startedAt) throws Exception {
             ProcSampler procs = new ProcSampler(List.of("lt-", "HttpClient"));
             stack.register(procs);
-            try (EventWatcher watcher = new EventWatcher(stack.bootstrap(), ledger);
-                 LagSampler lag = new LagSampler(stack.bootstrap())) {
+            try (EventWatcher watcher = new EventWatcher(stack.bootstrap(), stack.kafkaClientSettings(), ledger);
+                 LagSampler lag = new LagSampler(stack.bootstrap(), stack.kafkaClientSettings())) {
                 watcher.start(Duration.ofSeconds(150));
                 probe();
-                BrokerSampler broker = new BrokerSampler(stack.bootstrap());
+                BrokerSampler broker = new BrokerSampler(stack.bootstrap(), stack.kafkaClientSettings());
                 broker.start();
                 procs.sample();
                 broker.sample();

@@ -73,7 +73,7 @@ class EndToEndTest {
                                 "gantry.queue.quotas.zeta", "1",
                                 "gantry.queue.preemption-min-run-time", "1s",
                                 "gantry.queue.preemption-grace-period", "2s")),
-                "200m")).start();
+                "200m", 1, 1, true)).start();
         String api = cluster.url("admission");
         alpha = new Api(api, "alpha-token-0001");
         beta = new Api(api, "beta-token-0002");
@@ -219,6 +219,18 @@ class EndToEndTest {
             assertThat(ProcessHandle.current().descendants().map(h -> h.info().commandLine().orElse(""))
                     .filter(c -> c.contains("gantry-")).toList()).isNotEmpty()
                     .noneMatch(c -> c.contains(password) || c.contains("datasources.default.password"));
+            // Kafka asks for its own password too (in the services' environment, never on a command line): a local
+            // user, or a task of the local backend, that does not know it reads and writes nothing
+            String kafkaPassword = Files.readString(dataDir.resolve("kafka.password")).strip();
+            assertThat(ProcessHandle.current().descendants().map(h -> h.info().commandLine().orElse(""))
+                    .filter(c -> c.contains("gantry-")).toList()).noneMatch(c -> c.contains(kafkaPassword));
+            try (org.apache.kafka.clients.admin.Admin plain = org.apache.kafka.clients.admin.Admin.create(Map.of(
+                    "bootstrap.servers", cluster.bootstrapServers(), "default.api.timeout.ms", 3000,
+                    "request.timeout.ms", 3000))) {
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> plain.listTopics().names()
+                        .get(10, java.util.concurrent.TimeUnit.SECONDS)).as("no password, no topics")
+                        .isInstanceOf(java.util.concurrent.ExecutionException.class);
+            }
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
@@ -413,7 +425,8 @@ class EndToEndTest {
     }
 
     private int failedNodeEvents() {
-        try (var topics = new io.gantry.testkit.TopicClient(cluster.bootstrapServers())) {
+        try (var topics = new io.gantry.testkit.TopicClient(cluster.bootstrapServers(),
+                new java.util.HashMap<>(cluster.kafkaClientSettings()))) {
             return (int) topics.readAll(io.gantry.schemas.Topics.RECOVERY_NODE_EVENTS).stream()
                     .filter(e -> e.getPayload() instanceof io.gantry.events.NodeFailed).count();
         }

@@ -39,13 +39,15 @@ public final class BrokerSampler {
     private static final Pattern UUID = Pattern.compile("-?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
 
     private final String bootstrap;
+    private final Map<String, String> security;
     private final MBeanServer mbeans = ManagementFactory.getPlatformMBeanServer();
     private final Map<String, Double> last = new HashMap<>();
     private long lastNanos = -1;
     private boolean inProcess;
 
-    public BrokerSampler(String bootstrap) {
+    public BrokerSampler(String bootstrap, Map<String, String> security) {
         this.bootstrap = bootstrap;
+        this.security = Map.copyOf(security);
     }
 
     /** Whether the broker runs in this JVM; if so, switches its per-client accounting on. */
@@ -56,7 +58,9 @@ public final class BrokerSampler {
         }
         Map<String, String> everyClient = new HashMap<>();
         everyClient.put(ClientQuotaEntity.CLIENT_ID, null); // the default entity: every client id
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+        Map<String, Object> p = new HashMap<>(security);
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (Admin admin = Admin.create(p)) {
             admin.alterClientQuotas(List.of(new ClientQuotaAlteration(new ClientQuotaEntity(everyClient), List.of(
                     new ClientQuotaAlteration.Op("request_percentage", 1e9),
                     new ClientQuotaAlteration.Op("producer_byte_rate", 1e15),

@@ -46,14 +46,16 @@ public final class EventWatcher implements AutoCloseable {
     private volatile boolean running = true;
     private volatile Exception failure;
 
-    public EventWatcher(String bootstrap, JobLedger ledger) {
+    public EventWatcher(String bootstrap, Map<String, String> security, JobLedger ledger) {
         this.ledger = ledger;
-        this.consumer = new KafkaConsumer<>(Map.of(
+        Map<String, Object> p = new java.util.HashMap<>(security);
+        p.putAll(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                 ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100, // a fetch returns once data is readable; this paces idle polls
-                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 2000), new StringDeserializer(), new ByteArrayDeserializer());
+                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 2000));
+        this.consumer = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
         this.thread = new Thread(this::loop, "lt-watcher");
         this.thread.setDaemon(true);
     }

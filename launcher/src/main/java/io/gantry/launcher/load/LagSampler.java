@@ -27,9 +27,11 @@ public final class LagSampler implements AutoCloseable {
     private List<String> groups = List.of();
     private long groupsListedAt;
 
-    public LagSampler(String bootstrap) {
-        this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+    public LagSampler(String bootstrap, Map<String, String> security) {
+        Map<String, Object> p = new java.util.HashMap<>(security);
+        p.putAll(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000));
+        this.admin = Admin.create(p);
     }
 
     /** "group topic" -> records behind, now. Empty when the broker did not answer within two seconds. */

@@ -1,6 +1,7 @@
 package io.gantry.launcher.load;
 
 import java.util.List;
+import java.util.Map;
 
 /** The Gantry under test: one the harness started itself, or one already running somewhere. */
 public interface Stack extends AutoCloseable {
@@ -10,6 +11,9 @@ public interface Stack extends AutoCloseable {
     List<String> tokens();
 
     String bootstrap();
+
+    /** What a Kafka client of this stack sets besides the bootstrap servers ({@code security.protocol}, sasl, ssl). */
+    Map<String, String> kafkaClientSettings();
 
     /** One line for the report: what runs where. */
     String description();

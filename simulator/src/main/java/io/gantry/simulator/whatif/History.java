@@ -52,10 +52,15 @@ public record History(List<Submission> submissions, List<Cancellation> cancellat
 
     /** Reads the history of a running (or restarted) installation from its Kafka cluster. */
     public static History fromKafka(String bootstrap) {
-        return of(TopicReader.readAll(bootstrap, Topics.ADMISSION_JOB_EVENTS),
-                TopicReader.readAll(bootstrap, Topics.PLACEMENT_NODE_EVENTS),
-                TopicReader.readAll(bootstrap, Topics.QUEUE_CONFIG_EVENTS),
-                TopicReader.readAll(bootstrap, Topics.PLACEMENT_ALLOCATION_EVENTS));
+        return fromKafka(bootstrap, io.gantry.runtime.kafka.KafkaSecurity.NONE);
+    }
+
+    /** The same, connecting with {@code security} (a running installation's broker may ask for a password). */
+    public static History fromKafka(String bootstrap, io.gantry.runtime.kafka.KafkaSecurity security) {
+        return of(TopicReader.readAll(bootstrap, security, Topics.ADMISSION_JOB_EVENTS),
+                TopicReader.readAll(bootstrap, security, Topics.PLACEMENT_NODE_EVENTS),
+                TopicReader.readAll(bootstrap, security, Topics.QUEUE_CONFIG_EVENTS),
+                TopicReader.readAll(bootstrap, security, Topics.PLACEMENT_ALLOCATION_EVENTS));
     }
 
     static History of(List<AdmissionJobEvent> admission, List<NodeEvent> nodeEvents, List<QueueConfigEvent> configs,

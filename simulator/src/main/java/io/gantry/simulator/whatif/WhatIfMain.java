@@ -139,7 +139,10 @@ public final class WhatIfMain {
     static History read(String from) throws Exception {
         Path dir = Path.of(from);
         if (!Files.isDirectory(dir)) {
-            return History.fromKafka(from);
+            // a running installation: its broker may ask for the settings the services get (KAFKA_SASL_JAAS_CONFIG...)
+            Map<String, Object> settings = new java.util.HashMap<>(
+                    io.gantry.embedded.KafkaEnvironment.clientSettings(System.getenv()));
+            return History.fromKafka(from, io.gantry.runtime.kafka.KafkaSecurity.from(settings));
         }
         Path kafka = dir.resolve("kafka");
         if (!Files.isDirectory(kafka)) {
