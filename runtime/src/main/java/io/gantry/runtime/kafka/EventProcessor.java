@@ -107,6 +107,13 @@ public final class EventProcessor implements AutoCloseable {
     /** The Error that stopped the loop for good (a broken build, out of memory), or null while it runs. */
     private volatile Throwable fatal;
     private volatile KafkaConsumer<String, byte[]> consumer;
+    /**
+     * Shared work: the partition whose holder exports the service's cluster-wide series (see {@link #reportsCluster});
+     * null for a service with one owner, or one whose inputs are all followed whole by every instance.
+     */
+    private final TopicPartition leadPartition;
+    /** The group's assignment to this instance while the loop runs (null between two runs). */
+    private volatile CatchUp assignment;
 
     private EventProcessor(Builder b) {
         this.owner = b.owner;
@@ -153,6 +160,8 @@ public final class EventProcessor implements AutoCloseable {
                 throw new IllegalArgumentException(owner + " must not consume its own topic " + t + " as input");
             }
         }
+        this.leadPartition = singleOwner ? null : inputs.stream().filter(t -> !restoreTopics.contains(t)).findFirst()
+                .map(t -> new TopicPartition(t.name(), 0)).orElse(null);
         this.thread = new Thread(this::runLoop, "gantry-" + name.replace('/', '-') + "-processor");
     }
 
@@ -196,6 +205,29 @@ public final class EventProcessor implements AutoCloseable {
     /** Whether this instance owns the work (always true once ready for a service whose instances share it). */
     public boolean isOwner() {
         return !singleOwner ? isReady() : ownership.role() == Ownership.Role.OWNER && running;
+    }
+
+    /**
+     * Whether this instance exports the series that describe the whole cluster rather than its own work (admission's
+     * jobs by state and consumer lag, billing's month-to-date figures: read from a view every instance holds, so each
+     * would report the same figure and a sum over instances would multiply it). Exactly one instance does at a time,
+     * the one that owns the work: for a service with one owner, the owner; for a service whose instances share the
+     * work, the one the consumer group gave partition 0 of the first input it shares out (the group gives each
+     * partition to one member per generation, and takes it from a member whose session lapsed). During a rebalance
+     * no instance may report for a moment; a member cut off from the group reports until it hears so.
+     */
+    public boolean reportsCluster() {
+        if (singleOwner) {
+            return isOwner();
+        }
+        if (!isReady()) {
+            return false;
+        }
+        if (leadPartition == null) {
+            return true; // nothing is shared out: every instance does all the work
+        }
+        CatchUp held = assignment;
+        return held != null && held.holds(leadPartition);
     }
 
     /** How the last start of the loop rebuilt its state (null before the first). */
@@ -336,6 +368,7 @@ public final class EventProcessor implements AutoCloseable {
                 }
             }
             CatchUp catchUp = new CatchUp(c);
+            this.assignment = catchUp;
             c.subscribe(shared.stream().map(Topic::name).toList(), catchUp);
             if (!singleOwner) {
                 ready.countDown();
@@ -464,6 +497,7 @@ public final class EventProcessor implements AutoCloseable {
             throw e;
         } finally {
             this.consumer = null;
+            this.assignment = null;
             if (singleOwner) {
                 ownership.role(Ownership.Role.STARTING);
             }
@@ -500,6 +534,8 @@ public final class EventProcessor implements AutoCloseable {
     private static final class CatchUp implements ConsumerRebalanceListener {
         private final KafkaConsumer<String, byte[]> consumer;
         private final Map<TopicPartition, Long> targets = new HashMap<>();
+        /** What the group gave this member, as the rebalances said (read by other threads). */
+        private final java.util.Set<TopicPartition> held = ConcurrentHashMap.newKeySet();
         private boolean pending;
         /** Set by the first completed rebalance (called even when it assigned nothing). */
         private volatile boolean joined;
@@ -512,6 +548,7 @@ public final class EventProcessor implements AutoCloseable {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            held.addAll(partitions);
             joined = true;
             if (partitions.isEmpty()) {
                 return;
@@ -522,6 +559,7 @@ public final class EventProcessor implements AutoCloseable {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            held.removeAll(partitions);
             if (!partitions.isEmpty()) {
                 revoked = true;
             }
@@ -531,6 +569,10 @@ public final class EventProcessor implements AutoCloseable {
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             onPartitionsRevoked(partitions);
+        }
+
+        boolean holds(TopicPartition partition) {
+            return held.contains(partition);
         }
 
         /** True once per assignment: when the positions after the last poll have reached the targets. */

@@ -709,6 +709,50 @@ class EventProcessorTest {
                 .isEqualTo(requests.size());
     }
 
+    @Test
+    void ofInstancesThatShareTheWorkExactlyOneReportsTheClusterWideSeriesAndAnotherTakesOverWhenItStops()
+            throws Exception {
+        String group = "report-" + UUID.randomUUID();
+        Map<String, EventProcessor> instances = new java.util.LinkedHashMap<>();
+        for (String id : List.of("a", "b")) {
+            EventProcessor p = EventProcessor.builder(Service.ADMISSION, kafka.bootstrapServers())
+                    .groupId(group).instanceId(id).transactional(false)
+                    .inputs(Topics.ADMISSION_JOB_EVENTS, Topics.QUEUE_JOB_EVENTS)
+                    .restoreFrom(Topics.QUEUE_JOB_EVENTS)
+                    .partitions(2)
+                    .handler(SharingHandler::new)
+                    .build().start();
+            started.add(p);
+            instances.put(id, ready(p));
+        }
+        // both handle their share of the work; one of them, the holder of the lead partition, reports the cluster
+        await().atMost(20, TimeUnit.SECONDS).until(() -> instances.values().stream()
+                .filter(EventProcessor::reportsCluster).count() == 1);
+        for (int i = 0; i < 10; i++) {
+            assertThat(instances.values().stream().filter(EventProcessor::reportsCluster).count())
+                    .as("one reporter while the group is stable").isEqualTo(1);
+            Thread.sleep(100);
+        }
+        String reporter = instances.entrySet().stream().filter(e -> e.getValue().reportsCluster())
+                .map(Map.Entry::getKey).findFirst().orElseThrow();
+        EventProcessor other = instances.get(reporter.equals("a") ? "b" : "a");
+        assertThat(other.isOwner()).as("the other instance still does its share").isTrue();
+
+        instances.get(reporter).close();
+        assertThat(instances.get(reporter).reportsCluster()).as("a stopped instance reports nothing").isFalse();
+        await().atMost(30, TimeUnit.SECONDS).until(other::reportsCluster);
+    }
+
+    @Test
+    void ofTwoInstancesWithOneOwnerOnlyTheOwnerReportsTheClusterWideSeries() throws Exception {
+        String group = "toy-" + UUID.randomUUID();
+        EventProcessor a = ready(processor(group, new ToyHandler[1], "a", Duration.ofSeconds(6)));
+        EventProcessor b = ready(processor(group, new ToyHandler[1], "b", Duration.ofSeconds(6)));
+        assertThat(a.isOwner()).isTrue();
+        assertThat(a.reportsCluster()).isTrue();
+        assertThat(b.reportsCluster()).as("a standby reports nothing").isFalse();
+    }
+
     /**
      * A read model that buffers its writes and stores each poll's in one go, as the PostgreSQL-backed handlers do: a
      * write of tenant "refused" is refused for good (as a NUL in text is), one of tenant "flaky" fails transiently the

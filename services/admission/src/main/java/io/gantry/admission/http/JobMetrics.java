@@ -3,6 +3,8 @@ package io.gantry.admission.http;
 import io.gantry.admission.core.JobState;
 import io.gantry.events.PreemptionReason;
 import io.gantry.events.ReleaseReason;
+import io.gantry.runtime.http.ClusterMeters;
+import io.gantry.runtime.http.ClusterReporter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
@@ -56,6 +58,11 @@ import java.util.stream.Collectors;
  *   <li>{@code gantry_allocation_releases_total{reason}}: allocations released, by release reason</li>
  * </ul>
  * Counters and histograms count what this process saw since it started (Prometheus handles the reset).
+ *
+ * <p>Every series here describes the whole cluster (the read model is one database every instance reads), so only
+ * the instance that reports the cluster ({@link ClusterReporter}) exports them: with two instances a sum over both is
+ * still the cluster's figure. The others export none of them; an instance that starts reporting starts its counters
+ * and histograms from zero at that moment, and one that stops removes them (the reporting instance counts from then).
  */
 @Context
 public class JobMetrics {
@@ -71,24 +78,35 @@ public class JobMetrics {
     private static final String REQUEUE_MARKER = "queued again:";
 
     private final TransactionOperations<Connection> tx;
-    private final MeterRegistry registry;
+    private final ClusterReporter reporter;
+    private final ClusterMeters meters;
     private final MultiGauge jobs;
     private final Map<String, Timer> admissionWait = new ConcurrentHashMap<>();
     private final Map<String, Timer> placementWait = new ConcurrentHashMap<>();
     private final Map<String, Timer> decision = new ConcurrentHashMap<>();
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     private volatile long lastSeq = -1;
+    /** Whether the cluster's series are registered (only the refresh, one run at a time, changes it). */
+    private boolean reporting;
 
     private final java.util.concurrent.ScheduledFuture<?> refreshing;
 
-    public JobMetrics(TransactionOperations<Connection> tx, MeterRegistry registry,
+    public JobMetrics(TransactionOperations<Connection> tx, MeterRegistry registry, ClusterReporter reporter,
             @Named(TaskExecutors.SCHEDULED) TaskScheduler scheduler,
             @Value("${gantry.admission.metrics.refresh:5s}") java.time.Duration refresh) {
         this.tx = tx;
-        this.registry = registry;
+        this.reporter = reporter;
+        this.meters = new ClusterMeters(registry);
         this.jobs = MultiGauge.builder("gantry.jobs").description("Jobs by tenant and state (the job read model)")
                 .register(registry);
-        // every series exists from the start, so a dashboard shows 0 rather than "no data" on a healthy cluster
+        // the bean schedules itself and stops at close: a task that looked the bean up after the context closed
+        // would create it again
+        this.refreshing = scheduler.scheduleWithFixedDelay(java.time.Duration.ofMillis(1000), refresh,
+                this::refresh);
+    }
+
+    /** Registers the series that exist from the start, so a dashboard shows 0 rather than "no data". */
+    private void startReporting() {
         CORES.forEach(this::decisionTimer);
         REQUEUE_CAUSES.forEach(c -> counter("gantry.job.requeues", "cause", c,
                 "Attempts queued again, by cause"));
@@ -99,13 +117,35 @@ public class JobMetrics {
         for (ReleaseReason r : ReleaseReason.values()) {
             counter("gantry.allocation.releases", "reason", r.name(), "Allocations released, by reason");
         }
-        // the bean schedules itself and stops at close: a task that looked the bean up after the context closed
-        // would create it again
-        this.refreshing = scheduler.scheduleWithFixedDelay(java.time.Duration.ofMillis(1000), refresh,
-                this::refresh);
+        lastSeq = -1;
+        reporting = true;
+    }
+
+    /** Another instance reports the cluster now: this one exports none of its series. */
+    private void stopReporting() {
+        reporting = false;
+        jobs.register(List.of(), true);
+        meters.removeAll();
+        admissionWait.clear();
+        placementWait.clear();
+        decision.clear();
+        counters.clear();
+        lastSeq = -1;
     }
 
     void refresh() {
+        boolean reports = reporter.reportsCluster();
+        if (!reports) {
+            if (reporting) {
+                LOG.info("job metrics: another instance reports the cluster's series now");
+                stopReporting();
+            }
+            return;
+        }
+        if (!reporting) {
+            LOG.info("job metrics: this instance reports the cluster's series");
+            startReporting();
+        }
         try {
             refreshJobCounts();
             observeNewEvents();
@@ -292,26 +332,26 @@ public class JobMetrics {
     }
 
     private Timer admissionWait(String tenant) {
-        return admissionWait.computeIfAbsent(tenant, t -> Timer.builder("gantry.job.admission.wait")
+        return admissionWait.computeIfAbsent(tenant, t -> meters.add(Timer.builder("gantry.job.admission.wait")
                 .description("From submission to the first dispatch by the queue (quota and fair-share wait)")
-                .tag("tenant", t).serviceLevelObjectives(WAIT_BUCKETS).register(registry));
+                .tag("tenant", t).serviceLevelObjectives(WAIT_BUCKETS).register(meters.registry())));
     }
 
     private Timer placementWait(String tenant) {
-        return placementWait.computeIfAbsent(tenant, t -> Timer.builder("gantry.job.placement.wait")
+        return placementWait.computeIfAbsent(tenant, t -> meters.add(Timer.builder("gantry.job.placement.wait")
                 .description("From submission to the first allocation of GPUs by placement")
-                .tag("tenant", t).serviceLevelObjectives(WAIT_BUCKETS).register(registry));
+                .tag("tenant", t).serviceLevelObjectives(WAIT_BUCKETS).register(meters.registry())));
     }
 
     private Timer decisionTimer(String core) {
-        return decision.computeIfAbsent(core, c -> Timer.builder("gantry.decision.latency")
+        return decision.computeIfAbsent(core, c -> meters.add(Timer.builder("gantry.decision.latency")
                 .description("From an input event to the core's decision on it, Kafka hops included")
-                .tag("core", c).serviceLevelObjectives(LATENCY_BUCKETS).register(registry));
+                .tag("core", c).serviceLevelObjectives(LATENCY_BUCKETS).register(meters.registry())));
     }
 
     private Counter counter(String name, String tag, String value, String description) {
-        return counters.computeIfAbsent(name + "|" + value, k -> Counter.builder(name).description(description)
-                .tag(tag, value).register(registry));
+        return counters.computeIfAbsent(name + "|" + value, k -> meters.add(Counter.builder(name)
+                .description(description).tag(tag, value).register(meters.registry())));
     }
 
     private static Instant instant(Timestamp t) {

@@ -1,5 +1,7 @@
 package io.gantry.admission.http;
 
+import io.gantry.runtime.http.ClusterMeters;
+import io.gantry.runtime.http.ClusterReporter;
 import io.gantry.schemas.Service;
 import io.gantry.schemas.Topics;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -37,7 +39,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Kafka health of the whole system, measured from outside the services' loops: the consumer lag of every service's
- * group ({@code gantry_kafka_consumer_lag_records{group,topic}}) and the records every service sent to its
+ * group ({@code gantry_kafka_consumer_lag_records{group,topic,partition}}: each partition the group has committed
+ * offsets for, once) and the records every service sent to its
  * dead-letter topic ({@code gantry_dead_letters_total{owner,topic}}: the service that owns the topic, and the topic).
  * One exporter for all five services, so the lag of a service that is down (the case that matters) is still reported.
  * The label is {@code owner}, not {@code service}: a scrape configuration that labels each target with its service
@@ -51,6 +54,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>The lag of a transactional group reads 1 per partition at rest: a transaction's commit marker takes an offset
  * that no record uses, and input that only changes a service's state is committed up to a second late (the quiet
  * commit interval): up to a second's worth of such records. Alerts use thresholds well above that.
+ *
+ * <p>These series describe the whole system, and every admission instance could measure them alike: only the
+ * instance that reports the cluster ({@link ClusterReporter}) measures and exports them, so a sum over the instances
+ * Prometheus scrapes counts each partition's lag and each dead letter once. An instance that starts reporting counts
+ * the dead letters from what the topics hold, as a start does; one that stops removes its series.
  */
 @Context
 public class KafkaMetrics implements AutoCloseable {
@@ -58,8 +66,12 @@ public class KafkaMetrics implements AutoCloseable {
     private static final long TIMEOUT_SECONDS = 5;
 
     private final String bootstrap;
+    private final ClusterReporter reporter;
+    private final ClusterMeters meters;
     private final MultiGauge lag;
     private final Map<Service, AtomicLong> deadLetters = new EnumMap<>(Service.class);
+    /** Whether this instance's series are registered (only the refresh, one run at a time, changes it). */
+    private boolean reporting;
     /** Reads the dead-letter topics to count their records; only the refresh (one at a time) and close touch it. */
     private KafkaConsumer<byte[], byte[]> deadLetterReader;
     private final Object reading = new Object();
@@ -71,21 +83,16 @@ public class KafkaMetrics implements AutoCloseable {
     private final java.util.concurrent.ScheduledFuture<?> refreshing;
 
     public KafkaMetrics(@Value("${kafka.bootstrap.servers}") String bootstrap, MeterRegistry registry,
-            @Named(TaskExecutors.SCHEDULED) TaskScheduler scheduler,
+            ClusterReporter reporter, @Named(TaskExecutors.SCHEDULED) TaskScheduler scheduler,
             @Value("${gantry.admission.metrics.refresh:5s}") java.time.Duration refresh,
             io.gantry.runtime.kafka.KafkaSecurity security) {
         this.bootstrap = bootstrap;
         this.security = security;
+        this.reporter = reporter;
+        this.meters = new ClusterMeters(registry);
         this.lag = MultiGauge.builder("gantry.kafka.consumer.lag").baseUnit("records")
-                .description("Records a service's consumer group has not processed yet, per input topic")
+                .description("Records a service's consumer group has not processed yet, per input topic and partition")
                 .register(registry);
-        for (Service s : Service.values()) {
-            AtomicLong count = new AtomicLong();
-            deadLetters.put(s, count);
-            FunctionCounter.builder("gantry.dead.letters", count, AtomicLong::doubleValue)
-                    .description("Records the service could not process and sent to its dead-letter topic")
-                    .tag("owner", s.id()).tag("topic", Topics.deadLetter(s).name()).register(registry);
-        }
         // the bean schedules itself and stops at close: a task that looked the bean up after the context closed
         // would create it again, and with it a second event loop
         this.refreshing = scheduler.scheduleWithFixedDelay(java.time.Duration.ofMillis(2000), refresh,
@@ -93,6 +100,15 @@ public class KafkaMetrics implements AutoCloseable {
     }
 
     void refresh() {
+        if (!reporter.reportsCluster()) {
+            if (reporting) {
+                stopReporting();
+            }
+            return;
+        }
+        if (!reporting) {
+            startReporting();
+        }
         try {
             refreshLag(admin());
         } catch (Exception e) {
@@ -102,6 +118,31 @@ public class KafkaMetrics implements AutoCloseable {
             refreshDeadLetters(admin());
         } catch (Exception e) {
             complain("dead-letter counts", e);
+        }
+    }
+
+    private void startReporting() {
+        for (Service s : Service.values()) {
+            AtomicLong count = new AtomicLong();
+            deadLetters.put(s, count);
+            meters.add(FunctionCounter.builder("gantry.dead.letters", count, AtomicLong::doubleValue)
+                    .description("Records the service could not process and sent to its dead-letter topic")
+                    .tag("owner", s.id()).tag("topic", Topics.deadLetter(s).name()).register(meters.registry()));
+        }
+        reporting = true;
+    }
+
+    /** Another instance reports now: this one exports nothing, and counts from the beginning when it reports again. */
+    private void stopReporting() {
+        reporting = false;
+        lag.register(List.of(), true);
+        meters.removeAll();
+        synchronized (reading) {
+            deadLetters.clear();
+            if (deadLetterReader != null) {
+                deadLetterReader.close(java.time.Duration.ofSeconds(1));
+                deadLetterReader = null;
+            }
         }
     }
 
@@ -184,18 +225,26 @@ public class KafkaMetrics implements AutoCloseable {
         }
         Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> end =
                 a.listOffsets(ends).all().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        lag.register(lagRows(committed, end), true);
+    }
+
+    /** One row per group and partition it committed offsets for: the records from its offset to the partition's end. */
+    static List<MultiGauge.Row<?>> lagRows(Map<String, Map<TopicPartition, OffsetAndMetadata>> committed,
+                                           Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> end) {
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         committed.forEach((group, offsets) -> {
-            Map<String, Long> byTopic = new TreeMap<>();
+            Map<TopicPartition, Long> byPartition = new TreeMap<>(java.util.Comparator.comparing(TopicPartition::topic)
+                    .thenComparingInt(TopicPartition::partition));
             offsets.forEach((tp, o) -> {
                 ListOffsetsResult.ListOffsetsResultInfo e = end.get(tp);
                 if (e != null) {
-                    byTopic.merge(tp.topic(), Math.max(0, e.offset() - o.offset()), Long::sum);
+                    byPartition.put(tp, Math.max(0, e.offset() - o.offset()));
                 }
             });
-            byTopic.forEach((topic, n) -> rows.add(MultiGauge.Row.of(Tags.of("group", group, "topic", topic), n)));
+            byPartition.forEach((tp, n) -> rows.add(MultiGauge.Row.of(Tags.of("group", group, "topic", tp.topic(),
+                    "partition", Integer.toString(tp.partition())), n)));
         });
-        lag.register(rows, true);
+        return rows;
     }
 
     private Admin admin() {

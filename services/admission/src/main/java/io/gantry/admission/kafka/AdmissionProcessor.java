@@ -16,7 +16,8 @@ import java.time.Duration;
  * its beginning on every (re)start before any input is handled; after that, new registrations arrive as input.
  */
 @Context
-public class AdmissionProcessor implements AutoCloseable, io.gantry.runtime.http.EventLoops {
+public class AdmissionProcessor implements AutoCloseable, io.gantry.runtime.http.EventLoops,
+        io.gantry.runtime.http.ClusterReporter {
     private final EventProcessor processor;
 
     public AdmissionProcessor(@Value("${kafka.bootstrap.servers}") String bootstrap,
@@ -34,6 +35,15 @@ public class AdmissionProcessor implements AutoCloseable, io.gantry.runtime.http
 
     public boolean isReady() {
         return processor.isReady();
+    }
+
+    /**
+     * Whether this instance exports admission's cluster-wide series (jobs by state, the job-lifecycle counters,
+     * consumer lag, dead letters): the one the group gave the first partition of {@code admission.job-events}.
+     */
+    @Override
+    public boolean reportsCluster() {
+        return processor.reportsCluster();
     }
 
     public boolean awaitReady(Duration timeout) throws InterruptedException {

@@ -30,8 +30,9 @@ class KafkaMetricsTest {
         KafkaTopics.ensureAll(bootstrap, 1);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
-        try (KafkaMetrics metrics = new KafkaMetrics(bootstrap, registry, new ScheduledExecutorTaskScheduler(executor),
-                Duration.ofHours(1), io.gantry.runtime.kafka.KafkaSecurity.NONE)) {
+        try (KafkaMetrics metrics = new KafkaMetrics(bootstrap, registry, () -> true,
+                new ScheduledExecutorTaskScheduler(executor), Duration.ofHours(1),
+                io.gantry.runtime.kafka.KafkaSecurity.NONE)) {
             metrics.refresh();
             double queueBefore = deadLetters(registry, Service.QUEUE);
             double recoveryBefore = deadLetters(registry, Service.RECOVERY);
