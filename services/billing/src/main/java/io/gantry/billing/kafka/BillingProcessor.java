@@ -19,7 +19,8 @@ import java.time.Clock;
  * Kafka, so there is nothing to restore; idempotent inserts and stable event ids make redelivery harmless.
  */
 @Context
-public class BillingProcessor implements AutoCloseable, io.gantry.runtime.http.EventLoops {
+public class BillingProcessor implements AutoCloseable, io.gantry.runtime.http.EventLoops,
+        io.gantry.runtime.http.ClusterReporter {
     private final EventProcessor processor;
 
     public BillingProcessor(Ledger ledger, BillingStore store, KnownModels models,
@@ -47,6 +48,15 @@ public class BillingProcessor implements AutoCloseable, io.gantry.runtime.http.E
 
     public boolean isReady() {
         return processor.isReady();
+    }
+
+    /**
+     * Whether this instance exports billing's cluster-wide series (month-to-date figures, budgets): the one the group
+     * gave the first partition of {@code placement.allocation-events}.
+     */
+    @Override
+    public boolean reportsCluster() {
+        return processor.reportsCluster();
     }
 
     @PreDestroy

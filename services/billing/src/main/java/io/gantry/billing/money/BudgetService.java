@@ -12,6 +12,10 @@ import io.gantry.events.BudgetEvent;
 import io.gantry.events.BudgetState;
 import io.gantry.events.BudgetStatusChanged;
 import io.gantry.schemas.Topics;
+import io.gantry.runtime.http.ClusterMeters;
+import io.gantry.runtime.http.ClusterReporter;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micronaut.scheduling.annotation.Scheduled;
@@ -36,6 +40,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * per budget after a start), so admission can gate new jobs without calling billing. Also exported as metrics.
  *
  * <p>The spend is the rated ledger: allocations count once released, so a long run enters the spend when it ends.
+ *
+ * <p>The budget gauges and the alert counter describe the whole cluster (the ledger is one database every instance
+ * reads): only the instance that reports the cluster ({@link ClusterReporter}) exports them.
  */
 @Singleton
 public class BudgetService {
@@ -46,19 +53,25 @@ public class BudgetService {
     private final PriceBookService prices;
     private final BillingSettings settings;
     private final BillingProcessor processor;
-    private final MeterRegistry meters;
+    private final ClusterMeters meters;
+    private final ClusterReporter reporter;
     private final Clock clock;
     private final Map<String, Budget.Status> announced = new ConcurrentHashMap<>();
     private final Map<String, AtomicReference<BigDecimal>[]> gauges = new ConcurrentHashMap<>();
+    private final Map<Tags, Counter> alerts = new ConcurrentHashMap<>();
+    /** Whether this instance exports the budget series now (changed under this object's lock). */
+    private boolean reporting;
 
     public BudgetService(BillingStore store, InvoiceService invoices, PriceBookService prices,
-                         BillingSettings settings, BillingProcessor processor, MeterRegistry meters, Clock clock) {
+                         BillingSettings settings, BillingProcessor processor, MeterRegistry meters,
+                         ClusterReporter reporter, Clock clock) {
         this.store = store;
         this.invoices = invoices;
         this.prices = prices;
         this.settings = settings;
         this.processor = processor;
-        this.meters = meters;
+        this.meters = new ClusterMeters(meters);
+        this.reporter = reporter;
         this.clock = clock;
     }
 
@@ -110,17 +123,30 @@ public class BudgetService {
                         Budget.State.OK, 0));
             }
         }
+        boolean reports = reporter.reportsCluster();
+        if (reporting && !reports) {
+            // another instance reports the cluster now: its gauges are the figures
+            meters.removeAll();
+            gauges.clear();
+            alerts.clear();
+        }
+        reporting = reports;
         for (Budget.Status s : all) {
-            gauge(s);
+            if (reporting) {
+                gauge(s);
+            }
             Budget.Status before = announced.get(s.budget().key());
             if (before == null || before.state() != s.state() || before.thresholdPercent() != s.thresholdPercent()
                     || !before.month().equals(s.month()) || !before.budget().equals(s.budget())) {
                 announce(s);
                 if (s.state() != Budget.State.OK && (before == null || before.state() != s.state()
                         || before.thresholdPercent() != s.thresholdPercent())) {
-                    meters.counter("gantry.billing.budget.alerts", Tags.of("tenant", s.budget().tenant(), "queue",
-                            Objects.requireNonNullElse(s.budget().queue(), ""), "state", s.state().name()))
-                            .increment();
+                    if (reporting) {
+                        alerts.computeIfAbsent(Tags.of("tenant", s.budget().tenant(), "queue",
+                                Objects.requireNonNullElse(s.budget().queue(), ""), "state", s.state().name()),
+                                t -> meters.add(Counter.builder("gantry.billing.budget.alerts").tags(t)
+                                        .register(meters.registry()))).increment();
+                    }
                     LOG.info("budget {} {} at {} of {} {}", s.budget().key(), s.state(), s.spent().toPlainString(),
                             Money.text(s.budget().limit(), minorDigits()), prices.current().currency());
                 }
@@ -168,8 +194,10 @@ public class BudgetService {
             Tags tags = Tags.of("tenant", s.budget().tenant(), "queue",
                     Objects.requireNonNullElse(s.budget().queue(), ""));
             // metrics are for dashboards; the exact figures are in the API and the events
-            meters.gauge("gantry.billing.budget.spent", tags, refs[0], r -> r.get().doubleValue());
-            meters.gauge("gantry.billing.budget.limit", tags, refs[1], r -> r.get().doubleValue());
+            meters.add(Gauge.builder("gantry.billing.budget.spent", refs[0], r -> r.get().doubleValue()).tags(tags)
+                    .register(meters.registry()));
+            meters.add(Gauge.builder("gantry.billing.budget.limit", refs[1], r -> r.get().doubleValue()).tags(tags)
+                    .register(meters.registry()));
             return refs;
         });
         g[0].set(s.spent());

@@ -7,6 +7,9 @@ import io.gantry.billing.core.Usage;
 import io.gantry.billing.core.UsageWindow;
 import io.gantry.billing.db.Ledger;
 import io.gantry.billing.kafka.KnownModels;
+import io.gantry.runtime.http.ClusterMeters;
+import io.gantry.runtime.http.ClusterReporter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micronaut.scheduling.annotation.Scheduled;
@@ -21,7 +24,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 
-/** FinOps figures over HTTP (any window) and as month-to-date gauges per tenant, refreshed on a timer. */
+/**
+ * FinOps figures over HTTP (any window) and as month-to-date gauges per tenant, refreshed on a timer. The gauges
+ * describe the whole cluster (the ledger is one database every instance reads): only the instance that reports the
+ * cluster ({@link ClusterReporter}) exports them, so a sum over the instances is the tenant's figure.
+ */
 @Singleton
 public class FinOpsService {
     private static final Logger LOG = LoggerFactory.getLogger(FinOpsService.class);
@@ -31,14 +38,15 @@ public class FinOpsService {
     private final PriceBookService prices;
     private final KnownModels nodes;
     private final BillingSettings settings;
-    private final MeterRegistry meters;
+    private final ClusterMeters meters;
+    private final ClusterReporter reporter;
     private final Clock clock;
     private final Map<String, AtomicReference<FinOps.TenantView>> gauges = new ConcurrentHashMap<>();
     private final Map<String, AtomicReference<long[]>> utilisationGauges = new ConcurrentHashMap<>();
     private final io.gantry.billing.db.BillingStore store;
 
     public FinOpsService(Ledger ledger, InvoiceService invoices, PriceBookService prices, KnownModels nodes,
-                         BillingSettings settings, MeterRegistry meters, Clock clock,
+                         BillingSettings settings, MeterRegistry meters, ClusterReporter reporter, Clock clock,
                          io.gantry.billing.db.BillingStore store) {
         this.store = store;
         this.ledger = ledger;
@@ -46,7 +54,8 @@ public class FinOpsService {
         this.prices = prices;
         this.nodes = nodes;
         this.settings = settings;
-        this.meters = meters;
+        this.meters = new ClusterMeters(meters);
+        this.reporter = reporter;
         this.clock = clock;
     }
 
@@ -69,7 +78,16 @@ public class FinOpsService {
     }
 
     @Scheduled(fixedDelay = "${gantry.billing.finops.check-every:1m}", initialDelay = "10s")
-    void refreshGauges() {
+    synchronized void refreshGauges() {
+        if (!reporter.reportsCluster()) {
+            if (!gauges.isEmpty() || !utilisationGauges.isEmpty()) {
+                // another instance reports the cluster now: its gauges are the figures
+                meters.removeAll();
+                gauges.clear();
+                utilisationGauges.clear();
+            }
+            return;
+        }
         try {
             Instant now = clock.instant();
             BillingMonth month = BillingMonth.containing(now, settings.zone());
@@ -79,12 +97,12 @@ public class FinOpsService {
                     AtomicReference<FinOps.TenantView> ref = new AtomicReference<>(v);
                     Tags tags = Tags.of("tenant", t);
                     // dashboards only: the exact figures are in GET /v1/finops
-                    meters.gauge("gantry.billing.month.cost", tags, ref, r -> r.get().cost().doubleValue());
-                    meters.gauge("gantry.billing.month.gpu.seconds", tags, ref, r -> r.get().gpuMicros() / 1e6);
-                    meters.gauge("gantry.billing.month.cost.per.successful.job", tags, ref,
+                    gauge("gantry.billing.month.cost", tags, ref, r -> r.get().cost().doubleValue());
+                    gauge("gantry.billing.month.gpu.seconds", tags, ref, r -> r.get().gpuMicros() / 1e6);
+                    gauge("gantry.billing.month.cost.per.successful.job", tags, ref,
                             r -> r.get().costPerSuccessfulJob() == null ? Double.NaN
                                     : r.get().costPerSuccessfulJob().doubleValue());
-                    meters.gauge("gantry.billing.month.allocation.share", tags, ref,
+                    gauge("gantry.billing.month.allocation.share", tags, ref,
                             r -> r.get().allocationShare() == null ? Double.NaN
                                     : r.get().allocationShare().doubleValue());
                     return ref;
@@ -100,14 +118,18 @@ public class FinOpsService {
                     AtomicReference<long[]> ref = new AtomicReference<>(figures);
                     Tags tags = Tags.of("tenant", t);
                     // GPU time the backends reported on, and how much of it was busy; the idle runs now
-                    meters.gauge("gantry.billing.month.gpu.sampled.seconds", tags, ref, r -> r.get()[0] / 1e6);
-                    meters.gauge("gantry.billing.month.gpu.used.seconds", tags, ref, r -> r.get()[1] / 1e6);
-                    meters.gauge("gantry.billing.idle.allocations", tags, ref, r -> r.get()[2]);
+                    gauge("gantry.billing.month.gpu.sampled.seconds", tags, ref, r -> r.get()[0] / 1e6);
+                    gauge("gantry.billing.month.gpu.used.seconds", tags, ref, r -> r.get()[1] / 1e6);
+                    gauge("gantry.billing.idle.allocations", tags, ref, r -> r.get()[2]);
                     return ref;
                 }).set(figures);
             }
         } catch (RuntimeException e) {
             LOG.warn("FinOps gauges not refreshed; the next run retries: {}", e.toString());
         }
+    }
+
+    private <T> void gauge(String name, Tags tags, T ref, java.util.function.ToDoubleFunction<T> value) {
+        meters.add(Gauge.builder(name, ref, value).tags(tags).register(meters.registry()));
     }
 }

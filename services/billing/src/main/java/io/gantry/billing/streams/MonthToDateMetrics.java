@@ -1,11 +1,14 @@
 package io.gantry.billing.streams;
 
 import io.gantry.billing.core.UsageRow;
+import io.gantry.runtime.http.ClusterMeters;
+import io.gantry.runtime.http.ClusterReporter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micronaut.context.annotation.Context;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.scheduling.annotation.Scheduled;
 
 import java.time.YearMonth;
 import java.util.Set;
@@ -17,18 +20,25 @@ import java.util.function.ToLongFunction;
  * aggregation): {@code gantry.billing.month.to.date.gpu.seconds} and {@code .entries}, for the month
  * {@link MonthToDateStreams#currentMonth()} names; NaN while the store cannot be read. A tenant's gauges appear
  * with its first counted entry (or, after a restart, once the restored application runs).
+ *
+ * <p>With two instances each queries its active and standby stores, which hold every partition: the gauges describe
+ * the whole cluster, so only the instance that reports the cluster ({@link ClusterReporter}) exports them (checked
+ * every {@code gantry.billing.month-to-date.reporter-check}, default 5 s). The closed-month counter counts the
+ * entries this instance's active tasks handled: every instance exports its own.
  */
 @Context
 @Requires(beans = MonthToDateStreams.class)
 public class MonthToDateMetrics implements MonthToDateStreams.Watcher {
     private final MonthToDateStreams streams;
-    private final MeterRegistry meters;
+    private final ClusterMeters meters;
+    private final ClusterReporter reporter;
     private final Counter closedMonthEntries;
     private final Set<String> tenants = ConcurrentHashMap.newKeySet();
 
-    public MonthToDateMetrics(MonthToDateStreams streams, MeterRegistry meters) {
+    public MonthToDateMetrics(MonthToDateStreams streams, MeterRegistry meters, ClusterReporter reporter) {
         this.streams = streams;
-        this.meters = meters;
+        this.meters = new ClusterMeters(meters);
+        this.reporter = reporter;
         this.closedMonthEntries = Counter.builder("gantry.billing.month.to.date.closed.entries")
                 .description("Usage entries that ended in a closed month: in the ledger, not in the month-to-date"
                         + " figures")
@@ -37,16 +47,30 @@ public class MonthToDateMetrics implements MonthToDateStreams.Watcher {
     }
 
     @Override
-    public void counted(String tenant) {
-        if (tenants.add(tenant)) {
-            Gauge.builder("gantry.billing.month.to.date.gpu.seconds", () -> sum(tenant, UsageRow::gpuMicros) / 1e6)
+    public synchronized void counted(String tenant) {
+        if (reporter.reportsCluster() && tenants.add(tenant)) {
+            meters.add(Gauge.builder("gantry.billing.month.to.date.gpu.seconds",
+                            () -> sum(tenant, UsageRow::gpuMicros) / 1e6)
                     .tag("tenant", tenant)
                     .description("GPU-seconds of released allocations this month (Kafka Streams aggregation)")
-                    .register(meters);
-            Gauge.builder("gantry.billing.month.to.date.entries", () -> sum(tenant, UsageRow::entries))
+                    .register(meters.registry()));
+            meters.add(Gauge.builder("gantry.billing.month.to.date.entries", () -> sum(tenant, UsageRow::entries))
                     .tag("tenant", tenant)
                     .description("Usage entries touching this month (Kafka Streams aggregation)")
-                    .register(meters);
+                    .register(meters.registry()));
+        }
+    }
+
+    /** Exports the tenants' gauges while this instance reports the cluster, and removes them when it stops. */
+    @Scheduled(fixedDelay = "${gantry.billing.month-to-date.reporter-check:5s}", initialDelay = "1s")
+    synchronized void followReporter() {
+        if (!reporter.reportsCluster()) {
+            if (!tenants.isEmpty()) {
+                meters.removeAll();
+                tenants.clear();
+            }
+        } else if (tenants.isEmpty() && streams.isRunning()) {
+            running();
         }
     }
 
