@@ -479,8 +479,9 @@ class PlacementIntegrationTest implements TestPropertyProvider {
         Map<String, Object> sim0 = node("sim-0");
         assertThat(sim0.get("rack")).isEqualTo("rack-0");
         assertThat((List<Map<String, Object>>) sim0.get("sockets")).hasSize(2);
-        String metrics = http.toBlocking().retrieve(HttpRequest.GET("/prometheus"));
-        assertThat(metrics).contains("gantry_placement_fragmentation");
+        // per pool, refreshed with the other inventory gauges
+        await().atMost(Duration.ofSeconds(30)).until(() -> http.toBlocking().retrieve(HttpRequest.GET("/prometheus")),
+                metrics -> metrics.contains("gantry_placement_fragmentation{pool="));
     }
 
     @SuppressWarnings("unchecked")

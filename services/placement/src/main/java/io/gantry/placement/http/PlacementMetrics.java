@@ -3,7 +3,6 @@ package io.gantry.placement.http;
 import io.gantry.placement.core.Gpu;
 import io.gantry.placement.core.NodeView;
 import io.gantry.placement.kafka.PlacementProcessor;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
@@ -27,17 +26,21 @@ import java.util.concurrent.TimeUnit;
  * Placement's inventory as Prometheus gauges, refreshed from the live state every
  * {@code gantry.placement.metrics.refresh} (one query on the loop thread):
  * <ul>
- *   <li>{@code gantry_placement_fragmentation} (0..1, as of the last tick)</li>
+ *   <li>{@code gantry_placement_fragmentation{pool}} (0..1, as of the pool's last tick)</li>
  *   <li>{@code gantry_placement_gpus{pool,model,state}}: state is {@code allocated} (held whole or in shares),
  *       {@code free} (placeable now), {@code cordoned} (free on a cordoned node), {@code foreign} (held by a workload Gantry did not start)
  *       or {@code unhealthy} (on a node recovery declared failed)</li>
- *   <li>{@code gantry_placement_stranded_gpus{size}}: free GPUs on eligible nodes that cannot host a task of
+ *   <li>{@code gantry_placement_stranded_gpus{pool,size}}: free GPUs on eligible nodes that cannot host a task of
  *       {@code size} GPUs of one model, for each typical size
  *       ({@code gantry.placement.fragmentation.typical-gpus})</li>
  *   <li>{@code gantry_placement_node_gpus{node,pool,state}}: the same states per node (per-node GPU health)</li>
  * </ul>
  * The pool is the placement pool the node is in ({@code default} without pools). Labels are bounded by the
  * inventory; job ids are never labels.
+ *
+ * <p>Each pool's series come from the instance that owns the pool (the owner, or split by pool the owner of its
+ * unit); a standby exports none of them, not even zeros, so a sum over the instances Prometheus scrapes is the
+ * cluster's figure.
  */
 @Context
 public class PlacementMetrics {
@@ -45,6 +48,7 @@ public class PlacementMetrics {
     static final List<String> STATES = List.of("allocated", "free", "cordoned", "foreign", "unhealthy");
 
     private final PlacementProcessor placement;
+    private final MultiGauge fragmentation;
     private final MultiGauge gpus;
     private final MultiGauge stranded;
     private final MultiGauge nodeGpus;
@@ -55,8 +59,8 @@ public class PlacementMetrics {
             @Named(TaskExecutors.SCHEDULED) TaskScheduler scheduler,
             @Value("${gantry.placement.metrics.refresh:5s}") java.time.Duration refresh) {
         this.placement = placement;
-        Gauge.builder("gantry.placement.fragmentation", placement, PlacementProcessor::fragmentation)
-                .description("Share of free GPUs stranded on nodes that cannot host a typical request "
+        this.fragmentation = MultiGauge.builder("gantry.placement.fragmentation")
+                .description("Share of a pool's free GPUs stranded on nodes that cannot host a typical request "
                         + "(gantry.placement.fragmentation.typical-gpus), averaged over the typical sizes")
                 .register(registry);
         this.gpus = MultiGauge.builder("gantry.placement.gpus")
@@ -71,36 +75,58 @@ public class PlacementMetrics {
                 this::refresh);
     }
 
+    /** A pool as its owner sees it: its nodes, and its fragmentation as of its last tick. */
+    record PoolSample(List<NodeView> nodes, double fragmentation) {
+    }
+
     void refresh() {
         if (!placement.isReady()) {
             if (placement.ownership().role() == io.gantry.runtime.kafka.Ownership.Role.STANDBY) {
-                // a standby (maybe the owner until a moment ago) reports no node: the owner's gauges are the figures
+                // a standby (maybe the owner until a moment ago) reports no pool: the owner's gauges are the figures
                 publish(Map.of(), placement.typicalGpus());
             }
             return;
         }
         try {
             // split by pool: the pools this instance owns (each instance reports its own; Prometheus scrapes all)
-            Map<String, List<NodeView>> nodes = new TreeMap<>();
+            Map<String, PoolSample> pools = new TreeMap<>();
             placement.queryOwned(router -> {
-                Map<String, List<NodeView>> byPool = new TreeMap<>();
-                router.pools().forEach((pool, h) -> byPool.put(pool, h.state().snapshot().nodes()));
+                Map<String, PoolSample> byPool = new TreeMap<>();
+                router.pools().forEach((pool, h) -> byPool.put(pool,
+                        new PoolSample(h.state().snapshot().nodes(), h.fragmentation())));
                 return byPool;
-            }).get(10, TimeUnit.SECONDS).forEach(nodes::putAll);
-            publish(nodes, placement.typicalGpus());
+            }).get(10, TimeUnit.SECONDS).forEach(pools::putAll);
+            publish(pools, placement.typicalGpus());
         } catch (Exception e) {
             LOG.warn("placement metrics not refreshed; the next run retries: {}", e.toString());
         }
     }
 
-    private void publish(Map<String, List<NodeView>> nodesByPool, List<Integer> typicalSizes) {
+    private void publish(Map<String, PoolSample> pools, List<Integer> typicalSizes) {
+        Rows rows = rows(pools, typicalSizes);
+        fragmentation.register(rows.fragmentation(), true);
+        gpus.register(rows.gpus(), true);
+        nodeGpus.register(rows.nodeGpus(), true);
+        stranded.register(rows.stranded(), true);
+    }
+
+    /** What the gauges show. */
+    record Rows(List<MultiGauge.Row<?>> fragmentation, List<MultiGauge.Row<?>> gpus, List<MultiGauge.Row<?>> nodeGpus,
+                List<MultiGauge.Row<?>> stranded) {
+    }
+
+    /** The rows of the pools this instance owns: none at all when it owns none (a standby). */
+    static Rows rows(Map<String, PoolSample> pools, List<Integer> typicalSizes) {
         Map<List<String>, Integer> byPoolModelState = new TreeMap<>(java.util.Comparator.comparing(Object::toString));
         List<MultiGauge.Row<?>> nodeRows = new ArrayList<>();
-        Map<Integer, Integer> strandedBySize = new TreeMap<>();
-        typicalSizes.forEach(k -> strandedBySize.put(k, 0));
-        for (Map.Entry<String, List<NodeView>> inPool : nodesByPool.entrySet()) {
+        List<MultiGauge.Row<?>> fragmentationRows = new ArrayList<>();
+        List<MultiGauge.Row<?>> strandedRows = new ArrayList<>();
+        for (Map.Entry<String, PoolSample> inPool : pools.entrySet()) {
             String pool = inPool.getKey();
-            for (NodeView n : inPool.getValue()) {
+            fragmentationRows.add(MultiGauge.Row.of(Tags.of("pool", pool), inPool.getValue().fragmentation()));
+            Map<Integer, Integer> strandedBySize = new TreeMap<>();
+            typicalSizes.forEach(k -> strandedBySize.put(k, 0));
+            for (NodeView n : inPool.getValue().nodes()) {
                 Map<String, Integer> nodeCounts = new HashMap<>();
                 STATES.forEach(s -> nodeCounts.put(s, 0));
                 Map<String, Integer> freeByModel = new HashMap<>();
@@ -126,6 +152,8 @@ public class PlacementMetrics {
                     }
                 }
             }
+            strandedBySize.forEach((k, v) -> strandedRows.add(MultiGauge.Row.of(Tags.of("pool", pool,
+                    "size", Integer.toString(k)), v)));
         }
         // every state of every pool and model, so a dashboard shows 0 rather than nothing
         Map<List<String>, Integer> complete = new HashMap<>(byPoolModelState);
@@ -134,11 +162,7 @@ public class PlacementMetrics {
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         complete.forEach((k, v) -> rows.add(MultiGauge.Row.of(Tags.of("pool", k.get(0), "model", k.get(1),
                 "state", k.get(2)), v)));
-        gpus.register(rows, true);
-        nodeGpus.register(nodeRows, true);
-        List<MultiGauge.Row<?>> strandedRows = new ArrayList<>();
-        strandedBySize.forEach((k, v) -> strandedRows.add(MultiGauge.Row.of(Tags.of("size", Integer.toString(k)), v)));
-        stranded.register(strandedRows, true);
+        return new Rows(fragmentationRows, rows, nodeRows, strandedRows);
     }
 
     @PreDestroy

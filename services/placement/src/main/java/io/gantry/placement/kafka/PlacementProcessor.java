@@ -235,12 +235,6 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
         return pools.stream().map(Pool::backend).filter(kind::isInstance).map(kind::cast).toList();
     }
 
-    /** Fragmentation over the pools as of their last ticks; 0 before the first. */
-    public double fragmentation() {
-        PoolRouter h = current.get(api());
-        return h == null ? 0.0 : h.fragmentation();
-    }
-
     public List<Integer> typicalGpus() {
         return typicalGpus;
     }

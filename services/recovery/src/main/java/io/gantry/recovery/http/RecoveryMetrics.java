@@ -33,17 +33,21 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code gantry_recovery_node_heartbeat_age_seconds{node}}: silence since its last sign of life</li>
  *   <li>{@code gantry_recovery_node_failures_total}: nodes this process saw go from healthy to failed</li>
  * </ul>
- * Nodes are bounded by the inventory; jobs are never labels.
+ * Nodes are bounded by the inventory; jobs are never labels. Only the owner exports them: a standby exports none of
+ * them, not even zeros, so a sum over the instances Prometheus scrapes is the cluster's figure. The failure counter
+ * counts what this instance saw while it owned the work (from zero each time it takes it over).
  */
 @Context
 public class RecoveryMetrics {
     private static final Logger LOG = LoggerFactory.getLogger(RecoveryMetrics.class);
 
     private final RecoveryProcessor recovery;
+    private final MeterRegistry registry;
     private final MultiGauge nodes;
     private final MultiGauge up;
     private final MultiGauge heartbeatAge;
-    private final Counter failures;
+    /** Registered while this instance owns the work (null otherwise). */
+    private Counter failures;
     private final Map<String, NodeState> lastState = new HashMap<>();
 
     private final java.util.concurrent.ScheduledFuture<?> refreshing;
@@ -52,14 +56,13 @@ public class RecoveryMetrics {
             @Named(TaskExecutors.SCHEDULED) TaskScheduler scheduler,
             @Value("${gantry.recovery.metrics.refresh:5s}") java.time.Duration refresh) {
         this.recovery = recovery;
+        this.registry = registry;
         this.nodes = MultiGauge.builder("gantry.recovery.nodes").description("Nodes by health state")
                 .register(registry);
         this.up = MultiGauge.builder("gantry.recovery.node.up")
                 .description("1 while the node is healthy, 0 once recovery declared it failed").register(registry);
         this.heartbeatAge = MultiGauge.builder("gantry.recovery.node.heartbeat.age").baseUnit("seconds")
                 .description("Time since the node's last sign of life").register(registry);
-        this.failures = Counter.builder("gantry.recovery.node.failures")
-                .description("Nodes seen going from healthy to failed").register(registry);
         // the bean schedules itself and stops at close: a task that looked the bean up after the context closed
         // would create it again, and with it a second event loop
         this.refreshing = scheduler.scheduleWithFixedDelay(java.time.Duration.ofMillis(1000), refresh,
@@ -69,12 +72,23 @@ public class RecoveryMetrics {
     synchronized void refresh() {
         if (!recovery.isReady()) {
             if (recovery.ownership().role() == io.gantry.runtime.kafka.Ownership.Role.STANDBY) {
-                // a standby (maybe the owner until a moment ago) reports no node: the owner's gauges are the figures
-                publish(List.of(), Instant.now());
+                // a standby (maybe the owner until a moment ago) reports nothing: the owner's series are the figures
+                nodes.register(List.of(), true);
+                up.register(List.of(), true);
+                heartbeatAge.register(List.of(), true);
+                if (failures != null) {
+                    registry.remove(failures);
+                    failures = null;
+                }
+                lastState.clear();
             }
             return;
         }
         try {
+            if (failures == null) {
+                failures = Counter.builder("gantry.recovery.node.failures")
+                        .description("Nodes seen going from healthy to failed").register(registry);
+            }
             publish(recovery.nodes().get(10, TimeUnit.SECONDS), Instant.now());
         } catch (Exception e) {
             LOG.warn("recovery metrics not refreshed; the next run retries: {}", e.toString());
