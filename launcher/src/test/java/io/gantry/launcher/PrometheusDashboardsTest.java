@@ -376,7 +376,7 @@ class PrometheusDashboardsTest {
     }
 
     /** Debian's prometheus, installed with apt-get if missing; without it the test is skipped, saying why. */
-    private static Path prometheusBinary() throws Exception {
+    static Path prometheusBinary() throws Exception {
         Path binary = Path.of("/usr/bin/prometheus");
         if (!Files.isExecutable(binary)) {
             String why = run(Duration.ofMinutes(5), "apt-get", "install", "-y", "-q", "prometheus");
@@ -389,7 +389,7 @@ class PrometheusDashboardsTest {
         return binary;
     }
 
-    private static void promtool(String... args) throws Exception {
+    static void promtool(String... args) throws Exception {
         Path promtool = Path.of("/usr/bin/promtool");
         if (!Files.isExecutable(promtool)) {
             return; // Debian ships it with prometheus; the query checks above still run
