@@ -3,7 +3,6 @@ package io.gantry.runtime.http;
 import io.gantry.runtime.kafka.KafkaSecurity;
 import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.env.Environment;
-import io.micronaut.core.naming.conventions.StringConvention;
 import jakarta.inject.Singleton;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,7 +18,13 @@ public class KafkaSecurityFactory {
 
     @Singleton
     KafkaSecurity kafkaSecurity(Environment env) {
-        KafkaSecurity security = KafkaSecurity.from(env.getProperties("kafka", StringConvention.RAW));
+        // each name looked up on its own: an environment variable (KAFKA_SASL_JAAS_CONFIG) resolves that way whatever
+        // spellings the environment source makes of it, where a listing of the kafka.* tree may miss it
+        java.util.Map<String, Object> found = new java.util.HashMap<>();
+        for (String name : KafkaSecurity.knownNames()) {
+            env.getProperty("kafka." + name, String.class).ifPresent(v -> found.put(name, v));
+        }
+        KafkaSecurity security = KafkaSecurity.from(found);
         if (!security.none()) {
             LOG.info("Kafka clients connect with {}", security);
         }

@@ -43,6 +43,11 @@ public final class KafkaSecurity {
         return picked.isEmpty() ? NONE : new KafkaSecurity(picked);
     }
 
+    /** The setting names this class takes (every Kafka client type's {@code security.*}, {@code sasl.*}, {@code ssl.*}). */
+    public static Set<String> knownNames() {
+        return KNOWN;
+    }
+
     private static Set<String> known() {
         Set<String> names = new java.util.HashSet<>(ProducerConfig.configNames());
         names.retainAll(ConsumerConfig.configNames());
