@@ -13,6 +13,17 @@ public final class InstanceProperties {
     private InstanceProperties() {
     }
 
+    /** A free loopback port for each instance id, into {@code ports} (each was bound and let go: nothing listens yet). */
+    public static void freePorts(Map<String, Integer> ports, String... ids) {
+        for (String id : ids) {
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                ports.put(id, s.getLocalPort());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+    }
+
     /** A mutable map: the test adds the service's own settings. */
     public static Map<String, Object> of(String bootstrap, int port, Path tokens, String id) {
         Map<String, Object> props = new HashMap<>();

@@ -82,11 +82,7 @@ class AdmissionInstancesMetricsTest {
                 .build());
         tokens = TokensFile.write(TokensFile.tenants("vision", TOKEN), null);
         database = EmbeddedPostgres.shared().newDatasource("admission");
-        for (String id : List.of("1", "2")) {
-            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-                PORTS.put(id, s.getLocalPort());
-            }
-        }
+        InstanceProperties.freePorts(PORTS, "1", "2");
     }
 
     @AfterAll

@@ -59,11 +59,7 @@ class BillingInstancesMetricsTest {
         KafkaTopics.ensureAll(broker.bootstrapServers(), 2);
         tokens = TokensFile.write(TokensFile.tenants("vision", "vision-token-metrics"), "admin-token-metrics");
         database = EmbeddedPostgres.shared().newDatasource("billing");
-        for (String id : List.of("1", "2")) {
-            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-                PORTS.put(id, s.getLocalPort());
-            }
-        }
+        InstanceProperties.freePorts(PORTS, "1", "2");
     }
 
     @AfterAll

@@ -42,11 +42,7 @@ class PlacementInstancesMetricsTest {
     static void start() throws Exception {
         broker = EmbeddedKafka.start(null, 0, Map.of());
         tokens = TokensFile.write(TokensFile.tenants("vision", "metrics-vision-token-1"), ADMIN);
-        for (String id : List.of("1", "2")) {
-            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-                PORTS.put(id, s.getLocalPort());
-            }
-        }
+        InstanceProperties.freePorts(PORTS, "1", "2");
     }
 
     @AfterAll

@@ -57,11 +57,7 @@ class PlacementShardIntegrationTest {
     static void startBroker() throws Exception {
         broker = EmbeddedKafka.start(null, 0, Map.of());
         tokens = TokensFile.write(TokensFile.tenants("vision", TENANT_TOKEN), ADMIN_TOKEN);
-        for (String id : List.of("1", "2")) {
-            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-                PORTS.put(id, s.getLocalPort());
-            }
-        }
+        InstanceProperties.freePorts(PORTS, "1", "2");
     }
 
     @AfterAll

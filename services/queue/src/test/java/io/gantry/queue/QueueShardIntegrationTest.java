@@ -60,11 +60,7 @@ class QueueShardIntegrationTest {
     static void start() throws Exception {
         broker = EmbeddedKafka.start(null, 0, Map.of());
         tokens = TokensFile.write(TokensFile.tenants(A, A + "-token", B, B + "-token"), ADMIN);
-        for (String id : List.of("1", "2")) {
-            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-                PORTS.put(id, s.getLocalPort());
-            }
-        }
+        InstanceProperties.freePorts(PORTS, "1", "2");
         for (int i = 0; root0 == null || root1 == null; i++) {
             String name = "root" + i;
             if (Math.floorMod(("cohort:" + name).hashCode(), 2) == 0) {
