@@ -27,6 +27,8 @@ public final class ExitCode {
     public static final int TIMEOUT = 9;
     /** The tenant's or queue's money budget is exhausted and set to refuse new work (402). */
     public static final int BUDGET = 10;
+    /** The tenant has as many jobs open as it may (429): submit again once some have ended. */
+    public static final int LIMIT = 11;
 
     private ExitCode() {
     }
@@ -38,6 +40,7 @@ public final class ExitCode {
             case 401, 403 -> AUTH;
             case 404 -> NOT_FOUND;
             case 402 -> BUDGET;
+            case 429 -> LIMIT;
             case 409 -> CONFLICT;
             case 503 -> UNAVAILABLE;
             default -> ERROR;

@@ -91,4 +91,19 @@ class SubmitBudgetTest {
         assertThat(refused.out()).isEmpty();
         assertThat(refused.err()).isEqualTo("gantry: the monthly budget of tenant acme is exhausted\n");
     }
+
+    @Test
+    void aJobRefusedForTheTenantsCapOfOpenJobsGetsTheApisSentenceAndItsOwnExitCode() throws IOException {
+        status = 429;
+        answer = """
+                {"title":"Too many open jobs","status":429,"detail":"tenant acme has 2 jobs that have not ended, the \
+                most a tenant may have open (2); submit again once some have ended, or cancel some","errors":[]}""";
+
+        CliRunner.Result refused = submit();
+
+        assertThat(refused.code()).isEqualTo(ExitCode.LIMIT);
+        assertThat(refused.out()).isEmpty();
+        assertThat(refused.err()).isEqualTo("gantry: tenant acme has 2 jobs that have not ended, the most a tenant may "
+                + "have open (2); submit again once some have ended, or cancel some\n");
+    }
 }

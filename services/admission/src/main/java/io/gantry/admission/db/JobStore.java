@@ -77,6 +77,20 @@ public class JobStore {
         });
     }
 
+    /** How many of {@code tenant}'s jobs have not ended (a partial index holds only those). */
+    public long openJobs(String tenant) {
+        return tx.executeRead(status -> {
+            try (PreparedStatement ps = status.getConnection().prepareStatement(
+                    "SELECT count(*) FROM jobs WHERE tenant = ? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')")) {
+                ps.setString(1, tenant);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        });
+    }
+
     /** Which of {@code ids} are jobs of tenants other than {@code tenant}. */
     public java.util.Set<String> othersJobs(String tenant, java.util.Set<String> ids) {
         return jobIds("tenant <> ?", tenant, ids);

@@ -8,6 +8,7 @@ import io.gantry.admission.core.JobSpec;
 import io.gantry.admission.core.JobSpecTree;
 import io.gantry.admission.core.JobSpecValidator;
 import io.gantry.admission.core.JobState;
+import io.gantry.admission.core.OpenJobsCap;
 import io.gantry.admission.core.Validated;
 import io.gantry.admission.db.JobRecord;
 import io.gantry.admission.db.JobStore;
@@ -76,9 +77,12 @@ public class JobsController {
     private final JobStore store;
     private final Clock clock;
     private final int maxBodyBytes;
+    private final OpenJobsCap openJobs;
 
     public JobsController(JsonMapper json, ClusterLimitsHolder limits, EventPublisher publisher, JobStore store,
-                          Clock clock, @Value("${gantry.admission.max-body-bytes:65536}") int maxBodyBytes) {
+                          Clock clock, @Value("${gantry.admission.max-body-bytes:65536}") int maxBodyBytes,
+                          @Value("${gantry.admission.max-open-jobs:10000}") int maxOpenJobs) {
+        this.openJobs = new OpenJobsCap(maxOpenJobs);
         this.json = json;
         this.limits = limits;
         this.publisher = publisher;
@@ -183,6 +187,13 @@ public class JobsController {
                     budget.message(), List.of(new Problem.FieldError(budget.field(), budget.message())));
             releaseKey(tenant, idempotencyKey, requestHash);
             return refused;
+        }
+        // and the tenant's cap on jobs not yet ended (a few more may pass when submissions race: the count is a read)
+        String capped = openJobs.limit() == 0 ? null : openJobs.refusal(tenant, store.openJobs(tenant));
+        if (capped != null) {
+            releaseKey(tenant, idempotencyKey, requestHash);
+            return Problem.response(HttpStatus.TOO_MANY_REQUESTS, "Too many open jobs", capped, List.of())
+                    .header(HttpHeaders.RETRY_AFTER, "60");
         }
         Instant now = clock.instant();
         java.util.Optional<CostEstimate.Estimate> estimate = estimate(spec, tenant, now);

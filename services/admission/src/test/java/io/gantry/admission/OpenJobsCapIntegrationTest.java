@@ -1,0 +1,134 @@
+package io.gantry.admission;
+
+import io.gantry.admission.kafka.AdmissionProcessor;
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.embedded.EmbeddedPostgres;
+import io.gantry.events.GpuDevice;
+import io.gantry.events.JobCancelled;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeRegistered;
+import io.gantry.events.QueueJobEvent;
+import io.gantry.runtime.kafka.KafkaTopics;
+import io.gantry.schemas.Topics;
+import io.gantry.testkit.TokensFile;
+import io.gantry.testkit.TopicClient;
+import io.micronaut.context.ApplicationContext;
+import io.micronaut.runtime.server.EmbeddedServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A tenant may have at most {@code gantry.admission.max-open-jobs} jobs that have not ended: the next new job is
+ * refused 429 problem+json with a Retry-After and nothing is published, a repeated request for an accepted job is
+ * still answered, another tenant is not affected, and once a job ends the tenant may submit again.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class OpenJobsCapIntegrationTest {
+    private static final String VISION = "cap-vision-token-1";
+    private static final String AUDIO = "cap-audio-token-1";
+
+    private ApplicationContext context;
+    private String base;
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final String bootstrap = EmbeddedKafka.shared().bootstrapServers();
+
+    @BeforeAll
+    void start() throws Exception {
+        KafkaTopics.ensureAll(bootstrap, 1);
+        // the smallest node that serves: the node topic is shared with the other test classes
+        String node = "cap-node-" + UUID.randomUUID();
+        try (TopicClient kafka = new TopicClient(bootstrap)) {
+            kafka.send(Topics.PLACEMENT_NODE_EVENTS, node, NodeEvent.newBuilder()
+                    .setEventId(UUID.randomUUID().toString()).setNodeId(node).setOccurredAt(Instant.now())
+                    .setPayload(NodeRegistered.newBuilder()
+                            .setGpus(List.of(GpuDevice.newBuilder().setIndex(0).setModel("H100").setMemoryMiB(81920)
+                                    .build()))
+                            .setCpuMillis(4_000).setMemoryMiB(16_384).setLabels(Map.of())
+                            .setBackend("simulated").build())
+                    .build());
+        }
+        Map<String, Object> props = new HashMap<>(EmbeddedPostgres.shared().newDatasource("admission_cap"));
+        props.put("kafka.bootstrap.servers", bootstrap);
+        props.put("micronaut.server.port", "-1");
+        props.put("gantry.admission.max-open-jobs", "2");
+        props.put("gantry.auth.tokens-file", TokensFile.write(Files.createTempDirectory("admission-cap-")
+                .resolve("tokens.yaml"), TokensFile.tenants("vision", VISION, "audio", AUDIO), null).toString());
+        context = ApplicationContext.run(EmbeddedServer.class, props).getApplicationContext();
+        base = context.getBean(EmbeddedServer.class).getURL().toString() + "/";
+        assertThat(context.getBean(AdmissionProcessor.class).awaitReady(Duration.ofSeconds(60))).isTrue();
+    }
+
+    @AfterAll
+    void stop() {
+        if (context != null) {
+            context.close();
+        }
+    }
+
+    @Test
+    void aTenantAtItsCapOfOpenJobsIsRefusedUntilOneEnds() throws Exception {
+        String first = jobId(await().atMost(Duration.ofSeconds(30)).until(() -> submit(VISION, "k1"),
+                r -> r.statusCode() == 202).body());
+        HttpResponse<String> second = submit(VISION, null);
+        assertThat(second.statusCode()).as(second.body()).isEqualTo(202);
+
+        HttpResponse<String> third = submit(VISION, "k3");
+        assertThat(third.statusCode()).as(third.body()).isEqualTo(429);
+        assertThat(third.headers().firstValue("Content-Type").orElse("")).contains("application/problem+json");
+        assertThat(third.headers().firstValue("Retry-After")).isPresent();
+        assertThat(third.body()).contains("Too many open jobs").contains("tenant vision has 2 jobs that have not ended")
+                .contains("(2)");
+        // the refused job's key was let go, the accepted one's request is answered, another tenant submits
+        assertThat(submit(VISION, "k1").statusCode()).isEqualTo(202);
+        assertThat(jobId(submit(VISION, "k1").body())).isEqualTo(first);
+        assertThat(submit(AUDIO, null).statusCode()).isEqualTo(202);
+
+        // the queue ends the first job: the tenant has room for one more, with the key refused before
+        try (TopicClient kafka = new TopicClient(bootstrap)) {
+            kafka.send(Topics.QUEUE_JOB_EVENTS, first, QueueJobEvent.newBuilder()
+                    .setEventId(UUID.randomUUID().toString()).setJobId(first).setOccurredAt(Instant.now())
+                    .setPayload(JobCancelled.newBuilder().setTenant("vision").setAttempt(0).setRequestedBy("vision")
+                            .build()).build());
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> get("/v1/jobs/" + first).body().contains("CANCELLED"));
+        assertThat(submit(VISION, "k3").statusCode()).isEqualTo(202);
+        assertThat(submit(VISION, null).statusCode()).isEqualTo(429);
+    }
+
+    private HttpResponse<String> submit(String token, String key) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "v1/jobs"))
+                .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("""
+                        {"name":"capped","tasks":[{"name":"t","command":["sleep","1"],"gpus":1}]}"""));
+        if (key != null) {
+            b.header("Idempotency-Key", key);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base + path.substring(1)))
+                .header("Authorization", "Bearer " + VISION).GET().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static String jobId(String body) {
+        return body.replaceAll("(?s).*\"jobId\"\\s*:\\s*\"([^\"]+)\".*", "$1");
+    }
+}
