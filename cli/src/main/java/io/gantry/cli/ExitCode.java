@@ -27,7 +27,7 @@ public final class ExitCode {
     public static final int TIMEOUT = 9;
     /** The tenant's or queue's money budget is exhausted and set to refuse new work (402). */
     public static final int BUDGET = 10;
-    /** The tenant has as many jobs open as it may (429): submit again once some have ended. */
+    /** Refused for now (429): the tenant submits too fast, or has as many jobs open as it may. */
     public static final int LIMIT = 11;
 
     private ExitCode() {

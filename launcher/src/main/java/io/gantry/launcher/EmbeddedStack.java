@@ -67,14 +67,14 @@ final class EmbeddedStack implements Stack {
                 "gantry.placement.simulated.cluster-file", clusterFile.toString()));
         props.put("recovery", Map.of("gantry.recovery.heartbeat-timeout", heartbeatTimeout));
         props.put("queue", Map.of("gantry.queue.default-gpu-quota", Integer.toString(nodes * gpusPerNode)));
-        // the load test measures throughput: no cap on a tenant's open jobs (at saturation the read model that
+        // the load test measures throughput: no cap on a tenant's submission rate or open jobs (at saturation the read model that
         // counts them lags by tens of thousands of records, so finished jobs would still count as open)
-        props.put("admission", Map.of("gantry.admission.max-open-jobs", "0"));
+        props.put("admission", Map.of("gantry.admission.max-open-jobs", "0", "gantry.admission.submit-rate", "0"));
         cluster = new DevCluster(new DevCluster.Config(dataDir, repo, freePort(), freePort(), freePortRange(5), props,
                 serviceHeap));
         description = ("embedded (DevCluster, data %s): KRaft broker in the harness JVM, PostgreSQL (embedded binaries), "
                 + "the five services as child JVMs (-Xmx%s, SerialGC, %s); simulated backend, %d nodes x %d H100 "
-                + "in racks of 8, speedup 1; default GPU quota %d per tenant, no cap on open jobs; recovery heartbeat timeout %s")
+                + "in racks of 8, speedup 1; default GPU quota %d per tenant, no cap on submissions or open jobs; recovery heartbeat timeout %s")
                 .formatted(dataDir, serviceHeap, ServiceProcess.FULL_JIT.equals(System.getProperty(
                         ServiceProcess.JIT_PROPERTY)) ? "C1 and C2" : "C1 only", nodes, gpusPerNode,
                         nodes * gpusPerNode, heartbeatTimeout);

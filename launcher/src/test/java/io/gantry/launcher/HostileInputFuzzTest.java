@@ -106,7 +106,9 @@ class HostileInputFuzzTest {
         Path repo = Path.of("..").toAbsolutePath().normalize();
         cluster = new DevCluster(new DevCluster.Config(dataDir, repo, DevCluster.freePort(), DevCluster.freePort(),
                 DevCluster.freePortRange(5),
-                Map.of("placement", Map.of("gantry.placement.simulated.speedup", "10")), "200m")).start();
+                // no submission rate limit: every hostile body must reach validation, not a 429 for coming too fast
+                Map.of("placement", Map.of("gantry.placement.simulated.speedup", "10"),
+                        "admission", Map.of("gantry.admission.submit-rate", "0")), "200m")).start();
         topics = new TopicClient(cluster.bootstrapServers());
         offsets = new KafkaConsumer<>(Map.<String, Object>of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
                 cluster.bootstrapServers(), ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false),

@@ -9,6 +9,7 @@ import io.gantry.admission.core.JobSpecTree;
 import io.gantry.admission.core.JobSpecValidator;
 import io.gantry.admission.core.JobState;
 import io.gantry.admission.core.OpenJobsCap;
+import io.gantry.admission.core.SubmitRate;
 import io.gantry.admission.core.Validated;
 import io.gantry.admission.db.JobRecord;
 import io.gantry.admission.db.JobStore;
@@ -78,11 +79,15 @@ public class JobsController {
     private final Clock clock;
     private final int maxBodyBytes;
     private final OpenJobsCap openJobs;
+    private final SubmitRate submitRate;
 
     public JobsController(JsonMapper json, ClusterLimitsHolder limits, EventPublisher publisher, JobStore store,
                           Clock clock, @Value("${gantry.admission.max-body-bytes:65536}") int maxBodyBytes,
-                          @Value("${gantry.admission.max-open-jobs:10000}") int maxOpenJobs) {
+                          @Value("${gantry.admission.max-open-jobs:10000}") int maxOpenJobs,
+                          @Value("${gantry.admission.submit-rate:100}") double submitRate,
+                          @Value("${gantry.admission.submit-burst:500}") int submitBurst) {
         this.openJobs = new OpenJobsCap(maxOpenJobs);
+        this.submitRate = new SubmitRate(submitRate, submitBurst);
         this.json = json;
         this.limits = limits;
         this.publisher = publisher;
@@ -106,6 +111,12 @@ public class JobsController {
         boolean dry = dryRun != null && !dryRun.equals("false");
         if (dry && !dryRun.equals("true") && !dryRun.isEmpty()) {
             return Problem.badRequest(List.of(new Problem.FieldError("dryRun", "must be true or false")));
+        }
+        // before any work: a tenant submitting in a tight loop is told to slow down (dry runs count too)
+        SubmitRate.Decision pace = submitRate.take(caller.tenant(), System.nanoTime());
+        if (!pace.allowed()) {
+            return Problem.response(HttpStatus.TOO_MANY_REQUESTS, "Too many submissions", pace.refusal(), List.of())
+                    .header(HttpHeaders.RETRY_AFTER, Long.toString(pace.retryAfterSeconds()));
         }
         if (body != null && body.length > maxBodyBytes) {
             return Problem.response(HttpStatus.REQUEST_ENTITY_TOO_LARGE, "Request body too large",
