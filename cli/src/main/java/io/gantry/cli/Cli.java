@@ -21,7 +21,8 @@ import java.nio.file.Path;
         footer = {"", "Configuration: ~/.config/gantry/config.yaml (`gantry login`), GANTRY_API, GANTRY_TOKEN; "
                 + "without them the dev installation of this checkout (.gantry/tokens.yml) is used.",
                 "Exit codes: 0 ok, 1 error, 2 invalid input, 3 not authenticated/allowed, 4 not found, "
-                        + "5 conflict, 6 unavailable, 7 job failed, 8 job cancelled, 9 timeout, 10 budget exhausted."})
+                        + "5 conflict, 6 unavailable, 7 job failed, 8 job cancelled, 9 timeout, 10 budget exhausted, "
+                        + "11 limited (submitting too fast, or too many jobs open)."})
 public final class Cli implements Runnable {
     @Option(names = {"-o", "--output"}, scope = ScopeType.INHERIT, paramLabel = "FORMAT",
             description = "table (default), wide, json or yaml", converter = FormatConverter.class)
