@@ -54,7 +54,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
             builder.setDataDirectory(dataDir).setCleanDataDirectory(false)
                     .setServerConfig("synchronous_commit", "on")
                     .setServerConfig("fsync", "on");
-            password = password(dataDir.resolveSibling(dataDir.getFileName() + ".password"));
+            password = KeptSecret.read(dataDir.resolveSibling(dataDir.getFileName() + ".password"));
             // zonky's readiness check logs in too: with the password once the cluster asks for one
             builder.setConnectConfig("password", password);
         }
@@ -68,28 +68,6 @@ public final class EmbeddedPostgres implements AutoCloseable {
             started.requirePassword(dataDir);
         }
         return started;
-    }
-
-    /**
-     * A kept secret (the cluster's superuser password; the dev broker's): read from {@code file}, or made (random
-     * hex, owner-only) on first start.
-     */
-    public static String password(Path file) throws IOException {
-        if (Files.exists(file)) {
-            return Files.readString(file).strip();
-        }
-        byte[] random = new byte[24];
-        new java.security.SecureRandom().nextBytes(random);
-        String password = java.util.HexFormat.of().formatHex(random);
-        Path part = file.resolveSibling(file.getFileName() + ".part");
-        Files.writeString(part, password + "\n");
-        try {
-            Files.setPosixFilePermissions(part, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-        } catch (UnsupportedOperationException e) {
-            // not a POSIX file system
-        }
-        Files.move(part, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        return password;
     }
 
     /**

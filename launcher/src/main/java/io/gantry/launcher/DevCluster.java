@@ -199,7 +199,7 @@ public final class DevCluster implements AutoCloseable {
     }
 
     private String kafkaPassword() throws IOException {
-        return EmbeddedPostgres.password(config.dataDir().resolve("kafka.password"));
+        return io.gantry.embedded.KeptSecret.read(config.dataDir().resolve("kafka.password"));
     }
 
     /**

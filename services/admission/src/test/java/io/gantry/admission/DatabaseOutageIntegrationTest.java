@@ -1,17 +1,10 @@
 package io.gantry.admission;
 
-import io.gantry.admission.kafka.AdmissionProcessor;
 import io.gantry.embedded.EmbeddedKafka;
-import io.gantry.events.GpuDevice;
-import io.gantry.events.NodeEvent;
-import io.gantry.events.NodeRegistered;
-import io.gantry.runtime.kafka.KafkaTopics;
 import io.gantry.schemas.Topics;
 import io.gantry.testkit.StoppablePostgres;
 import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
-import io.micronaut.context.ApplicationContext;
-import io.micronaut.runtime.server.EmbeddedServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -21,11 +14,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -46,43 +35,23 @@ class DatabaseOutageIntegrationTest {
     private static final Duration PROMPT = Duration.ofSeconds(5);
 
     private StoppablePostgres postgres;
-    private ApplicationContext context;
+    private AdmissionAlone admission;
     private String base;
     private final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeAll
     void startAdmissionOnItsOwnPostgres() throws Exception {
-        String bootstrap = EmbeddedKafka.shared().bootstrapServers();
-        KafkaTopics.ensureAll(bootstrap, 1);
-        // a node to place the test's one-GPU jobs on; the node topic is shared with the other test classes, so the
-        // smallest node that serves (it moves no other class's "largest node" or "whole cluster")
-        String node = "outage-node-" + UUID.randomUUID();
-        try (TopicClient kafka = new TopicClient(bootstrap)) {
-            kafka.send(Topics.PLACEMENT_NODE_EVENTS, node, NodeEvent.newBuilder()
-                    .setEventId(UUID.randomUUID().toString()).setNodeId(node).setOccurredAt(Instant.now())
-                    .setPayload(NodeRegistered.newBuilder()
-                            .setGpus(List.of(GpuDevice.newBuilder().setIndex(0).setModel("H100").setMemoryMiB(81920)
-                                    .build()))
-                            .setCpuMillis(4_000).setMemoryMiB(16_384).setLabels(Map.of())
-                            .setBackend("simulated").build())
-                    .build());
-        }
+        AdmissionAlone.registerOneGpuNode("outage");
         postgres = StoppablePostgres.start("admission_outage");
-        Map<String, Object> props = new HashMap<>(postgres.datasource());
-        props.put("kafka.bootstrap.servers", bootstrap);
-        props.put("micronaut.server.port", "-1");
-        props.put("gantry.auth.tokens-file", TokensFile.write(Files.createTempDirectory("admission-outage-")
-                .resolve("tokens.yaml"), TokensFile.tenants("vision", VISION), ADMIN).toString());
-        context = ApplicationContext.run(EmbeddedServer.class, props).getApplicationContext();
-        base = context.getBean(EmbeddedServer.class).getURL().toString();
-        assertThat(context.getBean(AdmissionProcessor.class).awaitReady(Duration.ofSeconds(60))).isTrue();
+        admission = AdmissionAlone.start(postgres.datasource(), TokensFile.tenants("vision", VISION), ADMIN, Map.of());
+        base = admission.base();
     }
 
     @AfterAll
     void stop() {
         // the service first: its loop must not outlive the database it writes to
-        if (context != null) {
-            context.close();
+        if (admission != null) {
+            admission.close();
         }
         if (postgres != null) {
             postgres.close();

@@ -1,19 +1,12 @@
 package io.gantry.admission;
 
-import io.gantry.admission.kafka.AdmissionProcessor;
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.embedded.EmbeddedPostgres;
-import io.gantry.events.GpuDevice;
 import io.gantry.events.JobCancelled;
-import io.gantry.events.NodeEvent;
-import io.gantry.events.NodeRegistered;
 import io.gantry.events.QueueJobEvent;
-import io.gantry.runtime.kafka.KafkaTopics;
 import io.gantry.schemas.Topics;
 import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
-import io.micronaut.context.ApplicationContext;
-import io.micronaut.runtime.server.EmbeddedServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -23,11 +16,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -44,41 +34,23 @@ class OpenJobsCapIntegrationTest {
     private static final String VISION = "cap-vision-token-1";
     private static final String AUDIO = "cap-audio-token-1";
 
-    private ApplicationContext context;
+    private AdmissionAlone admission;
     private String base;
     private final HttpClient http = HttpClient.newHttpClient();
     private final String bootstrap = EmbeddedKafka.shared().bootstrapServers();
 
     @BeforeAll
     void start() throws Exception {
-        KafkaTopics.ensureAll(bootstrap, 1);
-        // the smallest node that serves: the node topic is shared with the other test classes
-        String node = "cap-node-" + UUID.randomUUID();
-        try (TopicClient kafka = new TopicClient(bootstrap)) {
-            kafka.send(Topics.PLACEMENT_NODE_EVENTS, node, NodeEvent.newBuilder()
-                    .setEventId(UUID.randomUUID().toString()).setNodeId(node).setOccurredAt(Instant.now())
-                    .setPayload(NodeRegistered.newBuilder()
-                            .setGpus(List.of(GpuDevice.newBuilder().setIndex(0).setModel("H100").setMemoryMiB(81920)
-                                    .build()))
-                            .setCpuMillis(4_000).setMemoryMiB(16_384).setLabels(Map.of())
-                            .setBackend("simulated").build())
-                    .build());
-        }
-        Map<String, Object> props = new HashMap<>(EmbeddedPostgres.shared().newDatasource("admission_cap"));
-        props.put("kafka.bootstrap.servers", bootstrap);
-        props.put("micronaut.server.port", "-1");
-        props.put("gantry.admission.max-open-jobs", "2");
-        props.put("gantry.auth.tokens-file", TokensFile.write(Files.createTempDirectory("admission-cap-")
-                .resolve("tokens.yaml"), TokensFile.tenants("vision", VISION, "audio", AUDIO), null).toString());
-        context = ApplicationContext.run(EmbeddedServer.class, props).getApplicationContext();
-        base = context.getBean(EmbeddedServer.class).getURL().toString() + "/";
-        assertThat(context.getBean(AdmissionProcessor.class).awaitReady(Duration.ofSeconds(60))).isTrue();
+        AdmissionAlone.registerOneGpuNode("cap");
+        admission = AdmissionAlone.start(EmbeddedPostgres.shared().newDatasource("admission_cap"),
+                TokensFile.tenants("vision", VISION, "audio", AUDIO), null, Map.of("gantry.admission.max-open-jobs", "2"));
+        base = admission.base();
     }
 
     @AfterAll
     void stop() {
-        if (context != null) {
-            context.close();
+        if (admission != null) {
+            admission.close();
         }
     }
 
@@ -113,7 +85,7 @@ class OpenJobsCapIntegrationTest {
     }
 
     private HttpResponse<String> submit(String token, String key) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "v1/jobs"))
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/jobs"))
                 .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("""
                         {"name":"capped","tasks":[{"name":"t","command":["sleep","1"],"gpus":1}]}"""));
@@ -124,7 +96,7 @@ class OpenJobsCapIntegrationTest {
     }
 
     private HttpResponse<String> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base + path.substring(1)))
+        return http.send(HttpRequest.newBuilder(URI.create(base + path))
                 .header("Authorization", "Bearer " + VISION).GET().build(), HttpResponse.BodyHandlers.ofString());
     }
 

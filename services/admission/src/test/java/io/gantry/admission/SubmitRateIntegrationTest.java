@@ -1,12 +1,7 @@
 package io.gantry.admission;
 
-import io.gantry.admission.kafka.AdmissionProcessor;
-import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.embedded.EmbeddedPostgres;
-import io.gantry.runtime.kafka.KafkaTopics;
 import io.gantry.testkit.TokensFile;
-import io.micronaut.context.ApplicationContext;
-import io.micronaut.runtime.server.EmbeddedServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -16,9 +11,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -32,31 +24,23 @@ class SubmitRateIntegrationTest {
     private static final String VISION = "rate-vision-token-1";
     private static final String AUDIO = "rate-audio-token-1";
 
-    private ApplicationContext context;
+    private AdmissionAlone admission;
     private String base;
     private final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeAll
     void start() throws Exception {
-        String bootstrap = EmbeddedKafka.shared().bootstrapServers();
-        KafkaTopics.ensureAll(bootstrap, 1);
-        Map<String, Object> props = new HashMap<>(EmbeddedPostgres.shared().newDatasource("admission_rate"));
-        props.put("kafka.bootstrap.servers", bootstrap);
-        props.put("micronaut.server.port", "-1");
         // one submission every 100 s after a burst of 3: the fourth comes too soon
-        props.put("gantry.admission.submit-rate", "0.01");
-        props.put("gantry.admission.submit-burst", "3");
-        props.put("gantry.auth.tokens-file", TokensFile.write(Files.createTempDirectory("admission-rate-")
-                .resolve("tokens.yaml"), TokensFile.tenants("vision", VISION, "audio", AUDIO), null).toString());
-        context = ApplicationContext.run(EmbeddedServer.class, props).getApplicationContext();
-        base = context.getBean(EmbeddedServer.class).getURL().toString() + "/";
-        assertThat(context.getBean(AdmissionProcessor.class).awaitReady(Duration.ofSeconds(60))).isTrue();
+        admission = AdmissionAlone.start(EmbeddedPostgres.shared().newDatasource("admission_rate"),
+                TokensFile.tenants("vision", VISION, "audio", AUDIO), null,
+                Map.of("gantry.admission.submit-rate", "0.01", "gantry.admission.submit-burst", "3"));
+        base = admission.base();
     }
 
     @AfterAll
     void stop() {
-        if (context != null) {
-            context.close();
+        if (admission != null) {
+            admission.close();
         }
     }
 
@@ -76,7 +60,7 @@ class SubmitRateIntegrationTest {
     }
 
     private HttpResponse<String> submit(String token) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base + "v1/jobs"))
+        return http.send(HttpRequest.newBuilder(URI.create(base + "/v1/jobs"))
                 .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"paced\",\"tasks\":[]}"))
                 .build(), HttpResponse.BodyHandlers.ofString());

@@ -1,0 +1,89 @@
+package io.gantry.admission;
+
+import io.gantry.admission.kafka.AdmissionProcessor;
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.events.GpuDevice;
+import io.gantry.events.NodeEvent;
+import io.gantry.events.NodeRegistered;
+import io.gantry.runtime.kafka.KafkaTopics;
+import io.gantry.schemas.Topics;
+import io.gantry.testkit.TokensFile;
+import io.gantry.testkit.TopicClient;
+import io.micronaut.context.ApplicationContext;
+import io.micronaut.runtime.server.EmbeddedServer;
+
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * An admission service of a test class's own (its database, tokens and settings) on the shared broker, started and
+ * ready: for the classes whose settings or database the shared one of {@link AdmissionIntegrationTest} must not have.
+ */
+final class AdmissionAlone implements AutoCloseable {
+    private final ApplicationContext context;
+    private final String base;
+
+    private AdmissionAlone(ApplicationContext context) {
+        this.context = context;
+        this.base = context.getBean(EmbeddedServer.class).getURL().toString();
+    }
+
+    /**
+     * @param datasource   the {@code datasources.default.*} settings of its database
+     * @param tokenByTenant the tenants' tokens; {@code admin} the admin's, or null
+     * @param settings     the class's own settings (strings, as a configuration file would give them)
+     */
+    static AdmissionAlone start(Map<String, ?> datasource, Map<String, String> tokenByTenant, String admin,
+                                Map<String, String> settings) throws Exception {
+        String bootstrap = EmbeddedKafka.shared().bootstrapServers();
+        KafkaTopics.ensureAll(bootstrap, 1);
+        Map<String, Object> props = new HashMap<>(datasource);
+        props.put("kafka.bootstrap.servers", bootstrap);
+        props.put("micronaut.server.port", "-1");
+        props.put("gantry.auth.tokens-file", TokensFile.write(Files.createTempDirectory("admission-alone-")
+                .resolve("tokens.yaml"), tokenByTenant, admin).toString());
+        props.putAll(settings);
+        ApplicationContext context = ApplicationContext.run(EmbeddedServer.class, props).getApplicationContext();
+        assertThat(context.getBean(AdmissionProcessor.class).awaitReady(Duration.ofSeconds(60))).isTrue();
+        return new AdmissionAlone(context);
+    }
+
+    /**
+     * Registers a node to place the test's one-GPU jobs on. The node topic is shared with the other test classes, so
+     * the smallest node that serves: it moves no other class's "largest node" or "whole cluster".
+     */
+    static void registerOneGpuNode(String prefix) {
+        String node = prefix + "-node-" + UUID.randomUUID();
+        try (TopicClient kafka = new TopicClient(EmbeddedKafka.shared().bootstrapServers())) {
+            kafka.send(Topics.PLACEMENT_NODE_EVENTS, node, NodeEvent.newBuilder()
+                    .setEventId(UUID.randomUUID().toString()).setNodeId(node).setOccurredAt(Instant.now())
+                    .setPayload(NodeRegistered.newBuilder()
+                            .setGpus(List.of(GpuDevice.newBuilder().setIndex(0).setModel("H100").setMemoryMiB(81920)
+                                    .build()))
+                            .setCpuMillis(4_000).setMemoryMiB(16_384).setLabels(Map.of())
+                            .setBackend("simulated").build())
+                    .build());
+        }
+    }
+
+    /** Its URL, without a trailing slash. */
+    String base() {
+        return base;
+    }
+
+    ApplicationContext context() {
+        return context;
+    }
+
+    @Override
+    public void close() {
+        context.close();
+    }
+}
