@@ -5,11 +5,10 @@ import picocli.CommandLine.Option;
 
 import java.time.Instant;
 import java.time.LocalDate;
-import java.time.ZoneOffset;
 
 /** The window and tenant options of the billing reads ({@code usage}, {@code costs}) and the query they make. */
 final class WindowOptions {
-    @Option(names = "--from", paramLabel = "WHEN", description = "from this instant or date (2026-11-01)")
+    @Option(names = "--from", paramLabel = "WHEN", description = "from this instant or date (2026-11-01: its midnight in billing's time zone)")
     String from;
 
     @Option(names = "--to", paramLabel = "WHEN", description = "up to this instant or date (exclusive)")
@@ -48,13 +47,16 @@ final class WindowOptions {
         return q.toString();
     }
 
-    /** An instant as the API takes it; a bare date is its midnight UTC. */
+    /**
+     * An instant or a date as the API takes it: a bare date is sent as written, and billing reads it as the midnight
+     * of its time zone (the zone its months and invoices count in), not of this machine's or UTC.
+     */
     static String instant(String s, String option) {
         try {
             return Instant.parse(s).toString();
         } catch (RuntimeException e) {
             try {
-                return LocalDate.parse(s).atStartOfDay().toInstant(ZoneOffset.UTC).toString();
+                return LocalDate.parse(s).toString();
             } catch (RuntimeException e2) {
                 throw new CliException(ExitCode.INVALID, option + " must be a date (2026-11-01) or an instant "
                         + "(2026-11-01T12:00:00Z), not " + s);

@@ -13,12 +13,12 @@ class WindowOptionsTest {
     }
 
     @Test
-    void usageAndCostsTakeTheSameWindowAndTenant() {
+    void usageAndCostsTakeTheSameWindowAndTenantAndSendDatesAsWritten() {
         String[] args = {"--from", "2026-11-01", "--to", "2026-11-15T12:00:00Z", "-t", "team a"};
         assertThat(parsed(new UsageCommand(), args).query("/v1/usage", null))
-                .isEqualTo("/v1/usage?from=2026-11-01T00%3A00%3A00Z&to=2026-11-15T12%3A00%3A00Z&tenant=team+a");
+                .isEqualTo("/v1/usage?from=2026-11-01&to=2026-11-15T12%3A00%3A00Z&tenant=team+a");
         assertThat(parsed(new CostsCommand(), args).query("/v1/costs", null))
-                .isEqualTo("/v1/costs?from=2026-11-01T00%3A00%3A00Z&to=2026-11-15T12%3A00%3A00Z&tenant=team+a");
+                .isEqualTo("/v1/costs?from=2026-11-01&to=2026-11-15T12%3A00%3A00Z&tenant=team+a");
     }
 
     @Test

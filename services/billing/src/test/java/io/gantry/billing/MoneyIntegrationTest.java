@@ -274,6 +274,14 @@ class MoneyIntegrationTest implements TestPropertyProvider {
                 assertThat(byMonth).containsEntry("from", "2025-05-31T22:00:00Z").containsEntry("to",
                         "2025-06-30T22:00:00Z");
                 assertThat(new BigDecimal((String) byMonth.get("total"))).isEqualTo(expected.get(tenant));
+                // and so are its dates (what `gantry costs --from 2025-06-01` sends), in usage as in costs
+                Map<String, Object> byDates = json(call(base, "GET", "/v1/costs?from=2025-06-01&to=2025-07-01&tenant="
+                        + tenant, ADMIN, null, null).body());
+                assertThat(byDates).containsEntry("from", "2025-05-31T22:00:00Z").containsEntry("to",
+                        "2025-06-30T22:00:00Z");
+                assertThat(new BigDecimal((String) byDates.get("total"))).isEqualTo(expected.get(tenant));
+                assertThat(json(call(base, "GET", "/v1/usage?from=2025-06-01&to=2025-07-01&tenant=" + tenant, ADMIN,
+                        null, null).body())).containsEntry("from", "2025-05-31T22:00:00Z");
             }
             assertField(call(base, "GET", "/v1/costs?month=2025-06&from=2025-06-01T00:00:00Z", ADMIN, null, null),
                     400, "month");

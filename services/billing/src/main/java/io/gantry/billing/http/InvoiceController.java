@@ -8,6 +8,7 @@ import io.gantry.billing.core.Invoicing;
 import io.gantry.billing.core.RatedLine;
 import io.gantry.billing.core.Reconciliation;
 import io.gantry.billing.core.UsageWindow;
+import io.gantry.billing.core.WindowBound;
 import io.gantry.billing.db.BillingStore;
 import io.gantry.billing.money.BillingSettings;
 import io.gantry.billing.money.InvoiceService;
@@ -31,7 +32,6 @@ import io.micronaut.serde.annotation.Serdeable;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Optional;
 
@@ -151,8 +151,8 @@ public class InvoiceController {
             }
             // a month is the operator's calendar month (gantry.billing.time-zone), as invoices count it
             BillingMonth m = month == null ? null : BillingMonth.parse(month, settings.zone());
-            window = m != null ? new UsageWindow(m.from(), m.to()) : new UsageWindow(instant("from", from),
-                    instant("to", to));
+            window = m != null ? new UsageWindow(m.from(), m.to()) : new UsageWindow(
+                    WindowBound.parse("from", from, settings.zone()), WindowBound.parse("to", to, settings.zone()));
         } catch (InvalidInput e) {
             return Problems.of(e);
         } catch (IllegalArgumentException e) {
@@ -207,8 +207,8 @@ public class InvoiceController {
 
     private Window window(String from, String to) {
         try {
-            Instant f = instant("from", from);
-            Instant t = instant("to", to);
+            Instant f = WindowBound.parse("from", from, settings.zone());
+            Instant t = WindowBound.parse("to", to, settings.zone());
             if (f == null || t == null) {
                 BillingMonth m = BillingMonth.containing(Instant.now(), settings.zone());
                 f = f == null ? m.from() : f;
@@ -341,17 +341,6 @@ public class InvoiceController {
             return Optional.of(Problems.ownTenantOnly(caller.tenant()));
         }
         return Optional.empty();
-    }
-
-    private static Instant instant(String field, String value) {
-        if (value == null || value.isBlank()) {
-            return null;
-        }
-        try {
-            return Instant.parse(value.trim());
-        } catch (DateTimeParseException e) {
-            throw InvalidInput.of(field, "must be an ISO-8601 instant, e.g. 2026-01-01T00:00:00Z");
-        }
     }
 
     private static String blankToNull(String s) {

@@ -1,11 +1,14 @@
 package io.gantry.billing.http;
 
+import io.gantry.billing.core.InvalidInput;
 import io.gantry.billing.core.Usage;
 import io.gantry.billing.core.UsageReport;
 import io.gantry.billing.core.UsageRow;
 import io.gantry.billing.core.UsageWindow;
+import io.gantry.billing.core.WindowBound;
 import io.gantry.billing.db.Ledger;
 import io.gantry.billing.db.UsageEntryRow;
+import io.gantry.billing.money.BillingSettings;
 import io.gantry.runtime.http.Caller;
 import io.gantry.runtime.http.Ids;
 import io.gantry.runtime.http.Problem;
@@ -20,7 +23,6 @@ import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.serde.annotation.Serdeable;
 
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -32,9 +34,11 @@ import java.util.List;
 @ExecuteOn(TaskExecutors.BLOCKING)
 public class UsageController {
     private final Ledger ledger;
+    private final BillingSettings settings;
 
-    public UsageController(Ledger ledger) {
+    public UsageController(Ledger ledger, BillingSettings settings) {
         this.ledger = ledger;
+        this.settings = settings;
     }
 
     @Get
@@ -84,14 +88,12 @@ public class UsageController {
         return HttpResponse.ok(rows);
     }
 
-    private static Instant instant(String field, String value, List<Problem.FieldError> errors) {
-        if (value == null || value.isBlank()) {
-            return null;
-        }
+    /** The window end {@code value} names (see {@link WindowBound}); null and an error added when it names none. */
+    private Instant instant(String field, String value, List<Problem.FieldError> errors) {
         try {
-            return Instant.parse(value.trim());
-        } catch (DateTimeParseException e) {
-            errors.add(new Problem.FieldError(field, "must be an ISO-8601 instant, e.g. 2026-01-01T00:00:00Z"));
+            return WindowBound.parse(field, value, settings.zone());
+        } catch (InvalidInput e) {
+            e.fields().forEach(f -> errors.add(new Problem.FieldError(f.field(), f.message())));
             return null;
         }
     }
