@@ -18,9 +18,13 @@ import io.gantry.testkit.PrometheusText;
 import io.gantry.testkit.TokensFile;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
@@ -40,6 +44,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -80,6 +85,15 @@ class AdmissionInstancesMetricsTest {
                         .setSha256("0").setYaml("# test").setQueues(List.of(new QueueEntry("vision", "vision")))
                         .setPriorityClasses(List.of("normal")).build())
                 .build());
+        // groups that are not a service's own: a queue shard's, billing's Kafka Streams application, and a
+        // stranger's (committed offsets only, as a unit that is down leaves them)
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers()))) {
+            for (String group : List.of("gantry-queue-shard-1", "gantry-billing-month-to-date", "someone-else")) {
+                admin.alterConsumerGroupOffsets(group, Map.of(new TopicPartition(Topics.PLACEMENT_NODE_EVENTS.name(),
+                        0), new OffsetAndMetadata(0))).all().get(30, TimeUnit.SECONDS);
+            }
+        }
         tokens = TokensFile.write(TokensFile.tenants("vision", TOKEN), null);
         database = EmbeddedPostgres.shared().newDatasource("admission");
         InstanceProperties.freePorts(PORTS, "1", "2");
@@ -148,6 +162,9 @@ class AdmissionInstancesMetricsTest {
                     .doesNotHaveDuplicates();
             assertThat(lag).anySatisfy(s -> assertThat(s.labels()).containsEntry("group", "gantry-admission")
                     .containsEntry("topic", Topics.ADMISSION_JOB_EVENTS.name()));
+            // every Gantry group, a split unit's and the Streams application's too; no one else's
+            assertThat(lag.stream().map(s -> s.label("group")).distinct())
+                    .contains("gantry-queue-shard-1", "gantry-billing-month-to-date").doesNotContain("someone-else");
 
             // the reporting instance stops: the other one reports the same figures on its own
             String reporterId = scrape("1").sum("gantry_instance_reporter", Map.of()) == 1 ? "1" : "2";

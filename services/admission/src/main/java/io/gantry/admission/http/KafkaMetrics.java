@@ -38,9 +38,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Kafka health of the whole system, measured from outside the services' loops: the consumer lag of every service's
- * group ({@code gantry_kafka_consumer_lag_records{group,topic,partition}}: each partition the group has committed
- * offsets for, once) and the records every service sent to its
+ * Kafka health of the whole system, measured from outside the services' loops: the consumer lag of every Gantry
+ * group, the services' own, their split units' and billing's Streams application's (every group named
+ * {@code gantry-*}; {@code gantry_kafka_consumer_lag_records{group,topic,partition}}: each partition the group has
+ * committed offsets for, once) and the records every service sent to its
  * dead-letter topic ({@code gantry_dead_letters_total{owner,topic}}: the service that owns the topic, and the topic).
  * One exporter for all five services, so the lag of a service that is down (the case that matters) is still reported.
  * The label is {@code owner}, not {@code service}: a scrape configuration that labels each target with its service
@@ -64,6 +65,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public class KafkaMetrics implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaMetrics.class);
     private static final long TIMEOUT_SECONDS = 5;
+    /** The prefix of every consumer group Gantry runs ({@code gantry-<service>[-<unit>]}, billing's Streams id). */
+    private static final String GROUP_PREFIX = "gantry-";
 
     private final String bootstrap;
     private final ClusterReporter reporter;
@@ -215,8 +218,19 @@ public class KafkaMetrics implements AutoCloseable {
     private void refreshLag(Admin a) throws Exception {
         Map<String, Map<TopicPartition, OffsetAndMetadata>> committed = new TreeMap<>();
         Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+        // every Gantry group: the services' own, their split units' (gantry-queue-shard-N, gantry-placement-pool-P)
+        // and billing's Kafka Streams application (gantry-billing-month-to-date); listed with their committed offsets
+        // also while no member runs, which is when the lag matters
+        java.util.SortedSet<String> groups = new java.util.TreeSet<>();
         for (Service s : Service.values()) {
-            String group = "gantry-" + s.id();
+            groups.add(GROUP_PREFIX + s.id());
+        }
+        for (var g : a.listConsumerGroups().all().get(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+            if (g.groupId().startsWith(GROUP_PREFIX)) {
+                groups.add(g.groupId());
+            }
+        }
+        for (String group : groups) {
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>(a.listConsumerGroupOffsets(group)
                     .partitionsToOffsetAndMetadata().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
             offsets.values().removeIf(o -> o == null);
