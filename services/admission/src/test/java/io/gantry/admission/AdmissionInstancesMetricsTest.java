@@ -13,6 +13,7 @@ import io.gantry.runtime.kafka.KafkaTopics;
 import io.gantry.schemas.AvroWire;
 import io.gantry.schemas.Topic;
 import io.gantry.schemas.Topics;
+import io.gantry.testkit.InstanceHttp;
 import io.gantry.testkit.InstanceProperties;
 import io.gantry.testkit.PrometheusText;
 import io.gantry.testkit.TokensFile;
@@ -39,7 +40,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,7 +64,7 @@ class AdmissionInstancesMetricsTest {
     private static EmbeddedKafka broker;
     private static Path tokens;
     private static Map<String, String> database;
-    private static final Map<String, Integer> PORTS = new HashMap<>();
+    private static final InstanceHttp INSTANCES = new InstanceHttp("1", "2");
 
     @BeforeAll
     static void start() throws Exception {
@@ -96,7 +96,6 @@ class AdmissionInstancesMetricsTest {
         }
         tokens = TokensFile.write(TokensFile.tenants("vision", TOKEN), null);
         database = EmbeddedPostgres.shared().newDatasource("admission");
-        InstanceProperties.freePorts(PORTS, "1", "2");
     }
 
     @AfterAll
@@ -107,7 +106,7 @@ class AdmissionInstancesMetricsTest {
     }
 
     private static ApplicationContext instance(String id) throws InterruptedException {
-        Map<String, Object> props = InstanceProperties.of(broker.bootstrapServers(), PORTS.get(id), tokens, id);
+        Map<String, Object> props = InstanceProperties.of(broker.bootstrapServers(), INSTANCES.port(id), tokens, id);
         props.putAll(database);
         props.put("gantry.kafka.partitions", "2");
         props.put("gantry.admission.metrics.refresh", "500ms");
@@ -128,12 +127,12 @@ class AdmissionInstancesMetricsTest {
                 jobs.add(submit(i % 2 == 0 ? "1" : "2", "job-" + i));
             }
             for (String job : jobs) {
-                await().atMost(TIMEOUT).until(() -> get("1", "/v1/jobs/" + job, TOKEN).statusCode() == 200);
+                await().atMost(TIMEOUT).until(() -> INSTANCES.get("1", "/v1/jobs/" + job, TOKEN).statusCode() == 200);
             }
 
             // what Prometheus would sum over the two targets is the cluster's figure
             await().atMost(TIMEOUT).untilAsserted(() -> {
-                List<PrometheusText> pages = List.of(scrape("1"), scrape("2"));
+                List<PrometheusText> pages = List.of(INSTANCES.scrape("1"), INSTANCES.scrape("2"));
                 assertThat(pages.stream().mapToDouble(p -> p.sum("gantry_jobs", Map.of("tenant", "vision"))).sum())
                         .as("jobs by state, summed over both instances").isEqualTo(JOBS);
                 assertThat(pages.stream().mapToDouble(p -> p.sum("gantry_jobs",
@@ -142,7 +141,7 @@ class AdmissionInstancesMetricsTest {
                         .as("one instance reports the cluster").isEqualTo(1);
                 assertThat(pages).filteredOn(p -> p.has("gantry_kafka_consumer_lag_records")).hasSize(1);
             });
-            List<PrometheusText> pages = List.of(scrape("1"), scrape("2"));
+            List<PrometheusText> pages = List.of(INSTANCES.scrape("1"), INSTANCES.scrape("2"));
             PrometheusText reporter = pages.stream().filter(p -> p.sum("gantry_instance_reporter", Map.of()) == 1)
                     .findFirst().orElseThrow();
             PrometheusText other = pages.stream().filter(p -> p != reporter).findFirst().orElseThrow();
@@ -167,11 +166,11 @@ class AdmissionInstancesMetricsTest {
                     .contains("gantry-queue-shard-1", "gantry-billing-month-to-date").doesNotContain("someone-else");
 
             // the reporting instance stops: the other one reports the same figures on its own
-            String reporterId = scrape("1").sum("gantry_instance_reporter", Map.of()) == 1 ? "1" : "2";
+            String reporterId = INSTANCES.scrape("1").sum("gantry_instance_reporter", Map.of()) == 1 ? "1" : "2";
             String survivor = reporterId.equals("1") ? "2" : "1";
             instances.remove(reporterId).close();
             await().atMost(TIMEOUT).untilAsserted(() -> {
-                PrometheusText page = scrape(survivor);
+                PrometheusText page = INSTANCES.scrape(survivor);
                 assertThat(page.sum("gantry_instance_reporter", Map.of())).isEqualTo(1);
                 assertThat(page.sum("gantry_jobs", Map.of("tenant", "vision"))).isEqualTo(JOBS);
                 assertThat(page.has("gantry_kafka_consumer_lag_records")).isTrue();
@@ -182,31 +181,13 @@ class AdmissionInstancesMetricsTest {
     }
 
     private static String submit(String instance, String name) throws Exception {
-        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url(instance) + "/v1/jobs"))
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(INSTANCES.url(instance) + "/v1/jobs"))
                 .header("Authorization", "Bearer " + TOKEN).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("""
                         {"name":"%s","tasks":[{"name":"worker","replicas":1,"command":["python","train.py"],"gpus":2,
                          "gpuModel":"H100"}]}""".formatted(name))).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
         return r.body().replaceAll("(?s).*\"jobId\"\\s*:\\s*\"([^\"]+)\".*", "$1");
-    }
-
-    private static PrometheusText scrape(String instance) throws Exception {
-        HttpResponse<String> r = get(instance, "/prometheus", null);
-        assertThat(r.statusCode()).isEqualTo(200);
-        return PrometheusText.parse(r.body());
-    }
-
-    private static HttpResponse<String> get(String instance, String path, String token) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url(instance) + path)).GET();
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
-        }
-        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static String url(String instance) {
-        return "http://127.0.0.1:" + PORTS.get(instance);
     }
 
     private static <V> void send(Topic<V> topic, String key, V value) {

@@ -3,6 +3,7 @@ package io.gantry.placement;
 import io.gantry.embedded.EmbeddedKafka;
 import io.gantry.placement.kafka.PlacementProcessor;
 import io.gantry.runtime.kafka.Ownership;
+import io.gantry.testkit.InstanceHttp;
 import io.gantry.testkit.InstanceProperties;
 import io.gantry.testkit.PrometheusText;
 import io.gantry.testkit.TokensFile;
@@ -12,13 +13,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -33,16 +30,14 @@ import static org.awaitility.Awaitility.await;
 class PlacementInstancesMetricsTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final String ADMIN = "metrics-admin-token-123";
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static EmbeddedKafka broker;
     private static Path tokens;
-    private static final Map<String, Integer> PORTS = new HashMap<>();
+    private static final InstanceHttp INSTANCES = new InstanceHttp("1", "2");
 
     @BeforeAll
     static void start() throws Exception {
         broker = EmbeddedKafka.start(null, 0, Map.of());
         tokens = TokensFile.write(TokensFile.tenants("vision", "metrics-vision-token-1"), ADMIN);
-        InstanceProperties.freePorts(PORTS, "1", "2");
     }
 
     @AfterAll
@@ -53,7 +48,7 @@ class PlacementInstancesMetricsTest {
     }
 
     private static ApplicationContext instance(String id) {
-        Map<String, Object> props = InstanceProperties.of(broker.bootstrapServers(), PORTS.get(id), tokens, id);
+        Map<String, Object> props = InstanceProperties.of(broker.bootstrapServers(), INSTANCES.port(id), tokens, id);
         props.put("gantry.placement.metrics.refresh", "500ms");
         return ApplicationContext.run(EmbeddedServer.class, props).getApplicationContext();
     }
@@ -65,14 +60,14 @@ class PlacementInstancesMetricsTest {
             try (ApplicationContext two = instance("2")) {
                 await().atMost(TIMEOUT).until(() -> two.getBean(PlacementProcessor.class).ownership().role()
                         == Ownership.Role.STANDBY);
-                HttpResponse<String> cluster = get("1", "/v1/cluster", ADMIN);
+                HttpResponse<String> cluster = INSTANCES.get("1", "/v1/cluster", ADMIN);
                 assertThat(cluster.statusCode()).as(cluster.body()).isEqualTo(200);
                 int gpus = Integer.parseInt(cluster.body().replaceAll("(?s).*\"gpus\"\\s*:\\s*(\\d+).*", "$1"));
                 assertThat(gpus).isPositive();
 
                 await().atMost(TIMEOUT).untilAsserted(() -> {
-                    PrometheusText owner = scrape("1");
-                    PrometheusText standby = scrape("2");
+                    PrometheusText owner = INSTANCES.scrape("1");
+                    PrometheusText standby = INSTANCES.scrape("2");
                     assertThat(owner.sum("gantry_placement_gpus", Map.of()) + standby.sum("gantry_placement_gpus",
                             Map.of())).as("GPUs by state, summed over both instances").isEqualTo(gpus);
                     for (String series : List.of("gantry_placement_gpus", "gantry_placement_node_gpus",
@@ -87,19 +82,5 @@ class PlacementInstancesMetricsTest {
                 });
             }
         }
-    }
-
-    private static PrometheusText scrape(String instance) throws Exception {
-        HttpResponse<String> r = get(instance, "/prometheus", null);
-        assertThat(r.statusCode()).isEqualTo(200);
-        return PrometheusText.parse(r.body());
-    }
-
-    private static HttpResponse<String> get(String instance, String path, String token) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + PORTS.get(instance) + path));
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
-        }
-        return HTTP.send(b.GET().build(), HttpResponse.BodyHandlers.ofString());
     }
 }
