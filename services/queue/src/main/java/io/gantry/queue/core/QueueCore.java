@@ -112,7 +112,7 @@ public final class QueueCore {
         scheduler.unpark(parked);
         List<QueueFact> out = new ArrayList<>();
         dispatchCycle(true, out);
-        return List.copyOf(out);
+        return published(out);
     }
 
     /**
@@ -262,7 +262,35 @@ public final class QueueCore {
         }
         explainBudgetHolds(out);
         dispatchCycle(input instanceof Input.Restored, out);
-        return List.copyOf(out);
+        return published(out);
+    }
+
+    /**
+     * The facts of one decision as published: a job told twice why it waits (a resume says "its turn", then the
+     * cycle what holds it) keeps only the last. Both share the decision's instant, and readers order a job's waits by
+     * time (admission's status breaks a tie by event id, which would pick either). The state is the same: a wait
+     * other than CAPACITY only sets the reason of a queued job, which the later one replaces on replay too (or a
+     * dispatch in between clears). A CAPACITY wait is kept: it parks a dispatched job.
+     */
+    private static List<QueueFact> published(List<QueueFact> out) {
+        int waits = 0;
+        for (QueueFact f : out) {
+            waits += f instanceof QueueFact.JobWaiting ? 1 : 0;
+        }
+        if (waits < 2) {
+            return List.copyOf(out);
+        }
+        Set<String> told = new HashSet<>();
+        List<QueueFact> kept = new ArrayList<>(out.size());
+        for (int i = out.size() - 1; i >= 0; i--) {
+            QueueFact f = out.get(i);
+            if (!(f instanceof QueueFact.JobWaiting w) || told.add(w.jobId() + "#" + w.attempt())
+                    || w.reason() == WaitReason.CAPACITY) {
+                kept.add(f);
+            }
+        }
+        java.util.Collections.reverse(kept);
+        return List.copyOf(kept);
     }
 
     /**
