@@ -47,17 +47,29 @@ public class PriceBookService {
     private final JsonMapper json;
     private final Clock clock;
     private final String file;
-    private volatile PriceBook current = PriceBook.empty("EUR");
+    private volatile PriceBook current;
     private volatile BillingStore.PriceBookRow currentRow;
 
     public PriceBookService(BillingStore store, BillingProcessor processor, KnownModels models, JsonMapper json,
-                            Clock clock, @Nullable @Value("${gantry.billing.price-book-file:}") String file) {
+                            Clock clock, @Nullable @Value("${gantry.billing.price-book-file:}") String file,
+                            @Value("${gantry.billing.currency:EUR}") String currency) {
+        this.current = PriceBook.empty(currencyOf(currency));
         this.store = store;
         this.processor = processor;
         this.models = models;
         this.json = json;
         this.clock = clock;
         this.file = file == null || file.isBlank() ? null : file;
+    }
+
+    /** The configured currency of version 0 (no prices yet): an ISO 4217 code, or the service does not start. */
+    private static String currencyOf(String code) {
+        try {
+            return java.util.Currency.getInstance(code.trim().toUpperCase(java.util.Locale.ROOT)).getCurrencyCode();
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new IllegalStateException("gantry.billing.currency must be an ISO 4217 currency code such as EUR or"
+                    + " USD, was '" + code + "'", e);
+        }
     }
 
     @PostConstruct
