@@ -72,8 +72,6 @@ public class BudgetService {
     private final Map<String, Budget.Status> announced = new ConcurrentHashMap<>();
     private final Map<String, AtomicReference<BigDecimal>[]> gauges = new ConcurrentHashMap<>();
     private final Map<Tags, Counter> alerts = new ConcurrentHashMap<>();
-    /** Whether this instance reports the cluster now (changed under this object's lock). */
-    private boolean reporting;
     /** The budgets this instance last checked while it reports the cluster (null before its first check). */
     private List<Budget> checked;
 
@@ -201,16 +199,12 @@ public class BudgetService {
      * once, as the other instance may have announced changes meanwhile.
      */
     private boolean followReporter() {
-        boolean reports = reporter.reportsCluster();
-        if (reporting && !reports) {
-            meters.removeAll();
+        return meters.follow(reporter, () -> {
             gauges.clear();
             alerts.clear();
             announced.clear();
             checked = null;
-        }
-        reporting = reports;
-        return reports;
+        });
     }
 
     /** The minor digits of the current price book's currency: amounts are shown with at least these. */
