@@ -123,9 +123,9 @@ public class JobMetrics {
 
     /** Another instance reports the cluster now: this one exports none of its series. */
     private void stopReporting() {
+        LOG.info("job metrics: another instance reports the cluster's series now");
         reporting = false;
         jobs.register(List.of(), true);
-        meters.removeAll();
         admissionWait.clear();
         placementWait.clear();
         decision.clear();
@@ -134,12 +134,7 @@ public class JobMetrics {
     }
 
     void refresh() {
-        boolean reports = reporter.reportsCluster();
-        if (!reports) {
-            if (reporting) {
-                LOG.info("job metrics: another instance reports the cluster's series now");
-                stopReporting();
-            }
+        if (!meters.follow(reporter, this::stopReporting)) {
             return;
         }
         if (!reporting) {

@@ -103,10 +103,7 @@ public class KafkaMetrics implements AutoCloseable {
     }
 
     void refresh() {
-        if (!reporter.reportsCluster()) {
-            if (reporting) {
-                stopReporting();
-            }
+        if (!meters.follow(reporter, this::stopReporting)) {
             return;
         }
         if (!reporting) {
@@ -139,7 +136,6 @@ public class KafkaMetrics implements AutoCloseable {
     private void stopReporting() {
         reporting = false;
         lag.register(List.of(), true);
-        meters.removeAll();
         synchronized (reading) {
             deadLetters.clear();
             if (deadLetterReader != null) {

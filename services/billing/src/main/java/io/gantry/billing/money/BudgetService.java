@@ -37,12 +37,24 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * Money budgets: stored by the admin API, checked against the month-to-date spend on a timer and after every
  * change, and announced on {@code billing.budget-events} whenever a budget's state or threshold changes (and once
- * per budget after a start), so admission can gate new jobs without calling billing. Also exported as metrics.
+ * per budget when an instance begins to announce them), so admission can gate new jobs without calling billing.
+ * Also exported as metrics.
  *
  * <p>The spend is the rated ledger: allocations count once released, so a long run enters the spend when it ends.
  *
- * <p>The budget gauges and the alert counter describe the whole cluster (the ledger is one database every instance
- * reads): only the instance that reports the cluster ({@link ClusterReporter}) exports them.
+ * <p>Budgets and the ledger are one database every instance reads, so what they say about the cluster comes from one
+ * instance, the one that reports the cluster ({@link ClusterReporter}): it alone checks budgets, announces their
+ * changes and exports the budget gauges and the alert counter. So each change is announced once, not once per
+ * instance. An instance that begins to report (at its start, or taking over) does not know what was announced before
+ * it, so it announces every budget once; consumers keep the newest status per budget, so that repeat is harmless.
+ *
+ * <p>An admin's {@link #replace} reaching another instance stores the set and answers with its statuses; the
+ * reporting instance notices that the stored set is not the one it last checked within
+ * {@code gantry.billing.budgets.notice-every} (seconds, not {@code check-every}) and announces what changed. The
+ * replacing instance does not announce: the reporting one could not tell (it would need a record of announcements
+ * shared in PostgreSQL, under a lock), and two announcing instances could put two statuses of one budget on the topic
+ * in the wrong order. Left open: a budget removed on another instance in the moments before the reporting instance
+ * stops is never announced as removed (its successor knows only the budgets that exist).
  */
 @Singleton
 public class BudgetService {
@@ -56,11 +68,12 @@ public class BudgetService {
     private final ClusterMeters meters;
     private final ClusterReporter reporter;
     private final Clock clock;
+    /** What this instance announced last per budget key, while it reports the cluster (empty otherwise). */
     private final Map<String, Budget.Status> announced = new ConcurrentHashMap<>();
     private final Map<String, AtomicReference<BigDecimal>[]> gauges = new ConcurrentHashMap<>();
     private final Map<Tags, Counter> alerts = new ConcurrentHashMap<>();
-    /** Whether this instance exports the budget series now (changed under this object's lock). */
-    private boolean reporting;
+    /** The budgets this instance last checked while it reports the cluster (null before its first check). */
+    private List<Budget> checked;
 
     public BudgetService(BillingStore store, InvoiceService invoices, PriceBookService prices,
                          BillingSettings settings, BillingProcessor processor, MeterRegistry meters,
@@ -85,33 +98,69 @@ public class BudgetService {
         return invoices.spent(tenant, queue, new UsageWindow(month.from(), month.to()));
     }
 
-    /** Replaces every budget (validated; none below what is already spent), then checks and announces them. */
+    /**
+     * Replaces every budget (validated; none below what is already spent) and answers with their statuses. The
+     * instance that reports the cluster checks and announces them at once; another one leaves that to it (it
+     * notices the new set within {@code gantry.billing.budgets.notice-every}).
+     */
     public synchronized List<Budget.Status> replace(Object tree) {
         List<Budget> budgets = BudgetParser.parse(tree, b -> spentThisMonth(b.tenant(), b.queue()),
                 prices.current().minorDigits());
         store.replaceBudgets(budgets, clock.instant());
-        return check();
+        return followReporter() ? check() : statuses();
     }
 
     public List<Budget.Status> statuses() {
+        return statuses(store.budgets());
+    }
+
+    private List<Budget.Status> statuses(List<Budget> budgets) {
         BillingMonth month = BillingMonth.containing(clock.instant(), settings.zone());
         List<Budget.Status> out = new ArrayList<>();
-        for (Budget b : store.budgets()) {
+        for (Budget b : budgets) {
             out.add(b.evaluate(month, spentThisMonth(b.tenant(), b.queue())));
         }
         return out;
     }
 
-    /** Evaluates every budget and announces those whose state, threshold, limit, action or month changed. */
+    /**
+     * On the instance that reports the cluster, checks at once when the stored budgets are not those it last
+     * checked: another instance replaced them, or this one has not checked since it began to report.
+     */
+    @Scheduled(fixedDelay = "${gantry.billing.budgets.notice-every:2s}", initialDelay = "5s")
+    synchronized void noticeChanges() {
+        if (!followReporter()) {
+            return;
+        }
+        try {
+            if (checked != null && checked.equals(store.budgets())) {
+                return;
+            }
+        } catch (RuntimeException e) {
+            return; // the database is away: the next look, or the next check, tries again (and says so)
+        }
+        check();
+    }
+
+    /**
+     * On the instance that reports the cluster, evaluates every budget and announces those whose state, threshold,
+     * limit, action or month changed; elsewhere does nothing and answers nothing.
+     */
     @Scheduled(fixedDelay = "${gantry.billing.budgets.check-every:1m}", initialDelay = "5s")
     public synchronized List<Budget.Status> check() {
+        if (!followReporter()) {
+            return List.of();
+        }
+        List<Budget> budgets;
         List<Budget.Status> all;
         try {
-            all = statuses();
+            budgets = store.budgets();
+            all = statuses(budgets);
         } catch (RuntimeException e) {
             LOG.warn("budget check failed; the next one retries: {}", e.toString());
             return List.of();
         }
+        checked = budgets;
         java.util.Set<String> current = new java.util.HashSet<>();
         all.forEach(s -> current.add(s.budget().key()));
         for (String gone : new ArrayList<>(announced.keySet())) {
@@ -123,30 +172,18 @@ public class BudgetService {
                         Budget.State.OK, 0));
             }
         }
-        boolean reports = reporter.reportsCluster();
-        if (reporting && !reports) {
-            // another instance reports the cluster now: its gauges are the figures
-            meters.removeAll();
-            gauges.clear();
-            alerts.clear();
-        }
-        reporting = reports;
         for (Budget.Status s : all) {
-            if (reporting) {
-                gauge(s);
-            }
+            gauge(s);
             Budget.Status before = announced.get(s.budget().key());
             if (before == null || before.state() != s.state() || before.thresholdPercent() != s.thresholdPercent()
                     || !before.month().equals(s.month()) || !before.budget().equals(s.budget())) {
                 announce(s);
                 if (s.state() != Budget.State.OK && (before == null || before.state() != s.state()
                         || before.thresholdPercent() != s.thresholdPercent())) {
-                    if (reporting) {
-                        alerts.computeIfAbsent(Tags.of("tenant", s.budget().tenant(), "queue",
-                                Objects.requireNonNullElse(s.budget().queue(), ""), "state", s.state().name()),
-                                t -> meters.add(Counter.builder("gantry.billing.budget.alerts").tags(t)
-                                        .register(meters.registry()))).increment();
-                    }
+                    alerts.computeIfAbsent(Tags.of("tenant", s.budget().tenant(), "queue",
+                            Objects.requireNonNullElse(s.budget().queue(), ""), "state", s.state().name()),
+                            t -> meters.add(Counter.builder("gantry.billing.budget.alerts").tags(t)
+                                    .register(meters.registry()))).increment();
                     LOG.info("budget {} {} at {} of {} {}", s.budget().key(), s.state(), s.spent().toPlainString(),
                             Money.text(s.budget().limit(), minorDigits()), prices.current().currency());
                 }
@@ -154,6 +191,20 @@ public class BudgetService {
             }
         }
         return all;
+    }
+
+    /**
+     * Whether this instance reports the cluster now. One that stops removes its budget series (the reporting
+     * instance's are the figures) and forgets what it announced: should it report again, it announces every budget
+     * once, as the other instance may have announced changes meanwhile.
+     */
+    private boolean followReporter() {
+        return meters.follow(reporter, () -> {
+            gauges.clear();
+            alerts.clear();
+            announced.clear();
+            checked = null;
+        });
     }
 
     /** The minor digits of the current price book's currency: amounts are shown with at least these. */

@@ -79,13 +79,11 @@ public class FinOpsService {
 
     @Scheduled(fixedDelay = "${gantry.billing.finops.check-every:1m}", initialDelay = "10s")
     synchronized void refreshGauges() {
-        if (!reporter.reportsCluster()) {
-            if (!gauges.isEmpty() || !utilisationGauges.isEmpty()) {
-                // another instance reports the cluster now: its gauges are the figures
-                meters.removeAll();
-                gauges.clear();
-                utilisationGauges.clear();
-            }
+        // once another instance reports the cluster, its gauges are the figures
+        if (!meters.follow(reporter, () -> {
+            gauges.clear();
+            utilisationGauges.clear();
+        })) {
             return;
         }
         try {

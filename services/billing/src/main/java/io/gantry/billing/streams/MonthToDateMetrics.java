@@ -48,7 +48,7 @@ public class MonthToDateMetrics implements MonthToDateStreams.Watcher {
 
     @Override
     public synchronized void counted(String tenant) {
-        if (reporter.reportsCluster() && tenants.add(tenant)) {
+        if (meters.follow(reporter, tenants::clear) && tenants.add(tenant)) {
             meters.add(Gauge.builder("gantry.billing.month.to.date.gpu.seconds",
                             () -> sum(tenant, UsageRow::gpuMicros) / 1e6)
                     .tag("tenant", tenant)
@@ -64,12 +64,7 @@ public class MonthToDateMetrics implements MonthToDateStreams.Watcher {
     /** Exports the tenants' gauges while this instance reports the cluster, and removes them when it stops. */
     @Scheduled(fixedDelay = "${gantry.billing.month-to-date.reporter-check:5s}", initialDelay = "1s")
     synchronized void followReporter() {
-        if (!reporter.reportsCluster()) {
-            if (!tenants.isEmpty()) {
-                meters.removeAll();
-                tenants.clear();
-            }
-        } else if (tenants.isEmpty() && streams.isRunning()) {
+        if (meters.follow(reporter, tenants::clear) && tenants.isEmpty() && streams.isRunning()) {
             running();
         }
     }
