@@ -131,12 +131,40 @@ class BudgetAnnouncementsAcrossInstancesTest {
         }
     }
 
+    @Test
+    void aPriceBookAppliedOnOneInstanceIsInForceOnTheOtherWithinSeconds() throws Exception {
+        try (EmbeddedKafka broker = EmbeddedKafka.start(null, 0, Map.of());
+             TopicClient kafka = new TopicClient(broker.bootstrapServers())) {
+            start(broker, "1h", false);
+            HttpResponse<String> applied = put("1", "/v1/price-book", "application/yaml", BOOK);
+            assertThat(applied.statusCode()).as(applied.body()).isEqualTo(200);
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                    assertThat(get("2", "/v1/price-book").body()).contains("\"version\":1"));
+            // the other instance prices with it (a minute on 8 H100s at 1,200.00 an hour)
+            release(kafka, "vision", Instant.now().minusSeconds(5));
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(get("2", "/v1/costs?tenant=vision").body())
+                    .contains("\"total\":\"160.00\""));
+            // and applies the next version on top of it (it used to try version 1 again and be refused)
+            HttpResponse<String> next = put("2", "/v1/price-book", "application/yaml", BOOK + """
+                      - {model: H100, perGpuHour: "1300", effectiveFrom: 2099-01-01T00:00:00Z}
+                    """);
+            assertThat(next.statusCode()).as(next.body()).isEqualTo(200);
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                    assertThat(get("1", "/v1/price-book").body()).contains("\"version\":2").contains("1300"));
+        } finally {
+            instances.values().forEach(ApplicationContext::close);
+        }
+    }
+
     private void start(EmbeddedKafka broker, String checkEvery) throws Exception {
+        start(broker, checkEvery, true);
+    }
+
+    private void start(EmbeddedKafka broker, String checkEvery, boolean bookFile) throws Exception {
         KafkaTopics.ensureAll(broker.bootstrapServers(), 2);
         Path tokens = TokensFile.write(TokensFile.tenants("vision", "vision-token-budgets"), ADMIN);
         Map<String, String> database = EmbeddedPostgres.shared().newDatasource("billing");
-        // each instance loads the price book in force at its start (a PUT on one reaches the other only at its
-        // restart): both rate with this one
+        // both start with this price book in force
         Path book = Files.createTempFile("gantry-price-book-", ".yml");
         Files.writeString(book, BOOK);
         InstanceProperties.freePorts(ports, "1", "2");
@@ -145,7 +173,9 @@ class BudgetAnnouncementsAcrossInstancesTest {
             props.putAll(database);
             props.put("gantry.kafka.partitions", "2");
             props.put("gantry.billing.budgets.check-every", checkEvery);
-            props.put("gantry.billing.price-book-file", book.toString());
+            if (bookFile) {
+                props.put("gantry.billing.price-book-file", book.toString());
+            }
             props.put("gantry.billing.streams.enabled", "false");
             props.put("gantry.billing.data-dir", Files.createTempDirectory("gantry-billing-" + id + "-").toString());
             ApplicationContext ctx = ApplicationContext.run(EmbeddedServer.class, props).getApplicationContext();

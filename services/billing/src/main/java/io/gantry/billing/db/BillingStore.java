@@ -126,6 +126,18 @@ public class BillingStore {
         });
     }
 
+    /** The newest version stored, 0 when none is. */
+    public long latestPriceBookVersion() {
+        return tx.executeRead(s -> {
+            try (PreparedStatement ps = s.getConnection().prepareStatement(
+                    "SELECT COALESCE(MAX(version), 0) FROM price_book");
+                 ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        });
+    }
+
     public List<PriceBookRow> priceBooks() {
         return tx.executeRead(s -> {
             List<PriceBookRow> out = new ArrayList<>();

@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * per budget when an instance begins to announce them), so admission can gate new jobs without calling billing.
  * Also exported as metrics.
  *
- * <p>The spend is the rated ledger: allocations count once released, so a long run enters the spend when it ends.
+ * <p>The spend is the rated ledger (every release of the month) plus the runs still going, rated up to now.
  *
  * <p>Budgets and the ledger are one database every instance reads, so what they say about the cluster comes from one
  * instance, the one that reports the cluster ({@link ClusterReporter}): it alone checks budgets, announces their
