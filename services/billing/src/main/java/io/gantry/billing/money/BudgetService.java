@@ -107,7 +107,9 @@ public class BudgetService {
         List<Budget> budgets = BudgetParser.parse(tree, b -> spentThisMonth(b.tenant(), b.queue()),
                 prices.current().minorDigits());
         store.replaceBudgets(budgets, clock.instant());
-        return followReporter() ? check() : statuses();
+        // a failure after the budgets were stored is the caller's answer (503 when the database went away), not an
+        // empty list: the budgets are in, and the reporting instance's next look announces them
+        return followReporter() ? evaluateAndAnnounce() : statuses();
     }
 
     public List<Budget.Status> statuses() {
@@ -148,18 +150,21 @@ public class BudgetService {
      */
     @Scheduled(fixedDelay = "${gantry.billing.budgets.check-every:1m}", initialDelay = "5s")
     public synchronized List<Budget.Status> check() {
-        if (!followReporter()) {
-            return List.of();
-        }
-        List<Budget> budgets;
-        List<Budget.Status> all;
         try {
-            budgets = store.budgets();
-            all = statuses(budgets);
+            return evaluateAndAnnounce();
         } catch (RuntimeException e) {
             LOG.warn("budget check failed; the next one retries: {}", e.toString());
             return List.of();
         }
+    }
+
+    /** {@link #check}, failing when the budgets or the spend cannot be read. */
+    private synchronized List<Budget.Status> evaluateAndAnnounce() {
+        if (!followReporter()) {
+            return List.of();
+        }
+        List<Budget> budgets = store.budgets();
+        List<Budget.Status> all = statuses(budgets);
         checked = budgets;
         java.util.Set<String> current = new java.util.HashSet<>();
         all.forEach(s -> current.add(s.budget().key()));

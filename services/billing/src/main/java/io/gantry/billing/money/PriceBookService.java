@@ -17,6 +17,7 @@ import io.micronaut.context.annotation.Context;
 import io.micronaut.context.annotation.Value;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.json.JsonMapper;
+import io.micronaut.scheduling.annotation.Scheduled;
 import jakarta.annotation.PostConstruct;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,10 +38,10 @@ import java.util.UUID;
  * applies the configured YAML file when it differs, and announces the newest version again (a crash between the
  * insert and the send loses no event; the repeat has the same id).
  *
- * <p>Several billing instances share the table: each one looks for a newer version at most {@link #CATCH_UP} after
- * it last did whenever the book in force is asked for, and before it applies one, so a version applied through one
- * instance is in force on every other within about a second (costs, budgets and invoices rate with it), and the next
- * version applied anywhere builds on it.
+ * <p>Several billing instances share the table: each one looks for a newer version every
+ * {@code gantry.billing.price-book-check} (1 s) and before it applies one, so a version applied through one instance
+ * is in force on every other within about a second (costs, budgets and invoices rate with it), and the next version
+ * applied anywhere builds on it.
  */
 @Context
 public class PriceBookService {
@@ -52,13 +53,8 @@ public class PriceBookService {
     private final JsonMapper json;
     private final Clock clock;
     private final String file;
-    /** How long the book in force is used without looking for a newer version another instance applied. */
-    static final long CATCH_UP = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
-
     private volatile PriceBook current;
     private volatile BillingStore.PriceBookRow currentRow;
-    /** {@link System#nanoTime} of the last look for a newer version. */
-    private volatile long lookedAt = System.nanoTime();
 
     public PriceBookService(BillingStore store, BillingProcessor processor, KnownModels models, JsonMapper json,
                             Clock clock, @Nullable @Value("${gantry.billing.price-book-file:}") String file,
@@ -104,27 +100,30 @@ public class PriceBookService {
         }
     }
 
-    /** The book in force: the newest version stored, as of at most {@link #CATCH_UP} ago. */
+    /** The book in force: the newest version stored, as of the last look (at most about a second ago). */
     public PriceBook current() {
-        if (System.nanoTime() - lookedAt >= CATCH_UP) {
-            try {
-                catchUp();
-            } catch (RuntimeException e) {
-                // the database is out of reach: what needs it fails on its own; prices stay those last seen
-                LOG.debug("price book not refreshed: {}", e.toString());
-            }
-        }
         return current;
     }
 
     public BillingStore.PriceBookRow currentRow() {
-        current();
         return currentRow;
+    }
+
+    /**
+     * Looks for a version another instance applied, off the request path: a request never waits for it, also not
+     * while the database is out of reach (what needs the database fails on its own; prices stay those last seen).
+     */
+    @Scheduled(fixedDelay = "${gantry.billing.price-book-check:1s}", initialDelay = "1s")
+    void lookForNewerVersion() {
+        try {
+            catchUp();
+        } catch (RuntimeException e) {
+            LOG.debug("price book not refreshed: {}", e.toString());
+        }
     }
 
     /** Takes the newest stored version when it is newer than the one in force (another instance applied it). */
     private synchronized void catchUp() {
-        lookedAt = System.nanoTime();
         long newest = store.latestPriceBookVersion();
         if (newest > current.version()) {
             store.latestPriceBook().ifPresent(row -> {
@@ -230,6 +229,6 @@ public class PriceBookService {
 
     /** The document of the version in force as a tree, for the HTTP answer. */
     public Map<String, Object> tree() {
-        return PriceBookParser.toTree(current());
+        return PriceBookParser.toTree(current);
     }
 }
