@@ -13,9 +13,13 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+
+import org.awaitility.core.ConditionTimeoutException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -30,8 +34,14 @@ import static org.awaitility.Awaitility.await;
  */
 public final class DatabaseOutage implements AutoCloseable {
     /**
-     * Well above the longest an answer may take during an outage (the pool's 2 s wait for a connection), well below
-     * the services' 15 s idle close.
+     * How long a query may wait for an answer from the database in these tests, in seconds (PgJDBC's
+     * {@code socketTimeout}, the services' {@code gantry.database.socket-timeout-seconds}): a query cut off by a
+     * partition fails after this long. Far above any query of these tests, well below {@link #PROMPT}.
+     */
+    public static final int SOCKET_TIMEOUT_SECONDS = 2;
+    /**
+     * Well above the longest an answer may take during an outage (the pool's 2 s wait for a connection, a query's
+     * {@link #SOCKET_TIMEOUT_SECONDS}), well below the services' 15 s idle close.
      */
     public static final Duration PROMPT = Duration.ofSeconds(6);
 
@@ -52,11 +62,15 @@ public final class DatabaseOutage implements AutoCloseable {
         return new DatabaseOutage(postgres, BlackholeProxy.start(postgres.port()));
     }
 
-    /** The service's settings for its database: {@code datasources.default.*} through the proxy. */
+    /**
+     * The service's settings for its database: {@code datasources.default.*} through the proxy, and a socket timeout
+     * of {@link #SOCKET_TIMEOUT_SECONDS}.
+     */
     public Map<String, String> settings() {
         Map<String, String> settings = new LinkedHashMap<>(postgres.datasource());
         settings.put("datasources.default.url", settings.get("datasources.default.url")
                 .replace("127.0.0.1:" + postgres.port() + "/", "127.0.0.1:" + proxy.port() + "/"));
+        settings.put("gantry.database.socket-timeout-seconds", String.valueOf(SOCKET_TIMEOUT_SECONDS));
         return settings;
     }
 
@@ -86,6 +100,12 @@ public final class DatabaseOutage implements AutoCloseable {
         proxy.heal();
     }
 
+    /** Ends whatever outage a test left (a test that failed half-way): the database runs and is reachable. */
+    public void end() {
+        heal();
+        startDatabase();
+    }
+
     /**
      * Locks {@code table} against every reader from a connection of its own that bypasses the proxy, so that a query
      * the service sends on it waits in PostgreSQL (in flight, as a query is when a partition strikes) until the
@@ -112,21 +132,36 @@ public final class DatabaseOutage implements AutoCloseable {
             this.connection = connection;
         }
 
-        /** Waits until a query whose text is {@code LIKE} {@code pattern} waits for this lock. */
+        /**
+         * Waits until a query whose text is {@code LIKE} {@code pattern} waits for this lock; fails naming the
+         * sessions' queries when none does within 30 s.
+         */
         public void awaitWaiting(String pattern) {
-            await().atMost(Duration.ofSeconds(30)).until(() -> waiting(pattern) > 0);
+            try {
+                await().atMost(Duration.ofSeconds(30)).until(() -> !queries(pattern, true).isEmpty());
+            } catch (ConditionTimeoutException e) {
+                throw new AssertionError("no query LIKE '" + pattern + "' waits for the lock; the sessions run "
+                        + queries("%", false), e);
+            }
         }
 
-        private int waiting(String pattern) throws SQLException {
+        /** The other sessions' queries {@code LIKE} {@code pattern}, those waiting for a lock only or all. */
+        private List<String> queries(String pattern, boolean waitingOnly) {
             try (PreparedStatement ps = connection.prepareStatement("""
-                    SELECT count(*) FROM pg_stat_activity
+                    SELECT coalesce(wait_event_type, '-') || ': ' || query FROM pg_stat_activity
                     WHERE datname = current_database() AND pid <> pg_backend_pid()
-                      AND wait_event_type = 'Lock' AND query LIKE ?""")) {
-                ps.setString(1, pattern);
+                      AND (NOT ? OR wait_event_type = 'Lock') AND query LIKE ?""")) {
+                ps.setBoolean(1, waitingOnly);
+                ps.setString(2, pattern);
+                List<String> queries = new ArrayList<>();
                 try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getInt(1);
+                    while (rs.next()) {
+                        queries.add(rs.getString(1));
+                    }
                 }
+                return queries;
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
             }
         }
 

@@ -6,6 +6,7 @@ import io.gantry.testkit.DatabaseOutage;
 import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -14,15 +15,17 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Admission while its PostgreSQL is down: every request that needs the database is answered at once with 503
- * problem+json and a Retry-After (never left to hang until the connection is cut), a submission that could not be
- * stored is never accepted, {@code /health} is DOWN, and all of it works again once PostgreSQL is back, without a
- * restart.
+ * Admission while its PostgreSQL is down or cut off: every request that needs the database is answered promptly with
+ * 503 problem+json and a Retry-After (never left to hang until the connection is cut, or for ever), a submission that
+ * could not be stored is never accepted, {@code /health} is DOWN, and all of it works again once PostgreSQL is back,
+ * without a restart.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class DatabaseOutageIntegrationTest {
@@ -38,6 +41,11 @@ class DatabaseOutageIntegrationTest {
         AdmissionAlone admission = AdmissionAlone.start(outage.settings(), TokensFile.tenants("vision", VISION),
                 ADMIN, Map.of());
         outage.serving(admission.base(), admission);
+    }
+
+    @AfterEach
+    void endTheOutage() {
+        outage.end();
     }
 
     @AfterAll
@@ -75,6 +83,37 @@ class DatabaseOutageIntegrationTest {
         assertThat(retried.statusCode()).as(retried.body()).isEqualTo(202);
         String retriedId = jobId(retried.body());
         await().atMost(Duration.ofSeconds(30)).until(() -> get("/v1/jobs/" + retriedId).statusCode() == 200);
+    }
+
+    @Test
+    void aQueryCutOffByANetworkPartitionIsAnswered503AndTheServiceServesAgainWhenThePartitionHeals()
+            throws Exception {
+        HttpResponse<String> submitted = await().atMost(Duration.ofSeconds(30)).until(
+                () -> submit(null), r -> r.statusCode() == 202);
+        String jobId = jobId(submitted.body());
+        await().atMost(Duration.ofSeconds(30)).until(() -> get("/v1/jobs/" + jobId).statusCode() == 200);
+        outage.awaitHealthUp();
+
+        // a request whose query is in flight when the partition strikes: PostgreSQL holds it on a lock until then,
+        // and its answer is sent into the partition
+        CompletableFuture<HttpResponse<String>> inFlight;
+        try (DatabaseOutage.HeldTable jobs = outage.hold("jobs")) {
+            inFlight = outage.getLater("/v1/jobs/" + jobId, VISION);
+            jobs.awaitWaiting("%FROM jobs WHERE job_id = $1%");
+            outage.partition();
+        }
+        // without a socket timeout the driver would wait for that answer for ever, and the request with it
+        outage.assertUnavailable(inFlight.get(DatabaseOutage.PROMPT.toMillis(), TimeUnit.MILLISECONDS));
+        outage.assertUnavailable(get("/v1/jobs/" + jobId));
+        outage.assertUnavailable(get("/v1/jobs"));
+        outage.assertHealthDown();
+
+        outage.heal();
+
+        outage.awaitHealthUp();
+        assertThat(get("/v1/jobs/" + jobId).statusCode()).isEqualTo(200);
+        HttpResponse<String> after = submit(null);
+        assertThat(after.statusCode()).as(after.body()).isEqualTo(202);
     }
 
     private HttpResponse<String> submit(String idempotencyKey) {

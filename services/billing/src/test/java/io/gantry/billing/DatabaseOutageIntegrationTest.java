@@ -13,6 +13,7 @@ import io.gantry.testkit.TopicClient;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -24,15 +25,17 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Billing while its PostgreSQL is down: the ledger's reads and the admin's writes are answered at once with 503
- * problem+json and a Retry-After (never left to hang until the connection is cut), {@code /health} is DOWN, a usage
- * record that arrives meanwhile waits in Kafka, and once PostgreSQL is back, without a restart, it is in the ledger
- * and every request is served again.
+ * Billing while its PostgreSQL is down or cut off: the ledger's reads and the admin's writes are answered promptly
+ * with 503 problem+json and a Retry-After (never left to hang until the connection is cut, or for ever),
+ * {@code /health} is DOWN, a usage record that arrives meanwhile waits in Kafka, and once PostgreSQL is back, without
+ * a restart, it is in the ledger and every request is served again.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class DatabaseOutageIntegrationTest {
@@ -52,6 +55,11 @@ class DatabaseOutageIntegrationTest {
         ApplicationContext context = ApplicationContext.run(EmbeddedServer.class, props).getApplicationContext();
         outage.serving(context.getBean(EmbeddedServer.class).getURL().toString(), context);
         await().atMost(Duration.ofSeconds(60)).until(context.getBean(BillingProcessor.class)::isReady);
+    }
+
+    @AfterEach
+    void endTheOutage() {
+        outage.end();
     }
 
     @AfterAll
@@ -88,6 +96,35 @@ class DatabaseOutageIntegrationTest {
         assertThat(entries(during).body().split("\"entryId\"", -1)).as("one ledger row").hasSize(2);
         assertThat(entries(before).statusCode()).isEqualTo(200);
         assertThat(outage.get("/v1/usage", VISION).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aQueryCutOffByANetworkPartitionIsAnswered503AndTheServiceServesAgainWhenThePartitionHeals()
+            throws Exception {
+        String job = "job-" + UUID.randomUUID();
+        release(job);
+        await().atMost(Duration.ofSeconds(30)).until(() -> entries(job).body().contains("alloc-" + job));
+        outage.awaitHealthUp();
+
+        // a request whose query is in flight when the partition strikes: PostgreSQL holds it on a lock until then,
+        // and its answer is sent into the partition
+        CompletableFuture<HttpResponse<String>> inFlight;
+        try (DatabaseOutage.HeldTable ledger = outage.hold("usage_entry")) {
+            inFlight = outage.getLater("/v1/usage/entries?jobId=" + job, VISION);
+            ledger.awaitWaiting("%\"job_id\" = $1%");
+            outage.partition();
+        }
+        // without a socket timeout the driver would wait for that answer for ever, and the request with it
+        outage.assertUnavailable(inFlight.get(DatabaseOutage.PROMPT.toMillis(), TimeUnit.MILLISECONDS));
+        outage.assertUnavailable(entries(job));
+        outage.assertUnavailable(outage.get("/v1/invoices", ADMIN));
+        outage.assertHealthDown();
+
+        outage.heal();
+
+        outage.awaitHealthUp();
+        assertThat(entries(job).statusCode()).isEqualTo(200);
+        assertThat(entries(job).body()).contains("alloc-" + job);
     }
 
     private static void release(String job) {
