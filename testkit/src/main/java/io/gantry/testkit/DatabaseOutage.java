@@ -1,5 +1,9 @@
 package io.gantry.testkit;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import org.awaitility.core.ConditionTimeoutException;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -18,8 +22,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-
-import org.awaitility.core.ConditionTimeoutException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -249,6 +251,29 @@ public final class DatabaseOutage implements AutoCloseable {
         assertThat(health.statusCode()).as(health.body()).isEqualTo(503);
         assertThat(health.body()).contains("\"status\":\"DOWN\"").contains("\"jdbc\"").doesNotContain("jdbc:")
                 .doesNotContain("127.0.0.1");
+    }
+
+    /**
+     * While the database was unavailable no request's failure was logged at ERROR or with a stack, as Micronaut's
+     * "Unexpected error occurred" logs each failure no handler takes: each request the service answered 503 for it is
+     * one WARN line without a stack, naming the request, among them one for each of {@code paths}.
+     */
+    public static void assertLoggedQuietly(LogCapture log, String... paths) {
+        List<ILoggingEvent> events = log.events();
+        assertThat(events).filteredOn(e -> e.getLoggerName().equals("io.micronaut.http.server.RouteExecutor"))
+                .extracting(e -> e.getLevel() + " " + e.getFormattedMessage())
+                .as("Micronaut's \"Unexpected error occurred\" (ERROR, with the stack)").isEmpty();
+        List<ILoggingEvent> refused = events.stream()
+                .filter(e -> e.getLoggerName().equals("io.gantry.runtime.http.DatabaseUnavailableHandler")).toList();
+        assertThat(refused).as("the requests answered 503").isNotEmpty().allSatisfy(e -> {
+            assertThat(e.getLevel()).as(e.getFormattedMessage()).isEqualTo(Level.WARN);
+            assertThat(e.getThrowableProxy()).as("a stack: " + e.getFormattedMessage()).isNull();
+            assertThat(e.getFormattedMessage()).doesNotContain("\n").contains("answered 503");
+        });
+        for (String path : paths) {
+            assertThat(refused).as("a line for %s", path)
+                    .anySatisfy(e -> assertThat(e.getFormattedMessage()).contains(" " + path + " "));
+        }
     }
 
     /** Waits (a minute at most) until {@code /health} is UP again. */

@@ -9,6 +9,7 @@ import io.gantry.events.TaskPlacement;
 import io.gantry.runtime.kafka.KafkaTopics;
 import io.gantry.schemas.Topics;
 import io.gantry.testkit.DatabaseOutage;
+import io.gantry.testkit.LogCapture;
 import io.gantry.testkit.TopicClient;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;
@@ -33,8 +34,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Billing while its PostgreSQL is down or cut off: the ledger's reads and the admin's writes are answered promptly
- * with 503 problem+json and a Retry-After (never left to hang until the connection is cut, or for ever),
- * {@code /health} is DOWN, a usage record that arrives meanwhile waits in Kafka, and once PostgreSQL is back, without
+ * with 503 problem+json and a Retry-After (never left to hang until the connection is cut, or for ever) and logged as
+ * one warning line each, {@code /health} is DOWN, a usage record that arrives meanwhile waits in Kafka, and once PostgreSQL is back, without
  * a restart, it is in the ledger and every request is served again.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -76,16 +77,19 @@ class DatabaseOutageIntegrationTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> entries(before).body().contains("alloc-" + before));
         assertThat(outage.get("/health", null).statusCode()).isEqualTo(200);
 
-        outage.stopDatabase();
         String during = "job-" + UUID.randomUUID();
-        release(during);
+        try (LogCapture log = LogCapture.start()) {
+            outage.stopDatabase();
+            release(during);
 
-        outage.assertUnavailable(outage.get("/v1/usage", VISION));
-        outage.assertUnavailable(entries(before));
-        outage.assertUnavailable(outage.get("/v1/invoices", ADMIN));
-        outage.assertUnavailable(outage.send("PUT", "/v1/budgets", ADMIN,
-                "{\"budgets\": [{\"tenant\": \"nlp\", \"limit\": \"100\", \"action\": \"WARN\"}]}"));
-        outage.assertHealthDown();
+            outage.assertUnavailable(outage.get("/v1/usage", VISION));
+            outage.assertUnavailable(entries(before));
+            outage.assertUnavailable(outage.get("/v1/invoices", ADMIN));
+            outage.assertUnavailable(outage.send("PUT", "/v1/budgets", ADMIN,
+                    "{\"budgets\": [{\"tenant\": \"nlp\", \"limit\": \"100\", \"action\": \"WARN\"}]}"));
+            outage.assertHealthDown();
+            DatabaseOutage.assertLoggedQuietly(log, "/v1/usage", "/v1/usage/entries", "/v1/invoices", "/v1/budgets");
+        }
 
         outage.startDatabase();
 
@@ -108,17 +112,20 @@ class DatabaseOutageIntegrationTest {
 
         // a request whose query is in flight when the partition strikes: PostgreSQL holds it on a lock until then,
         // and its answer is sent into the partition
-        CompletableFuture<HttpResponse<String>> inFlight;
-        try (DatabaseOutage.HeldTable ledger = outage.hold("usage_entry")) {
-            inFlight = outage.getLater("/v1/usage/entries?jobId=" + job, VISION);
-            ledger.awaitWaiting("%\"job_id\" = $1%");
-            outage.partition();
+        try (LogCapture log = LogCapture.start()) {
+            CompletableFuture<HttpResponse<String>> inFlight;
+            try (DatabaseOutage.HeldTable ledger = outage.hold("usage_entry")) {
+                inFlight = outage.getLater("/v1/usage/entries?jobId=" + job, VISION);
+                ledger.awaitWaiting("%\"job_id\" = $1%");
+                outage.partition();
+            }
+            // without a socket timeout the driver would wait for that answer for ever, and the request with it
+            outage.assertUnavailable(inFlight.get(DatabaseOutage.PROMPT.toMillis(), TimeUnit.MILLISECONDS));
+            outage.assertUnavailable(entries(job));
+            outage.assertUnavailable(outage.get("/v1/invoices", ADMIN));
+            outage.assertHealthDown();
+            DatabaseOutage.assertLoggedQuietly(log, "/v1/usage/entries", "/v1/invoices");
         }
-        // without a socket timeout the driver would wait for that answer for ever, and the request with it
-        outage.assertUnavailable(inFlight.get(DatabaseOutage.PROMPT.toMillis(), TimeUnit.MILLISECONDS));
-        outage.assertUnavailable(entries(job));
-        outage.assertUnavailable(outage.get("/v1/invoices", ADMIN));
-        outage.assertHealthDown();
 
         outage.heal();
 
