@@ -189,7 +189,7 @@ public final class BlackholeProxy implements AutoCloseable {
         } catch (IOException e) {
             if (awaitOpen()) {
                 reset(to);
-                discard(from);
+                reset(from);
             }
         }
     }

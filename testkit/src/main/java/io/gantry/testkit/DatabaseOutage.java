@@ -114,14 +114,24 @@ public final class DatabaseOutage implements AutoCloseable {
      * returned lock is closed.
      */
     public HeldTable hold(String table) {
+        Connection c;
         try {
-            Connection c = direct();
+            c = direct();
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not connect to lock " + table, e);
+        }
+        try {
             c.setAutoCommit(false);
             try (Statement st = c.createStatement()) {
                 st.execute("LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE");
             }
             return new HeldTable(c);
         } catch (SQLException e) {
+            try {
+                c.close();
+            } catch (SQLException closing) {
+                e.addSuppressed(closing);
+            }
             throw new IllegalStateException("could not lock " + table, e);
         }
     }
