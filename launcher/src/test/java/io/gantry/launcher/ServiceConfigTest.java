@@ -38,6 +38,30 @@ class ServiceConfigTest {
         assertThat(inclusion.toString().toLowerCase(Locale.ROOT)).isIn("always", "non_null", "non_absent");
     }
 
+    /**
+     * A service with a database tells PgJDBC a socket timeout (a query cut off by a network partition would otherwise
+     * wait for ever, and its request with it), one the operator can set, well above the slowest legitimate query
+     * (billing's invoice run: ~4 s for a month of 1 M ledger rows) and well below the 10 minutes a read model's
+     * consumer may stay away from Kafka (its poll interval) while a write of its waits.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("services")
+    void everyServiceWithADatabaseBoundsHowLongAQueryWaitsForAnAnswer(String service) throws IOException {
+        Map<String, Object> yaml = new Yaml().load(Files.readString(
+                Path.of("..", "services", service, "src/main/resources/application.yml")));
+        if (path(yaml, "datasources", "default") == null) {
+            return;
+        }
+
+        Object timeout = path(yaml, "datasources", "default", "data-source-properties", "socketTimeout");
+        assertThat(timeout).as("%s: datasources.default.data-source-properties.socketTimeout", service).isNotNull();
+        var setting = java.util.regex.Pattern.compile("\\$\\{gantry\\.database\\.socket-timeout-seconds:(\\d+)}")
+                .matcher(timeout.toString());
+        assertThat(setting.matches()).as("%s: socketTimeout is ${gantry.database.socket-timeout-seconds:<seconds>}: %s",
+                service, timeout).isTrue();
+        assertThat(Integer.parseInt(setting.group(1))).as("%s: default socket timeout, s", service).isBetween(30, 300);
+    }
+
     /** An http URL as a default inside {@code @Value("${key:default}")} is cut at its first colon: keep it in the yml. */
     @org.junit.jupiter.api.Test
     void placementTellsLocalTasksAnHttpUrlToReportTo() throws IOException {

@@ -50,6 +50,11 @@ public final class StoppablePostgres implements AutoCloseable {
         return datasource;
     }
 
+    /** Its port on 127.0.0.1, the same across stops and starts. */
+    public int port() {
+        return port;
+    }
+
     /** Stops the server (a fast shutdown: open sessions are ended, new connections refused); the data stays. */
     public synchronized void stop() {
         if (server == null) {

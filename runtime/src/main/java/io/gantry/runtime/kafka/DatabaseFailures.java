@@ -42,10 +42,11 @@ public final class DatabaseFailures {
     /**
      * True when the failure says the database cannot be reached or cannot serve now, whatever was asked of it: the
      * pool gave no connection in time ({@link SQLTransientConnectionException}), a connection failed or was closed
-     * under it (HikariCP's {@value #POOL_CLOSED_IT}), or PostgreSQL said so (SQLSTATE class 08, connection
-     * exception; 57P01-57P03, shutting down or not accepting connections yet; 53300, too many connections). A caller
-     * may answer "unavailable, retry" to it; any other failure (a constraint, a bug, a query the database refused) is
-     * not the outage's and must not be hidden as one.
+     * under it (HikariCP's {@value #POOL_CLOSED_IT}), or PostgreSQL or its driver said so (SQLSTATE class 08,
+     * connection exception: refused, lost, a login or a query that the driver's timeouts ended because the server
+     * stopped answering, as behind a network partition; 57P01-57P03, shutting down or not accepting connections yet;
+     * 53300, too many connections). A caller may answer "unavailable, retry" to it; any other failure (a constraint,
+     * a bug, a query the database refused) is not the outage's and must not be hidden as one.
      */
     public static boolean isUnavailable(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {

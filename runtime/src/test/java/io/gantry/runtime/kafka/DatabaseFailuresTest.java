@@ -4,6 +4,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.PSQLState;
+
+import java.net.SocketTimeoutException;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.util.stream.Stream;
@@ -20,6 +24,9 @@ class DatabaseFailuresTest {
                 Arguments.of("a server shutting down", new RuntimeException(new SQLException("terminating", "57P01")),
                         false),
                 Arguments.of("a deadlock", new RuntimeException(new SQLException("deadlock detected", "40P01")), false),
+                Arguments.of("a query cut off by the socket timeout", new RuntimeException(new PSQLException(
+                        "An I/O error occurred while sending to the backend.", PSQLState.CONNECTION_FAILURE,
+                        new SocketTimeoutException("Read timed out"))), false),
                 Arguments.of("a state we do not know", new RuntimeException(new SQLException("odd", "XX000")), false),
                 Arguments.of("no state at all", new RuntimeException(new SQLException("odd")), false),
                 Arguments.of("a NUL in text", new RuntimeException(
@@ -45,6 +52,15 @@ class DatabaseFailuresTest {
                         new SQLTransientConnectionException("HikariPool-1 - Connection is not available")), true),
                 Arguments.of("a refused connection", new RuntimeException(new SQLException("refused", "08001")), true),
                 Arguments.of("a connection lost mid-query", new RuntimeException(new SQLException("I/O error", "08006")),
+                        true),
+                // what PgJDBC throws when its socketTimeout ends a query whose answer never comes (a partition)
+                Arguments.of("a query cut off by the socket timeout", new RuntimeException(new PSQLException(
+                        "An I/O error occurred while sending to the backend.", PSQLState.CONNECTION_FAILURE,
+                        new SocketTimeoutException("Read timed out"))), true),
+                Arguments.of("a login that timed out", new PSQLException("Connection attempt timed out.",
+                        PSQLState.CONNECTION_UNABLE_TO_CONNECT), true),
+                Arguments.of("a connection the driver closed after a timeout", new RuntimeException(
+                        new PSQLException("This connection has been closed.", PSQLState.CONNECTION_DOES_NOT_EXIST)),
                         true),
                 Arguments.of("a server shutting down", new RuntimeException(new SQLException("terminating", "57P01")),
                         true),

@@ -57,11 +57,14 @@ final class AdmissionAlone implements AutoCloseable {
 
     /**
      * Registers a node to place the test's one-GPU jobs on. The node topic is shared with the other test classes, so
-     * the smallest node that serves: it moves no other class's "largest node" or "whole cluster".
+     * the smallest node that serves: it moves no other class's "largest node" or "whole cluster". Creates the topics
+     * first: the broker creates none on its own, and the class may be the first of its JVM.
      */
     static void registerOneGpuNode(String prefix) {
         String node = prefix + "-node-" + UUID.randomUUID();
-        try (TopicClient kafka = new TopicClient(EmbeddedKafka.shared().bootstrapServers())) {
+        String bootstrap = EmbeddedKafka.shared().bootstrapServers();
+        KafkaTopics.ensureAll(bootstrap, 1);
+        try (TopicClient kafka = new TopicClient(bootstrap)) {
             kafka.send(Topics.PLACEMENT_NODE_EVENTS, node, NodeEvent.newBuilder()
                     .setEventId(UUID.randomUUID().toString()).setNodeId(node).setOccurredAt(Instant.now())
                     .setPayload(NodeRegistered.newBuilder()
