@@ -319,6 +319,17 @@ public final class EventProcessor implements AutoCloseable {
                 if (running) {
                     LOG.warn("{} processor woken up unexpectedly; restarting", name);
                 }
+            } catch (TransientFailureException e) {
+                if (!running) {
+                    break;
+                }
+                // expected while a database restarts or is out of reach (the handler says so): one line, no stack;
+                // the batch is handled again from its committed offsets, nothing is lost
+                LOG.warn("{} processor: {}; handling its input again in {} ms", name, e.getMessage(), backoff);
+                LOG.debug("{} processor: the transient failure", name, e);
+                rejoinAsNewMember();
+                sleep(backoff);
+                backoff = Math.min(backoff * 2, 10_000);
             } catch (Exception e) {
                 if (!running) {
                     break;

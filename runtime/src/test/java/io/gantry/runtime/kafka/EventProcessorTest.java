@@ -794,6 +794,7 @@ class EventProcessorTest {
             throws Exception {
         java.util.concurrent.atomic.AtomicInteger flaky = new java.util.concurrent.atomic.AtomicInteger();
         List<BufferingHandler> handlers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        io.gantry.testkit.LogCapture log = io.gantry.testkit.LogCapture.start();
         EventProcessor p = EventProcessor.builder(Service.ADMISSION, kafka.bootstrapServers())
                 .groupId("buffering-" + UUID.randomUUID()).transactional(false)
                 .inputs(Topics.ADMISSION_JOB_EVENTS)
@@ -824,6 +825,16 @@ class EventProcessorTest {
         await().atMost(30, TimeUnit.SECONDS).until(() -> handlers.get(handlers.size() - 1).stored.containsAll(good));
         assertThat(handlers.get(handlers.size() - 1).stored).doesNotContain(refused);
         assertThat(flaky.get()).as("the transient failures were retried").isGreaterThanOrEqualTo(3);
+        // each one a line at WARN without a stack (an outage is no bug), never the ERROR of a failed processor
+        List<ch.qos.logback.classic.spi.ILoggingEvent> logged = log.events().stream()
+                .filter(e -> e.getLoggerName().equals(EventProcessor.class.getName())).toList();
+        log.close();
+        assertThat(logged).filteredOn(e -> e.getFormattedMessage().contains("the store is restarting"))
+                .hasSizeGreaterThanOrEqualTo(2).allSatisfy(e -> {
+                    assertThat(e.getLevel()).isEqualTo(ch.qos.logback.classic.Level.WARN);
+                    assertThat(e.getThrowableProxy()).isNull();
+                });
+        assertThat(logged).noneMatch(e -> e.getLevel() == ch.qos.logback.classic.Level.ERROR);
         List<ConsumerRecord<String, byte[]>> dead = readAll(Topics.deadLetter(Service.ADMISSION)).stream()
                 .filter(r -> r.key() != null && r.key().endsWith(run)).toList();
         // at least once: a transient failure after it redelivers the batch, so its copy may appear again, always
