@@ -448,7 +448,8 @@ class HostileInputFuzzTest {
             case "minIdle" -> v.addAll(List.of("PT-1H", "1h"));
             case "force" -> v.addAll(List.of("maybe", "TRUE%00"));
             case "format" -> v.addAll(List.of("xml", "csv%00"));
-            case "from", "to" -> v.addAll(List.of("2026-11-01", "1e10", "%2B999999999-01-01T00:00:00Z"));
+            case "from", "to" -> v.addAll(List.of("2026-02-30", "2026-11-1", "1e10", "%2B999999999-01-01T00:00:00Z",
+                    "%2B999999999-12-31", "-999999999-01-01"));
             case "month" -> v.addAll(List.of("2026-13", "0000-00", "%2B99999-01", "2026-1"));
             case "state" -> v.addAll(List.of("RUNNING,QUEUED", "RUNNINGx"));
             default -> {

@@ -1,5 +1,6 @@
 package io.gantry.billing.core;
 
+import java.time.DateTimeException;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneId;
@@ -24,7 +25,7 @@ public final class WindowBound {
         } catch (DateTimeParseException notInstant) {
             try {
                 return LocalDate.parse(v).atStartOfDay(zone).toInstant();
-            } catch (DateTimeParseException notDate) {
+            } catch (DateTimeException notDate) { // not a date, or one whose midnight is no instant
                 throw InvalidInput.of(field, "must be an ISO-8601 instant (2026-01-01T00:00:00Z) or a date "
                         + "(2026-01-01, midnight in billing's time zone " + zone.getId() + ")");
             }

@@ -32,7 +32,17 @@ class WindowBoundTest {
     }
 
     @Test
+    void theFarthestDatesAreInstantsTheWindowThenJudges() {
+        assertThat(WindowBound.parse("to", "+999999999-12-31", BERLIN)).isNotNull();
+        assertThat(WindowBound.parse("from", "-999999999-01-01", BERLIN)).isNotNull();
+    }
+
+    @Test
     void anythingElseNamesTheField() {
+        for (String bad : java.util.List.of("2026-02-30", "2026-11-1", "1e10", "2026-11-01T00:00")) {
+            assertThatThrownBy(() -> WindowBound.parse("from", bad, BERLIN)).as(bad)
+                    .isInstanceOf(InvalidInput.class);
+        }
         assertThatThrownBy(() -> WindowBound.parse("to", "yesterday", BERLIN))
                 .isInstanceOfSatisfying(InvalidInput.class, e -> {
                     assertThat(e.fields()).hasSize(1);
