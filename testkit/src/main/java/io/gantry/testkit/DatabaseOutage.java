@@ -228,6 +228,22 @@ public final class DatabaseOutage implements AutoCloseable {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    /**
+     * A GET of {@code path} whose query is in flight when the partition strikes: {@code table} is held so that the
+     * query (matching {@code query}, a LIKE pattern of its text) waits in PostgreSQL, the partition begins, and the
+     * table is let go, so PostgreSQL answers into the partition. The answer the request gets after all that.
+     */
+    public CompletableFuture<HttpResponse<String>> getCutOffInFlight(String table, String path, String token,
+                                                                     String query) {
+        CompletableFuture<HttpResponse<String>> inFlight;
+        try (HeldTable held = hold(table)) {
+            inFlight = getLater(path, token);
+            held.awaitWaiting(query);
+            partition();
+        }
+        return inFlight;
+    }
+
     private HttpRequest.Builder request(String method, String path, String token, String json, Duration timeout) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(timeout)
                 .method(method, json == null ? HttpRequest.BodyPublishers.noBody()

@@ -101,12 +101,8 @@ class DatabaseOutageIntegrationTest {
         // a request whose query is in flight when the partition strikes: PostgreSQL holds it on a lock until then,
         // and its answer is sent into the partition
         try (LogCapture log = LogCapture.start()) {
-            CompletableFuture<HttpResponse<String>> inFlight;
-            try (DatabaseOutage.HeldTable jobs = outage.hold("jobs")) {
-                inFlight = outage.getLater("/v1/jobs/" + jobId, VISION);
-                jobs.awaitWaiting("%FROM jobs WHERE job_id = $1%");
-                outage.partition();
-            }
+            CompletableFuture<HttpResponse<String>> inFlight = outage.getCutOffInFlight("jobs", "/v1/jobs/" + jobId,
+                    VISION, "%FROM jobs WHERE job_id = $1%");
             // without a socket timeout the driver would wait for that answer for ever, and the request with it
             outage.assertUnavailable(inFlight.get(DatabaseOutage.PROMPT.toMillis(), TimeUnit.MILLISECONDS));
             outage.assertUnavailable(get("/v1/jobs/" + jobId));

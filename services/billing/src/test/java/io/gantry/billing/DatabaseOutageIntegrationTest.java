@@ -113,12 +113,8 @@ class DatabaseOutageIntegrationTest {
         // a request whose query is in flight when the partition strikes: PostgreSQL holds it on a lock until then,
         // and its answer is sent into the partition
         try (LogCapture log = LogCapture.start()) {
-            CompletableFuture<HttpResponse<String>> inFlight;
-            try (DatabaseOutage.HeldTable ledger = outage.hold("usage_entry")) {
-                inFlight = outage.getLater("/v1/usage/entries?jobId=" + job, VISION);
-                ledger.awaitWaiting("%\"job_id\" = $1%");
-                outage.partition();
-            }
+            CompletableFuture<HttpResponse<String>> inFlight = outage.getCutOffInFlight("usage_entry",
+                    "/v1/usage/entries?jobId=" + job, VISION, "%\"job_id\" = $1%");
             // without a socket timeout the driver would wait for that answer for ever, and the request with it
             outage.assertUnavailable(inFlight.get(DatabaseOutage.PROMPT.toMillis(), TimeUnit.MILLISECONDS));
             outage.assertUnavailable(entries(job));
