@@ -1,7 +1,6 @@
 package io.gantry.placement.backend.slurm;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,8 +23,9 @@ final class FakeSlurm implements SlurmCommands {
     private final Map<String, String> reason = new LinkedHashMap<>();
     private final Map<Tool, Integer> failures = new LinkedHashMap<>();
     private final Map<Tool, String> failureMessages = new LinkedHashMap<>();
-    final List<List<String>> calls = Collections.synchronizedList(new ArrayList<>());
-    final List<List<String>> scancels = Collections.synchronizedList(new ArrayList<>());
+    // read by the test thread while the backend adds: copy-on-write, so a stream over them never sees a change
+    final List<List<String>> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final List<List<String>> scancels = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile String nodes = "NodeName=g1 CPUTot=8 Sockets=1 RealMemory=64000 Gres=gpu:h100:8 State=IDLE Partitions=gantry\n"
             + "NodeName=g2 CPUTot=8 Sockets=1 RealMemory=64000 Gres=gpu:h100:8 State=IDLE Partitions=gantry\n";
     volatile String partitions = "PartitionName=gantry AllowGroups=gantry AllowAccounts=ALL AllowQos=ALL Nodes=g[1-2]\n";
