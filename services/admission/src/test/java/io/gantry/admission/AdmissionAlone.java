@@ -12,6 +12,10 @@ import io.gantry.testkit.TopicClient;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ready: for the classes whose settings or database the shared one of {@link AdmissionIntegrationTest} must not have.
  */
 final class AdmissionAlone implements AutoCloseable {
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
     private final ApplicationContext context;
     private final String base;
 
@@ -74,6 +79,30 @@ final class AdmissionAlone implements AutoCloseable {
                             .setBackend("simulated").build())
                     .build());
         }
+    }
+
+    /** POSTs a job ({@code json}) as the holder of {@code token}, with an {@code Idempotency-Key} when not null. */
+    HttpResponse<String> submit(String token, String idempotencyKey, String json) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/jobs"))
+                .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json));
+        if (idempotencyKey != null) {
+            b.header("Idempotency-Key", idempotencyKey);
+        }
+        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** GETs {@code path} as the holder of {@code token}. */
+    HttpResponse<String> get(String path, String token) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(base + path)).header("Authorization", "Bearer " + token)
+                .GET().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A limit's refusal: 429 problem+json with a Retry-After. */
+    static void assertTooMany(HttpResponse<String> r) {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
+        assertThat(r.headers().firstValue("Content-Type").orElse("")).contains("application/problem+json");
+        assertThat(r.headers().firstValue("Retry-After")).isPresent();
     }
 
     /** Its URL, without a trailing slash. */

@@ -12,9 +12,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,8 +32,6 @@ class OpenJobsCapIntegrationTest {
     private static final String AUDIO = "cap-audio-token-1";
 
     private AdmissionAlone admission;
-    private String base;
-    private final HttpClient http = HttpClient.newHttpClient();
     private final String bootstrap = EmbeddedKafka.shared().bootstrapServers();
 
     @BeforeAll
@@ -44,7 +39,6 @@ class OpenJobsCapIntegrationTest {
         AdmissionAlone.registerOneGpuNode("cap");
         admission = AdmissionAlone.start(EmbeddedPostgres.shared().newDatasource("admission_cap"),
                 TokensFile.tenants("vision", VISION, "audio", AUDIO), null, Map.of("gantry.admission.max-open-jobs", "2"));
-        base = admission.base();
     }
 
     @AfterAll
@@ -62,9 +56,7 @@ class OpenJobsCapIntegrationTest {
         assertThat(second.statusCode()).as(second.body()).isEqualTo(202);
 
         HttpResponse<String> third = submit(VISION, "k3");
-        assertThat(third.statusCode()).as(third.body()).isEqualTo(429);
-        assertThat(third.headers().firstValue("Content-Type").orElse("")).contains("application/problem+json");
-        assertThat(third.headers().firstValue("Retry-After")).isPresent();
+        AdmissionAlone.assertTooMany(third);
         assertThat(third.body()).contains("Too many open jobs").contains("tenant vision has 2 jobs that have not ended")
                 .contains("(2)");
         // the refused job's key was let go, the accepted one's request is answered, another tenant submits
@@ -85,19 +77,12 @@ class OpenJobsCapIntegrationTest {
     }
 
     private HttpResponse<String> submit(String token, String key) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/jobs"))
-                .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("""
-                        {"name":"capped","tasks":[{"name":"t","command":["sleep","1"],"gpus":1}]}"""));
-        if (key != null) {
-            b.header("Idempotency-Key", key);
-        }
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return admission.submit(token, key, """
+                {"name":"capped","tasks":[{"name":"t","command":["sleep","1"],"gpus":1}]}""");
     }
 
     private HttpResponse<String> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base + path))
-                .header("Authorization", "Bearer " + VISION).GET().build(), HttpResponse.BodyHandlers.ofString());
+        return admission.get(path, VISION);
     }
 
     private static String jobId(String body) {
