@@ -3,6 +3,7 @@ package io.gantry.billing.money;
 import io.gantry.billing.core.Money;
 import io.gantry.billing.core.BillingMonth;
 import io.gantry.billing.core.Budget;
+import io.gantry.billing.core.BudgetAnnouncements;
 import io.gantry.billing.core.BudgetParser;
 import io.gantry.billing.core.UsageWindow;
 import io.gantry.billing.db.BillingStore;
@@ -68,8 +69,8 @@ public class BudgetService {
     private final ClusterMeters meters;
     private final ClusterReporter reporter;
     private final Clock clock;
-    /** What this instance announced last per budget key, while it reports the cluster (empty otherwise). */
-    private final Map<String, Budget.Status> announced = new ConcurrentHashMap<>();
+    /** What this instance announced, while it reports the cluster (nothing otherwise). */
+    private final BudgetAnnouncements announcements = new BudgetAnnouncements();
     private final Map<String, AtomicReference<BigDecimal>[]> gauges = new ConcurrentHashMap<>();
     private final Map<Tags, Counter> alerts = new ConcurrentHashMap<>();
     /** The budgets this instance last checked while it reports the cluster (null before its first check). */
@@ -166,33 +167,19 @@ public class BudgetService {
         List<Budget> budgets = store.budgets();
         List<Budget.Status> all = statuses(budgets);
         checked = budgets;
-        java.util.Set<String> current = new java.util.HashSet<>();
-        all.forEach(s -> current.add(s.budget().key()));
-        for (String gone : new ArrayList<>(announced.keySet())) {
-            if (!current.contains(gone)) {
-                // a removed budget no longer limits anything: say so once, so admission stops gating on it
-                Budget.Status last = announced.remove(gone);
-                announce(new Budget.Status(new Budget(last.budget().tenant(), last.budget().queue(),
-                        last.budget().limit(), Budget.Action.WARN, List.of()), last.month(), last.spent(),
-                        Budget.State.OK, 0));
-            }
-        }
         for (Budget.Status s : all) {
             gauge(s);
-            Budget.Status before = announced.get(s.budget().key());
-            if (before == null || before.state() != s.state() || before.thresholdPercent() != s.thresholdPercent()
-                    || !before.month().equals(s.month()) || !before.budget().equals(s.budget())) {
-                announce(s);
-                if (s.state() != Budget.State.OK && (before == null || before.state() != s.state()
-                        || before.thresholdPercent() != s.thresholdPercent())) {
-                    alerts.computeIfAbsent(Tags.of("tenant", s.budget().tenant(), "queue",
-                            Objects.requireNonNullElse(s.budget().queue(), ""), "state", s.state().name()),
-                            t -> meters.add(Counter.builder("gantry.billing.budget.alerts").tags(t)
-                                    .register(meters.registry()))).increment();
-                    LOG.info("budget {} {} at {} of {} {}", s.budget().key(), s.state(), s.spent().toPlainString(),
-                            Money.text(s.budget().limit(), minorDigits()), prices.current().currency());
-                }
-                announced.put(s.budget().key(), s);
+        }
+        for (BudgetAnnouncements.Change c : announcements.next(all)) {
+            Budget.Status s = c.status();
+            announce(s);
+            if (c.alert()) {
+                alerts.computeIfAbsent(Tags.of("tenant", s.budget().tenant(), "queue",
+                        Objects.requireNonNullElse(s.budget().queue(), ""), "state", s.state().name()),
+                        t -> meters.add(Counter.builder("gantry.billing.budget.alerts").tags(t)
+                                .register(meters.registry()))).increment();
+                LOG.info("budget {} {} at {} of {} {}", s.budget().key(), s.state(), s.spent().toPlainString(),
+                        Money.text(s.budget().limit(), minorDigits()), prices.current().currency());
             }
         }
         return all;
@@ -207,7 +194,7 @@ public class BudgetService {
         return meters.follow(reporter, () -> {
             gauges.clear();
             alerts.clear();
-            announced.clear();
+            announcements.forget();
             checked = null;
         });
     }
