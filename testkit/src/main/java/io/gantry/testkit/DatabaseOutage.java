@@ -318,6 +318,27 @@ public final class DatabaseOutage implements AutoCloseable {
         }
     }
 
+    /**
+     * The service's sessions tell PostgreSQL to end them once their client goes silent (the services' default
+     * {@code gantry.database.server-options}): TCP keepalive probes after 30 s idle, every 10 s, 3 unanswered, and an
+     * answer unacknowledged for 60 s (tcp_user_timeout). A partition cannot be played on loopback for this (the
+     * kernel acknowledges for whatever proxy stands between), so the settings of a session of {@code service} (the
+     * service's own pool, unwrapped) are read back: that the server does the rest is PostgreSQL's and Linux's.
+     */
+    public static void assertSilentClientsAreDropped(javax.sql.DataSource service) throws SQLException {
+        Map<String, String> settings = new LinkedHashMap<>();
+        try (Connection c = service.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT name, setting FROM pg_settings WHERE name IN "
+                     + "('tcp_keepalives_idle', 'tcp_keepalives_interval', 'tcp_keepalives_count', 'tcp_user_timeout')");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                settings.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        assertThat(settings).containsEntry("tcp_keepalives_idle", "30").containsEntry("tcp_keepalives_interval", "10")
+                .containsEntry("tcp_keepalives_count", "3").containsEntry("tcp_user_timeout", "60000");
+    }
+
     /** Waits (a minute at most) until {@code /health} is UP again. */
     public void awaitHealthUp() {
         await().atMost(Duration.ofSeconds(60)).until(() -> get("/health", null).statusCode() == 200);

@@ -6,12 +6,14 @@ import io.gantry.testkit.DatabaseOutage;
 import io.gantry.testkit.LogCapture;
 import io.gantry.testkit.TokensFile;
 import io.gantry.testkit.TopicClient;
+import io.micronaut.jdbc.DataSourceResolver;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import javax.sql.DataSource;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
@@ -34,12 +36,13 @@ class DatabaseOutageIntegrationTest {
     private static final String ADMIN = "outage-admin-token";
 
     private DatabaseOutage outage;
+    private AdmissionAlone admission;
 
     @BeforeAll
     void startAdmissionOnItsOwnPostgres() throws Exception {
         AdmissionAlone.registerOneGpuNode("outage");
         outage = DatabaseOutage.start("admission_outage");
-        AdmissionAlone admission = AdmissionAlone.start(outage.settings(), TokensFile.tenants("vision", VISION),
+        admission = AdmissionAlone.start(outage.settings(), TokensFile.tenants("vision", VISION),
                 ADMIN, Map.of());
         outage.serving(admission.base(), admission);
     }
@@ -117,6 +120,13 @@ class DatabaseOutageIntegrationTest {
         assertThat(get("/v1/jobs/" + jobId).statusCode()).isEqualTo(200);
         HttpResponse<String> after = submit(null);
         assertThat(after.statusCode()).as(after.body()).isEqualTo(202);
+    }
+
+    @Test
+    void postgresqlIsToldToEndASessionWhoseInstanceWentSilentWithinAMinute() throws Exception {
+        DataSource pool = admission.context().getBean(DataSource.class);
+        DatabaseOutage.assertSilentClientsAreDropped(
+                admission.context().findBean(DataSourceResolver.class).map(r -> r.resolve(pool)).orElse(pool));
     }
 
     private HttpResponse<String> submit(String idempotencyKey) {

@@ -12,6 +12,7 @@ import io.gantry.testkit.DatabaseOutage;
 import io.gantry.testkit.LogCapture;
 import io.gantry.testkit.TopicClient;
 import io.micronaut.context.ApplicationContext;
+import io.micronaut.jdbc.DataSourceResolver;
 import io.micronaut.runtime.server.EmbeddedServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import javax.sql.DataSource;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -46,6 +48,7 @@ class DatabaseOutageIntegrationTest {
     private static final Instant GRANTED = Instant.parse("2033-04-01T10:00:00Z"); // a month no other test bills
 
     private DatabaseOutage outage;
+    private ApplicationContext context;
 
     @BeforeAll
     void startBillingOnItsOwnPostgres() {
@@ -53,7 +56,7 @@ class DatabaseOutageIntegrationTest {
         outage = DatabaseOutage.start("billing_outage");
         Map<String, Object> props = new HashMap<>(BillingStack.properties(VISION, NLP, ADMIN));
         props.putAll(outage.settings());
-        ApplicationContext context = ApplicationContext.run(EmbeddedServer.class, props).getApplicationContext();
+        context = ApplicationContext.run(EmbeddedServer.class, props).getApplicationContext();
         outage.serving(context.getBean(EmbeddedServer.class).getURL().toString(), context);
         await().atMost(Duration.ofSeconds(60)).until(context.getBean(BillingProcessor.class)::isReady);
     }
@@ -146,5 +149,12 @@ class DatabaseOutageIntegrationTest {
 
     private HttpResponse<String> entries(String job) {
         return outage.get("/v1/usage/entries?jobId=" + job, VISION);
+    }
+
+    @Test
+    void postgresqlIsToldToEndASessionWhoseInstanceWentSilentWithinAMinute() throws Exception {
+        DataSource pool = context.getBean(DataSource.class);
+        DatabaseOutage.assertSilentClientsAreDropped(
+                context.findBean(DataSourceResolver.class).map(r -> r.resolve(pool)).orElse(pool));
     }
 }
