@@ -67,16 +67,29 @@ public class DatabaseUnavailableHandler implements ExceptionHandler<RuntimeExcep
                 .errorMessage("database unavailable").build(), HttpResponse.serverError());
     }
 
-    /** The database's own words: the first SQLException among the causes (with its SQLSTATE), else the failure. */
+    /**
+     * The database's own words: the first SQLException among the causes (with its SQLSTATE), and the last one when it
+     * is another (a pool's timeout is caused by its last failure to connect: refused, a wrong password), else the
+     * failure; on one line.
+     */
     static String cause(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        SQLException first = null;
+        SQLException last = null;
+        int depth = 0;
+        for (Throwable t = failure; t != null && depth++ < 32; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof SQLException sql) {
-                String line = sql.getClass().getSimpleName() + ": " + sql.getMessage();
-                return (sql.getSQLState() == null ? line : line + " (SQLSTATE " + sql.getSQLState() + ")")
-                        .replaceAll("\\s*\\R\\s*", " ");
+                first = first == null ? sql : first;
+                last = sql;
             }
         }
-        return String.valueOf(failure).replaceAll("\\s*\\R\\s*", " ");
+        String line = first == null ? String.valueOf(failure)
+                : first == last ? words(first) : words(first) + "; caused by " + words(last);
+        return line.replaceAll("\\s*\\R\\s*", " ");
+    }
+
+    private static String words(SQLException sql) {
+        String line = sql.getClass().getSimpleName() + ": " + sql.getMessage();
+        return sql.getSQLState() == null ? line : line + " (SQLSTATE " + sql.getSQLState() + ")";
     }
 
     /** The same for a store's SQLException that reaches the route undeclared, unwrapped. */

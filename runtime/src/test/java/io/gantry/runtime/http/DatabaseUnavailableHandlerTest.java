@@ -72,4 +72,16 @@ class DatabaseUnavailableHandlerTest {
                 PSQLState.CONNECTION_FAILURE)))
                 .isEqualTo("PSQLException: FATAL: terminating connection Detail: x (SQLSTATE 08006)");
     }
+
+    @Test
+    void aPoolsTimeoutSaysWhyItsLastConnectionFailed() {
+        // what the pool says when it cannot connect: its timeout, caused by the driver's last failure
+        var refused = new PSQLException("Connection to 127.0.0.1:5432 refused.", PSQLState.CONNECTION_UNABLE_TO_CONNECT);
+        var timeout = new SQLTransientConnectionException("HikariPool-1 - Connection is not available, request timed "
+                + "out after 2000ms", "08003", refused);
+        assertThat(DatabaseUnavailableHandler.cause(new RuntimeException("Failed to obtain JDBC Connection", timeout)))
+                .isEqualTo("SQLTransientConnectionException: HikariPool-1 - Connection is not available, request "
+                        + "timed out after 2000ms (SQLSTATE 08003); caused by PSQLException: Connection to "
+                        + "127.0.0.1:5432 refused. (SQLSTATE 08001)");
+    }
 }
