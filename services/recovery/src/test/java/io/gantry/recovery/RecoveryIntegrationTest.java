@@ -87,6 +87,9 @@ class RecoveryIntegrationTest implements TestPropertyProvider {
                     "gantry.recovery.heartbeat-timeout", "3s",
                     "gantry.recovery.check-interval", "200ms",
                     "gantry.recovery.max-restarts", "1",
+                    // these tests judge nodes one by one, each alone in its pool (RecoveryDisruptionIntegrationTest
+                    // has the hold a pool gets when all its nodes fall silent)
+                    "gantry.recovery.disruption-hold", "0s",
                     // a snapshot every few records: the restart below restores from one and the history after it
                     "gantry.kafka.snapshot-every", "20"));
         }

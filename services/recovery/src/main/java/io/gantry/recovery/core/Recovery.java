@@ -7,6 +7,7 @@ import io.gantry.recovery.core.RecoveryFact.NodeFailed;
 import io.gantry.recovery.core.RecoveryFact.NodeKnown;
 import io.gantry.recovery.core.RecoveryFact.NodeRecovered;
 import io.gantry.recovery.core.RecoveryFact.NodeSeen;
+import io.gantry.recovery.core.RecoveryFact.PoolResumed;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -58,8 +59,12 @@ public final class Recovery {
     public List<RecoveryFact> onSignOfLife(String nodeId, Instant receivedAt) {
         requireNodeId(nodeId);
         Objects.requireNonNull(receivedAt, "receivedAt");
-        List<RecoveryFact> facts = new ArrayList<>(2);
+        List<RecoveryFact> facts = new ArrayList<>(3);
         Node node = nodes.get(nodeId);
+        if (node != null && node.state == NodeState.HEALTHY && !policy.disruptionHold().isZero()
+                && silentAsAWhole(node.pool, receivedAt)) {
+            facts.add(new PoolResumed(node.pool, receivedAt));
+        }
         if (node != null && node.state == NodeState.FAILED) {
             facts.add(new NodeRecovered(nodeId, receivedAt,
                     "heartbeat received after " + seconds(Duration.between(node.failedAt, receivedAt))
@@ -75,12 +80,25 @@ public final class Recovery {
      * drain starts or ends, and at every placement restart): only a heartbeat recovers a failed node.
      */
     public List<RecoveryFact> onRegistration(String nodeId, Instant receivedAt) {
+        return onRegistration(nodeId, null, receivedAt);
+    }
+
+    /**
+     * {@link #onRegistration(String, Instant)} of a node placement lists in {@code pool} (null: not said); a node
+     * whose pool is new or changed is known in it from now (for the disruption hold, see {@link #tick}).
+     */
+    public List<RecoveryFact> onRegistration(String nodeId, String pool, Instant receivedAt) {
         requireNodeId(nodeId);
         Node node = nodes.get(nodeId);
-        if (node != null && node.state == NodeState.FAILED) {
-            return List.of();
+        List<RecoveryFact> facts = new ArrayList<>(3);
+        if (pool != null && (node == null || !pool.equals(node.pool))) {
+            facts.add(new NodeKnown(nodeId, pool));
         }
-        return onSignOfLife(nodeId, receivedAt);
+        if (node != null && node.state == NodeState.FAILED) {
+            return facts;
+        }
+        facts.addAll(onSignOfLife(nodeId, receivedAt));
+        return facts;
     }
 
     /**
@@ -104,7 +122,7 @@ public final class Recovery {
      * Declares failed every healthy node silent for longer than the timeout whose silence is also suspicious enough
      * by its own heartbeat history (phi accrual, see {@link #phi}); each failure is declared once. A node whose
      * heartbeats came steadily fails right at the timeout; one whose heartbeats have been jittery (delayed, bunched)
-     * gets longer, up to {@value #MAX_TIMEOUTS} timeouts.
+     * gets longer, up to {@value #MAX_TIMEOUTS} timeouts. Not while the node's pool is held ({@link #heldPools}).
      */
     public List<RecoveryFact> tick(Instant now) {
         Objects.requireNonNull(now, "now");
@@ -113,8 +131,9 @@ public final class Recovery {
         }
         List<RecoveryFact> facts = new ArrayList<>();
         Duration timeout = policy.heartbeatTimeout();
+        java.util.Set<String> held = heldPools(now);
         for (Node node : nodes.values()) {
-            if (node.state != NodeState.HEALTHY || node.lastSeenAt == null) {
+            if (node.state != NodeState.HEALTHY || node.lastSeenAt == null || held.contains(node.pool)) {
                 continue;
             }
             Duration silence = Duration.between(node.lastSeenAt, now);
@@ -309,7 +328,18 @@ public final class Recovery {
             node.lastSeenAt = f.receivedAt();
             node.lastHeartbeatAt = f.receivedAt();
         } else if (fact instanceof NodeKnown f) {
-            node(f.nodeId());
+            Node node = node(f.nodeId());
+            if (f.pool() != null) {
+                node.pool = f.pool();
+            }
+        } else if (fact instanceof PoolResumed f) {
+            // the time placement was away is no heartbeat gap of the pool's nodes, and no silence of theirs
+            for (Node node : nodes.values()) {
+                if (node.state == NodeState.HEALTHY && node.pool.equals(f.pool())) {
+                    node.lastSeenAt = f.at();
+                    node.lastArrival = null;
+                }
+            }
         } else if (fact instanceof GraceStarted f) {
             // the time recovery was down is no heartbeat gap
             nodes.values().forEach(n -> {
@@ -362,6 +392,55 @@ public final class Recovery {
         return nodes.values().stream()
                 .map(n -> new NodeHealth(n.nodeId, n.state, n.lastSeenAt, n.lastHeartbeatAt, n.failedAt))
                 .toList();
+    }
+
+    /**
+     * The pools whose nodes are not declared failed at {@code now} although silent: every healthy node of the pool
+     * that was ever seen has been silent past the timeout, for less than the timeout plus the disruption hold since
+     * the newest heartbeat of any of them. Placement sends every node's heartbeats, so a pool that falls silent as a
+     * whole is placement restarting or failing over (a 10 s timeout is shorter than either) far likelier than every
+     * node dying together, and declaring them failed would stop every run of the pool. Once any node of the pool
+     * beats again ({@link RecoveryFact.PoolResumed}) or the hold is over, its nodes are judged one by one again.
+     * Empty when the hold is zero.
+     */
+    public java.util.SortedSet<String> heldPools(Instant now) {
+        java.util.SortedSet<String> held = new java.util.TreeSet<>();
+        if (policy.disruptionHold().isZero()) {
+            return held;
+        }
+        Map<String, Instant> newest = new HashMap<>();
+        java.util.Set<String> beating = new java.util.HashSet<>();
+        for (Node node : nodes.values()) {
+            if (node.state != NodeState.HEALTHY || node.lastSeenAt == null) {
+                continue;
+            }
+            if (Duration.between(node.lastSeenAt, now).compareTo(policy.heartbeatTimeout()) <= 0) {
+                beating.add(node.pool);
+            }
+            newest.merge(node.pool, node.lastSeenAt, (a, b) -> a.isAfter(b) ? a : b);
+        }
+        newest.forEach((pool, last) -> {
+            if (!beating.contains(pool)
+                    && now.isBefore(last.plus(policy.heartbeatTimeout()).plus(policy.disruptionHold()))) {
+                held.add(pool);
+            }
+        });
+        return held;
+    }
+
+    /** Whether every healthy node of {@code pool} that was ever seen has been silent past the timeout at {@code t}. */
+    private boolean silentAsAWhole(String pool, Instant t) {
+        boolean any = false;
+        for (Node node : nodes.values()) {
+            if (node.state != NodeState.HEALTHY || node.lastSeenAt == null || !node.pool.equals(pool)) {
+                continue;
+            }
+            if (Duration.between(node.lastSeenAt, t).compareTo(policy.heartbeatTimeout()) <= 0) {
+                return false;
+            }
+            any = true;
+        }
+        return any;
     }
 
     /** False between a restart and catching up with the input: no node is declared failed meanwhile. */
@@ -421,6 +500,8 @@ public final class Recovery {
 
     static final class Node {
         final String nodeId;
+        /** The pool placement lists the node in (its registrations); "" until one said. */
+        String pool = "";
         /** Gaps between received heartbeats, newest last, in milliseconds (at most MAX_GAPS). */
         final java.util.ArrayDeque<Long> gaps = new java.util.ArrayDeque<>();
         /** When the last heartbeat of this process's watch arrived; null after a (re)start. */

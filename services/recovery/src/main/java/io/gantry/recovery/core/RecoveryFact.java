@@ -4,9 +4,9 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * Everything that changes recovery's state. NodeSeen, NodeKnown, GraceStarted, CheckpointRecorded, RunHeld,
- * RunReleased and NodeControlSeen are internal bookkeeping (never published); the others are the facts recovery
- * publishes on its topics, and the ones it replays from them on restart.
+ * Everything that changes recovery's state. NodeSeen, NodeKnown, PoolResumed, GraceStarted, CheckpointRecorded,
+ * RunHeld, RunReleased and NodeControlSeen are internal bookkeeping (never published); the others are the facts
+ * recovery publishes on its topics, and the ones it replays from them on restart.
  */
 public sealed interface RecoveryFact {
 
@@ -84,10 +84,29 @@ public sealed interface RecoveryFact {
         }
     }
 
-    /** The node exists (learned while restoring); no time is attached because the sender's clock is not ours. */
-    record NodeKnown(String nodeId) implements RecoveryFact {
+    /**
+     * The node exists, in {@code pool} (null: as known before; from its registrations); no time is attached because
+     * the sender's clock is not ours.
+     */
+    record NodeKnown(String nodeId, String pool) implements RecoveryFact {
         public NodeKnown {
             Objects.requireNonNull(nodeId, "nodeId");
+        }
+
+        public NodeKnown(String nodeId) {
+            this(nodeId, null);
+        }
+    }
+
+    /**
+     * Heartbeats of {@code pool} came again at {@code at} after every healthy node of it had been silent past the
+     * timeout (placement, their one source, was away): each of its healthy nodes' silence counts from now, so the
+     * nodes whose heartbeats are still on their way are not declared failed meanwhile.
+     */
+    record PoolResumed(String pool, Instant at) implements RecoveryFact {
+        public PoolResumed {
+            Objects.requireNonNull(pool, "pool");
+            Objects.requireNonNull(at, "at");
         }
     }
 

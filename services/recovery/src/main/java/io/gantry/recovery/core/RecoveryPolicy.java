@@ -13,14 +13,26 @@ import java.util.Objects;
  *                         declared failed (0: the timeout alone decides); a node whose heartbeats have been jittery
  *                         gets longer, a steady one fails right at the timeout
  * @param health           what device faults lead to
+ * @param disruptionHold   how long recovery holds back declaring the nodes of a pool failed when every one of them
+ *                         went silent (zero: not at all): their heartbeats all come from placement, and a pool that
+ *                         falls silent as a whole is far likelier placement restarting or failing over than every
+ *                         node dying at once (as Kubernetes' node controller stops evicting in a zone that is
+ *                         wholly unreachable); a node still silent when heartbeats resume, or after the hold, fails
  */
-public record RecoveryPolicy(Duration heartbeatTimeout, int maxRestarts, double phiThreshold, HealthPolicy health) {
+public record RecoveryPolicy(Duration heartbeatTimeout, int maxRestarts, double phiThreshold, HealthPolicy health,
+                             Duration disruptionHold) {
     /** The phi threshold unless configured: a false suspicion about once in 10^8 heartbeat gaps. */
     public static final double DEFAULT_PHI_THRESHOLD = 8.0;
+    /** The disruption hold unless configured: longer than placement takes to restart or fail over. */
+    public static final Duration DEFAULT_DISRUPTION_HOLD = Duration.ofMinutes(5);
 
     public RecoveryPolicy {
         Objects.requireNonNull(heartbeatTimeout, "heartbeatTimeout");
         Objects.requireNonNull(health, "health");
+        Objects.requireNonNull(disruptionHold, "disruptionHold");
+        if (disruptionHold.isNegative()) {
+            throw new IllegalArgumentException("disruptionHold must be >= 0, was " + disruptionHold);
+        }
         if (heartbeatTimeout.isNegative() || heartbeatTimeout.isZero()) {
             throw new IllegalArgumentException("heartbeatTimeout must be positive, was " + heartbeatTimeout);
         }
@@ -32,7 +44,12 @@ public record RecoveryPolicy(Duration heartbeatTimeout, int maxRestarts, double 
         }
     }
 
-    /** The default phi threshold and device-health policy. */
+    /** The default disruption hold. */
+    public RecoveryPolicy(Duration heartbeatTimeout, int maxRestarts, double phiThreshold, HealthPolicy health) {
+        this(heartbeatTimeout, maxRestarts, phiThreshold, health, DEFAULT_DISRUPTION_HOLD);
+    }
+
+    /** The default phi threshold, device-health policy and disruption hold. */
     public RecoveryPolicy(Duration heartbeatTimeout, int maxRestarts) {
         this(heartbeatTimeout, maxRestarts, DEFAULT_PHI_THRESHOLD, HealthPolicy.defaults());
     }
@@ -42,11 +59,15 @@ public record RecoveryPolicy(Duration heartbeatTimeout, int maxRestarts, double 
     }
 
     public RecoveryPolicy withHealth(HealthPolicy h) {
-        return new RecoveryPolicy(heartbeatTimeout, maxRestarts, phiThreshold, h);
+        return new RecoveryPolicy(heartbeatTimeout, maxRestarts, phiThreshold, h, disruptionHold);
     }
 
     public RecoveryPolicy withPhiThreshold(double phi) {
-        return new RecoveryPolicy(heartbeatTimeout, maxRestarts, phi, health);
+        return new RecoveryPolicy(heartbeatTimeout, maxRestarts, phi, health, disruptionHold);
+    }
+
+    public RecoveryPolicy withDisruptionHold(Duration hold) {
+        return new RecoveryPolicy(heartbeatTimeout, maxRestarts, phiThreshold, health, hold);
     }
 
     /**

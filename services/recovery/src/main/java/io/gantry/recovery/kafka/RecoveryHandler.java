@@ -107,7 +107,7 @@ final class RecoveryHandler implements EventHandler {
                 && e.getNodeId() != null && !e.getNodeId().isBlank()) {
             // the node's existence, for the liveness watch: its timestamps are on the sender's (possibly virtual)
             // clock, so no sign of life; its control labels say which devices are out of service
-            core.replay(new RecoveryFact.NodeKnown(e.getNodeId()));
+            core.replay(new RecoveryFact.NodeKnown(e.getNodeId(), poolOf(e)));
             control(e).forEach(core::replay);
         }
     }
@@ -276,7 +276,7 @@ final class RecoveryHandler implements EventHandler {
     private void handleOne(Object value, Output out) {
         if (value instanceof NodeEvent e) {
             // liveness is measured when the heartbeat is received, on our clock, never by e.getOccurredAt()
-            apply(core.onRegistration(e.getNodeId(), clock.instant()), out);
+            apply(core.onRegistration(e.getNodeId(), poolOf(e), clock.instant()), out);
             apply(control(e), out);
         } else if (value instanceof DeviceEvent e && e.getPayload() instanceof DeviceFaultReported f) {
             DeviceFaultReport report = new DeviceFaultReport(e.getEventId(), e.getNodeId(), f.getGpuIndex(),
@@ -316,7 +316,39 @@ final class RecoveryHandler implements EventHandler {
 
     @Override
     public void tick(Instant now, Output out) {
+        java.util.SortedSet<String> held = core.heldPools(now);
+        if (!held.equals(heldPools)) {
+            for (String pool : held) {
+                if (!heldPools.contains(pool)) {
+                    LOG.warn("every node of pool {} is silent past the heartbeat timeout ({}): their heartbeats all "
+                            + "come from placement, which is probably restarting or failing over; none is declared "
+                            + "failed for up to {} unless heartbeats of the pool come again", name(pool),
+                            core.policy().heartbeatTimeout(), core.policy().disruptionHold());
+                }
+            }
+            for (String pool : heldPools) {
+                if (!held.contains(pool)) {
+                    LOG.info("pool {} is no longer held: its nodes are judged one by one again", name(pool));
+                }
+            }
+            heldPools = held;
+        }
         apply(core.tick(now), out);
+    }
+
+    /** The pools held at the last tick ({@link Recovery#heldPools}), for a log line when that changes. */
+    private java.util.SortedSet<String> heldPools = new java.util.TreeSet<>();
+
+    private static String name(String pool) {
+        return pool.isEmpty() ? "(not registered yet)" : pool;
+    }
+
+    /** The pool a registration lists the node in (`default` in records written before pools); null for other events. */
+    private static String poolOf(NodeEvent e) {
+        if (e.getPayload() instanceof NodeRegistered r) {
+            return r.getPool() == null || r.getPool().isBlank() ? "default" : r.getPool();
+        }
+        return null;
     }
 
     private static InterruptedRun interruptedRun(String jobId, AllocationReleased released) {

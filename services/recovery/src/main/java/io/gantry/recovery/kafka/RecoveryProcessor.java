@@ -35,6 +35,7 @@ public class RecoveryProcessor implements AutoCloseable, io.gantry.runtime.http.
                              @Value("${gantry.recovery.health.cordon-scope:device}") String cordonScope,
                              @Value("${gantry.recovery.health.drain-after:3}") int drainAfter,
                              @Value("${gantry.recovery.health.drain-window:1h}") Duration drainWindow,
+                             @Value("${gantry.recovery.disruption-hold:5m}") Duration disruptionHold,
                              io.gantry.runtime.http.Instance instance) {
         if (!cordonScope.equals("device") && !cordonScope.equals("node")) {
             throw new io.micronaut.context.exceptions.ConfigurationException(
@@ -43,7 +44,8 @@ public class RecoveryProcessor implements AutoCloseable, io.gantry.runtime.http.
         RecoveryPolicy policy;
         try {
             policy = new RecoveryPolicy(heartbeatTimeout, maxRestarts, phiThreshold,
-                    new RecoveryPolicy.HealthPolicy(cordonScope.equals("node"), drainAfter, drainWindow));
+                    new RecoveryPolicy.HealthPolicy(cordonScope.equals("node"), drainAfter, drainWindow),
+                    disruptionHold);
         } catch (IllegalArgumentException e) {
             throw new io.micronaut.context.exceptions.ConfigurationException("gantry.recovery: " + e.getMessage(), e);
         }

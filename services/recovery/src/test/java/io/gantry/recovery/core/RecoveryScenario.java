@@ -171,6 +171,14 @@ final class RecoveryScenario {
         private int maxRestarts = 3;
         private double phi = RecoveryPolicy.DEFAULT_PHI_THRESHOLD;
         private RecoveryPolicy.HealthPolicy health = RecoveryPolicy.HealthPolicy.defaults();
+        // the scenarios judge nodes one by one, most of them a node alone in its pool: without the hold a pool gets
+        // when all its nodes fall silent (DisruptionHoldTest has its own)
+        private Duration disruptionHold = Duration.ZERO;
+
+        Builder disruptionHoldSeconds(long seconds) {
+            this.disruptionHold = Duration.ofSeconds(seconds);
+            return this;
+        }
 
         Builder phiThreshold(double threshold) {
             this.phi = threshold;
@@ -199,7 +207,7 @@ final class RecoveryScenario {
         }
 
         RecoveryScenario build() {
-            return new RecoveryScenario(new RecoveryPolicy(timeout, maxRestarts, phi, health));
+            return new RecoveryScenario(new RecoveryPolicy(timeout, maxRestarts, phi, health, disruptionHold));
         }
     }
 }
