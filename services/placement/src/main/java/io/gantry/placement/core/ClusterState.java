@@ -1014,11 +1014,16 @@ public final class ClusterState {
     }
 
     /**
-     * Recovery decided a device fault of {@code nodeId} ({@code gpuIndex} null: the whole node). Only runs granted no
-     * later than {@code faultAt} are hit, so a repeated or late decision never stops a run placed after the fault;
-     * a cordon already in place is not written again. Facts: the node's new registration first (so the release that
-     * follows reports capacity without the cordoned device), then per hit run, by job id, either a failure and a
-     * {@code RUN_FAILED} release ({@link DeviceAction#FAIL_RUNS}) or a {@code DEVICE_FAULT} release.
+     * Recovery decided a device fault of {@code nodeId} ({@code gpuIndex} null: the whole node). An application fault
+     * ({@link DeviceAction#FAIL_RUNS}) hits only runs granted no later than {@code faultAt}: it came from the program
+     * then on the GPU, so a repeated or late decision never fails a later run. A hardware fault hits every run holding
+     * the device now, including one placed between the report and this cordon (placement keeps granting a GPU until
+     * the decision comes back, a round trip or a recovery restart later), since the device is broken for it too; a
+     * run granted after the cordon is spared only because none can be (the placers never grant a cordoned GPU), so a
+     * repeated decision stops nothing new. A cordon already in place is not written again. Facts: the node's new
+     * registration first (so the release that follows reports capacity without the cordoned device), then per hit
+     * run, by job id, either a failure and a {@code RUN_FAILED} release ({@link DeviceAction#FAIL_RUNS}) or a
+     * {@code DEVICE_FAULT} release.
      *
      * @param reason the sentence recorded as the cordon reason and on a failed run
      */
@@ -1045,8 +1050,9 @@ public final class ClusterState {
                 facts.add(new PlacementFact.NodeRegistered(after.withLabel(NodeSpec.CORDON_REASON_LABEL, reason)));
             }
         }
+        boolean application = action == DeviceAction.FAIL_RUNS;
         liveById.values().stream()
-                .filter(a -> !a.grantedAt().isAfter(faultAt) && holds(a, nodeId, gpuIndex))
+                .filter(a -> holds(a, nodeId, gpuIndex) && (!application || !a.grantedAt().isAfter(faultAt)))
                 .sorted(Comparator.comparing(Allocation::jobId))
                 .forEach(a -> {
                     Instant at = releaseTime(a, now);

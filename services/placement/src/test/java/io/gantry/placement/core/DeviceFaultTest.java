@@ -54,6 +54,28 @@ class DeviceFaultTest {
     }
 
     @Test
+    void aRunPlacedOnTheGpuBetweenTheFaultAndTheCordonIsStoppedToo() {
+        Fixtures.Cluster c = Fixtures.Cluster.of(anH100Node("n1"));
+        Instant faultAt = T0.minusMillis(300); // reported while the GPU was idle; the decision is a round trip away
+        List<PlacementFact> granted = c.dispatch(aGang("j").task("w", 1, 1)); // granted at T0, on the faulty GPU
+        int gpu = ((PlacementFact.AllocationGranted) granted.get(0)).allocation().placements().get(0).gpuIndices()
+                .get(0);
+        List<PlacementFact> decided = c.apply(c.state.deviceFault("n1", gpu, DeviceAction.CORDON_DEVICE,
+                "Xid 79 on GPU " + gpu + " of n1", faultAt, T0.plusSeconds(1)));
+        assertThat(describe(decided))
+                .containsExactly("registered n1 cordoned=false gpus=[" + gpu + "]", "released j DEVICE_FAULT");
+        assertThat(c.state.liveAllocation("j")).isEmpty();
+
+        // a restore replays the same facts and ends in the same place: the release is a fact, not a side effect
+        Fixtures.Cluster restored = Fixtures.Cluster.of(anH100Node("n1"));
+        restored.apply(granted);
+        restored.apply(decided);
+        assertThat(restored.state.liveAllocations()).isEqualTo(c.state.liveAllocations()).isEmpty();
+        assertThat(node(restored, "n1").cordonedGpus()).containsExactly(gpu);
+        assertThat(restored.state.freeCapacity()).isEqualTo(c.state.freeCapacity());
+    }
+
+    @Test
     void noLaterJobIsPlacedOnACordonedGpu() {
         Fixtures.Cluster c = Fixtures.Cluster.of(anH100Node("n1"));
         fault(c, "n1", 3, DeviceAction.CORDON_DEVICE, T0);
@@ -72,11 +94,20 @@ class DeviceFaultTest {
     }
 
     @Test
+    void aShareGrantedBetweenTheFaultAndTheCordonIsStoppedToo() {
+        Fixtures.Cluster c = Fixtures.Cluster.topology(Fixtures.aNode("n1").gpus(1, "H100"));
+        c.granted(aGang("a").task("w", 1, 0).fraction(500)); // granted at T0, after the fault
+        assertThat(describe(c.apply(c.state.deviceFault("n1", 0, DeviceAction.CORDON_DEVICE, "Xid 79 on GPU 0 of n1",
+                T0.minusSeconds(1), T0.plusSeconds(1)))))
+                .containsExactly("registered n1 cordoned=false gpus=[0]", "released a DEVICE_FAULT");
+    }
+
+    @Test
     void aCordonedGpuTakesNoNewShareEvenWhileItStillHoldsOne() {
         Fixtures.Cluster c = Fixtures.Cluster.topology(Fixtures.aNode("n1").gpus(1, "H100"));
         c.granted(aGang("a").task("w", 1, 0).fraction(500));
-        // decided about a fault from before the share was granted: the share keeps running, nothing new joins it
-        fault(c, "n1", 0, DeviceAction.CORDON_DEVICE, T0.minusSeconds(1));
+        // a restore may replay the cordon (placement.node-events) before the share's release (allocation-events)
+        c.apply(List.of(new PlacementFact.NodeRegistered(node(c, "n1").withCordonedGpus(List.of(0)))));
         assertThat(c.state.liveAllocation("a")).isPresent();
         c.deferred(aGang("b").task("w", 1, 0).fraction(300));
     }
