@@ -10,8 +10,10 @@ import java.util.regex.Pattern;
 
 /**
  * Reads the budgets document ({@code {"budgets": [{tenant, queue?, limit, action?, warnAt?}]}}) and checks it
- * against what is already spent: a budget below this month's spend is refused, since it could only ever be
- * "exhausted" and would hide the mistake.
+ * against what is already spent: a new budget, or a lowered limit, below this month's spend is refused, since it
+ * could only ever be "exhausted" and would hide the mistake. A budget kept as it is in force, or raised, is accepted
+ * whatever the spend: running work may take a budget past its limit (it is never stopped), and the document replaces
+ * every budget, so checking those too would let one exhausted budget block every later change of the others.
  */
 public final class BudgetParser {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,63}");
@@ -20,11 +22,22 @@ public final class BudgetParser {
     private BudgetParser() {
     }
 
-    /**
-     * @param spent this month's spend of a budget's tenant (and queue) so far
-     */
+    /** {@link #parse(Object, List, java.util.function.Function, int)} with no budget in force. */
     public static List<Budget> parse(Object tree, java.util.function.Function<Budget, BigDecimal> spent,
                                      int minorDigits) {
+        return parse(tree, List.of(), spent, minorDigits);
+    }
+
+    /**
+     * @param inForce the budgets the document replaces: one whose limit is not lowered is not held to the spend
+     * @param spent   this month's spend of a budget's tenant (and queue) so far, asked only of the budgets held to it
+     */
+    public static List<Budget> parse(Object tree, List<Budget> inForce,
+                                     java.util.function.Function<Budget, BigDecimal> spent, int minorDigits) {
+        Map<String, BigDecimal> limitsInForce = new HashMap<>();
+        for (Budget b : inForce) {
+            limitsInForce.put(b.key(), b.limit());
+        }
         List<InvalidInput.Field> errors = new ArrayList<>();
         if (!(tree instanceof Map<?, ?> root) || !(root.get("budgets") instanceof List<?> list)) {
             throw InvalidInput.of("budgets", "is required: a list of {tenant, queue?, limit, action?, warnAt?}");
@@ -68,6 +81,11 @@ public final class BudgetParser {
             if (earlier != null) {
                 errors.add(new InvalidInput.Field(path + (queue == null ? ".tenant" : ".queue"), "repeats budgets["
                         + earlier + "] (one budget per tenant, and per tenant and queue)"));
+                continue;
+            }
+            BigDecimal before = limitsInForce.get(b.key());
+            if (before != null && limit.compareTo(before) >= 0) {
+                out.add(b);
                 continue;
             }
             BigDecimal already = spent.apply(b);

@@ -100,12 +100,12 @@ public class BudgetService {
     }
 
     /**
-     * Replaces every budget (validated; none below what is already spent) and answers with their statuses. The
-     * instance that reports the cluster checks and announces them at once; another one leaves that to it (it
-     * notices the new set within {@code gantry.billing.budgets.notice-every}).
+     * Replaces every budget (validated; no new budget or lowered limit below what is already spent) and answers with
+     * their statuses. The instance that reports the cluster checks and announces them at once; another one leaves
+     * that to it (it notices the new set within {@code gantry.billing.budgets.notice-every}).
      */
     public synchronized List<Budget.Status> replace(Object tree) {
-        List<Budget> budgets = BudgetParser.parse(tree, b -> spentThisMonth(b.tenant(), b.queue()),
+        List<Budget> budgets = BudgetParser.parse(tree, store.budgets(), b -> spentThisMonth(b.tenant(), b.queue()),
                 prices.current().minorDigits());
         store.replaceBudgets(budgets, clock.instant());
         // a failure after the budgets were stored is the caller's answer (503 when the database went away), not an

@@ -64,6 +64,43 @@ class BudgetTest {
                         .extracting(InvalidInput.Field::field).contains(field));
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "an unchanged budget that running work took past its limit is accepted | 100 | 100 | 130 | true",
+            "a raised limit still below the spend is accepted                      | 100 | 120 | 130 | true",
+            "a lowered limit below the spend is refused                            | 100 |  90 | 130 | false",
+            "a lowered limit still above the spend is accepted                     | 140 | 100 |  95 | true"})
+    void onlyANewBudgetOrALoweredLimitIsCheckedAgainstTheSpend(String name, String inForceLimit, String limit,
+                                                               String visionSpent, boolean accepted) {
+        List<Budget> inForce = List.of(new Budget("vision", null, new BigDecimal(inForceLimit), Budget.Action.HOLD,
+                List.of(50, 80)));
+        Map<String, Object> tree = Map.of("budgets", List.of(
+                Map.of("tenant", "vision", "limit", limit, "action", "HOLD"),
+                Map.of("tenant", "nlp", "limit", "50")));
+        java.util.function.Function<Budget, BigDecimal> spent = b -> b.tenant().equals("vision")
+                ? new BigDecimal(visionSpent) : BigDecimal.ZERO;
+        if (accepted) {
+            assertThat(BudgetParser.parse(tree, inForce, spent, 2)).extracting(Budget::key)
+                    .containsExactly("vision", "nlp");
+        } else {
+            assertThatThrownBy(() -> BudgetParser.parse(tree, inForce, spent, 2))
+                    .isInstanceOfSatisfying(InvalidInput.class, e -> assertThat(e.fields())
+                            .extracting(InvalidInput.Field::field).containsExactly("budgets[0].limit"));
+        }
+    }
+
+    @Test
+    void aNewBudgetBelowTheSpendIsRefusedEvenBesideAnExistingOneOfTheSameTenant() {
+        List<Budget> inForce = List.of(new Budget("vision", null, new BigDecimal("100"), Budget.Action.HOLD,
+                List.of(50, 80)));
+        assertThatThrownBy(() -> BudgetParser.parse(Map.of("budgets", List.of(
+                        Map.of("tenant", "vision", "limit", "100", "action", "HOLD"),
+                        Map.of("tenant", "vision", "queue", "batch", "limit", "10"))), inForce,
+                b -> new BigDecimal("130"), 2))
+                .isInstanceOfSatisfying(InvalidInput.class, e -> assertThat(e.fields())
+                        .extracting(InvalidInput.Field::field).containsExactly("budgets[1].limit"));
+    }
+
     @Test
     void twoBudgetsForTheSameTenantAndQueueAreRefused() {
         assertThatThrownBy(() -> BudgetParser.parse(Map.of("budgets", List.of(
