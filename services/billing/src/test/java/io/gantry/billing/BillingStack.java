@@ -13,11 +13,11 @@ import java.util.Map;
 import java.util.UUID;
 
 /** What billing's integration tests run against: the shared broker and PostgreSQL, and tenants vision, nlp and an admin. */
-final class BillingStack {
+public final class BillingStack {
     private BillingStack() {
     }
 
-    static Map<String, String> properties(String vision, String nlp, String admin) {
+    public static Map<String, String> properties(String vision, String nlp, String admin) {
         try {
             Path tokens = TokensFile.write(TokensFile.tenants("vision", vision, "nlp", nlp), admin);
             Map<String, String> properties = new HashMap<>(EmbeddedPostgres.shared().newDatasource("billing"));

@@ -170,7 +170,9 @@ public class BillingStore {
 
     /**
      * Writes the document and its lines in one transaction; false (and nothing written) when a document with its id
-     * or its (tenant, month, sequence) exists already, i.e. it was issued before.
+     * or its (tenant, month, sequence) exists already, i.e. it was issued before, or another instance issued another
+     * document under that sequence number since the caller read the month's documents (its document, computed from
+     * an older view, must then be dropped: {@code ON CONFLICT DO NOTHING} without a target covers both constraints).
      */
     public boolean insertDocument(Invoice inv) {
         return tx.executeWrite(s -> {

@@ -30,6 +30,11 @@ import java.util.TreeSet;
  * Rates windows and issues documents: it loads the ledger, terms and checkpoints a window needs and hands them to the
  * core ({@link Pricing}, {@link Invoicing}). Issuing is serialised (one month at a time in this process) and each
  * document is one insert-only transaction, so a document is issued once whatever is retried or restarted.
+ *
+ * <p>Several instances may issue the same month at once; {@code synchronized} does not reach across them. The
+ * documents are read before the ledger, and a document's sequence number is the count of those read, unique per
+ * tenant and month in PostgreSQL: whatever another instance issued after this one's read makes this one's document
+ * collide and be dropped, so no note is computed against documents newer than the ledger it was compared with.
  */
 @Singleton
 public class InvoiceService {
@@ -105,14 +110,17 @@ public class InvoiceService {
             throw io.gantry.billing.core.InvalidInput.of("month", "no price book has been applied yet, so "
                     + month + " cannot be invoiced; PUT /v1/price-book first");
         }
+        // what was issued is read before the ledger: a note another instance issues in between then takes the
+        // sequence number this one's document would take, and the insert drops this one (see insertDocument); read
+        // the other way round, a note issued in between would count against a ledger read without its release
+        Map<String, List<Invoice>> issued = new TreeMap<>();
+        for (Invoice d : store.documents(null, month.toString())) {
+            issued.computeIfAbsent(d.tenant(), t -> new ArrayList<>()).add(d);
+        }
         UsageWindow window = month.window();
         Map<String, List<RatedLine>> byTenant = new TreeMap<>();
         for (RatedLine l : rate((String) null, window)) {
             byTenant.computeIfAbsent(l.tenant(), t -> new ArrayList<>()).add(l);
-        }
-        Map<String, List<Invoice>> issued = new TreeMap<>();
-        for (Invoice d : store.documents(null, month.toString())) {
-            issued.computeIfAbsent(d.tenant(), t -> new ArrayList<>()).add(d);
         }
         TreeSet<String> tenants = new TreeSet<>(byTenant.keySet());
         tenants.addAll(issued.keySet());
