@@ -4,6 +4,8 @@ import java.time.Instant;
 import java.time.YearMonth;
 import java.time.ZoneId;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /** A calendar month in the invoicing time zone: the half-open interval of instants it covers. */
@@ -28,6 +30,16 @@ public record BillingMonth(YearMonth month, ZoneId zone) {
 
     public static BillingMonth containing(Instant t, ZoneId zone) {
         return new BillingMonth(YearMonth.from(t.atZone(zone)), zone);
+    }
+
+    /** The months an interval reaches, from the one containing {@code start} to the one containing {@code end}. */
+    public static List<BillingMonth> reached(Instant start, Instant end, ZoneId zone) {
+        List<BillingMonth> out = new ArrayList<>();
+        YearMonth last = YearMonth.from(end.atZone(zone));
+        for (YearMonth m = YearMonth.from(start.atZone(zone)); !m.isAfter(last); m = m.plusMonths(1)) {
+            out.add(new BillingMonth(m, zone));
+        }
+        return out;
     }
 
     public Instant from() {

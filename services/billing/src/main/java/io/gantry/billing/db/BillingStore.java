@@ -61,15 +61,16 @@ public class BillingStore {
         });
     }
 
-    public void recordCheckpoint(String eventId, String jobId, int attempt, Instant committedAt) {
+    public void recordCheckpoint(String eventId, String jobId, int attempt, Instant committedAt, Instant now) {
         tx.executeWrite(s -> {
             try (PreparedStatement ps = s.getConnection().prepareStatement("""
-                    INSERT INTO run_checkpoint (event_id, job_id, attempt, committed_at)
-                    VALUES (?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING""")) {
+                    INSERT INTO run_checkpoint (event_id, job_id, attempt, committed_at, recorded_at)
+                    VALUES (?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING""")) {
                 ps.setString(1, eventId);
                 ps.setString(2, jobId);
                 ps.setInt(3, attempt);
                 ps.setObject(4, time(committedAt));
+                ps.setObject(5, time(now));
                 return ps.executeUpdate();
             }
         });
@@ -222,6 +223,72 @@ public class BillingStore {
                 ps.executeBatch();
             }
             return true;
+        });
+    }
+
+    /** The interval of a ledger row: the months it reaches. */
+    public record Span(Instant from, Instant to) {
+    }
+
+    /**
+     * The intervals of ledger rows starting before {@code before} that an input recorded at or after {@code since}
+     * changes: the row itself, or the job's terms, or a checkpoint of its run. What the automatic issuing needs to
+     * know which months older than the last one may have to be issued again; rows starting that early are rare among
+     * the recent ones (long runs, late releases), so the answer is short.
+     */
+    public List<Span> spansChangedSince(Instant since, Instant before) {
+        return tx.executeRead(s -> {
+            List<Span> out = new ArrayList<>();
+            try (PreparedStatement ps = s.getConnection().prepareStatement("""
+                    SELECT started_at, ended_at FROM usage_entry WHERE recorded_at >= ? AND started_at < ?
+                    UNION
+                    SELECT u.started_at, u.ended_at FROM job_terms t JOIN usage_entry u ON u.job_id = t.job_id
+                    WHERE t.recorded_at >= ? AND u.started_at < ?
+                    UNION
+                    SELECT u.started_at, u.ended_at FROM run_checkpoint c
+                    JOIN usage_entry u ON u.job_id = c.job_id AND u.attempt = c.attempt
+                    WHERE c.recorded_at >= ? AND u.started_at < ?""")) {
+                for (int i = 0; i < 3; i++) {
+                    ps.setObject(2 * i + 1, time(since));
+                    ps.setObject(2 * i + 2, time(before));
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new Span(instant(rs, 1), instant(rs, 2)));
+                    }
+                }
+            }
+            return out;
+        });
+    }
+
+    /**
+     * Up to when the automatic issuing has looked at recorded inputs; before its first look, when the newest
+     * document was issued (empty: nothing was ever issued).
+     */
+    public Optional<Instant> invoiceWatermark() {
+        return tx.executeRead(s -> {
+            try (PreparedStatement ps = s.getConnection().prepareStatement("""
+                    SELECT COALESCE((SELECT looked_before FROM invoice_watermark WHERE id = 1),
+                                    (SELECT MAX(issued_at) FROM invoice_document))""");
+                 ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                OffsetDateTime t = rs.getObject(1, OffsetDateTime.class);
+                return Optional.ofNullable(t).map(OffsetDateTime::toInstant);
+            }
+        });
+    }
+
+    /** Moves the watermark to {@code to}, never back (another instance may have moved it further meanwhile). */
+    public void advanceInvoiceWatermark(Instant to) {
+        tx.executeWrite(s -> {
+            try (PreparedStatement ps = s.getConnection().prepareStatement("""
+                    INSERT INTO invoice_watermark (id, looked_before) VALUES (1, ?)
+                    ON CONFLICT (id) DO UPDATE SET looked_before = GREATEST(invoice_watermark.looked_before,
+                                                                            EXCLUDED.looked_before)""")) {
+                ps.setObject(1, time(to));
+                return ps.executeUpdate();
+            }
         });
     }
 

@@ -89,7 +89,7 @@ public final class BillingHandler implements EventHandler {
                 throw new IllegalArgumentException("attempt must be >= 1, was " + c.getAttempt());
             }
             pending.add(() -> {
-                store.recordCheckpoint(cp.getEventId(), cp.getJobId(), c.getAttempt(), c.getCommittedAt());
+                store.recordCheckpoint(cp.getEventId(), cp.getJobId(), c.getAttempt(), c.getCommittedAt(), now);
                 return List.of();
             });
             return;

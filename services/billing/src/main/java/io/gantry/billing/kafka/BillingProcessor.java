@@ -27,14 +27,15 @@ public class BillingProcessor implements AutoCloseable, io.gantry.runtime.http.E
                             TransactionOperations<Connection> tx,
                             @Value("${kafka.bootstrap.servers}") String bootstrap,
                             @Value("${gantry.kafka.partitions:1}") int partitions,
-                            io.gantry.runtime.http.Instance instance) {
+                            io.gantry.runtime.http.Instance instance, Clock billingClock) {
         Clock clock = Clock.systemUTC();
         this.processor = instance.configure(EventProcessor.builder(Service.BILLING, bootstrap))
                 .inputs(Topics.PLACEMENT_ALLOCATION_EVENTS, Topics.ADMISSION_JOB_EVENTS, Topics.ADMISSION_CHECKPOINT_EVENTS,
                         Topics.PLACEMENT_NODE_EVENTS, Topics.PLACEMENT_UTILISATION_EVENTS)
                 .restoreFrom(Topics.PLACEMENT_NODE_EVENTS)
                 .transactional(false)
-                .handler(() -> new BillingHandler(ledger, store, models, clock, tx))
+                // rows are stamped by billing's clock, the one the automatic issuing compares their recorded time with
+                .handler(() -> new BillingHandler(ledger, store, models, billingClock, tx))
                 .clock(clock)
                 .partitions(partitions)
                 .build()

@@ -17,11 +17,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -141,14 +144,34 @@ public class InvoiceService {
 
     private volatile boolean toldNoPriceBook;
 
-    /** Issues the previous month once it has been over for {@code gantry.billing.invoices.issue-after}. */
+    /**
+     * How long before its commit an input may carry its recorded time: billing stamps a poll's records when it
+     * handles them and commits them at the end of the poll, and instances' clocks differ a little. A look counts
+     * inputs recorded this long before the previous look began, so none committed meanwhile is missed; at worst a
+     * month is rated once more for nothing.
+     */
+    static final Duration COMMIT_LAG = Duration.ofMinutes(10);
+
+    /**
+     * Issues the previous month once it has been over for {@code gantry.billing.invoices.issue-after}, and the notes
+     * of every earlier month whose amount an input recorded since the previous look may have changed.
+     *
+     * <p>A release can land months late (a run granted in June and released in August: time limits reach a year),
+     * so the timer cannot stop at the previous month. Rating every closed month at every look would cost seconds per
+     * month on a large ledger, so it rates only the months reached by ledger rows recorded since the previous look
+     * (any instance's: the watermark is in PostgreSQL), or by rows of jobs whose terms or checkpoints were: those are
+     * every input that changes a closed month's amount, as the rows are insert-only and a price book never changes
+     * what was already in force. The watermark moves only after every month looked at was issued, so a failed look is
+     * repeated whole.
+     */
     @Scheduled(fixedDelay = "${gantry.billing.invoices.check-every:10m}", initialDelay = "1m")
     void issueClosedMonth() {
         if (!autoIssue) {
             return;
         }
-        BillingMonth previous = BillingMonth.containing(clock.instant(), settings.zone()).previous();
-        if (clock.instant().isBefore(previous.to().plus(settings.issueAfter()))) {
+        Instant lookStarted = clock.instant();
+        BillingMonth previous = BillingMonth.containing(lookStarted, settings.zone()).previous();
+        if (lookStarted.isBefore(previous.to().plus(settings.issueAfter()))) {
             return;
         }
         if (prices.current().version() == 0) {
@@ -159,10 +182,35 @@ public class InvoiceService {
             }
             return;
         }
+        boolean complete = issueOrSayWhy(previous);
         try {
-            issue(previous);
+            Set<BillingMonth> earlier = new TreeSet<>(Comparator.comparing(BillingMonth::month));
+            Optional<Instant> since = store.invoiceWatermark();
+            if (since.isPresent()) {
+                for (BillingStore.Span span : store.spansChangedSince(since.get().minus(COMMIT_LAG), previous.from())) {
+                    BillingMonth.reached(span.from(), span.to(), settings.zone()).stream()
+                            .filter(m -> m.month().isBefore(previous.month())).forEach(earlier::add);
+                }
+            }
+            for (BillingMonth month : earlier) {
+                complete &= issueOrSayWhy(month);
+            }
+            if (complete) {
+                store.advanceInvoiceWatermark(lookStarted);
+            }
         } catch (RuntimeException e) {
-            LOG.warn("issuing the invoices of {} failed; next check retries: {}", previous, e.toString());
+            LOG.warn("looking for months older than {} to issue again failed; next check retries: {}", previous,
+                    e.toString());
+        }
+    }
+
+    private boolean issueOrSayWhy(BillingMonth month) {
+        try {
+            issue(month);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.warn("issuing the invoices of {} failed; next check retries: {}", month, e.toString());
+            return false;
         }
     }
 }

@@ -103,6 +103,16 @@ class InvoicingTest {
     }
 
     @Test
+    void aRunGrantedInJuneAndReleasedInAugustReachesJuneJulyAndAugustOfTheInvoicingTimeZone() {
+        ZoneId berlin = ZoneId.of("Europe/Berlin");
+        assertThat(BillingMonth.reached(Instant.parse("2025-06-29T00:00:00Z"), Instant.parse("2025-08-02T10:00:00Z"),
+                berlin)).extracting(BillingMonth::toString).containsExactly("2025-06", "2025-07", "2025-08");
+        // 22:30 UTC on 31 May is already June in Berlin
+        assertThat(BillingMonth.reached(Instant.parse("2025-05-31T22:30:00Z"), Instant.parse("2025-05-31T22:30:00Z"),
+                berlin)).extracting(BillingMonth::toString).containsExactly("2025-06");
+    }
+
+    @Test
     void theCsvHasAHeaderAndALinePerInvoiceLineAndTheMarkdownShowsTheTotal() {
         Invoice inv = Invoicing.next("vision", MARCH, rate(List.of(
                 entry("a/n1", "=job,1", "H100", 500, 0, HOUR, 0, 0, null)), Checkpoints.none()), List.of(), book(),

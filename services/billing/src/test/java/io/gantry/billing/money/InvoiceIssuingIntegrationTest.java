@@ -8,16 +8,25 @@ import io.gantry.billing.core.UsageWindow;
 import io.gantry.billing.db.BillingStore;
 import io.gantry.billing.db.Ledger;
 import io.gantry.billing.db.LedgerRepository;
+import io.gantry.embedded.EmbeddedKafka;
+import io.gantry.events.AllocationEvent;
+import io.gantry.events.AllocationReleased;
+import io.gantry.events.ReleaseReason;
+import io.gantry.events.TaskPlacement;
+import io.gantry.schemas.Topics;
+import io.gantry.testkit.TopicClient;
 import io.micronaut.test.annotation.MockBean;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import io.micronaut.test.support.TestPropertyProvider;
 import jakarta.inject.Inject;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.math.BigDecimal;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -28,10 +37,13 @@ import java.util.Map;
 import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
 /**
- * Issuing against the real PostgreSQL, with billing's clock in the test's hands: two instances issuing one month
- * while a late release is recorded between their reads.
+ * Issuing against the real PostgreSQL, with billing's clock in the test's hands: the timer issuing the note of a month
+ * older than the last one when a release lands in it late, and two instances issuing one month while a late release
+ * is recorded between their reads. Its months are in 2024, apart from the other tests' on the shared broker.
  */
 @MicronautTest(transactional = false)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -44,6 +56,7 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
 
     private final SettableClock clock = new SettableClock(Instant.parse("2024-01-15T00:00:00Z"));
     private final Map<String, String> properties = new HashMap<>();
+    private final TopicClient kafka = new TopicClient(EmbeddedKafka.shared().bootstrapServers());
 
     @Inject
     Ledger ledger;
@@ -59,6 +72,9 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
 
     @Inject
     BillingSettings settings;
+
+    @Inject
+    Reconciler reconciler;
 
     @MockBean(Clock.class)
     Clock clock() {
@@ -77,6 +93,48 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
     @BeforeAll
     void applyPriceBook() {
         prices.apply(ExactYaml.load(BOOK), "test");
+    }
+
+    @AfterAll
+    void closeClient() {
+        kafka.close();
+    }
+
+    @Test
+    void aReleaseLandingInAMonthOlderThanTheLastIsInvoicedOnANoteOfItsOwnMonthByTheTimer() {
+        ObservedLedger observed = new ObservedLedger(rows);
+        InvoiceService timer = instance(observed);
+        clock.set("2024-06-10T11:00:00Z");
+        release("vision", "2024-06-10T10:00:00Z", "2024-06-10T11:00:00Z");
+        clock.set("2024-07-01T07:00:00Z");
+        timer.issueClosedMonth();
+        assertThat(store.documents("vision", "2024-06")).extracting(Invoice::documentId, Invoice::total)
+                .containsExactly(tuple("INV-2024-06-vision", new BigDecimal("2.50")));
+
+        // a run granted in June and released in August (a time limit may be a year) is recorded after June's invoice
+        clock.set("2024-08-02T10:00:00Z");
+        release("vision", "2024-06-29T00:00:00Z", "2024-08-02T10:00:00Z");
+        clock.set("2024-08-02T12:00:00Z");
+        observed.windowsRead.clear();
+        timer.issueClosedMonth();
+        assertThat(store.documents("vision", "2024-06")).extracting(Invoice::documentId, Invoice::total)
+                .containsExactly(tuple("INV-2024-06-vision", new BigDecimal("2.50")),
+                        tuple("DN-2024-06-vision-1", new BigDecimal("120.00")));
+        assertThat(store.documents("vision", "2024-07")).extracting(Invoice::documentId, Invoice::total)
+                .containsExactly(tuple("INV-2024-07-vision", new BigDecimal("1860.00")));
+        assertThat(reconciler.reconcile(month("2024-06")).tenants()).singleElement().satisfies(t -> {
+            assertThat(t.balanced()).as(t.toString()).isTrue();
+            assertThat(t.invoiced()).isEqualByComparingTo("122.50");
+        });
+        assertThat(observed.windowsRead).as("July, as every look, and June, which the release reached")
+                .containsExactlyInAnyOrder(month("2024-07").window(), month("2024-06").window());
+
+        // nothing recorded since: the next look rates July alone
+        clock.set("2024-08-02T12:30:00Z");
+        observed.windowsRead.clear();
+        timer.issueClosedMonth();
+        assertThat(observed.windowsRead).containsExactly(month("2024-07").window());
+        assertThat(store.documents("vision", "2024-06")).hasSize(2);
     }
 
     @Test
@@ -98,8 +156,8 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
         assertThat(instance(observed).issue(march)).as("what A issues").isEmpty();
 
         assertThat(store.documents("vision", "2024-03")).extracting(Invoice::documentId, Invoice::total)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple("INV-2024-03-vision", new BigDecimal("2.50")),
-                        org.assertj.core.groups.Tuple.tuple("DN-2024-03-vision-1", new BigDecimal("5.00")));
+                .containsExactly(tuple("INV-2024-03-vision", new BigDecimal("2.50")),
+                        tuple("DN-2024-03-vision-1", new BigDecimal("5.00")));
         assertThat(instance(ledger).issue(march)).as("nothing left to correct").isEmpty();
     }
 
@@ -123,8 +181,8 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
         assertThat(instance(observed).issue(april)).as("what A issues").isEmpty();
 
         assertThat(store.documents("vision", "2024-04")).extracting(Invoice::documentId, Invoice::total)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple("INV-2024-04-vision", new BigDecimal("2.50")),
-                        org.assertj.core.groups.Tuple.tuple("DN-2024-04-vision-1", new BigDecimal("5.00")));
+                .containsExactly(tuple("INV-2024-04-vision", new BigDecimal("2.50")),
+                        tuple("DN-2024-04-vision-1", new BigDecimal("5.00")));
     }
 
     /** Another billing instance on the same database: its own service and (so) its own lock. */
@@ -138,6 +196,22 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
 
     private void record(LedgerEntry e, String recordedAt) {
         ledger.record(e, Instant.parse(recordedAt));
+    }
+
+    /** Releases one H100 of {@code tenant} held from {@code start} to {@code end} on the broker; waits for its row. */
+    private void release(String tenant, String start, String end) {
+        String job = "late-" + UUID.randomUUID();
+        kafka.send(Topics.PLACEMENT_ALLOCATION_EVENTS, job, AllocationEvent.newBuilder()
+                .setEventId(UUID.randomUUID().toString()).setJobId(job).setOccurredAt(Instant.parse(end))
+                .setPayload(AllocationReleased.newBuilder().setAllocationId("alloc-" + job).setTenant(tenant)
+                        .setAttempt(1).setReason(ReleaseReason.RUN_SUCCEEDED).setGrantedAt(Instant.parse(start))
+                        .setReleasedAt(Instant.parse(end))
+                        .setPlacements(List.of(TaskPlacement.newBuilder().setTask("w").setReplica(0).setNodeId("n1")
+                                .setGpuModel("H100").setGpuIndices(List.of(0)).setCpuMillis(1000)
+                                .setMemoryMiB(1024).build()))
+                        .setBackend("simulated").build())
+                .build());
+        await().atMost(Duration.ofSeconds(90)).until(() -> rows.countByJobId(job) == 1);
     }
 
     /** One H100 of {@code tenant} from {@code start} to {@code end}, on an allocation of its own. */
