@@ -357,6 +357,10 @@ abstract class FaultSuite {
     void checkFaults(List<Fault> measured, long lastSubmission) {
     }
 
+    /** Checks of how many jobs ran more than once ({@code requeued}: attempt > 1 at the end; none by default). */
+    void checkRequeued(long requeued) {
+    }
+
     /**
      * The services' properties: time sped up 10x, half-second heartbeats, a 64-GPU default quota, and a snapshot of
      * the queue's, placement's and recovery's state every 500 input records (so a restart restores from a snapshot
@@ -548,6 +552,7 @@ abstract class FaultSuite {
             billed.forEach((tenant, b) -> assertThat(b).as("GPU-microseconds and ledger entries billed to %s", tenant)
                     .containsExactly(recomputed.byTenant().get(tenant)));
             checkFaults(measured, submittedAll);
+            checkRequeued(requeued);
         }
         passed = true;
     }
