@@ -412,14 +412,17 @@ public class BillingStore {
         });
     }
 
-    /** Records a granted allocation's per-node shares (zero-length entries) until its release is rated. */
+    /**
+     * Records a granted allocation's per-node shares (zero-length entries) until its release is rated, with their MIG
+     * instances as the release's ledger rows will have them, so a running job's spend is priced as its release will be.
+     */
     public void recordOpen(List<io.gantry.billing.core.LedgerEntry> nodes) {
         tx.executeWrite(s -> {
             try (PreparedStatement ps = s.getConnection().prepareStatement("""
                     INSERT INTO open_allocation_node (entry_id, allocation_id, tenant, job_id, attempt, node_id,
                                                       gpu_model, gpu_count, gpu_milli, cpu_millis, memory_mib,
-                                                      granted_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (entry_id) DO NOTHING""")) {
+                                                      granted_at, mig_instances)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (entry_id) DO NOTHING""")) {
                 for (io.gantry.billing.core.LedgerEntry e : nodes) {
                     ps.setString(1, e.entryId());
                     ps.setString(2, e.allocationId());
@@ -433,6 +436,7 @@ public class BillingStore {
                     ps.setLong(10, e.cpuMillis());
                     ps.setLong(11, e.memoryMiB());
                     ps.setObject(12, time(e.startedAt()));
+                    ps.setString(13, io.gantry.billing.core.MigInstances.encode(e.migInstances()));
                     ps.addBatch();
                 }
                 ps.executeBatch();
@@ -523,14 +527,16 @@ public class BillingStore {
 
     /**
      * Allocations of {@code tenant} still held, as provisional entries ending at {@code now} (never credited); an
-     * allocation whose release is already in the ledger is left out, so it is never counted twice.
+     * allocation whose release is already in the ledger is left out, so it is never counted twice. Each carries the
+     * MIG instances its release's row will carry, so a priced profile counts at its own price, not by its share
+     * (rows recorded before instances were kept have none, and count by their share as they did).
      */
     public List<io.gantry.billing.core.LedgerEntry> openUntil(String tenant, Instant now) {
         return tx.executeRead(s -> {
             List<io.gantry.billing.core.LedgerEntry> out = new ArrayList<>();
             try (PreparedStatement ps = s.getConnection().prepareStatement("""
                     SELECT entry_id, allocation_id, tenant, job_id, attempt, node_id, gpu_model, gpu_count,
-                           gpu_milli, cpu_millis, memory_mib, granted_at FROM open_allocation_node o
+                           gpu_milli, cpu_millis, memory_mib, granted_at, mig_instances FROM open_allocation_node o
                     WHERE tenant = ? AND NOT EXISTS (SELECT 1 FROM usage_entry u WHERE u.allocation_id = o.allocation_id)
                     ORDER BY entry_id""")) {
                 ps.setString(1, tenant);
@@ -543,7 +549,8 @@ public class BillingStore {
                         out.add(new io.gantry.billing.core.LedgerEntry(rs.getString(1), rs.getString(3),
                                 rs.getString(4), rs.getInt(5), rs.getString(2), rs.getString(6), rs.getString(7),
                                 rs.getInt(8), start, end, d, Math.multiplyExact(milli, d) / 1000, milli,
-                                Math.multiplyExact(milli, d), rs.getLong(10), rs.getLong(11), null));
+                                Math.multiplyExact(milli, d), rs.getLong(10), rs.getLong(11), null,
+                                io.gantry.billing.core.MigInstances.decode(rs.getString(13))));
                     }
                 }
             }
