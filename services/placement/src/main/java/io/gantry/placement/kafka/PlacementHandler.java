@@ -81,8 +81,9 @@ public final class PlacementHandler implements EventHandler {
      * kept as records are restored, handled and published. Per job not ended: the grant of its newest run, with its
      * start while live or its release once ended (for the attempt a stale dispatch is refused by, and the nodes a
      * next run avoids), its newest deferral, its newest dispatch until that run is released (the plan of a live run,
-     * the gang of a reservation), the first preemption of its live run; written before the nodes, so a release
-     * replayed from a snapshot meets no node state (see {@link #writeJobs}).
+     * the gang of a reservation), the first preemption of its live run and the first stop placement asked of it (its
+     * notice and deadline); written before the nodes, so a release replayed from a snapshot meets no node state (see
+     * {@link #writeJobs}).
      */
     private final SnapshotRecords keptJobs = new SnapshotRecords();
     /**
@@ -94,6 +95,13 @@ public final class PlacementHandler implements EventHandler {
     private final Map<String, JobDispatched> restoredDispatches = new HashMap<>();
     /** Preemptions read back at restore, by job id, the first per attempt; applied once allocations are known. */
     private final Map<String, Map<Integer, QueuePreemptionEvent>> restoredPreemptions = new HashMap<>();
+    /**
+     * The stops placement asked at restore ({@code placement.stop-events}), the first per allocation, of runs not
+     * known released; applied once allocations are known, so a stop under way ends as it would have without the
+     * restart: the run is released with the stop's reason whatever it exits with, at the deadline it was told at the
+     * latest. A bounded drain's or a borrower's stop is recorded nowhere else.
+     */
+    private final Map<String, io.gantry.events.StopEvent> restoredStops = new java.util.TreeMap<>();
     private final Map<String, Long> heartbeatSequence = new HashMap<>();
     private final DeferredGangs deferredGangs = new DeferredGangs();
     /** Registered nodes of this backend it no longer lists, already logged. */
@@ -215,6 +223,9 @@ public final class PlacementHandler implements EventHandler {
                 if (f != null) {
                     state.replay(f);
                 }
+                if (e.getPayload() instanceof io.gantry.events.AllocationReleased r) {
+                    restoredStops.remove(r.getAllocationId());
+                }
             }
         } else if (value instanceof NodeEvent e) {
             seen(e.getOccurredAt());
@@ -241,7 +252,17 @@ public final class PlacementHandler implements EventHandler {
         } else if (value instanceof QueuePreemptionEvent e && e.getPayload() instanceof JobPreempted p) {
             // cross-topic order is not guaranteed: the allocation may not be replayed yet
             restoredPreemptions.computeIfAbsent(e.getJobId(), j -> new HashMap<>()).putIfAbsent(p.getAttempt(), e);
+        } else if (value instanceof io.gantry.events.StopEvent e
+                && e.getPayload() instanceof io.gantry.events.RunStopRequested r && !released(e.getJobId(), r)) {
+            // cross-topic order again: its grant may come later
+            restoredStops.putIfAbsent(r.getAllocationId(), e);
         }
+    }
+
+    /** Whether the run a stop is about is known to be over (granted, and no longer live). */
+    private boolean released(String jobId, io.gantry.events.RunStopRequested stop) {
+        return state.allocation(stop.getAllocationId()).isEmpty()
+                && state.grantedAttempt(jobId).orElse(0) >= stop.getAttempt();
     }
 
     /**
@@ -258,6 +279,7 @@ public final class PlacementHandler implements EventHandler {
         String slot = "job/" + jobId;
         if (state.liveAllocation(jobId).isEmpty()) {
             keptJobs.remove(slot);
+            keptJobs.remove("stop/" + jobId);
         } else if (end != null && keptJobs.values(slot).stream().noneMatch(v -> v instanceof QueueJobEvent)) {
             keptJobs.append(slot, Topics.QUEUE_JOB_EVENTS, jobId, end);
         }
@@ -312,6 +334,21 @@ public final class PlacementHandler implements EventHandler {
             if (live && keptJobs.values(slot).stream().noneMatch(v -> preemptedAttempt(v) == p.getAttempt())) {
                 keptJobs.append(slot, Topics.QUEUE_PREEMPTION_EVENTS, e.getJobId(), e);
             }
+        } else if (value instanceof io.gantry.events.StopEvent e
+                && e.getPayload() instanceof io.gantry.events.RunStopRequested r) {
+            keepStop(e, r);
+        }
+    }
+
+    /**
+     * Keeps the first stop of a live run (one read back before its grant is kept by {@link #restored}, once it
+     * applied it).
+     */
+    private void keepStop(io.gantry.events.StopEvent e, io.gantry.events.RunStopRequested r) {
+        String slot = "stop/" + e.getJobId();
+        if (state.allocation(r.getAllocationId()).isPresent()
+                && keptJobs.values(slot).stream().noneMatch(v -> stopped(v).equals(r.getAllocationId()))) {
+            keptJobs.append(slot, Topics.PLACEMENT_STOP_EVENTS, e.getJobId(), e);
         }
     }
 
@@ -323,6 +360,7 @@ public final class PlacementHandler implements EventHandler {
             if (state.allocation(g.getAllocationId()).isPresent()) {
                 keptJobs.put(slot, Topics.PLACEMENT_ALLOCATION_EVENTS, job, e);
                 keptJobs.removeIf("preempt/" + job, v -> preemptedAttempt(v) < g.getAttempt());
+                keptJobs.removeIf("stop/" + job, v -> stoppedAttempt(v) < g.getAttempt());
             }
         } else if (p instanceof JobRunStarted s) {
             if (state.isStarted(s.getAllocationId()) && keptJobs.values(slot).stream()
@@ -333,6 +371,7 @@ public final class PlacementHandler implements EventHandler {
             }
         } else if (p instanceof io.gantry.events.AllocationReleased r) {
             keptJobs.removeIf("preempt/" + job, v -> preemptedAttempt(v) <= r.getAttempt());
+            keptJobs.removeIf("stop/" + job, v -> stopped(v).equals(r.getAllocationId()));
             keptJobs.removeIf("dispatch/" + job, v -> dispatchedAttempt(v) <= r.getAttempt());
             if (state.liveAllocation(job).isEmpty() && state.grantedAttempt(job).isEmpty()) {
                 keptJobs.remove(slot); // the job ended before its run was released (a cancellation)
@@ -361,6 +400,18 @@ public final class PlacementHandler implements EventHandler {
 
     private static int preemptedAttempt(Object v) {
         return ((JobPreempted) ((QueuePreemptionEvent) v).getPayload()).getAttempt();
+    }
+
+    private static io.gantry.events.RunStopRequested stop(Object v) {
+        return (io.gantry.events.RunStopRequested) ((io.gantry.events.StopEvent) v).getPayload();
+    }
+
+    private static String stopped(Object v) {
+        return stop(v).getAllocationId();
+    }
+
+    private static int stoppedAttempt(Object v) {
+        return stop(v).getAttempt();
     }
 
     private static long sequence(Object v) {
@@ -446,7 +497,20 @@ public final class PlacementHandler implements EventHandler {
                 emit(state.register(node), now, out);
             }
         }
-        // a preemption pending at the restart: its grace period counts from the request's time
+        // a stop asked before the restart (a queue preemption, a bounded drain, a borrower's): as it was told, so the
+        // run's end is classified as it would have been (a task that exits on its SIGTERM was stopped, not done)
+        for (io.gantry.events.StopEvent e : restoredStops.values()) {
+            io.gantry.events.RunStopRequested r = (io.gantry.events.RunStopRequested) e.getPayload();
+            state.allocation(r.getAllocationId()).ifPresent(a -> {
+                Instant notice = e.getOccurredAt().isBefore(a.grantedAt()) ? a.grantedAt() : e.getOccurredAt();
+                state.replay(new PlacementFact.PreemptionRequested(a, notice, r.getDeadline(), r.getMessage(),
+                        io.gantry.placement.core.ReleaseCause.valueOf(r.getReason().name())));
+                keepStop(e, r);
+            });
+        }
+        restoredStops.clear();
+        // a preemption pending at the restart whose stop was not read back: its grace period counts from the
+        // request's time
         restoredPreemptions.values().stream().flatMap(m -> m.values().stream())
                 .sorted(Comparator.comparing(QueuePreemptionEvent::getOccurredAt)).forEach(e -> {
                     JobPreempted p = (JobPreempted) e.getPayload();
@@ -463,8 +527,9 @@ public final class PlacementHandler implements EventHandler {
             RunPlan plan = spec != null ? WireMapping.plan(spec) : WireMapping.plan(a);
             live.add(new ExecutionBackend.LiveRun(a, plan));
         }
-        // a drain bounded before the restart is bounded again (the gang as the queue last dispatched it); stops under
-        // way were not recorded, so they start over with a new grace period
+        // a drain bounded before the restart is bounded again (the gang as the queue last dispatched it); its stops
+        // under way were restored above and stand (checkpoints are not restored: a run that saved one before the
+        // restart is stopped only after its next)
         List<GangRequest> drains = new ArrayList<>();
         for (CapacityReservation r : state.reservations()) {
             JobDispatched d = restoredDispatches.get(r.jobId());

@@ -147,9 +147,11 @@ public class PlacementProcessor implements AutoCloseable, io.gantry.runtime.http
     public static ServiceLoop loop(List<Pool> pools, java.util.Map<String, String> configured, VirtualClock clock,
                                    boolean restoreDispatches, List<Integer> typicalGpus, Duration tickInterval,
                                    int drainGraceSeconds, PlacementHandler.UtilisationSettings utilisation) {
+        // the stops it asked are restored too: a bounded drain's or a borrower's stop is recorded nowhere else, and a
+        // run that exits on its SIGTERM after a restart is stopped (PREEMPTED), not failed or done
         List<Topic<?>> restore = new ArrayList<>(List.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
                 Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS,
-                Topics.PLACEMENT_CONFIG_EVENTS));
+                Topics.PLACEMENT_CONFIG_EVENTS, Topics.PLACEMENT_STOP_EVENTS));
         if (restoreDispatches) {
             restore.add(Topics.QUEUE_JOB_EVENTS);
         }

@@ -80,7 +80,7 @@ public final class PoolRouter implements EventHandler {
     /** The topics a restore reads (the snapshot holds records of these only); all of placement's by default. */
     private java.util.Set<Topic<?>> restoreTopics = java.util.Set.of(Topics.PLACEMENT_ALLOCATION_EVENTS,
             Topics.PLACEMENT_NODE_EVENTS, Topics.RECOVERY_NODE_EVENTS, Topics.QUEUE_PREEMPTION_EVENTS,
-            Topics.PLACEMENT_CONFIG_EVENTS, Topics.QUEUE_JOB_EVENTS);
+            Topics.PLACEMENT_CONFIG_EVENTS, Topics.QUEUE_JOB_EVENTS, Topics.PLACEMENT_STOP_EVENTS);
     /** The newest {@code PlacementConfigApplied} read back or published, for snapshots; null: none. */
     private PlacementConfigEvent config;
     /** The newest time of a record a pool took its clock's lower bound from (allocations, nodes, configuration). */

@@ -4,6 +4,8 @@ import io.gantry.events.AllocationEvent;
 import io.gantry.events.AllocationGranted;
 import io.gantry.events.CapacityReservationCancelled;
 import io.gantry.events.CapacityReservationRequested;
+import io.gantry.events.CheckpointCommitted;
+import io.gantry.events.CheckpointEvent;
 import io.gantry.events.DeviceFaultDecided;
 import io.gantry.events.DeviceFaultKind;
 import io.gantry.events.DeviceHealthEvent;
@@ -61,8 +63,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * inventory in every pool, the same clock, the same decisions on what comes next — from far fewer records. Histories
  * are random walks over two pools, driven through the router as the running service is: dispatches (placed, deferred,
  * stale), runs ending on the simulated backend, time limits, preemptions, cancellations, requeues and job ends, node
- * failures and recoveries, device faults, operator cordons, capacity reservations and their drains, inputs handled
- * twice; and, from before, legacy heartbeats and invalid registrations.
+ * failures and recoveries, device faults, operator cordons, capacity reservations and their drains (bounded ones
+ * stopping checkpointed runs), inputs handled twice; and, from before, legacy heartbeats and invalid registrations.
  */
 class PlacementSnapshotTest {
     private static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
@@ -419,6 +421,14 @@ class PlacementSnapshotTest {
                         Rec rec = again.get(r.nextInt(again.size()));
                         router.handle(rec.topic(), rec.key(), rec.value(), out);
                     }
+                } else if (op < 96) {
+                    // a checkpoint (not restored): a run in a bounded drain's way may be stopped now, by a stop that
+                    // only placement.stop-events records
+                    live(job).ifPresent(a -> router.handle(Topics.ADMISSION_CHECKPOINT_EVENTS, job, CheckpointEvent
+                            .newBuilder().setEventId("ck-" + job + "-" + i).setJobId(job).setOccurredAt(now)
+                            .setPayload(CheckpointCommitted.newBuilder().setTenant("vision").setAttempt(a.attempt())
+                                    .setStep(i).setPath("/ckpt/" + i).setReportedVia("api").setCommittedAt(now)
+                                    .build()).build(), out));
                 } else {
                     router.tick(wall.instant(), out);
                 }
