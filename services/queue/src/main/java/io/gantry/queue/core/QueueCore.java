@@ -417,20 +417,24 @@ public final class QueueCore {
      * GPU: one GPU (or a part of one) is served by the next GPU that frees, in queue order, and cannot starve behind
      * smaller work. Only gangs quota admits now: one that waits for its fair share is not starving, and GPUs drained
      * for it would idle until its quota came. It keeps the reservation until it is granted or leaves the queue (no
-     * switching: a drain half done would be wasted).
+     * switching: a drain half done would be wasted), or leaves the order while queued: suspended by its owner, or
+     * held for a money budget (its drained nodes would idle for a job that does not run).
      */
     private void reviewCapacityReservation(List<QueueFact> out) {
         if (capacityReservedFor != null) {
             QueuedJob held = live.get(capacityReservedFor);
-            if (held != null && held.attempt() == capacityReservedAttempt && !held.status().terminal()) {
+            boolean current = held != null && held.attempt() == capacityReservedAttempt && !held.status().terminal();
+            boolean withdrawn = current && held.status() == JobState.QUEUED
+                    && (suspended(held) || budgetHeld.containsKey(held.jobId()));
+            if (current && !withdrawn) {
                 return;
             }
             String tenant = held != null ? held.tenant() : finished.containsKey(capacityReservedFor)
                     ? finished.get(capacityReservedFor).tenant() : null;
             if (tenant != null) {
                 emit(new QueueFact.CapacityReservationCancelled(capacityReservedFor, tenant, capacityReservedAttempt,
-                        held == null || held.status().terminal() ? CapacityReservationEnd.FINISHED
-                                : CapacityReservationEnd.REQUEUED), out);
+                        withdrawn ? CapacityReservationEnd.WITHDRAWN : held == null || held.status().terminal()
+                                ? CapacityReservationEnd.FINISHED : CapacityReservationEnd.REQUEUED), out);
             }
             capacityReservedFor = null; // also when the job is unknown: nothing to tell placement
         }

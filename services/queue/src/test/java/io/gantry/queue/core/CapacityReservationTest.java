@@ -67,6 +67,37 @@ class CapacityReservationTest {
     }
 
     @Test
+    void aSuspendedGangGivesItsReservationBackAtTheNextTickAndTheNextStarvingGangGetsOne() {
+        QueueDriver q = twoGangsParked();
+        q.at(700).apply(new Input.Tick(false)).suspend("old");
+        q.at(1000).apply(new Input.Tick(false));
+        // a job its owner suspended will not run: nodes drained for it would idle, and the other gang starve
+        assertThat(reservations(q)).extracting(QueueFact::jobId, f -> f.getClass().getSimpleName()).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("old", "CapacityReservationRequested"),
+                org.assertj.core.groups.Tuple.tuple("old", "CapacityReservationCancelled"),
+                org.assertj.core.groups.Tuple.tuple("young", "CapacityReservationRequested"));
+        assertThat(reservations(q).get(1)).isEqualTo(
+                new QueueFact.CapacityReservationCancelled("old", "team", 1, "withdrawn"));
+    }
+
+    @Test
+    void aGangHeldForItsBudgetGivesItsReservationBack() {
+        QueueDriver q = twoGangsParked();
+        q.at(700).apply(new Input.Tick(false));
+        java.time.YearMonth month = java.time.YearMonth.from(JobBuilder.EPOCH.atZone(java.time.ZoneOffset.UTC));
+        q.apply(new Input.BudgetChanged("team", null, month,
+                month.atDay(1).atStartOfDay(java.time.ZoneOffset.UTC).toInstant(),
+                month.plusMonths(1).atDay(1).atStartOfDay(java.time.ZoneOffset.UTC).toInstant(), true,
+                new java.math.BigDecimal("100.00"), new java.math.BigDecimal("120.50"), "EUR"));
+        q.at(1000).apply(new Input.Tick(false));
+        // every job of the tenant is held: the reservation goes back, and no gang of it asks for another
+        assertThat(reservations(q)).extracting(QueueFact::jobId, f -> f.getClass().getSimpleName()).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("old", "CapacityReservationRequested"),
+                org.assertj.core.groups.Tuple.tuple("old", "CapacityReservationCancelled"));
+        assertThat(q.core.capacityReservedFor()).isNull();
+    }
+
+    @Test
     void aRestartedCoreKnowsWhichGangHoldsTheReservation() {
         QueueDriver q = twoGangsParked();
         q.at(700).apply(new Input.Tick(false));
