@@ -159,6 +159,7 @@ public class JobsController {
         String jobId;
         String eventId;
         String requestHash = null;
+        boolean ownClaim = false;
         if (idempotencyKey != null) {
             Idempotency.Ids ids = Idempotency.ids(tenant, idempotencyKey);
             jobId = ids.jobId();
@@ -176,6 +177,9 @@ public class JobsController {
                         ? Problem.databaseUnavailable("the job store (PostgreSQL) is unavailable; " + detail)
                         : unavailable("the job store is unavailable; " + detail);
             }
+            // only the request that claimed the key may give it back: a retry that found the claim (PUBLISH_AGAIN)
+            // runs beside a first request that may still be publishing, or whose event may be on the log already
+            ownClaim = claim.claimed();
             switch (Idempotency.decide(claim.claimed(), claim.requestHash(), requestHash, existing.isPresent())) {
                 case CONFLICT:
                     return Problem.response(HttpStatus.UNPROCESSABLE_ENTITY, "Idempotency-Key reused",
@@ -196,13 +200,13 @@ public class JobsController {
         if (budget.verdict() == BudgetGate.Verdict.REJECT) {
             var refused = Problem.response(HttpStatus.PAYMENT_REQUIRED, "Budget exhausted",
                     budget.message(), List.of(new Problem.FieldError(budget.field(), budget.message())));
-            releaseKey(tenant, idempotencyKey, requestHash);
+            releaseKey(tenant, idempotencyKey, ownClaim ? requestHash : null);
             return refused;
         }
         // and the tenant's cap on jobs not yet ended (a few more may pass when submissions race: the count is a read)
         String capped = openJobs.limit() == 0 ? null : openJobs.refusal(tenant, store.openJobs(tenant));
         if (capped != null) {
-            releaseKey(tenant, idempotencyKey, requestHash);
+            releaseKey(tenant, idempotencyKey, ownClaim ? requestHash : null);
             return Problem.response(HttpStatus.TOO_MANY_REQUESTS, "Too many open jobs", capped, List.of())
                     .header(HttpHeaders.RETRY_AFTER, "60");
         }
@@ -218,17 +222,23 @@ public class JobsController {
                         .setIdempotencyKey(idempotencyKey)
                         .build())
                 .build();
+        java.util.concurrent.atomic.AtomicBoolean sent = new java.util.concurrent.atomic.AtomicBoolean();
         try {
             // the row first, the event before it commits: what cannot be stored is never published
-            store.applyThen(WireMapping.fromAdmission(event, Topics.ADMISSION_JOB_EVENTS.name()),
-                    () -> publisher.publish(event));
+            store.applyThen(WireMapping.fromAdmission(event, Topics.ADMISSION_JOB_EVENTS.name()), () -> {
+                sent.set(true);
+                publisher.publish(event);
+            });
         } catch (PublishFailedException e) {
             LOG.warn("could not publish JobSubmitted {}: {}", jobId, e.getMessage());
-            releaseKey(tenant, idempotencyKey, requestHash);
+            // no release: the event may be on the log all the same (an ack lost after the append), and the job then
+            // exists (the read model stores it from there); the key keeps naming it, so a retry with the same body
+            // is answered with it (or publishes it, if it is not there) and one with another body is refused
             return unavailable("the job could not be recorded (Kafka did not acknowledge it); retry, ideally with "
                     + "an Idempotency-Key");
         } catch (Exception e) { // a RuntimeException, or the store's SQLException undeclared
-            LOG.warn("JobSubmitted {} could not be stored; nothing was published: {}", jobId, e.toString());
+            LOG.warn("JobSubmitted {} could not be stored{}: {}", jobId,
+                    sent.get() ? " (its event was sent: it may be on the log)" : "; nothing was published", e.toString());
             if (DatabaseFailures.isUnavailable(e)) {
                 // no release: it would wait for the pool once more. A retry with the key submits the job if this
                 // attempt did not (the claim names no job), or answers it if its event reached Kafka before the
@@ -236,7 +246,12 @@ public class JobsController {
                 return Problem.databaseUnavailable("the job store (PostgreSQL) is unavailable; retry with the same "
                         + "Idempotency-Key (a job this attempt recorded is then answered, never submitted twice)");
             }
-            releaseKey(tenant, idempotencyKey, requestHash);
+            if (sent.get()) {
+                // the commit failed after the send: the job may be on the log, and the key keeps naming it
+                return unavailable("the job could not be recorded (the read model refused it after its event was "
+                        + "sent); retry with the same Idempotency-Key (a job that was submitted is then answered)");
+            }
+            releaseKey(tenant, idempotencyKey, ownClaim ? requestHash : null);
             return unavailable("the job could not be recorded (the read model refused it); nothing was submitted");
         }
         Map<String, Object> answer0 = acceptedBody(jobId, JobState.SUBMITTED);
