@@ -769,7 +769,7 @@ public final class EventProcessor implements AutoCloseable {
                 fromSnapshot = List.of();
             }
             for (Object[] r : fromSnapshot) {
-                h.restore((Topic<?>) r[0], (String) r[1], r[2]);
+                Restores.restore(h, (Topic<?>) r[0], (String) r[1], r[2], name, "from the snapshot");
             }
             Map<TopicPartition, Long> beginning = reader.beginningOffsets(partitions);
             for (TopicPartition tp : partitions) {
@@ -811,7 +811,7 @@ public final class EventProcessor implements AutoCloseable {
                                 r.partition(), r.offset(), e.toString());
                         continue;
                     }
-                    h.restore(topic, r.key(), value);
+                    Restores.restore(h, topic, r.key(), value, name, r.partition() + "@" + r.offset());
                     count++;
                 }
             }

@@ -198,7 +198,8 @@ public final class LogDriver {
         if (!taken) {
             return -1;
         }
-        begin(s, h -> records.forEach(r -> h.restore((Topic<?>) r[0], (String) r[1], r[2])));
+        begin(s, h -> records.forEach(r -> io.gantry.runtime.kafka.Restores.restore(h, (Topic<?>) r[0],
+                (String) r[1], r[2], s.owner.name(), "from the snapshot")));
         runUntilIdle();
         return records.size();
     }
@@ -207,7 +208,7 @@ public final class LogDriver {
         begin(s, h -> {
             for (Topic<?> t : s.restore) {
                 for (InMemoryLog.Entry e : log.from(t.name(), 0)) {
-                    h.restore(t, e.key(), e.value());
+                    io.gantry.runtime.kafka.Restores.restore(h, t, e.key(), e.value(), s.owner.name(), "in memory");
                 }
             }
         });

@@ -512,6 +512,42 @@ class EventProcessorTest {
         });
     }
 
+    /** The toy restoring its inputs too: a cancel request of tenant boom (or deep) it refuses there as well. */
+    static class RestoresItsInputs extends ToyHandler {
+        @Override
+        public void restore(Topic<?> topic, String key, Object value) {
+            if (value instanceof AdmissionJobEvent e && e.getPayload() instanceof JobCancelRequested req) {
+                if (req.getTenant().equals("boom")) {
+                    throw new IllegalArgumentException("tenant boom is poison");
+                }
+                if (req.getTenant().equals("deep")) {
+                    throw new StackOverflowError();
+                }
+                return;
+            }
+            super.restore(topic, key, value);
+        }
+    }
+
+    @Test
+    void aRecordItsHandlerRefusesWhileRestoringIsSkippedSoItNeverStopsTheStart() throws Exception {
+        // poison a live loop sent to the dead letter, on a topic the service also restores from
+        KafkaTopics.ensureAll(kafka.bootstrapServers(), 1);
+        sendCancel("poison-" + UUID.randomUUID(), "boom");
+        sendCancel("deep-" + UUID.randomUUID(), "deep");
+        ToyHandler[] h = new ToyHandler[1];
+        EventProcessor p = started(EventProcessor.builder(Service.QUEUE, kafka.bootstrapServers())
+                .groupId("toy-" + UUID.randomUUID()).inputs(Topics.ADMISSION_JOB_EVENTS)
+                .restoreFrom(Topics.QUEUE_JOB_EVENTS, Topics.ADMISSION_JOB_EVENTS).tickEvery(Duration.ofMillis(100))
+                .handler(() -> h[0] = new RestoresItsInputs()));
+
+        assertThat(p.awaitReady(Duration.ofSeconds(30))).as("started despite the records it cannot restore").isTrue();
+        String good = "job-" + UUID.randomUUID();
+        sendCancel(good, "a");
+        await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(good) == 1);
+        assertThat(p.failure()).isEmpty();
+    }
+
     @Test
     void aStackOverflowIsItsRecordsPoisonButAnErrorStopsTheLoopVisiblyWithItsRecordUncommitted() throws Exception {
         ToyHandler[] h = new ToyHandler[1];

@@ -50,6 +50,8 @@ class KafkaSecurityIntegrationTest {
             properties.put("gantry.auth.tokens-file", tokens.toString());
             properties.put("gantry.recovery.heartbeat-timeout", "3s");
             properties.put("gantry.recovery.check-interval", "200ms");
+            // its one node, alone in its pool, is declared failed at the timeout (not held as a pool gone silent)
+            properties.put("gantry.recovery.disruption-hold", "0s");
             try (ApplicationContext context = ApplicationContext.run(EmbeddedServer.class, properties).getApplicationContext();
                  TopicClient kafka = new TopicClient(broker.bootstrapServers(), new HashMap<>(client))) {
                 String node = "sim-" + UUID.randomUUID();
