@@ -732,13 +732,27 @@ public final class EventProcessor implements AutoCloseable {
         headers.add("gantry.source.topic", r.topic().getBytes(StandardCharsets.UTF_8));
         headers.add("gantry.source.partition", Integer.toString(r.partition()).getBytes(StandardCharsets.UTF_8));
         headers.add("gantry.source.offset", Long.toString(r.offset()).getBytes(StandardCharsets.UTF_8));
-        headers.add("gantry.error", e.toString().getBytes(StandardCharsets.UTF_8));
+        String error = e.toString();
+        headers.add("gantry.error", error.substring(0, Math.min(error.length(), 4000)).getBytes(StandardCharsets.UTF_8));
         StringWriter trace = new StringWriter();
         e.printStackTrace(new PrintWriter(trace));
         String stack = trace.toString();
         headers.add("gantry.error.stack", stack.substring(0, Math.min(stack.length(), 4000)).getBytes(StandardCharsets.UTF_8));
-        sink.sendRaw(new ProducerRecord<>(Topics.deadLetter(owner).name(), null, r.key(), r.value(), headers));
+        byte[] value = r.value();
+        if (value != null && value.length > DEAD_LETTER_VALUE_LIMIT) {
+            // the copy with its headers would be refused as too large, failing the transaction: the loop would meet
+            // the record again after every restart and never get past it. The headers say where the original is
+            headers.add("gantry.value.omitted", Integer.toString(value.length).getBytes(StandardCharsets.UTF_8));
+            value = new byte[0];
+        }
+        sink.sendRaw(new ProducerRecord<>(Topics.deadLetter(owner).name(), null, r.key(), value, headers));
     }
+
+    /**
+     * The largest record value a dead-letter copy keeps: the producer refuses a record over 1 MiB with its headers
+     * (up to 8 KiB here) and key, and an input its writer could send may be just under that.
+     */
+    static final int DEAD_LETTER_VALUE_LIMIT = 1_000_000;
 
     /**
      * Rebuilds the handler's state: the newest snapshot of its format when there is one, then each restore topic from

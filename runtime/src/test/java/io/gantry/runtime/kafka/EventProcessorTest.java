@@ -512,6 +512,31 @@ class EventProcessorTest {
         });
     }
 
+    @Test
+    void aPoisonRecordTooLargeToCopyWithItsHeadersIsDeadLetteredWithoutItsValueAndTheLoopGoesOn() throws Exception {
+        KafkaTopics.ensureAll(kafka.bootstrapServers(), 1);
+        ToyHandler[] h = new ToyHandler[1];
+        EventProcessor p = ready(processor("toy-" + UUID.randomUUID(), h));
+        String bigKey = "big-" + UUID.randomUUID();
+        byte[] big = new byte[1_048_000]; // not Avro, just under what its writer may send (1 MiB with key and framing)
+        java.util.Arrays.fill(big, (byte) 'x');
+        try (KafkaProducer<String, byte[]> producer = producer()) {
+            producer.send(new ProducerRecord<>(Topics.ADMISSION_JOB_EVENTS.name(), bigKey, big)).get();
+        }
+        String good = "job-" + UUID.randomUUID();
+        sendCancel(good, "a");
+
+        await().atMost(20, TimeUnit.SECONDS).until(() -> countCancelled(good) == 1);
+        assertThat(readAll(Topics.deadLetter(Service.QUEUE))).filteredOn(r -> bigKey.equals(r.key())).singleElement()
+                .satisfies(r -> {
+                    assertThat(r.value()).isEmpty();
+                    assertThat(new String(r.headers().lastHeader("gantry.value.omitted").value(),
+                            StandardCharsets.UTF_8)).isEqualTo("1048000");
+                    assertThat(r.headers().lastHeader("gantry.source.offset")).isNotNull();
+                });
+        assertThat(p.failure()).isEmpty();
+    }
+
     /** The toy restoring its inputs too: a cancel request of tenant boom (or deep) it refuses there as well. */
     static class RestoresItsInputs extends ToyHandler {
         @Override
