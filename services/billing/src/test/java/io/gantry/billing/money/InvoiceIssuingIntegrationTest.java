@@ -15,6 +15,7 @@ import io.gantry.events.ReleaseReason;
 import io.gantry.events.TaskPlacement;
 import io.gantry.schemas.Topics;
 import io.gantry.testkit.TopicClient;
+import io.gantry.testkit.MutableClock;
 import io.micronaut.test.annotation.MockBean;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import io.micronaut.test.support.TestPropertyProvider;
@@ -28,8 +29,6 @@ import java.math.BigDecimal;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -54,7 +53,7 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
               - {model: H100, perGpuHour: "2.50", effectiveFrom: 2024-01-01T00:00:00Z}
             """;
 
-    private final SettableClock clock = new SettableClock(Instant.parse("2024-01-15T00:00:00Z"));
+    private final MutableClock clock = new MutableClock(Instant.parse("2024-01-15T00:00:00Z"));
     private final Map<String, String> properties = new HashMap<>();
     private final TopicClient kafka = new TopicClient(EmbeddedKafka.shared().bootstrapServers());
 
@@ -104,17 +103,17 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
     void aReleaseLandingInAMonthOlderThanTheLastIsInvoicedOnANoteOfItsOwnMonthByTheTimer() {
         ObservedLedger observed = new ObservedLedger(rows);
         InvoiceService timer = instance(observed);
-        clock.set("2024-06-10T11:00:00Z");
+        clock.set(Instant.parse("2024-06-10T11:00:00Z"));
         release("vision", "2024-06-10T10:00:00Z", "2024-06-10T11:00:00Z");
-        clock.set("2024-07-01T07:00:00Z");
+        clock.set(Instant.parse("2024-07-01T07:00:00Z"));
         timer.issueClosedMonth();
         assertThat(store.documents("vision", "2024-06")).extracting(Invoice::documentId, Invoice::total)
                 .containsExactly(tuple("INV-2024-06-vision", new BigDecimal("2.50")));
 
         // a run granted in June and released in August (a time limit may be a year) is recorded after June's invoice
-        clock.set("2024-08-02T10:00:00Z");
+        clock.set(Instant.parse("2024-08-02T10:00:00Z"));
         release("vision", "2024-06-29T00:00:00Z", "2024-08-02T10:00:00Z");
-        clock.set("2024-08-02T12:00:00Z");
+        clock.set(Instant.parse("2024-08-02T12:00:00Z"));
         observed.windowsRead.clear();
         timer.issueClosedMonth();
         assertThat(store.documents("vision", "2024-06")).extracting(Invoice::documentId, Invoice::total)
@@ -130,7 +129,7 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
                 .containsExactlyInAnyOrder(month("2024-07").window(), month("2024-06").window());
 
         // nothing recorded since: the next look rates July alone
-        clock.set("2024-08-02T12:30:00Z");
+        clock.set(Instant.parse("2024-08-02T12:30:00Z"));
         observed.windowsRead.clear();
         timer.issueClosedMonth();
         assertThat(observed.windowsRead).containsExactly(month("2024-07").window());
@@ -141,7 +140,7 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
     void aNoteAnotherInstanceIssuedWhileThisOneReadTheLedgerIsNotCorrectedAgain() {
         BillingMonth march = month("2024-03");
         record(entry("vision", "2024-03-10T10:00:00Z", "2024-03-10T11:00:00Z"), "2024-03-10T11:00:00Z");
-        clock.set("2024-04-01T07:00:00Z");
+        clock.set(Instant.parse("2024-04-01T07:00:00Z"));
         assertThat(instance(ledger).issue(march)).extracting(Invoice::documentId)
                 .containsExactly("INV-2024-03-vision");
 
@@ -152,7 +151,7 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
             record(entry("vision", "2024-03-20T10:00:00Z", "2024-03-20T12:00:00Z"), "2024-04-02T09:00:00Z");
             assertThat(b.issue(march)).extracting(Invoice::documentId).containsExactly("DN-2024-03-vision-1");
         });
-        clock.set("2024-04-02T10:00:00Z");
+        clock.set(Instant.parse("2024-04-02T10:00:00Z"));
         assertThat(instance(observed).issue(march)).as("what A issues").isEmpty();
 
         assertThat(store.documents("vision", "2024-03")).extracting(Invoice::documentId, Invoice::total)
@@ -165,7 +164,7 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
     void aNoteAnotherInstanceIssuedBeforeThisOneReadTheLedgerIsIssuedOnce() {
         BillingMonth april = month("2024-04");
         record(entry("vision", "2024-04-10T10:00:00Z", "2024-04-10T11:00:00Z"), "2024-04-10T11:00:00Z");
-        clock.set("2024-05-01T07:00:00Z");
+        clock.set(Instant.parse("2024-05-01T07:00:00Z"));
         assertThat(instance(ledger).issue(april)).extracting(Invoice::documentId)
                 .containsExactly("INV-2024-04-vision");
 
@@ -177,7 +176,7 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
             record(entry("vision", "2024-04-20T10:00:00Z", "2024-04-20T12:00:00Z"), "2024-05-02T09:00:00Z");
             assertThat(b.issue(april)).extracting(Invoice::documentId).containsExactly("DN-2024-04-vision-1");
         });
-        clock.set("2024-05-02T10:00:00Z");
+        clock.set(Instant.parse("2024-05-02T10:00:00Z"));
         assertThat(instance(observed).issue(april)).as("what A issues").isEmpty();
 
         assertThat(store.documents("vision", "2024-04")).extracting(Invoice::documentId, Invoice::total)
@@ -260,34 +259,6 @@ class InvoiceIssuingIntegrationTest implements TestPropertyProvider {
                 then.run();
             }
             return read;
-        }
-    }
-
-    /** Billing's clock, set by the test. */
-    static final class SettableClock extends Clock {
-        private volatile Instant now;
-
-        SettableClock(Instant now) {
-            this.now = now;
-        }
-
-        void set(String instant) {
-            now = Instant.parse(instant);
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
         }
     }
 }

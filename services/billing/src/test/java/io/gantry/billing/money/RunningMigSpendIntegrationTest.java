@@ -20,6 +20,7 @@ import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MediaType;
 import io.micronaut.http.client.HttpClient;
 import io.micronaut.http.client.annotation.Client;
+import io.gantry.testkit.MutableClock;
 import io.micronaut.test.annotation.MockBean;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import io.micronaut.test.support.TestPropertyProvider;
@@ -60,8 +61,7 @@ class RunningMigSpendIntegrationTest implements TestPropertyProvider {
             """;
     private static final Instant GRANTED = Instant.parse("2023-03-10T10:00:00Z");
 
-    private final InvoiceIssuingIntegrationTest.SettableClock clock =
-            new InvoiceIssuingIntegrationTest.SettableClock(GRANTED);
+    private final MutableClock clock = new MutableClock(GRANTED);
     private final Map<String, String> properties = new HashMap<>();
     private final TopicClient kafka = new TopicClient(EmbeddedKafka.shared().bootstrapServers());
 
@@ -125,7 +125,7 @@ class RunningMigSpendIntegrationTest implements TestPropertyProvider {
                 .contentType(MediaType.APPLICATION_JSON).bearerAuth(ADMIN));
 
         // an hour later the job still runs: one instance-hour at the profile's price
-        clock.set("2023-03-10T11:00:00Z");
+        clock.set(Instant.parse("2023-03-10T11:00:00Z"));
         String running = await().atMost(AWAIT).until(this::nlpSpent, spent -> !spent.equals("0.00"));
         assertThat(running).as("budget spend while running").isEqualTo("0.45");
 

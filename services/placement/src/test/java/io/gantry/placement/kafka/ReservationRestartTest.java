@@ -273,6 +273,24 @@ class ReservationRestartTest {
         return stops.get(0);
     }
 
+    /** A placement whose bounded drain asked a run to stop ({@link #drainStopped}), with what the tests need of it. */
+    private record DrainStop(MutableClock wall, Cluster cluster, Placement first, StopEvent notice) {
+        String job() {
+            return notice.getJobId();
+        }
+
+        RunStopRequested stop() {
+            return (RunStopRequested) notice.getPayload();
+        }
+    }
+
+    private static DrainStop drainStop() {
+        MutableClock wall = new MutableClock(T0);
+        Cluster cluster = new Cluster();
+        Placement first = placement(wall, cluster, List.of());
+        return new DrainStop(wall, cluster, first, drainStopped(first, wall));
+    }
+
     private static List<Object> releasesAndOutcomes(Log log, String job) {
         return log.sent.stream().filter(s -> s.topic() == Topics.PLACEMENT_ALLOCATION_EVENTS)
                 .map(s -> (AllocationEvent) s.value()).filter(e -> e.getJobId().equals(job))
@@ -284,62 +302,48 @@ class ReservationRestartTest {
     @ParameterizedTest(name = "restored from {0}")
     @ValueSource(strings = {"the whole history", "a snapshot taken in the grace period"})
     void aRunStoppedForABoundedDrainThatFailsOnItsSigtermAfterARestartIsPreemptedNotFailed(String from) {
-        MutableClock wall = new MutableClock(T0);
-        Cluster cluster = new Cluster();
-        Placement first = placement(wall, cluster, List.of());
-        StopEvent notice = drainStopped(first, wall);
-        String job = notice.getJobId();
-        RunStopRequested stop = (RunStopRequested) notice.getPayload();
+        DrainStop d = drainStop();
 
         // placement is killed within the grace period and comes back; then the backend reports the pod deleted
-        wall.advance(Duration.ofSeconds(10));
-        Placement second = placement(wall, cluster, first.restoreRecords(from.startsWith("a snapshot")));
-        wall.advance(Duration.ofSeconds(5));
-        cluster.ending.add(RunOutcome.failed(stop.getAllocationId(), 137, "pod deleted", wall.instant()));
-        second.tick(wall.instant());
+        d.wall().advance(Duration.ofSeconds(10));
+        Placement second = placement(d.wall(), d.cluster(), d.first().restoreRecords(from.startsWith("a snapshot")));
+        d.wall().advance(Duration.ofSeconds(5));
+        d.cluster().ending.add(RunOutcome.failed(d.stop().getAllocationId(), 137, "pod deleted", d.wall().instant()));
+        second.tick(d.wall().instant());
 
-        assertThat(releasesAndOutcomes(second.log(), job)).as("stopped for the drain: requeued from its checkpoint, "
-                + "no failure charged to the job").singleElement().isInstanceOfSatisfying(AllocationReleased.class,
-                r -> assertThat(r.getReason()).isEqualTo(ReleaseReason.PREEMPTED));
+        assertThat(releasesAndOutcomes(second.log(), d.job())).as("stopped for the drain: requeued from its "
+                + "checkpoint, no failure charged to the job").singleElement()
+                .isInstanceOfSatisfying(AllocationReleased.class,
+                        r -> assertThat(r.getReason()).isEqualTo(ReleaseReason.PREEMPTED));
     }
 
     @Test
     void aRunStoppedForABoundedDrainThatSavedAndExitedZeroWhilePlacementWasDownIsPreemptedNotSucceeded() {
-        MutableClock wall = new MutableClock(T0);
-        Cluster cluster = new Cluster();
-        Placement first = placement(wall, cluster, List.of());
-        StopEvent notice = drainStopped(first, wall);
-        String job = notice.getJobId();
-        RunStopRequested stop = (RunStopRequested) notice.getPayload();
+        DrainStop d = drainStop();
 
-        wall.advance(Duration.ofSeconds(5));
-        cluster.ending.add(RunOutcome.succeeded(stop.getAllocationId(), wall.instant()));
-        wall.advance(Duration.ofSeconds(10));
-        Placement second = placement(wall, cluster, first.restoreRecords(false));
+        d.wall().advance(Duration.ofSeconds(5));
+        d.cluster().ending.add(RunOutcome.succeeded(d.stop().getAllocationId(), d.wall().instant()));
+        d.wall().advance(Duration.ofSeconds(10));
+        Placement second = placement(d.wall(), d.cluster(), d.first().restoreRecords(false));
 
-        assertThat(releasesAndOutcomes(second.log(), job)).as("saved on the notice and exited: not done")
+        assertThat(releasesAndOutcomes(second.log(), d.job())).as("saved on the notice and exited: not done")
                 .singleElement().isInstanceOfSatisfying(AllocationReleased.class,
                         r -> assertThat(r.getReason()).isEqualTo(ReleaseReason.PREEMPTED));
     }
 
     @Test
     void aRunStoppedForABoundedDrainThatIgnoresItsSigtermIsStillPreemptedAtItsDeadlineAfterARestart() {
-        MutableClock wall = new MutableClock(T0);
-        Cluster cluster = new Cluster();
-        Placement first = placement(wall, cluster, List.of());
-        StopEvent notice = drainStopped(first, wall);
-        String job = notice.getJobId();
-        RunStopRequested stop = (RunStopRequested) notice.getPayload();
+        DrainStop d = drainStop();
 
-        wall.advance(Duration.ofSeconds(10));
-        Placement second = placement(wall, cluster, first.restoreRecords(false));
-        wall.advance(Duration.ofSeconds(25));
-        second.tick(wall.instant());
+        d.wall().advance(Duration.ofSeconds(10));
+        Placement second = placement(d.wall(), d.cluster(), d.first().restoreRecords(false));
+        d.wall().advance(Duration.ofSeconds(25));
+        second.tick(d.wall().instant());
 
-        assertThat(releasesAndOutcomes(second.log(), job)).as("released at the deadline it was told, not a new one")
+        assertThat(releasesAndOutcomes(second.log(), d.job())).as("released at the deadline it was told, not a new one")
                 .singleElement().isInstanceOfSatisfying(AllocationReleased.class, r -> {
                     assertThat(r.getReason()).isEqualTo(ReleaseReason.PREEMPTED);
-                    assertThat(r.getReleasedAt()).isEqualTo(stop.getDeadline());
+                    assertThat(r.getReleasedAt()).isEqualTo(d.stop().getDeadline());
                 });
     }
 
