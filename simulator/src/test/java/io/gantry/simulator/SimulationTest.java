@@ -65,10 +65,15 @@ class SimulationTest {
         long timeout = Simulation.FAILURE_TIMEOUT.toMillis();
         long heartbeat = Simulation.HEARTBEAT.toMillis();
         long check = Simulation.RECOVERY_CHECK.toMillis();
+        // the node is alone in its pool: its silence is the whole pool's, which recovery holds for the disruption hold
+        // before declaring it (placement away looks the same)
+        long hold = io.gantry.recovery.core.RecoveryPolicy.DEFAULT_DISRUPTION_HOLD.toMillis();
         assertThat(r.requeues).isEqualTo(1);
         assertThat(r.succeeded[0]).isTrue();
-        // noticed after the silence outlasted the timeout (the last heartbeat came at most one period before)
-        assertThat(r.lostMilliGpuMs).isBetween(8_000 * (failAt + timeout - heartbeat), 8_000 * (failAt + timeout + check));
+        // noticed after the silence outlasted the timeout and the hold (the last heartbeat came at most one period
+        // before)
+        assertThat(r.lostMilliGpuMs).isBetween(8_000 * (failAt + timeout + hold - heartbeat),
+                8_000 * (failAt + timeout + hold + check));
         // the rerun starts once the node heartbeats again, and runs its whole length (no checkpoints)
         assertThat(r.finish[0]).isBetween(failAt + downFor + runs, failAt + downFor + heartbeat + check + runs);
         assertThat(r.succeededMilliGpuMs).isEqualTo(8_000 * runs);
