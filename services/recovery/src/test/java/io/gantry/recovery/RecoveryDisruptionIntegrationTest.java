@@ -58,15 +58,14 @@ class RecoveryDisruptionIntegrationTest implements TestPropertyProvider {
     }
 
     @Test
-    void aPoolWhoseHeartbeatsAllStopIsHeldAndANodeStillSilentWhenTheyComeAgainFails() throws Exception {
+    void aPoolWhoseHeartbeatsAllStopIsHeldAndANodeStillSilentWhenTheyComeAgainFails() {
         String pool = "pool-" + UUID.randomUUID();
         List<String> nodes = List.of(pool + "-n1", pool + "-n2", pool + "-n3");
         nodes.forEach(n -> kafka.send(Topics.PLACEMENT_NODE_EVENTS, n, registration(n, pool)));
         beat(nodes, Duration.ofSeconds(2));
 
-        // placement away: 5 s of silence, two and a half heartbeat timeouts
-        Thread.sleep(5_000);
-        assertThat(failed(nodes)).as("no node declared failed while the whole pool was silent").isEmpty();
+        // placement away: 5 s of silence, two and a half heartbeat timeouts, and no node declared failed throughout
+        await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(7)).until(() -> failed(nodes).isEmpty());
 
         // placement back, n3 not with it
         beat(nodes.subList(0, 2), Duration.ofSeconds(4));
@@ -74,18 +73,20 @@ class RecoveryDisruptionIntegrationTest implements TestPropertyProvider {
         assertThat(failed(nodes)).containsExactly(nodes.get(2));
     }
 
-    private void beat(List<String> nodes, Duration forHowLong) throws InterruptedException {
+    /** A heartbeat of each of {@code nodes} every 250 ms, as placement sends them, for {@code forHowLong}. */
+    private void beat(List<String> nodes, Duration forHowLong) {
         Instant until = Instant.now().plus(forHowLong);
-        long seq = 0;
-        while (Instant.now().isBefore(until)) {
-            for (String n : nodes) {
-                kafka.send(Topics.PLACEMENT_HEARTBEAT_EVENTS, n, NodeHeartbeatEvent.newBuilder()
-                        .setEventId(UUID.randomUUID().toString()).setNodeId(n).setOccurredAt(Instant.now())
-                        .setPayload(NodeHeartbeat.newBuilder().setSequence(seq).build()).build());
-            }
-            seq++;
-            Thread.sleep(250);
-        }
+        long[] seq = {0};
+        await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(250)).atMost(forHowLong.plusSeconds(5))
+                .until(() -> {
+                    for (String n : nodes) {
+                        kafka.send(Topics.PLACEMENT_HEARTBEAT_EVENTS, n, NodeHeartbeatEvent.newBuilder()
+                                .setEventId(UUID.randomUUID().toString()).setNodeId(n).setOccurredAt(Instant.now())
+                                .setPayload(NodeHeartbeat.newBuilder().setSequence(seq[0]).build()).build());
+                    }
+                    seq[0]++;
+                    return !Instant.now().isBefore(until);
+                });
     }
 
     private List<String> failed(List<String> nodes) {
